@@ -1,0 +1,341 @@
+//===- TccFolds.cpp - folders and canonicalization patterns ---------------===//
+//
+// Folding is limited to what is obviously right: identities (x + 0, x * 1,
+// reshape to the same type, identity permutations), chains of shape ops,
+// and arithmetic on small dense constants (shape computations). Big weights
+// are left to the graph-level constant folding passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+/// Constants with more elements than this are not folded by op folders.
+static constexpr int64_t kMaxFoldElements = 4096;
+
+static DenseElementsAttr smallDense(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || dense.getNumElements() > kMaxFoldElements)
+    return {};
+  return dense;
+}
+
+static bool isSplatOf(Attribute attr, double value) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || !dense.isSplat())
+    return false;
+  Type et = dense.getElementType();
+  if (isa<FloatType>(et))
+    return dense.getSplatValue<APFloat>().isExactlyValue(value);
+  if (et.isInteger(1))
+    return false;
+  if (isa<IntegerType>(et))
+    return dense.getSplatValue<APInt>().getSExtValue() == (int64_t)value;
+  return false;
+}
+
+/// Index into an operand of shape `shape` (broadcast to `result`) for the
+/// flat result element `flat`.
+static int64_t broadcastIndex(ArrayRef<int64_t> shape,
+                              ArrayRef<int64_t> result, int64_t flat) {
+  int64_t index = 0, stride = 1;
+  size_t lead = result.size() - shape.size();
+  for (int64_t i = result.size() - 1; i >= 0; --i) {
+    int64_t coord = flat % result[i];
+    flat /= result[i];
+    if (i < (int64_t)lead)
+      continue;
+    int64_t d = shape[i - lead];
+    if (d != 1)
+      index += coord * stride;
+    stride *= d;
+  }
+  return index;
+}
+
+using FloatFn = function_ref<std::optional<APFloat>(APFloat, APFloat)>;
+using IntFn = function_ref<std::optional<APInt>(APInt, APInt, bool)>;
+
+/// Folds a broadcasting binary op over two small dense constants.
+static Attribute foldBinary(Attribute lhs, Attribute rhs, Type type,
+                            FloatFn floatFn, IntFn intFn) {
+  DenseElementsAttr a = smallDense(lhs), b = smallDense(rhs);
+  auto resultType = cast<RankedTensorType>(type);
+  if (!a || !b || !resultType.hasStaticShape() ||
+      resultType.getNumElements() > kMaxFoldElements)
+    return {};
+  Type et = resultType.getElementType();
+  ArrayRef<int64_t> shape = resultType.getShape();
+  int64_t n = resultType.getNumElements();
+  if (isa<FloatType>(et)) {
+    auto av = a.getValues<APFloat>(), bv = b.getValues<APFloat>();
+    SmallVector<APFloat> out;
+    for (int64_t i = 0; i < n; ++i) {
+      std::optional<APFloat> r =
+          floatFn(av[broadcastIndex(a.getType().getShape(), shape, i)],
+                  bv[broadcastIndex(b.getType().getShape(), shape, i)]);
+      if (!r)
+        return {};
+      out.push_back(*r);
+    }
+    return DenseElementsAttr::get(resultType, out);
+  }
+  if (isa<IntegerType>(et) && !et.isInteger(1)) {
+    bool isUnsigned = et.isUnsignedInteger();
+    auto av = a.getValues<APInt>(), bv = b.getValues<APInt>();
+    SmallVector<APInt> out;
+    for (int64_t i = 0; i < n; ++i) {
+      std::optional<APInt> r =
+          intFn(av[broadcastIndex(a.getType().getShape(), shape, i)],
+                bv[broadcastIndex(b.getType().getShape(), shape, i)],
+                isUnsigned);
+      if (!r)
+        return {};
+      out.push_back(*r);
+    }
+    return DenseElementsAttr::get(resultType, out);
+  }
+  return {};
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+/// `x op identity` folds to x when that does not change x's type.
+static Value foldIdentity(Value x, Attribute other, double identity,
+                          Type resultType) {
+  if (x.getType() == resultType && isSplatOf(other, identity))
+    return x;
+  return {};
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdentity(getLhs(), adaptor.getRhs(), 0, getType()))
+    return v;
+  if (Value v = foldIdentity(getRhs(), adaptor.getLhs(), 0, getType()))
+    return v;
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a + b; },
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdentity(getLhs(), adaptor.getRhs(), 0, getType()))
+    return v;
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a - b; },
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdentity(getLhs(), adaptor.getRhs(), 1, getType()))
+    return v;
+  if (Value v = foldIdentity(getRhs(), adaptor.getLhs(), 1, getType()))
+    return v;
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a * b; },
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdentity(getLhs(), adaptor.getRhs(), 1, getType()))
+    return v;
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a / b; },
+      [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
+        if (b.isZero() || (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
+          return std::nullopt; // Undefined: leave it to run time.
+        return isUnsigned ? a.udiv(b) : a.sdiv(b);
+      });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getInput().getDefiningOp<NegOp>())
+    return inner.getInput();
+  DenseElementsAttr a = smallDense(adaptor.getInput());
+  if (!a)
+    return {};
+  if (isa<FloatType>(a.getElementType()))
+    return a.mapValues(a.getElementType(), [](const APFloat &v) {
+      return (-v).bitcastToAPInt();
+    });
+  return a.mapValues(a.getElementType(), [](const APInt &v) { return -v; });
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  auto cond = dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
+  if (!cond || !cond.isSplat())
+    return {};
+  Value chosen = cond.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+  return chosen.getType() == getType() ? chosen : Value();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  DenseElementsAttr a = smallDense(adaptor.getInput());
+  Type from = getInput().getType().getElementType();
+  Type to = getType().getElementType();
+  // Only the exact conversions shape computations need: integer widths.
+  auto fromInt = dyn_cast<IntegerType>(from);
+  auto toInt = dyn_cast<IntegerType>(to);
+  if (!a || !fromInt || !toInt || fromInt.getWidth() == 1 ||
+      toInt.getWidth() == 1)
+    return {};
+  return a.mapValues(to, [&](const APInt &v) {
+    return fromInt.isUnsigned() ? v.zextOrTrunc(toInt.getWidth())
+                                : v.sextOrTrunc(toInt.getWidth());
+  });
+}
+
+template <typename Op>
+static OpFoldResult foldReduce(Op op) {
+  if (op.getAxes().empty() && op.getInput().getType() == op.getType())
+    return op.getInput();
+  return {};
+}
+OpFoldResult ReduceSumOp::fold(FoldAdaptor) { return foldReduce(*this); }
+OpFoldResult ReduceMeanOp::fold(FoldAdaptor) { return foldReduce(*this); }
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor) { return foldReduce(*this); }
+OpFoldResult ReduceMinOp::fold(FoldAdaptor) { return foldReduce(*this); }
+OpFoldResult ReduceProdOp::fold(FoldAdaptor) { return foldReduce(*this); }
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    if (getType().hasStaticShape() &&
+        (dense.isSplat() || dense.getNumElements() <= kMaxFoldElements))
+      return dense.reshape(getType());
+  return {};
+}
+
+namespace {
+/// reshape(reshape(x)) -> reshape(x): only the last shape matters.
+struct FoldReshapeOfReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not a reshape");
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput());
+    return success();
+  }
+};
+
+/// transpose(transpose(x)) -> transpose(x) with the composed permutation
+/// (which folds away when it is the identity).
+struct FoldTransposeOfTranspose : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<TransposeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not a transpose");
+    SmallVector<int64_t> perm;
+    for (int64_t p : op.getPerm())
+      perm.push_back(inner.getPerm()[p]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
+                                             inner.getInput(), perm);
+    return success();
+  }
+};
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<FoldReshapeOfReshape>(context);
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<FoldTransposeOfTranspose>(context);
+}
+
+/// Builds `type` from `dense` by reading, for each result element, the input
+/// element whose flat index is the sum over result dimensions of
+/// `offset(dim, coord, inputStrides)`.
+static Attribute
+remapElements(DenseElementsAttr dense, RankedTensorType type,
+              function_ref<int64_t(int64_t, int64_t, ArrayRef<int64_t>)>
+                  offset) {
+  ArrayRef<int64_t> in = dense.getType().getShape();
+  SmallVector<int64_t> inStrides(in.size(), 1);
+  for (int64_t i = (int64_t)in.size() - 2; i >= 0; --i)
+    inStrides[i] = inStrides[i + 1] * in[i + 1];
+  ArrayRef<int64_t> out = type.getShape();
+  SmallVector<Attribute> values(dense.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  for (int64_t flat = 0, n = type.getNumElements(); flat < n; ++flat) {
+    int64_t rest = flat, index = 0;
+    for (int64_t i = (int64_t)out.size() - 1; i >= 0; --i) {
+      index += offset(i, rest % out[i], inStrides);
+      rest /= out[i];
+    }
+    result.push_back(values[index]);
+  }
+  return DenseElementsAttr::get(type, result);
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())) &&
+      getInput().getType() == getType())
+    return getInput();
+  DenseElementsAttr dense = smallDense(adaptor.getInput());
+  if (!dense || !getType().hasStaticShape())
+    return {};
+  if (dense.isSplat())
+    return dense.resizeSplat(getType());
+  return remapElements(dense, getType(),
+                       [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
+                         return coord * st[getPerm()[dim]];
+                       });
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
+  if (dense && dense.isSplat() && getType().hasStaticShape())
+    return dense.resizeSplat(getType());
+  return {};
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
+    return getInputs()[0];
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  bool identity = getInput().getType() == getType() &&
+                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+                  llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
+  if (identity)
+    return getInput();
+  DenseElementsAttr dense = smallDense(adaptor.getInput());
+  if (!dense || !getType().hasStaticShape())
+    return {};
+  if (dense.isSplat())
+    return dense.resizeSplat(getType());
+  return remapElements(dense, getType(),
+                       [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
+                         return (getOffsets()[dim] + coord * getSteps()[dim]) *
+                                st[dim];
+                       });
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}

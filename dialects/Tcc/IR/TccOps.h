@@ -1,0 +1,23 @@
+//===- TccOps.h - tcc dialect operations ------------------------*- C++ -*-===//
+
+#ifndef TCC_DIALECT_TCC_IR_TCCOPS_H
+#define TCC_DIALECT_TCC_IR_TCCOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/Tcc/IR/TccDialect.h"
+#include "dialects/Tcc/IR/TccTraits.h"
+
+#include "dialects/Tcc/IR/TccInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Tcc/IR/TccOps.h.inc"
+
+#endif // TCC_DIALECT_TCC_IR_TCCOPS_H

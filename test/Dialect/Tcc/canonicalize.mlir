@@ -1,0 +1,221 @@
+// RUN: tcc-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// Tests that adding zero on either side folds away, but not when the zero
+// would broadcast the other operand to a bigger shape.
+// CHECK-LABEL: func @add_zero
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[S:.*]]: tensor<f32>)
+func.func @add_zero(%x: tensor<4xf32>, %s: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %z = tcc.constant dense<0.0> : tensor<4xf32>
+  %0 = tcc.add %x, %z : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tcc.add %z, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: %[[B:.*]] = tcc.add %[[S]], %{{.*}} : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  %2 = tcc.add %s, %z : (tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: return %[[X]], %[[X]], %[[B]]
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that small constant operands fold, with broadcasting.
+// CHECK-LABEL: func @fold_arith
+func.func @fold_arith() -> (tensor<2x2xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xf32>) {
+  %a = tcc.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = tcc.constant dense<[10.0, 20.0]> : tensor<2xf32>
+  %i = tcc.constant dense<[6, 7]> : tensor<2xi64>
+  %j = tcc.constant dense<[2, 3]> : tensor<2xi64>
+  // CHECK-DAG: tcc.constant dense<{{\[}}[1.100000e+01, 2.200000e+01], [1.300000e+01, 2.400000e+01]]> : tensor<2x2xf32>
+  %0 = tcc.add %a, %b : (tensor<2x2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  // CHECK-DAG: tcc.constant dense<[12, 21]> : tensor<2xi64>
+  %1 = tcc.mul %i, %j : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  // CHECK-DAG: tcc.constant dense<4> : tensor<2xi64>
+  %2 = tcc.sub %i, %j : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  // CHECK-DAG: tcc.constant dense<[5.000000e+00, 1.000000e+01]> : tensor<2xf32>
+  %h = tcc.constant dense<2.0> : tensor<2xf32>
+  %3 = tcc.div %b, %h : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  // CHECK-NOT: tcc.add
+  // CHECK-NOT: tcc.mul
+  // CHECK-NOT: tcc.sub
+  // CHECK-NOT: tcc.div
+  return %0, %1, %2, %3 : tensor<2x2xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xf32>
+}
+
+// -----
+
+// Tests that integer division by zero is left for run time.
+// CHECK-LABEL: func @no_fold_div_by_zero
+func.func @no_fold_div_by_zero() -> tensor<2xi32> {
+  %a = tcc.constant dense<[1, 2]> : tensor<2xi32>
+  %z = tcc.constant dense<[1, 0]> : tensor<2xi32>
+  // CHECK: tcc.div
+  %0 = tcc.div %a, %z : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}
+
+// -----
+
+// Tests that x - 0, x * 1, 1 * x and x / 1 fold to x.
+// CHECK-LABEL: func @identities
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<4xi32>)
+func.func @identities(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>) {
+  %z = tcc.constant dense<0.0> : tensor<4xf32>
+  %o = tcc.constant dense<1.0> : tensor<f32>
+  %oi = tcc.constant dense<1> : tensor<4xi32>
+  %0 = tcc.sub %x, %z : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tcc.mul %x, %o : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = tcc.mul %oi, %i : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %3 = tcc.div %x, %o : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  // CHECK: return %[[X]], %[[X]], %[[I]], %[[X]]
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that neg(neg(x)) is x and that neg of a constant folds.
+// CHECK-LABEL: func @neg
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+func.func @neg(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2xf32>, tensor<2xi8>) {
+  %0 = tcc.neg %x : tensor<4xf32>
+  %1 = tcc.neg %0 : tensor<4xf32>
+  %c = tcc.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  // CHECK-DAG: %[[F:.*]] = tcc.constant dense<[-1.500000e+00, 2.000000e+00]> : tensor<2xf32>
+  %2 = tcc.neg %c : tensor<2xf32>
+  %ci = tcc.constant dense<[3, -4]> : tensor<2xi8>
+  // CHECK-DAG: %[[I:.*]] = tcc.constant dense<[-3, 4]> : tensor<2xi8>
+  %3 = tcc.neg %ci : tensor<2xi8>
+  // CHECK: return %[[X]], %[[F]], %[[I]]
+  return %1, %2, %3 : tensor<4xf32>, tensor<2xf32>, tensor<2xi8>
+}
+
+// -----
+
+// Tests that select with a constant condition picks a side.
+// CHECK-LABEL: func @select
+// CHECK-SAME: (%[[A:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
+func.func @select(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %t = tcc.constant dense<true> : tensor<4xi1>
+  %f = tcc.constant dense<false> : tensor<i1>
+  %0 = tcc.select %t, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tcc.select %f, %a, %b : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: return %[[A]], %[[B]]
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a cast to the same type folds and integer casts of constants
+// fold (shape arithmetic).
+// CHECK-LABEL: func @cast
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+func.func @cast(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2xi32>) {
+  %0 = tcc.cast %x : tensor<4xf32> -> tensor<4xf32>
+  %c = tcc.constant dense<[-1, 300]> : tensor<2xi64>
+  // CHECK: %[[C:.*]] = tcc.constant dense<[-1, 300]> : tensor<2xi32>
+  %1 = tcc.cast %c : tensor<2xi64> -> tensor<2xi32>
+  // CHECK: return %[[X]], %[[C]]
+  return %0, %1 : tensor<4xf32>, tensor<2xi32>
+}
+
+// -----
+
+// Tests that reducing over no axes is the identity.
+// CHECK-LABEL: func @reduce_nothing
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+func.func @reduce_nothing(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tcc.reduce_sum %x axes = [] : tensor<2x3xf32> -> tensor<2x3xf32>
+  // CHECK: return %[[X]]
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that reshape to the same type folds, reshape of reshape becomes one
+// reshape, and reshape of a constant folds.
+// CHECK-LABEL: func @reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+func.func @reshape(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf32>, tensor<2x2xi64>) {
+  %0 = tcc.reshape %x : tensor<2x3xf32> -> tensor<2x3xf32>
+  // CHECK-DAG: %[[R:.*]] = tcc.reshape %[[X]] : tensor<2x3xf32> -> tensor<6xf32>
+  %1 = tcc.reshape %x : tensor<2x3xf32> -> tensor<3x2xf32>
+  %2 = tcc.reshape %1 : tensor<3x2xf32> -> tensor<6xf32>
+  // CHECK-DAG: %[[C:.*]] = tcc.constant dense<{{\[}}[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %c = tcc.constant dense<[1, 2, 3, 4]> : tensor<4xi64>
+  %3 = tcc.reshape %c : tensor<4xi64> -> tensor<2x2xi64>
+  // CHECK: return %[[X]], %[[R]], %[[C]]
+  return %0, %2, %3 : tensor<2x3xf32>, tensor<6xf32>, tensor<2x2xi64>
+}
+
+// -----
+
+// Tests that transposes compose, identity permutations vanish and constants
+// fold through a permutation.
+// CHECK-LABEL: func @transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+func.func @transpose(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<3x2xi32>, tensor<2x2xf32>, tensor<2x3x4xf32>) {
+  %0 = tcc.transpose %x perm = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %1 = tcc.transpose %0 perm = [1, 0, 2] : tensor<3x2x4xf32> -> tensor<2x3x4xf32>
+  // CHECK-DAG: %[[T:.*]] = tcc.transpose %[[X]] perm = [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  %2 = tcc.transpose %0 perm = [2, 1, 0] : tensor<3x2x4xf32> -> tensor<4x2x3xf32>
+  // CHECK-DAG: %[[C:.*]] = tcc.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi32>
+  %c = tcc.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %3 = tcc.transpose %c perm = [1, 0] : tensor<2x3xi32> -> tensor<3x2xi32>
+  // CHECK-DAG: %[[S:.*]] = tcc.constant dense<7.000000e+00> : tensor<2x2xf32>
+  %s = tcc.constant dense<7.0> : tensor<2x2xf32>
+  %4 = tcc.transpose %s perm = [1, 0] : tensor<2x2xf32> -> tensor<2x2xf32>
+  %5 = tcc.transpose %x perm = [0, 1, 2] : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  // CHECK: return %[[X]], %[[T]], %[[C]], %[[S]], %[[X]]
+  return %1, %2, %3, %4, %5 : tensor<2x3x4xf32>, tensor<4x2x3xf32>, tensor<3x2xi32>, tensor<2x2xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Tests that broadcast_to to the same type folds and a splat constant
+// broadcasts at compile time.
+// CHECK-LABEL: func @broadcast_to
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+func.func @broadcast_to(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>) {
+  %0 = tcc.broadcast_to %x : tensor<3xf32> -> tensor<3xf32>
+  %c = tcc.constant dense<2.0> : tensor<1xf32>
+  // CHECK: %[[C:.*]] = tcc.constant dense<2.000000e+00> : tensor<2x3xf32>
+  %1 = tcc.broadcast_to %c : tensor<1xf32> -> tensor<2x3xf32>
+  // CHECK: return %[[X]], %[[C]]
+  return %0, %1 : tensor<3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a concat of one tensor is that tensor.
+// CHECK-LABEL: func @concat_one
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+func.func @concat_one(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = tcc.concat %x axis = 0 : (tensor<3xf32>) -> tensor<3xf32>
+  // CHECK: return %[[X]]
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that a whole-tensor slice folds and a slice of a constant folds
+// (negative steps included).
+// CHECK-LABEL: func @slice
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+func.func @slice(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2xi64>, tensor<2xi64>) {
+  %0 = tcc.slice %x offsets = [0] steps = [1] : tensor<3xf32> -> tensor<3xf32>
+  %c = tcc.constant dense<[10, 20, 30, 40]> : tensor<4xi64>
+  // CHECK-DAG: %[[A:.*]] = tcc.constant dense<[20, 40]> : tensor<2xi64>
+  %1 = tcc.slice %c offsets = [1] steps = [2] : tensor<4xi64> -> tensor<2xi64>
+  // CHECK-DAG: %[[B:.*]] = tcc.constant dense<[40, 30]> : tensor<2xi64>
+  %2 = tcc.slice %c offsets = [3] steps = [-1] : tensor<4xi64> -> tensor<2xi64>
+  // CHECK: return %[[X]], %[[A]], %[[B]]
+  return %0, %1, %2 : tensor<3xf32>, tensor<2xi64>, tensor<2xi64>
+}
+
+// -----
+
+// Tests that padding by nothing folds.
+// CHECK-LABEL: func @pad_nothing
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+func.func @pad_nothing(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = tcc.pad %x low = [0] high = [0] mode = edge : tensor<3xf32> -> tensor<3xf32>
+  // CHECK: return %[[X]]
+  return %0 : tensor<3xf32>
+}
