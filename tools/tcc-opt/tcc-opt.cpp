@@ -5,14 +5,15 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
-#include "dialects/Tcc/IR/TccDialect.h"
+#include "compiler/InitTcc.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
-  registry.insert<mlir::tcc::TccDialect>();
+  mlir::tcc::registerTccDialect(registry);
+  mlir::tcc::registerTccPassesAndPipelines();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tcc optimizer driver\n", registry));
 }

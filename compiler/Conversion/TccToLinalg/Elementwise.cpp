@@ -1,0 +1,301 @@
+//===- Elementwise.cpp - tcc elementwise ops to linalg.generic ------------===//
+//
+// Every op with the BroadcastingElementwise trait becomes one parallel
+// linalg.generic whose body is that op on scalars; the operands are read
+// through broadcasting maps, so no broadcast is ever materialized.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Conversion/TccToLinalg/Patterns.h"
+#include "compiler/Conversion/TccToLinalg/ScalarOps.h"
+#include "compiler/Conversion/TccToLinalg/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+Value mlir::tcc::emitScalarCast(OpBuilder &b, Location loc, Value value,
+                                Type to) {
+  Type from = value.getType();
+  if (from == to)
+    return value;
+  auto fromF = dyn_cast<FloatType>(from);
+  auto toF = dyn_cast<FloatType>(to);
+  if (to.isInteger(1)) {
+    // Anything to bool is `x != 0` (NaN is true, as in C and numpy).
+    if (fromF)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, value,
+                                     scalarConstant(b, loc, from, 0));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, value,
+                                   scalarConstant(b, loc, from, 0));
+  }
+  if (fromF && toF) {
+    if (fromF.getWidth() < toF.getWidth())
+      return b.create<arith::ExtFOp>(loc, to, value);
+    return b.create<arith::TruncFOp>(loc, to, value);
+  }
+  if (fromF)
+    return b.create<arith::FPToSIOp>(loc, to, value);
+  bool fromBool = from.isInteger(1);
+  if (toF)
+    return fromBool ? b.create<arith::UIToFPOp>(loc, to, value).getResult()
+                    : b.create<arith::SIToFPOp>(loc, to, value).getResult();
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return fromBool ? b.create<arith::ExtUIOp>(loc, to, value).getResult()
+                    : b.create<arith::ExtSIOp>(loc, to, value).getResult();
+  return b.create<arith::TruncIOp>(loc, to, value);
+}
+
+/// Python-style integer remainder: the sign follows the divisor.
+static Value floorRem(OpBuilder &b, Location loc, Value x, Value y) {
+  Value r = b.create<arith::RemSIOp>(loc, x, y);
+  Value zero = scalarConstant(b, loc, x.getType(), 0);
+  Value rNonZero =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
+  Value rNeg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, r, zero);
+  Value yNeg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, y, zero);
+  Value signsDiffer = b.create<arith::XOrIOp>(loc, rNeg, yNeg);
+  Value fix = b.create<arith::AndIOp>(loc, rNonZero, signsDiffer);
+  return b.create<arith::SelectOp>(loc, fix, b.create<arith::AddIOp>(loc, r, y),
+                                   r);
+}
+
+static Value compare(OpBuilder &b, Location loc, ComparePredicate pred,
+                     Value x, Value y) {
+  if (isa<FloatType>(x.getType())) {
+    // Ordered predicates: NaN compares false, except `ne` (unordered).
+    arith::CmpFPredicate p;
+    switch (pred) {
+    case ComparePredicate::eq: p = arith::CmpFPredicate::OEQ; break;
+    case ComparePredicate::ne: p = arith::CmpFPredicate::UNE; break;
+    case ComparePredicate::lt: p = arith::CmpFPredicate::OLT; break;
+    case ComparePredicate::le: p = arith::CmpFPredicate::OLE; break;
+    case ComparePredicate::gt: p = arith::CmpFPredicate::OGT; break;
+    case ComparePredicate::ge: p = arith::CmpFPredicate::OGE; break;
+    }
+    return b.create<arith::CmpFOp>(loc, p, x, y);
+  }
+  bool isBool = x.getType().isInteger(1);
+  arith::CmpIPredicate p;
+  switch (pred) {
+  case ComparePredicate::eq: p = arith::CmpIPredicate::eq; break;
+  case ComparePredicate::ne: p = arith::CmpIPredicate::ne; break;
+  case ComparePredicate::lt:
+    p = isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+    break;
+  case ComparePredicate::le:
+    p = isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+    break;
+  case ComparePredicate::gt:
+    p = isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+    break;
+  case ComparePredicate::ge:
+    p = isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+    break;
+  }
+  return b.create<arith::CmpIOp>(loc, p, x, y);
+}
+
+FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
+                                                  Operation *op,
+                                                  ValueRange args) {
+  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  bool isFloat = isa<FloatType>(type);
+  auto c = [&](double v) { return scalarConstant(b, loc, type, v); };
+  Value x = args.empty() ? Value() : args[0];
+  Value y = args.size() > 1 ? args[1] : Value();
+  // Integer-or-float pairs of the same op, to keep the switch short.
+  auto pick = [&](auto floatOp, auto intOp) -> Value {
+    using F = decltype(floatOp);
+    using I = decltype(intOp);
+    if (isFloat)
+      return b.create<F>(loc, x, y);
+    return b.create<I>(loc, x, y);
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+      .Case([&](AddOp) { return pick(arith::AddFOp(), arith::AddIOp()); })
+      .Case([&](SubOp) { return pick(arith::SubFOp(), arith::SubIOp()); })
+      .Case([&](MulOp) { return pick(arith::MulFOp(), arith::MulIOp()); })
+      .Case([&](DivOp) { return pick(arith::DivFOp(), arith::DivSIOp()); })
+      .Case([&](RemOp) -> Value {
+        if (isFloat)
+          return b.create<arith::RemFOp>(loc, x, y);
+        return floorRem(b, loc, x, y);
+      })
+      .Case([&](PowOp) -> Value {
+        if (isFloat)
+          return b.create<math::PowFOp>(loc, x, y);
+        return b.create<math::IPowIOp>(loc, x, y);
+      })
+      .Case([&](MaxOp) {
+        return pick(arith::MaximumFOp(), arith::MaxSIOp());
+      })
+      .Case([&](MinOp) {
+        return pick(arith::MinimumFOp(), arith::MinSIOp());
+      })
+      .Case([&](AndOp) -> Value { return b.create<arith::AndIOp>(loc, x, y); })
+      .Case([&](OrOp) -> Value { return b.create<arith::OrIOp>(loc, x, y); })
+      .Case([&](XorOp) -> Value { return b.create<arith::XOrIOp>(loc, x, y); })
+      .Case([&](CompareOp cmp) {
+        return compare(b, loc, cmp.getPredicate(), x, y);
+      })
+      .Case([&](SelectOp) -> Value {
+        return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
+      })
+      .Case([&](NegOp) -> Value {
+        if (isFloat)
+          return b.create<arith::NegFOp>(loc, x);
+        return b.create<arith::SubIOp>(loc, c(0), x);
+      })
+      .Case([&](AbsOp) -> Value {
+        if (isFloat)
+          return b.create<math::AbsFOp>(loc, x);
+        return b.create<math::AbsIOp>(loc, x);
+      })
+      .Case([&](SignOp) -> Value {
+        Value zero = c(0);
+        Value pos = compare(b, loc, ComparePredicate::gt, x, zero);
+        Value neg = compare(b, loc, ComparePredicate::lt, x, zero);
+        Value r = b.create<arith::SelectOp>(
+            loc, pos, c(1), b.create<arith::SelectOp>(loc, neg, c(-1), zero));
+        if (!isFloat)
+          return r;
+        // sign(NaN) is NaN.
+        Value isNan =
+            b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+        return b.create<arith::SelectOp>(loc, isNan, x, r);
+      })
+      .Case([&](ReluOp) -> Value {
+        if (isFloat)
+          return b.create<arith::MaximumFOp>(loc, x, c(0));
+        return b.create<arith::MaxSIOp>(loc, x, c(0));
+      })
+      .Case([&](ExpOp) -> Value { return b.create<math::ExpOp>(loc, x); })
+      .Case([&](LogOp) -> Value { return b.create<math::LogOp>(loc, x); })
+      .Case([&](SqrtOp) -> Value { return b.create<math::SqrtOp>(loc, x); })
+      .Case([&](RsqrtOp) -> Value { return b.create<math::RsqrtOp>(loc, x); })
+      .Case([&](ReciprocalOp) -> Value {
+        return b.create<arith::DivFOp>(loc, c(1), x);
+      })
+      .Case([&](TanhOp) -> Value { return b.create<math::TanhOp>(loc, x); })
+      .Case([&](SigmoidOp) -> Value {
+        Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+        return b.create<arith::DivFOp>(loc, c(1),
+                                       b.create<arith::AddFOp>(loc, c(1), e));
+      })
+      .Case([&](ErfOp) -> Value { return b.create<math::ErfOp>(loc, x); })
+      .Case([&](SinOp) -> Value { return b.create<math::SinOp>(loc, x); })
+      .Case([&](CosOp) -> Value { return b.create<math::CosOp>(loc, x); })
+      .Case([&](FloorOp) -> Value { return b.create<math::FloorOp>(loc, x); })
+      .Case([&](CeilOp) -> Value { return b.create<math::CeilOp>(loc, x); })
+      .Case([&](RoundOp) -> Value {
+        return b.create<math::RoundEvenOp>(loc, x);
+      })
+      .Case([&](NotOp) -> Value {
+        // All ones: true for i1, ~x for wider integers.
+        Value ones = b.create<arith::ConstantOp>(
+            loc, b.getIntegerAttr(type, APInt::getAllOnes(
+                                            type.getIntOrFloatBitWidth())));
+        return b.create<arith::XOrIOp>(loc, x, ones);
+      })
+      .Case([&](GeluOp gelu) -> Value {
+        Value half = b.create<arith::MulFOp>(loc, x, c(0.5));
+        Value inner;
+        if (gelu.getApproximate() == GeluApproximation::tanh) {
+          // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+          Value x3 = b.create<arith::MulFOp>(
+              loc, x, b.create<arith::MulFOp>(loc, x, x));
+          Value poly = b.create<arith::AddFOp>(
+              loc, x, b.create<arith::MulFOp>(loc, x3, c(0.044715)));
+          inner = b.create<math::TanhOp>(
+              loc, b.create<arith::MulFOp>(loc, poly,
+                                           c(std::sqrt(2.0 / M_PI))));
+        } else {
+          inner = b.create<math::ErfOp>(
+              loc, b.create<arith::MulFOp>(loc, x, c(M_SQRT1_2)));
+        }
+        return b.create<arith::MulFOp>(loc, half,
+                                       b.create<arith::AddFOp>(loc, c(1),
+                                                               inner));
+      })
+      .Case([&](ClampOp clamp) -> Value {
+        Value r = x;
+        if (auto lo = clamp.getMin())
+          r = isFloat ? b.create<arith::MaximumFOp>(loc, r, c(lo->convertToDouble())).getResult()
+                      : b.create<arith::MaxSIOp>(loc, r, c(lo->convertToDouble())).getResult();
+        if (auto hi = clamp.getMax())
+          r = isFloat ? b.create<arith::MinimumFOp>(loc, r, c(hi->convertToDouble())).getResult()
+                      : b.create<arith::MinSIOp>(loc, r, c(hi->convertToDouble())).getResult();
+        return r;
+      })
+      .Case([&](CastOp) { return emitScalarCast(b, loc, x, type); })
+      .Default([&](Operation *other) -> FailureOr<Value> {
+        return other->emitOpError() << "has no scalar lowering";
+      });
+}
+
+namespace {
+/// Lowers any BroadcastingElementwise op to one parallel linalg.generic.
+struct ElementwiseToGeneric
+    : OpTraitConversionPattern<tcc::OpTrait::BroadcastingElementwise> {
+  using OpTraitConversionPattern::OpTraitConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumResults() != 1)
+      return rewriter.notifyMatchFailure(op, "expects one result");
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
+    SmallVector<AffineMap> maps;
+    for (Value v : operands)
+      maps.push_back(broadcastMap(
+          ctx, cast<RankedTensorType>(v.getType()).getShape(),
+          type.getShape()));
+    maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
+    bool failedBody = false;
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, operands, emptyTensor(rewriter, loc, type), maps,
+        parallelIterators(type.getRank()),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          FailureOr<Value> r =
+              emitScalarElementwise(b, l, op, args.drop_back());
+          failedBody = failed(r);
+          b.create<linalg::YieldOp>(l, failedBody ? args.back() : *r);
+        });
+    if (failedBody) {
+      rewriter.eraseOp(generic);
+      return failure();
+    }
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct ConstantToArith : OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+} // namespace
+
+void mlir::tcc::populateElementwiseToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ElementwiseToGeneric>(patterns.getContext());
+  patterns.add<ConstantToArith>(patterns.getContext());
+}

@@ -1,0 +1,137 @@
+//===- Utils.cpp - helpers shared by the tcc -> linalg patterns -----------===//
+
+#include "compiler/Conversion/TccToLinalg/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+AffineMap mlir::tcc::broadcastMap(MLIRContext *ctx,
+                                  ArrayRef<int64_t> operandShape,
+                                  ArrayRef<int64_t> resultShape) {
+  size_t lead = resultShape.size() - operandShape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, d] : llvm::enumerate(operandShape)) {
+    bool stretched = d == 1 && resultShape[lead + i] != 1;
+    exprs.push_back(stretched ? getAffineConstantExpr(0, ctx)
+                              : getAffineDimExpr(lead + i, ctx));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, ctx);
+}
+
+Value mlir::tcc::emptyTensor(OpBuilder &b, Location loc,
+                             RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+Value mlir::tcc::filledTensor(OpBuilder &b, Location loc,
+                              RankedTensorType type, Value value) {
+  return b
+      .create<linalg::FillOp>(loc, ValueRange{value},
+                              ValueRange{emptyTensor(b, loc, type)})
+      .getResult(0);
+}
+
+Value mlir::tcc::scalarConstant(OpBuilder &b, Location loc, Type type,
+                                double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+static Value extremeValue(OpBuilder &b, Location loc, Type type,
+                          bool lowest) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(),
+                                               /*Negative=*/lowest)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt v = width == 1 ? APInt(1, lowest ? 0 : 1)
+                       : (lowest ? APInt::getSignedMinValue(width)
+                                 : APInt::getSignedMaxValue(width));
+  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, v));
+}
+
+Value mlir::tcc::lowestValue(OpBuilder &b, Location loc, Type type) {
+  return extremeValue(b, loc, type, /*lowest=*/true);
+}
+
+Value mlir::tcc::highestValue(OpBuilder &b, Location loc, Type type) {
+  return extremeValue(b, loc, type, /*lowest=*/false);
+}
+
+Value mlir::tcc::reshapeTensor(OpBuilder &b, Location loc, Value value,
+                               RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == type)
+    return value;
+  // Through rank 1: collapse everything, then expand to the target. Rank 0
+  // sides use the empty reassociation.
+  auto flatType = RankedTensorType::get({from.getNumElements()},
+                                        from.getElementType());
+  auto allDims = [](int64_t rank) {
+    ReassociationIndices dims;
+    for (int64_t i = 0; i < rank; ++i)
+      dims.push_back(i);
+    return rank == 0 ? SmallVector<ReassociationIndices>{}
+                     : SmallVector<ReassociationIndices>{dims};
+  };
+  Value flat = value;
+  if (from.getRank() == 0)
+    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value,
+                                           allDims(0));
+  else if (from.getRank() > 1)
+    flat = b.create<tensor::CollapseShapeOp>(loc, flatType, value,
+                                             allDims(from.getRank()));
+  if (type.getRank() == 1)
+    return flat;
+  if (type.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, type, flat, allDims(0));
+  return b.create<tensor::ExpandShapeOp>(loc, type, flat,
+                                         allDims(type.getRank()));
+}
+
+Value mlir::tcc::padTensor(OpBuilder &b, Location loc, Value value,
+                           ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                           Value padValue) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> lowOfr, highOfr;
+  for (auto [d, l, h] : llvm::zip_equal(type.getShape(), low, high)) {
+    shape.push_back(d + l + h);
+    lowOfr.push_back(b.getIndexAttr(l));
+    highOfr.push_back(b.getIndexAttr(h));
+  }
+  auto padded = RankedTensorType::get(shape, type.getElementType());
+  return b.create<tensor::PadOp>(loc, padded, value, lowOfr, highOfr,
+                                 padValue);
+}
+
+LogicalResult mlir::tcc::checkLowerable(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type t : types) {
+    auto type = dyn_cast<RankedTensorType>(t);
+    if (!type)
+      continue;
+    if (!type.hasStaticShape())
+      return op->emitOpError()
+             << "has a dynamic shape (" << type
+             << "), which the CPU lowering does not support yet; fix the "
+                "input shapes (--input-shape)";
+    if (type.getElementType().isUnsignedInteger())
+      return op->emitOpError() << "on unsigned integers (" << type
+                               << ") is not supported by the CPU lowering yet";
+  }
+  return success();
+}
+
+SmallVector<utils::IteratorType> mlir::tcc::parallelIterators(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}

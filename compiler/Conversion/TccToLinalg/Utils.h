@@ -1,0 +1,55 @@
+//===- Utils.h - helpers shared by the tcc -> linalg patterns ---*- C++ -*-===//
+
+#ifndef TCC_COMPILER_CONVERSION_TCCTOLINALG_UTILS_H
+#define TCC_COMPILER_CONVERSION_TCCTOLINALG_UTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::tcc {
+
+/// The map that reads an operand of `operandShape`, broadcast numpy-style,
+/// at the iteration point of a loop nest over `resultShape`: trailing
+/// dimensions align, and size-1 dimensions that stretch read index 0.
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
+                       ArrayRef<int64_t> resultShape);
+
+/// An uninitialised tensor of `type` (static shapes only).
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
+
+/// A tensor of `type` filled with `value`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value value);
+
+/// A scalar constant of `type` (float or integer) holding `value`.
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+
+/// The lowest / highest value of a numeric element type (-inf / +inf for
+/// floats), as the start of a max / min reduction.
+Value lowestValue(OpBuilder &b, Location loc, Type type);
+Value highestValue(OpBuilder &b, Location loc, Type type);
+
+/// `value` in row-major order with `type`'s shape, as views (collapse to 1-D,
+/// then expand).
+Value reshapeTensor(OpBuilder &b, Location loc, Value value,
+                    RankedTensorType type);
+
+/// Pads with a constant on both sides of every dimension (low/high per
+/// dimension); returns `value` itself when all pads are zero.
+Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high, Value padValue);
+
+/// Fails (with a diagnostic at the op) unless every tensor the op touches has
+/// a static shape and a signless element type: what the CPU lowering
+/// supports today.
+LogicalResult checkLowerable(Operation *op);
+
+/// Every iterator parallel.
+SmallVector<utils::IteratorType> parallelIterators(unsigned n);
+
+} // namespace mlir::tcc
+
+#endif // TCC_COMPILER_CONVERSION_TCCTOLINALG_UTILS_H

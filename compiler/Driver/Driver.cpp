@@ -1,0 +1,340 @@
+//===- Driver.cpp - the whole compilation as one library call -------------===//
+
+#include "compiler/Driver/Driver.h"
+
+#include "compiler/Frontends/Onnx/OnnxImporter.h"
+#include "compiler/InitTcc.h"
+#include "compiler/Target/Artifact.h"
+#include "compiler/Target/LLVMCodegen.h"
+#include "compiler/Target/Link.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+bool tcc::parseShape(StringRef text, SmallVectorImpl<int64_t> &shape) {
+  shape.clear();
+  if (text.empty())
+    return true;
+  SmallVector<StringRef> dims;
+  text.split(dims, 'x');
+  for (StringRef d : dims) {
+    int64_t v;
+    if (d.getAsInteger(10, v) || v < 0)
+      return false;
+    shape.push_back(v);
+  }
+  return true;
+}
+
+namespace {
+/// Prints diagnostics as one line each. Errors the importer reports already
+/// name the model (and node); other errors are prefixed with the model and
+/// the node their location names.
+class DiagnosticPrinter {
+public:
+  DiagnosticPrinter(MLIRContext &ctx, StringRef input)
+      : input(input.str()),
+        handler(&ctx, [this](Diagnostic &diag) { print(diag); }) {}
+
+private:
+  void print(Diagnostic &diag) {
+    StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error
+                             ? "error"
+                         : diag.getSeverity() == DiagnosticSeverity::Warning
+                             ? "warning"
+                             : "note";
+    std::string msg = diag.str();
+    llvm::errs() << severity << ": " << context(diag.getLocation(), msg) << msg
+                 << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      llvm::errs() << "note: " << context(note.getLocation(), note.str())
+                   << note.str() << "\n";
+  }
+
+  std::string context(Location loc, StringRef msg) {
+    if (msg.starts_with(input + ":"))
+      return "";
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return input + ": node '" + name.getName().str() + "': ";
+    if (auto file = dyn_cast<FileLineColLoc>(loc))
+      return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+              ":" + std::to_string(file.getColumn()) + ": ");
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      for (Location inner : fused.getLocations())
+        if (isa<NameLoc>(inner))
+          return context(inner, msg);
+    return input + ": ";
+  }
+
+  std::string input;
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
+/// Writes `path` through a temporary file that replaces it only on success;
+/// "-" is stdout.
+static LogicalResult
+writeAtomically(StringRef path,
+                function_ref<LogicalResult(llvm::raw_pwrite_stream &)> write,
+                std::string &error) {
+  if (path == "-")
+    return write(llvm::outs());
+  SmallString<256> model = llvm::sys::path::parent_path(path);
+  llvm::sys::path::append(model, ".tcc-%%%%%%.tmp");
+  llvm::Expected<llvm::sys::fs::TempFile> temp =
+      llvm::sys::fs::TempFile::create(model);
+  if (!temp) {
+    error = "cannot write '" + path.str() +
+            "': " + llvm::toString(temp.takeError());
+    return failure();
+  }
+  bool ok;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    ok = succeeded(write(os));
+    os.flush();
+    if (os.has_error()) {
+      error = "cannot write '" + path.str() + "': " + os.error().message();
+      os.clear_error();
+      ok = false;
+    }
+  }
+  if (!ok) {
+    llvm::consumeError(temp->discard());
+    return failure();
+  }
+  if (llvm::Error e = temp->keep(path)) {
+    error = "cannot write '" + path.str() + "': " + llvm::toString(std::move(e));
+    return failure();
+  }
+  return success();
+}
+
+static bool isTextStage(EmitKind kind) {
+  return kind == EmitKind::Tcc || kind == EmitKind::Linalg ||
+         kind == EmitKind::LLVMDialect || kind == EmitKind::LLVMIR ||
+         kind == EmitKind::Asm;
+}
+
+/// A C identifier for symbols, from the output's file name.
+static std::string symbolPrefixFor(StringRef output) {
+  std::string id;
+  for (char c : llvm::sys::path::stem(output))
+    id += llvm::isAlnum(c) ? c : '_';
+  if (id.empty() || llvm::isDigit(id[0]))
+    id = "model_" + id;
+  return id;
+}
+
+static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
+                                       const CompileOptions &opts) {
+  StringRef ext = llvm::sys::path::extension(opts.inputPath);
+  if (ext == ".mlir") {
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(opts.inputPath, &ctx);
+    if (!module && !llvm::sys::fs::exists(opts.inputPath))
+      emitError(UnknownLoc::get(&ctx))
+          << opts.inputPath << ": no such file";
+    return module;
+  }
+  if (ext == ".onnx" || ext == ".onnxtxt" || ext == ".pb") {
+    onnx::ImportOptions importOptions;
+    for (const auto &entry : opts.inputShapes)
+      importOptions.inputShapes[entry.getKey()] = entry.getValue();
+    return onnx::importOnnxFile(ctx, opts.inputPath, importOptions);
+  }
+  emitError(UnknownLoc::get(&ctx))
+      << opts.inputPath << ": unknown model format '" << ext
+      << "' (tcc reads .onnx, .onnxtxt and .mlir files)";
+  return nullptr;
+}
+
+int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerTccDialect(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.loadAllAvailableDialects();
+  DiagnosticPrinter printer(ctx, opts.inputPath);
+  auto fail = [&](const Twine &msg) {
+    emitError(UnknownLoc::get(&ctx)) << msg;
+    return 1;
+  };
+
+  // What to make, and where.
+  std::string output = opts.outputPath;
+  EmitKind emit;
+  if (opts.emit) {
+    emit = *opts.emit;
+  } else {
+    StringRef ext = llvm::sys::path::extension(output);
+    emit = ext == ".so"   ? EmitKind::Library
+           : ext == ".o"  ? EmitKind::Object
+           : ext == ".s"  ? EmitKind::Asm
+           : ext == ".ll" ? EmitKind::LLVMIR
+                          : EmitKind::Executable;
+  }
+  if (output.empty()) {
+    if (!isTextStage(emit))
+      return fail("no output file: give -o OUT (OUT.so, OUT.o or OUT)");
+    output = "-";
+  }
+  if (output == "-" && !isTextStage(emit))
+    return fail("binary output cannot go to stdout; give -o FILE");
+
+  OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
+  if (!module)
+    return 1;
+
+  OpPrintingFlags flags;
+  if (opts.printDebugInfo)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  std::string error;
+  auto writeModule = [&]() {
+    if (failed(writeAtomically(
+            output,
+            [&](llvm::raw_pwrite_stream &os) {
+              module->print(os, flags);
+              os << "\n";
+              return success();
+            },
+            error)))
+      return fail(error);
+    return 0;
+  };
+  auto runPipeline = [&](void (*build)(OpPassManager &)) {
+    PassManager pm(&ctx);
+    build(pm);
+    return pm.run(*module);
+  };
+
+  if (failed(runPipeline(buildTccGraphPipeline)))
+    return 1;
+  if (emit == EmitKind::Tcc)
+    return writeModule();
+  FailureOr<ArtifactInfo> info = describeArtifact(*module);
+  if (failed(info))
+    return 1;
+  if (info->modelName.empty())
+    info->modelName = llvm::sys::path::stem(opts.inputPath).str();
+  info->symbolPrefix = !opts.name.empty()        ? opts.name
+                       : emit == EmitKind::Executable ? "tcc"
+                                                      : symbolPrefixFor(output);
+  if (failed(runPipeline(buildTccToLinalgPipeline)))
+    return 1;
+  if (emit == EmitKind::Linalg)
+    return writeModule();
+  if (failed(runPipeline(buildLinalgToLLVMPipeline)))
+    return 1;
+  if (emit == EmitKind::LLVMDialect)
+    return writeModule();
+
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createCpuTargetMachine(opts.mcpu, opts.optLevel, error);
+  if (!machine)
+    return fail(error);
+  info->target = describeTarget(*machine);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToLLVMIR(*module, llvmContext, *machine);
+  if (!llvmModule)
+    return 1;
+  if (failed(addArtifactEntry(*llvmModule, *info, "main",
+                              emit != EmitKind::Object, error)))
+    return fail(error);
+  optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
+
+  auto emitCode = [&](StringRef path, bool assembly) {
+    return writeAtomically(
+        path,
+        [&](llvm::raw_pwrite_stream &os) {
+          return emitMachineCode(*llvmModule, *machine, os, assembly, error);
+        },
+        error);
+  };
+  auto writeHeader = [&]() {
+    SmallString<256> header(output);
+    llvm::sys::path::replace_extension(header, ".h");
+    return writeAtomically(
+        header,
+        [&](llvm::raw_pwrite_stream &os) {
+          os << artifactHeader(*info, llvm::sys::path::filename(opts.inputPath));
+          return success();
+        },
+        error);
+  };
+
+  switch (emit) {
+  case EmitKind::LLVMIR:
+    if (failed(writeAtomically(
+            output,
+            [&](llvm::raw_pwrite_stream &os) {
+              llvmModule->print(os, nullptr);
+              return success();
+            },
+            error)))
+      return fail(error);
+    return 0;
+  case EmitKind::Asm:
+    return failed(emitCode(output, /*assembly=*/true)) ? fail(error) : 0;
+  case EmitKind::Object:
+    if (failed(emitCode(output, false)) || failed(writeHeader()))
+      return fail(error);
+    return 0;
+  case EmitKind::Library:
+  case EmitKind::Executable: {
+    // Object and link output go to temporary files; only a finished
+    // artifact is renamed into place.
+    SmallString<128> object;
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, object))
+      return fail("cannot create a temporary object file");
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+    auto removeObject = llvm::make_scope_exit(
+        [&] { llvm::sys::fs::remove(object); });
+    if (failed(emitCode(object, false)))
+      return fail(error);
+    SmallString<256> linked = llvm::sys::path::parent_path(output);
+    llvm::sys::path::append(linked, ".tcc-link-%%%%%%.tmp");
+    llvm::sys::fs::createUniquePath(linked, linked, /*MakeAbsolute=*/false);
+    LogicalResult linkedOk =
+        emit == EmitKind::Library
+            ? linkSharedLibrary(object, linked, error)
+            : linkExecutable(object,
+                             {opts.runtimeLibDir + "/libtccrt_main.a",
+                              opts.runtimeLibDir + "/libtccrt_static.a"},
+                             linked, error);
+    if (failed(linkedOk)) {
+      llvm::sys::fs::remove(linked);
+      return fail(error);
+    }
+    if (std::error_code ec = llvm::sys::fs::rename(linked, output)) {
+      llvm::sys::fs::remove(linked);
+      return fail("cannot write '" + output + "': " + ec.message());
+    }
+    if (emit == EmitKind::Library && failed(writeHeader()))
+      return fail(error);
+    return 0;
+  }
+  default:
+    llvm_unreachable("text stages are handled above");
+  }
+}

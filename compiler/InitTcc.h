@@ -1,0 +1,25 @@
+//===- InitTcc.h - register tcc's dialect, passes and pipelines -*- C++ -*-===//
+
+#ifndef TCC_COMPILER_INITTCC_H
+#define TCC_COMPILER_INITTCC_H
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Transforms/Passes.h"
+#include "dialects/Tcc/IR/TccDialect.h"
+
+namespace mlir::tcc {
+inline void registerTccDialect(DialectRegistry &registry) {
+  registry.insert<TccDialect>();
+}
+
+/// Makes every tcc pass and pipeline available to textual pipelines
+/// (tcc-opt, --pass-pipeline).
+inline void registerTccPassesAndPipelines() {
+  registerTccConversionPasses();
+  registerTccTransformsPasses();
+  registerTccPipelines();
+}
+} // namespace mlir::tcc
+
+#endif // TCC_COMPILER_INITTCC_H

@@ -1,0 +1,116 @@
+//===- CpuPipeline.cpp - the CPU compilation pipeline ---------------------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+
+#include "compiler/Conversion/Passes.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createCanonicalizerPass());
+  fpm.addPass(createTccDecompose());
+  fpm.addPass(createCanonicalizerPass());
+  fpm.addPass(createCSEPass());
+}
+
+void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm) {
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(createConvertTccToLinalg());
+  fpm.addPass(createLinalgElementwiseOpFusionPass());
+  fpm.addPass(createCanonicalizerPass());
+  fpm.addPass(createCSEPass());
+}
+
+void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  // Bufferize the whole module, with plain (identity-layout) memrefs at the
+  // function boundary so the entry point takes dense buffers.
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Results become caller-provided out-parameters; a result computed into a
+  // fresh buffer is computed straight into the caller's.
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.memCpyFn = [](OpBuilder &b, Location loc, Value from, Value to) {
+    b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(
+      pm, bufferization::BufferDeallocationPipelineOptions());
+
+  OpPassManager &fpm = pm.nest<func::FuncOp>();
+  fpm.addPass(tcc::createConvertMemRefCopyToLinalg());
+  fpm.addPass(createConvertLinalgToLoopsPass());
+  fpm.addPass(createLowerAffinePass());
+  fpm.addPass(createConvertSCFToCFPass());
+  fpm.addPass(createCanonicalizerPass());
+
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // f16/bf16 arithmetic runs in f32.
+  static const std::string emulated[] = {"f16", "bf16"};
+  arith::ArithEmulateUnsupportedFloatsOptions floats;
+  floats.sourceTypeStrs = emulated;
+  floats.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(floats));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tcc::buildTccCpuPipeline(OpPassManager &pm) {
+  buildTccGraphPipeline(pm);
+  buildTccToLinalgPipeline(pm);
+  buildLinalgToLLVMPipeline(pm);
+}
+
+void mlir::tcc::registerTccPipelines() {
+  PassPipelineRegistration<>("tcc-graph-pipeline",
+                             "tcc graph-level clean-up and decomposition",
+                             buildTccGraphPipeline);
+  PassPipelineRegistration<>("tcc-to-linalg-pipeline",
+                             "Lower tcc to linalg on tensors",
+                             buildTccToLinalgPipeline);
+  PassPipelineRegistration<>("tcc-linalg-to-llvm-pipeline",
+                             "Bufferize and lower linalg to the LLVM dialect",
+                             buildLinalgToLLVMPipeline);
+  PassPipelineRegistration<>("tcc-cpu-pipeline",
+                             "Compile tcc to the LLVM dialect for the CPU",
+                             buildTccCpuPipeline);
+}

@@ -1,0 +1,36 @@
+//===- Pipelines.h - tcc's named pass pipelines -----------------*- C++ -*-===//
+//
+// The order of the compiler's passes lives here and only here. Stages, each
+// a prefix of the next (and a `tcc --emit=` value):
+//   tcc          graph-level clean-up and decomposition on the tcc dialect
+//   linalg       tcc lowered to linalg/tensor/arith/math on tensors
+//   llvm-dialect bufferized, lowered to loops and then to the LLVM dialect
+// `tcc-cpu-pipeline` runs all three.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_PIPELINES_PIPELINES_H
+#define TCC_COMPILER_PIPELINES_PIPELINES_H
+
+namespace mlir {
+class OpPassManager;
+namespace tcc {
+
+/// tcc -> tcc: canonicalization, CSE, decomposition of composite ops.
+void buildTccGraphPipeline(OpPassManager &pm);
+/// tcc -> linalg on tensors.
+void buildTccToLinalgPipeline(OpPassManager &pm);
+/// linalg on tensors -> LLVM dialect, for the host CPU. Function arguments
+/// become bare pointers: inputs first, then one out-parameter per result.
+void buildLinalgToLLVMPipeline(OpPassManager &pm);
+/// All of the above.
+void buildTccCpuPipeline(OpPassManager &pm);
+
+/// Registers the pipelines above by name (tcc-graph-pipeline,
+/// tcc-to-linalg-pipeline, tcc-linalg-to-llvm-pipeline, tcc-cpu-pipeline).
+void registerTccPipelines();
+
+} // namespace tcc
+} // namespace mlir
+
+#endif // TCC_COMPILER_PIPELINES_PIPELINES_H

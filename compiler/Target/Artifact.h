@@ -1,0 +1,64 @@
+//===- Artifact.h - what a compiled model exposes (runtime/include/tcc/abi.h)
+//===----------------------------------------------------------------------===//
+//
+// An artifact carries its own description (input/output names, dtypes and
+// shapes, workspace size, target, tcc version) as constant data next to the
+// code, behind one exported function, so nothing else is needed to run it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_TARGET_ARTIFACT_H
+#define TCC_COMPILER_TARGET_ARTIFACT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
+
+namespace mlir::tcc {
+
+struct TensorInfo {
+  std::string name;
+  int32_t dtype = 0; ///< tcc_dtype_t (ONNX TensorProto numbering).
+  SmallVector<int64_t> shape;
+};
+
+struct ArtifactInfo {
+  std::string modelName;
+  std::string symbolPrefix; ///< Exports <prefix>_artifact_get.
+  std::string target;
+  std::vector<TensorInfo> inputs, outputs;
+  uint64_t workspaceBytes = 0;
+  uint64_t workspaceAlign = 64;
+};
+
+/// The tcc_dtype_t of an element type, or 0 if it has none.
+int32_t dtypeOf(Type elementType);
+/// "float32", "int64", ... for headers and messages.
+StringRef dtypeName(int32_t dtype);
+
+/// Reads the interface of `@main` (names from `tcc.name` argument/result
+/// attributes, the model name from `tcc.model_name`). Fails with a
+/// diagnostic for a type the ABI cannot describe.
+FailureOr<ArtifactInfo> describeArtifact(ModuleOp module);
+
+/// Adds the descriptor, the `run` entry point that calls `graphFunction`
+/// (inputs, then outputs, as bare pointers) and the exported getter(s) to a
+/// translated module. Everything else in the module becomes internal, so
+/// several artifacts can be linked into one program. With
+/// `exportGenericGetter` the module also exports `tcc_artifact_get`.
+LogicalResult addArtifactEntry(llvm::Module &module, const ArtifactInfo &info,
+                               StringRef graphFunction,
+                               bool exportGenericGetter, std::string &error);
+
+/// A self-contained C header for an artifact linked as a library or object.
+std::string artifactHeader(const ArtifactInfo &info, StringRef source);
+
+} // namespace mlir::tcc
+
+#endif // TCC_COMPILER_TARGET_ARTIFACT_H

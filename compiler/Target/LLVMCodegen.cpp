@@ -1,0 +1,128 @@
+//===- LLVMCodegen.cpp - LLVM dialect to machine code, in process ---------===//
+
+#include "compiler/Target/LLVMCodegen.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+static void initializeNativeTarget() {
+  static bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+
+std::unique_ptr<llvm::TargetMachine>
+tcc::createCpuTargetMachine(StringRef cpu, int optLevel, std::string &error) {
+  initializeNativeTarget();
+  std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  std::string cpuName, features;
+  if (cpu.empty() || cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures f;
+    for (const auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(name, enabled);
+    features = f.getString();
+  } else {
+    cpuName = cpu.str();
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!info || !info->isCPUStringValid(cpuName)) {
+      error = "unknown CPU '" + cpuName + "' for " + triple +
+              " (try --mcpu=native, x86-64-v3 or a name such as znver4)";
+      return nullptr;
+    }
+  }
+  llvm::CodeGenOptLevel level = optLevel <= 0   ? llvm::CodeGenOptLevel::None
+                                : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                : optLevel == 2
+                                    ? llvm::CodeGenOptLevel::Default
+                                    : llvm::CodeGenOptLevel::Aggressive;
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, options, llvm::Reloc::PIC_, std::nullopt,
+      level));
+  if (!machine)
+    error = "cannot create a target machine for " + triple;
+  return machine;
+}
+
+std::string tcc::describeTarget(const llvm::TargetMachine &machine) {
+  return machine.getTargetTriple().str() + ":" +
+         machine.getTargetCPU().str();
+}
+
+std::unique_ptr<llvm::Module>
+tcc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                       llvm::TargetMachine &machine) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module->getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context);
+  if (!llvmModule)
+    return nullptr;
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple().str());
+  return llvmModule;
+}
+
+void tcc::optimizeLLVMModule(llvm::Module &module,
+                             llvm::TargetMachine &machine, int optLevel) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = optLevel >= 2;
+  tuning.SLPVectorization = optLevel >= 2;
+  llvm::PassBuilder pb(&machine, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = optLevel <= 0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(module, mam);
+}
+
+LogicalResult tcc::emitMachineCode(llvm::Module &module,
+                                   llvm::TargetMachine &machine,
+                                   llvm::raw_pwrite_stream &os, bool assembly,
+                                   std::string &error) {
+  llvm::legacy::PassManager pm;
+  auto type = assembly ? llvm::CodeGenFileType::AssemblyFile
+                       : llvm::CodeGenFileType::ObjectFile;
+  if (machine.addPassesToEmitFile(pm, os, nullptr, type)) {
+    error = "the target cannot emit this file type";
+    return failure();
+  }
+  pm.run(module);
+  return success();
+}

@@ -1,0 +1,53 @@
+//===- LLVMCodegen.h - LLVM dialect to machine code, in process -*- C++ -*-===//
+//
+// Translation of the LLVM dialect to LLVM IR, LLVM's optimization pipeline
+// and machine-code emission through a TargetMachine, without running any
+// external tool. Heavy LLVM headers stay in the .cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_TARGET_LLVMCODEGEN_H
+#define TCC_COMPILER_TARGET_LLVMCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir::tcc {
+
+/// A TargetMachine for the host's triple and `cpu` ("" or "native" means the
+/// host CPU and its features), position independent, at -O`optLevel`.
+/// Returns null and sets `error` when the CPU is unknown.
+std::unique_ptr<llvm::TargetMachine>
+createCpuTargetMachine(StringRef cpu, int optLevel, std::string &error);
+
+/// "<triple>:<cpu>", as recorded in artifacts.
+std::string describeTarget(const llvm::TargetMachine &machine);
+
+/// Translates a module in the LLVM dialect; diagnostics go to the context.
+std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
+                                                llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine);
+
+/// Runs LLVM's standard -O`optLevel` pipeline for `machine`.
+void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                        int optLevel);
+
+/// Emits an object file, or assembly text.
+LogicalResult emitMachineCode(llvm::Module &module,
+                              llvm::TargetMachine &machine,
+                              llvm::raw_pwrite_stream &os, bool assembly,
+                              std::string &error);
+
+} // namespace mlir::tcc
+
+#endif // TCC_COMPILER_TARGET_LLVMCODEGEN_H

@@ -1,0 +1,197 @@
+/* tcc/runtime.h - the C API of libtccrt: load a compiled tcc artifact, make
+ * tensors, run the artifact, and read/write tensor files (.pb, .npy).
+ *
+ * Conventions
+ * - Every fallible function returns a tcc_status_t: NULL means success,
+ *   anything else is an error the caller owns and frees with
+ *   tcc_status_free. Results come back through `out_` parameters, which are
+ *   left untouched on error.
+ * - Objects are opaque and freed by their own tcc_<object>_free, which
+ *   accepts NULL. Accessors (functions that return no status) expect a
+ *   valid object.
+ * - Parameter structs are valid when zero-initialised.
+ *
+ * Thread-safety
+ * - A tcc_model_t is immutable after load: any number of threads may query
+ *   it and create contexts from it at once.
+ * - A tcc_context_t holds the scratch memory and the thread pool of one run
+ *   at a time. Use a context from one thread at a time; to run one model
+ *   from several threads at once, give each thread its own context.
+ *   Overlapping calls on one context are refused (FAILED_PRECONDITION).
+ * - A tcc_tensor_t may be read from several threads at once; writes to it
+ *   (as a run's output, or through tcc_tensor_data) need the usual care.
+ * - Status, dtype and tensor-file functions are thread-safe.
+ *
+ * The runtime links nothing of MLIR or LLVM and needs no GPU.
+ */
+#ifndef TCC_RUNTIME_H
+#define TCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tcc/abi.h"
+
+/* libtccrt is built with hidden visibility; this marks its API. */
+#define TCC_API __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===------------------------------------------------------------------===*
+ * Status
+ *===------------------------------------------------------------------===*/
+
+typedef enum tcc_status_code_e {
+  TCC_STATUS_OK = 0,
+  TCC_STATUS_INVALID_ARGUMENT = 1,
+  TCC_STATUS_NOT_FOUND = 2,
+  TCC_STATUS_FAILED_PRECONDITION = 3, /* e.g. an ABI version mismatch */
+  TCC_STATUS_RESOURCE_EXHAUSTED = 4,
+  TCC_STATUS_INTERNAL = 5, /* e.g. the artifact's run reported failure */
+  TCC_STATUS_UNIMPLEMENTED = 6,
+} tcc_status_code_t;
+
+/* NULL is success. */
+typedef struct tcc_status_s *tcc_status_t;
+
+/* TCC_STATUS_OK for NULL. */
+TCC_API tcc_status_code_t tcc_status_code(tcc_status_t status);
+/* "" for NULL; valid until the status is freed. */
+TCC_API const char *tcc_status_message(tcc_status_t status);
+/* "OK", "INVALID_ARGUMENT", ...; "UNKNOWN" for other values. */
+TCC_API const char *tcc_status_code_name(tcc_status_code_t code);
+TCC_API void tcc_status_free(tcc_status_t status);
+
+/*===------------------------------------------------------------------===*
+ * Dtypes (tcc_dtype_t, numbered as ONNX's TensorProto.DataType)
+ *===------------------------------------------------------------------===*/
+
+/* Bytes per element; 0 for an unknown dtype. */
+TCC_API size_t tcc_dtype_size(int32_t dtype);
+/* "f32", "i64", "bool", "bf16", ...; "invalid" for an unknown dtype. */
+TCC_API const char *tcc_dtype_name(int32_t dtype);
+
+/*===------------------------------------------------------------------===*
+ * Tensors: dense, row-major host buffers
+ *===------------------------------------------------------------------===*/
+
+typedef struct tcc_tensor_t tcc_tensor_t;
+
+/* A new zero-filled tensor whose data is 64-byte aligned. `shape` holds
+ * `rank` entries, all >= 0 (it may be NULL when rank is 0). */
+TCC_API tcc_status_t tcc_tensor_create(int32_t dtype, int32_t rank,
+                                       const int64_t *shape,
+                                       tcc_tensor_t **out_tensor);
+/* A tensor over caller memory, which must outlive it and is not freed with
+ * it. `byte_size` must equal the size the dtype and shape describe. Any
+ * alignment is accepted (tcc_context_run copies misaligned buffers). */
+TCC_API tcc_status_t tcc_tensor_wrap(int32_t dtype, int32_t rank,
+                                     const int64_t *shape, void *data,
+                                     size_t byte_size,
+                                     tcc_tensor_t **out_tensor);
+TCC_API void tcc_tensor_free(tcc_tensor_t *tensor);
+
+TCC_API int32_t tcc_tensor_dtype(const tcc_tensor_t *tensor);
+TCC_API int32_t tcc_tensor_rank(const tcc_tensor_t *tensor);
+/* `rank` entries; may be NULL for rank 0. */
+TCC_API const int64_t *tcc_tensor_shape(const tcc_tensor_t *tensor);
+TCC_API void *tcc_tensor_data(const tcc_tensor_t *tensor);
+TCC_API size_t tcc_tensor_byte_size(const tcc_tensor_t *tensor);
+TCC_API int64_t tcc_tensor_element_count(const tcc_tensor_t *tensor);
+/* The name read from a .pb file or set with tcc_tensor_set_name; "" when
+ * there is none. Saved into .pb files. */
+TCC_API const char *tcc_tensor_name(const tcc_tensor_t *tensor);
+TCC_API tcc_status_t tcc_tensor_set_name(tcc_tensor_t *tensor,
+                                         const char *name);
+
+/*===------------------------------------------------------------------===*
+ * Tensor files
+ *===------------------------------------------------------------------===*/
+
+/* Reads an ONNX TensorProto (.pb) or NumPy (.npy) file, chosen by the
+ * extension and otherwise by the "\x93NUMPY" magic. A missing file is
+ * NOT_FOUND; a malformed one INVALID_ARGUMENT; string, complex, float8 and
+ * externally stored tensors, Fortran-order arrays and big-endian data are
+ * UNIMPLEMENTED. Never reads past the file nor allocates more than the
+ * file's contents justify. */
+TCC_API tcc_status_t tcc_tensor_load_file(const char *path,
+                                          tcc_tensor_t **out_tensor);
+/* Writes a .pb (dims, data_type, name, raw_data) or .npy (format 1.0)
+ * file, by the path's extension, through a temporary file in the same
+ * directory renamed into place: readers never see a partial file. bf16 has
+ * no NumPy dtype and can only be saved as .pb. */
+TCC_API tcc_status_t tcc_tensor_save_file(const tcc_tensor_t *tensor,
+                                          const char *path);
+
+/*===------------------------------------------------------------------===*
+ * Models: a loaded artifact
+ *===------------------------------------------------------------------===*/
+
+typedef struct tcc_model_t tcc_model_t;
+
+/* Loads an artifact .so (dlopen RTLD_NOW | RTLD_LOCAL), takes its
+ * descriptor from `tcc_artifact_get` and validates it. A missing file is
+ * NOT_FOUND; an abi_version other than TCC_ABI_VERSION is
+ * FAILED_PRECONDITION; a malformed descriptor INVALID_ARGUMENT. */
+TCC_API tcc_status_t tcc_model_load(const char *path, tcc_model_t **out_model);
+/* Wraps the descriptor of an artifact linked into the program; it must stay
+ * valid while the model is used. Validated as by tcc_model_load. */
+TCC_API tcc_status_t tcc_model_wrap(const tcc_artifact_desc_t *desc,
+                                    tcc_model_t **out_model);
+/* May be called while contexts made from the model are alive: the artifact
+ * stays loaded until the last of them is freed. */
+TCC_API void tcc_model_free(tcc_model_t *model);
+
+TCC_API const tcc_artifact_desc_t *tcc_model_desc(const tcc_model_t *model);
+TCC_API uint32_t tcc_model_num_inputs(const tcc_model_t *model);
+TCC_API uint32_t tcc_model_num_outputs(const tcc_model_t *model);
+/* NULL when the index is out of range. */
+TCC_API const tcc_tensor_desc_t *tcc_model_input(const tcc_model_t *model,
+                                                 uint32_t index);
+TCC_API const tcc_tensor_desc_t *tcc_model_output(const tcc_model_t *model,
+                                                  uint32_t index);
+/* The descriptor's strings; "" where the artifact gives none. */
+TCC_API const char *tcc_model_name(const tcc_model_t *model);
+TCC_API const char *tcc_model_target(const tcc_model_t *model);
+TCC_API const char *tcc_model_version(const tcc_model_t *model);
+TCC_API uint64_t tcc_model_workspace_bytes(const tcc_model_t *model);
+
+/*===------------------------------------------------------------------===*
+ * Contexts: what one run needs besides its tensors
+ *===------------------------------------------------------------------===*/
+
+typedef struct tcc_context_t tcc_context_t;
+
+typedef struct tcc_context_options_t {
+  /* Threads a run may use, the calling thread included. 0: the number of
+   * online CPUs. 1: everything runs on the calling thread. */
+  int32_t num_threads;
+} tcc_context_options_t;
+
+/* Allocates the model's workspace and starts the thread pool. `options` may
+ * be NULL. The context keeps the model's artifact loaded. */
+TCC_API tcc_status_t tcc_context_create(tcc_model_t *model,
+                                        const tcc_context_options_t *options,
+                                        tcc_context_t **out_context);
+TCC_API void tcc_context_free(tcc_context_t *context);
+TCC_API const tcc_model_t *tcc_context_model(const tcc_context_t *context);
+TCC_API int32_t tcc_context_num_threads(const tcc_context_t *context);
+
+/* Runs the model once. The tensors must match the model's inputs and
+ * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
+ * otherwise) and outputs must not overlap inputs or each other. Misaligned
+ * buffers are copied through aligned temporaries. A failure reported by
+ * the artifact is INTERNAL; outputs are then unspecified. */
+TCC_API tcc_status_t tcc_context_run(tcc_context_t *context,
+                                     const tcc_tensor_t *const *inputs,
+                                     size_t num_inputs,
+                                     tcc_tensor_t *const *outputs,
+                                     size_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCC_RUNTIME_H */

@@ -1,0 +1,196 @@
+// tcc/runtime.hpp - a header-only C++ layer over tcc/runtime.h: owning
+// handles that free their object, and an exception for every error status.
+// Thread-safety is that of the C objects underneath (see runtime.h).
+#ifndef TCC_RUNTIME_HPP
+#define TCC_RUNTIME_HPP
+
+#include "tcc/runtime.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tcc {
+
+/// A failed tcc_status_t: its code and message.
+class Error : public std::runtime_error {
+public:
+  Error(tcc_status_code_t code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  tcc_status_code_t code() const noexcept { return code_; }
+
+private:
+  tcc_status_code_t code_;
+};
+
+/// Throws `status` as an Error, freeing it; returns for success (NULL).
+inline void check(tcc_status_t status) {
+  if (!status)
+    return;
+  std::unique_ptr<tcc_status_s, void (*)(tcc_status_t)> owned(status,
+                                                              tcc_status_free);
+  throw Error(tcc_status_code(status), tcc_status_message(status));
+}
+
+namespace detail {
+template <typename T, void (*Free)(T *)> struct Deleter {
+  void operator()(T *p) const { Free(p); }
+};
+} // namespace detail
+
+/// A shared handle: copies refer to the same tensor, which is freed with
+/// the last of them.
+class Tensor {
+public:
+  Tensor() = default;
+  /// Takes ownership of `tensor`.
+  explicit Tensor(tcc_tensor_t *tensor) : handle(tensor, tcc_tensor_free) {}
+
+  /// Zero-filled, 64-byte aligned.
+  static Tensor create(int32_t dtype, const std::vector<int64_t> &shape) {
+    tcc_tensor_t *t;
+    check(tcc_tensor_create(dtype, static_cast<int32_t>(shape.size()),
+                            shape.data(), &t));
+    return Tensor(t);
+  }
+  /// Over caller memory that must outlive the tensor.
+  static Tensor wrap(int32_t dtype, const std::vector<int64_t> &shape,
+                     void *data, size_t byteSize) {
+    tcc_tensor_t *t;
+    check(tcc_tensor_wrap(dtype, static_cast<int32_t>(shape.size()),
+                          shape.data(), data, byteSize, &t));
+    return Tensor(t);
+  }
+  /// A .pb or .npy file.
+  static Tensor load(const std::string &path) {
+    tcc_tensor_t *t;
+    check(tcc_tensor_load_file(path.c_str(), &t));
+    return Tensor(t);
+  }
+  void save(const std::string &path) const {
+    check(tcc_tensor_save_file(get(), path.c_str()));
+  }
+
+  int32_t dtype() const { return tcc_tensor_dtype(get()); }
+  int32_t rank() const { return tcc_tensor_rank(get()); }
+  std::vector<int64_t> shape() const {
+    const int64_t *s = tcc_tensor_shape(get());
+    return std::vector<int64_t>(s, s + rank());
+  }
+  template <typename T = void> T *data() const {
+    return static_cast<T *>(tcc_tensor_data(get()));
+  }
+  size_t byteSize() const { return tcc_tensor_byte_size(get()); }
+  int64_t elementCount() const { return tcc_tensor_element_count(get()); }
+  std::string name() const { return tcc_tensor_name(get()); }
+  void setName(const std::string &name) {
+    check(tcc_tensor_set_name(get(), name.c_str()));
+  }
+
+  tcc_tensor_t *get() const { return handle.get(); }
+  explicit operator bool() const { return handle != nullptr; }
+
+private:
+  std::shared_ptr<tcc_tensor_t> handle;
+};
+
+class Model {
+public:
+  Model() = default;
+  /// Takes ownership of `model`.
+  explicit Model(tcc_model_t *model) : handle(model) {}
+
+  static Model load(const std::string &path) {
+    tcc_model_t *m;
+    check(tcc_model_load(path.c_str(), &m));
+    return Model(m);
+  }
+  /// An artifact linked into the program.
+  static Model wrap(const tcc_artifact_desc_t *desc) {
+    tcc_model_t *m;
+    check(tcc_model_wrap(desc, &m));
+    return Model(m);
+  }
+
+  uint32_t numInputs() const { return tcc_model_num_inputs(get()); }
+  uint32_t numOutputs() const { return tcc_model_num_outputs(get()); }
+  /// Throws std::out_of_range for a bad index.
+  const tcc_tensor_desc_t &input(uint32_t i) const {
+    return checked(tcc_model_input(get(), i));
+  }
+  const tcc_tensor_desc_t &output(uint32_t i) const {
+    return checked(tcc_model_output(get(), i));
+  }
+  std::string name() const { return tcc_model_name(get()); }
+  std::string target() const { return tcc_model_target(get()); }
+  std::string version() const { return tcc_model_version(get()); }
+  uint64_t workspaceBytes() const { return tcc_model_workspace_bytes(get()); }
+  const tcc_artifact_desc_t &desc() const { return *tcc_model_desc(get()); }
+
+  tcc_model_t *get() const { return handle.get(); }
+  explicit operator bool() const { return handle != nullptr; }
+
+private:
+  static const tcc_tensor_desc_t &checked(const tcc_tensor_desc_t *d) {
+    if (!d)
+      throw std::out_of_range("tcc::Model: tensor index out of range");
+    return *d;
+  }
+
+  std::unique_ptr<tcc_model_t, detail::Deleter<tcc_model_t, tcc_model_free>>
+      handle;
+};
+
+/// One run at a time; give each thread its own Context.
+class Context {
+public:
+  Context() = default;
+  /// numThreads 0: one per online CPU. The context keeps the model's
+  /// artifact loaded even if `model` is destroyed first.
+  explicit Context(const Model &model, int32_t numThreads = 0) {
+    tcc_context_options_t options{};
+    options.num_threads = numThreads;
+    tcc_context_t *c;
+    check(tcc_context_create(model.get(), &options, &c));
+    handle.reset(c);
+  }
+
+  int32_t numThreads() const { return tcc_context_num_threads(get()); }
+
+  /// Runs into caller-made outputs, which are written through their handles.
+  void run(const std::vector<Tensor> &inputs,
+           const std::vector<Tensor> &outputs) {
+    std::vector<const tcc_tensor_t *> in;
+    std::vector<tcc_tensor_t *> out;
+    for (const Tensor &t : inputs)
+      in.push_back(t.get());
+    for (const Tensor &t : outputs)
+      out.push_back(t.get());
+    check(tcc_context_run(get(), in.data(), in.size(), out.data(), out.size()));
+  }
+  /// Runs into new outputs shaped as the model describes.
+  std::vector<Tensor> run(const std::vector<Tensor> &inputs) {
+    const tcc_model_t *model = tcc_context_model(get());
+    std::vector<Tensor> outputs;
+    for (uint32_t i = 0; i < tcc_model_num_outputs(model); ++i) {
+      const tcc_tensor_desc_t *d = tcc_model_output(model, i);
+      outputs.push_back(Tensor::create(
+          d->dtype, std::vector<int64_t>(d->shape, d->shape + d->rank)));
+    }
+    run(inputs, outputs);
+    return outputs;
+  }
+
+  tcc_context_t *get() const { return handle.get(); }
+  explicit operator bool() const { return handle != nullptr; }
+
+private:
+  std::unique_ptr<tcc_context_t,
+                  detail::Deleter<tcc_context_t, tcc_context_free>>
+      handle;
+};
+
+} // namespace tcc
+
+#endif // TCC_RUNTIME_HPP

@@ -1,0 +1,212 @@
+// context.cc - running a model: argument checks, workspace, thread pool.
+#include "model.h"
+#include "status.h"
+#include "tensor.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unistd.h>
+
+using tcc::makeStatus;
+
+struct tcc_context_t {
+  tcc_model_t *model; // retained
+  std::unique_ptr<tcc::ThreadPool> pool;
+  tcc_host_api_t host;
+  void *workspace = nullptr;
+  // Reused by every run so that a run with aligned buffers allocates nothing.
+  std::vector<void *> inputData, outputData;
+  std::atomic<bool> running{false};
+
+  ~tcc_context_t() {
+    std::free(workspace);
+    tcc::releaseModel(model);
+  }
+};
+
+static void hostParallelFor(void *self, int64_t n, int64_t grain,
+                            tcc_parallel_fn_t fn, void *ctx) {
+  static_cast<tcc::ThreadPool *>(self)->parallelFor(n, grain, fn, ctx);
+}
+
+tcc_status_t tcc_context_create(tcc_model_t *model,
+                                const tcc_context_options_t *options,
+                                tcc_context_t **out_context) {
+  return tcc::guard([&]() -> tcc_status_t {
+    if (!model || !out_context)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_context_create: model and out_context must not "
+                        "be NULL");
+    int threads = options ? options->num_threads : 0;
+    if (threads < 0)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_context_create: num_threads is %d", threads);
+    if (threads == 0)
+      threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+
+    const tcc_artifact_desc_t *desc = model->desc;
+    auto context = std::make_unique<tcc_context_t>();
+    context->model = model;
+    tcc::retainModel(model);
+    if (uint64_t bytes = desc->workspace_bytes) {
+      size_t align = std::max<uint64_t>(desc->workspace_align, tcc::kAlignment);
+      if (bytes > SIZE_MAX ||
+          !(context->workspace = tcc::alignedAlloc(bytes, align)))
+        return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                          "%s: cannot allocate a workspace of %llu bytes",
+                          model->origin.c_str(),
+                          static_cast<unsigned long long>(bytes));
+    }
+    try {
+      context->pool = std::make_unique<tcc::ThreadPool>(threads);
+    } catch (const std::system_error &e) {
+      return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                        "cannot start %d threads: %s", threads, e.what());
+    }
+    context->host = {sizeof(tcc_host_api_t), threads, context->pool.get(),
+                     hostParallelFor};
+    context->inputData.resize(desc->num_inputs);
+    context->outputData.resize(desc->num_outputs);
+    *out_context = context.release();
+    return nullptr;
+  });
+}
+
+void tcc_context_free(tcc_context_t *context) { delete context; }
+
+const tcc_model_t *tcc_context_model(const tcc_context_t *context) {
+  return context->model;
+}
+
+int32_t tcc_context_num_threads(const tcc_context_t *context) {
+  return context->host.num_threads;
+}
+
+// Checks one run argument against its descriptor.
+static tcc_status_t checkArgument(const tcc_model_t *model, const char *kind,
+                                  uint32_t index, const tcc_tensor_desc_t &desc,
+                                  const tcc_tensor_t *tensor) {
+  if (!tensor)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' is NULL",
+                      model->origin.c_str(), kind, index, desc.name);
+  if (tensor->dtype != desc.dtype ||
+      !std::equal(tensor->shape.begin(), tensor->shape.end(), desc.shape,
+                  desc.shape + desc.rank))
+    return makeStatus(
+        TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' expects %s, got %s",
+        model->origin.c_str(), kind, index, desc.name,
+        tcc::describeType(desc.dtype, desc.rank, desc.shape).c_str(),
+        tcc::describeType(*tensor).c_str());
+  return nullptr;
+}
+
+static bool overlap(const tcc_tensor_t *a, const tcc_tensor_t *b) {
+  auto *pa = static_cast<const char *>(a->data);
+  auto *pb = static_cast<const char *>(b->data);
+  return a->byteSize && b->byteSize && pa < pb + b->byteSize &&
+         pb < pa + a->byteSize;
+}
+
+static bool aligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % tcc::kAlignment == 0;
+}
+
+static tcc_status_t run(tcc_context_t *context,
+                        const tcc_tensor_t *const *inputs, size_t numInputs,
+                        tcc_tensor_t *const *outputs, size_t numOutputs) {
+  const tcc_model_t *model = context->model;
+  const tcc_artifact_desc_t *desc = model->desc;
+  const char *origin = model->origin.c_str();
+  if (numInputs != desc->num_inputs || numOutputs != desc->num_outputs)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "%s: expects %u inputs and %u outputs, got %zu and %zu",
+                      origin, desc->num_inputs, desc->num_outputs, numInputs,
+                      numOutputs);
+  if ((numInputs && !inputs) || (numOutputs && !outputs))
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL",
+                      origin, numInputs && !inputs ? "inputs" : "outputs");
+  for (uint32_t i = 0; i < numInputs; ++i)
+    if (tcc_status_t s =
+            checkArgument(model, "input", i, desc->inputs[i], inputs[i]))
+      return s;
+  for (uint32_t i = 0; i < numOutputs; ++i) {
+    if (tcc_status_t s =
+            checkArgument(model, "output", i, desc->outputs[i], outputs[i]))
+      return s;
+    // The artifact may write an output before it has read every input.
+    for (size_t j = 0; j < numInputs; ++j)
+      if (overlap(outputs[i], inputs[j]))
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: output %u '%s' overlaps input %zu '%s'", origin,
+                          i, desc->outputs[i].name, j, desc->inputs[j].name);
+    for (uint32_t j = 0; j < i; ++j)
+      if (overlap(outputs[i], outputs[j]))
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: output %u '%s' overlaps output %u '%s'", origin,
+                          i, desc->outputs[i].name, j, desc->outputs[j].name);
+  }
+
+  // The ABI promises the artifact 64-byte aligned buffers; a misaligned one
+  // goes through an aligned copy.
+  std::vector<std::unique_ptr<void, void (*)(void *)>> copies;
+  auto alignedCopy = [&](const tcc_tensor_t *t) -> void * {
+    copies.emplace_back(tcc::alignedAlloc(t->byteSize, tcc::kAlignment),
+                        std::free);
+    return copies.back().get();
+  };
+  for (uint32_t i = 0; i < numInputs; ++i) {
+    void *data = inputs[i]->data;
+    if (!aligned(data)) {
+      if (!(data = alignedCopy(inputs[i])))
+        return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                          "%s: cannot allocate %zu bytes to align input %u",
+                          origin, inputs[i]->byteSize, i);
+      std::memcpy(data, inputs[i]->data, inputs[i]->byteSize);
+    }
+    context->inputData[i] = data;
+  }
+  for (uint32_t i = 0; i < numOutputs; ++i) {
+    void *data = outputs[i]->data;
+    if (!aligned(data) && !(data = alignedCopy(outputs[i])))
+      return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                        "%s: cannot allocate %zu bytes to align output %u",
+                        origin, outputs[i]->byteSize, i);
+    context->outputData[i] = data;
+  }
+
+  tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
+                      context->workspace, &context->host};
+  if (int32_t rc = desc->run(&args))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                      origin, rc);
+  for (uint32_t i = 0; i < numOutputs; ++i)
+    if (context->outputData[i] != outputs[i]->data)
+      std::memcpy(outputs[i]->data, context->outputData[i],
+                  outputs[i]->byteSize);
+  return nullptr;
+}
+
+tcc_status_t tcc_context_run(tcc_context_t *context,
+                             const tcc_tensor_t *const *inputs,
+                             size_t num_inputs, tcc_tensor_t *const *outputs,
+                             size_t num_outputs) {
+  return tcc::guard([&]() -> tcc_status_t {
+    if (!context)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_context_run: context is NULL");
+    if (context->running.exchange(true, std::memory_order_acquire))
+      return makeStatus(TCC_STATUS_FAILED_PRECONDITION,
+                        "%s: this context is already running on another "
+                        "thread; give each thread its own context",
+                        context->model->origin.c_str());
+    struct Finish {
+      std::atomic<bool> &running;
+      ~Finish() { running.store(false, std::memory_order_release); }
+    } finish{context->running};
+    return run(context, inputs, num_inputs, outputs, num_outputs);
+  });
+}

@@ -1,0 +1,197 @@
+// context_test.cc - running models: argument checks, alignment, threads.
+#include "test_util.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <unistd.h>
+
+using tcc::testing::iota;
+using tcc::testing::Result;
+using tcc::testing::result;
+
+namespace {
+
+class ContextTest : public ::testing::Test {
+protected:
+  Result run(const std::vector<const tcc_tensor_t *> &in,
+             const std::vector<tcc_tensor_t *> &out) {
+    return result(tcc_context_run(context.get(), in.data(), in.size(),
+                                  out.data(), out.size()));
+  }
+
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context{model, 2};
+  tcc::Tensor a = iota(1), b = iota(100), sum = iota(0, 0);
+};
+
+TEST_F(ContextTest, Runs) {
+  EXPECT_EQ(context.numThreads(), 2);
+  Result r = run({a.get(), b.get()}, {sum.get()});
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(sum.data<float>()[i], 101 + 2 * i);
+}
+
+TEST_F(ContextTest, WrongCounts) {
+  Result r = run({a.get()}, {sum.get()});
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("expects 2 inputs and 1 outputs, got 1 and 1"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(run({a.get(), b.get()}, {}).code, TCC_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(ContextTest, NullArguments) {
+  Result r = run({a.get(), nullptr}, {sum.get()});
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("input 1 'b' is NULL"), std::string::npos)
+      << r.message;
+  tcc_tensor_t *out[] = {sum.get()};
+  r = result(tcc_context_run(context.get(), nullptr, 2, out, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("the inputs array is NULL"), std::string::npos);
+  r = result(tcc_context_run(nullptr, nullptr, 0, nullptr, 0));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(ContextTest, WrongShapeOrDtypeNamesTheTensor) {
+  tcc::Tensor wrongShape = tcc::Tensor::create(TCC_DTYPE_F32, {3, 2});
+  Result r = run({a.get(), wrongShape.get()}, {sum.get()});
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, std::string(TCC_FAKE_ARTIFACT) +
+                           ": input 1 'b' expects f32[2x3], got f32[3x2]");
+
+  tcc::Tensor wrongDtype = tcc::Tensor::create(TCC_DTYPE_F64, {2, 3});
+  r = run({a.get(), b.get()}, {wrongDtype.get()});
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("output 0 'sum' expects f32[2x3], got f64[2x3]"),
+            std::string::npos)
+      << r.message;
+
+  tcc::Tensor wrongRank = tcc::Tensor::create(TCC_DTYPE_F32, {6});
+  EXPECT_EQ(run({wrongRank.get(), b.get()}, {sum.get()}).code,
+            TCC_STATUS_INVALID_ARGUMENT);
+}
+
+TEST_F(ContextTest, OutputMustNotOverlapInputs) {
+  Result r = run({a.get(), b.get()}, {b.get()});
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("output 0 'sum' overlaps input 1 'b'"),
+            std::string::npos)
+      << r.message;
+}
+
+// The fake artifact fails with code 100 if it sees a misaligned buffer.
+TEST_F(ContextTest, MisalignedBuffersAreCopied) {
+  alignas(64) float storage[3][6 + 1];
+  float *in0 = storage[0] + 1, *in1 = storage[1] + 1, *out = storage[2] + 1;
+  for (int i = 0; i < 6; ++i) {
+    in0[i] = i;
+    in1[i] = 10 * i;
+    out[i] = -1;
+  }
+  tcc::Tensor ta = tcc::Tensor::wrap(TCC_DTYPE_F32, {2, 3}, in0, 24);
+  tcc::Tensor tb = tcc::Tensor::wrap(TCC_DTYPE_F32, {2, 3}, in1, 24);
+  tcc::Tensor tout = tcc::Tensor::wrap(TCC_DTYPE_F32, {2, 3}, out, 24);
+  Result r = run({ta.get(), tb.get()}, {tout.get()});
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out[i], 11 * i);
+  EXPECT_EQ(in0[5], 5); // inputs untouched
+}
+
+TEST(Context, FailedRunIsInternal) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT_FAILS);
+  tcc::Context context(model, 1);
+  try {
+    context.run({iota(0), iota(0)});
+    FAIL() << "no exception";
+  } catch (const tcc::Error &e) {
+    EXPECT_EQ(e.code(), TCC_STATUS_INTERNAL);
+    EXPECT_NE(std::string(e.what()).find("run failed with code 7"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Context, NegativeThreadsRefused) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc_context_options_t options{};
+  options.num_threads = -2;
+  tcc_context_t *context = nullptr;
+  EXPECT_EQ(result(tcc_context_create(model.get(), &options, &context)).code,
+            TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(context, nullptr);
+}
+
+TEST(Context, DefaultOptionsUseEveryCpu) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc_context_t *context = nullptr;
+  ASSERT_TCC_OK(tcc_context_create(model.get(), nullptr, &context));
+  EXPECT_EQ(tcc_context_num_threads(context),
+            std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(tcc_context_model(context), model.get());
+  tcc_context_free(context);
+}
+
+TEST(Context, OutlivesItsModelHandle) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context(model, 1);
+  model = tcc::Model(); // the artifact must stay loaded for the context
+  std::vector<tcc::Tensor> out = context.run({iota(1), iota(2)});
+  EXPECT_EQ(out[0].data<float>()[0], 3);
+}
+
+TEST(Context, EightThreadsShareOneModel) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        tcc::Context context(model, 2);
+        tcc::Tensor a = iota(t), b = iota(1000 * t, t);
+        for (int iter = 0; iter < 300; ++iter) {
+          std::vector<tcc::Tensor> out = context.run({a, b});
+          for (int i = 0; i < 6; ++i)
+            if (out[0].data<float>()[i] != t + i + 1000 * t + t * i)
+              ++failures;
+        }
+      } catch (const std::exception &e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// A descriptor whose run blocks until released, to catch a context being
+// used by two threads at once.
+std::atomic<bool> blockedRunStarted{false}, releaseBlockedRun{false};
+int32_t blockingRun(const tcc_run_args_t *) {
+  blockedRunStarted = true;
+  while (!releaseBlockedRun)
+    std::this_thread::yield();
+  return 0;
+}
+
+TEST(Context, ConcurrentRunsOnOneContextAreRefused) {
+  tcc_artifact_desc_t desc = {TCC_ABI_VERSION, 0, "", "",
+                              "blocking",      0, 0,  nullptr,
+                              nullptr,         0, 0,  blockingRun};
+  tcc::Model model = tcc::Model::wrap(&desc);
+  tcc::Context context(model, 1);
+  std::thread first([&] { context.run({}, {}); });
+  while (!blockedRunStarted)
+    std::this_thread::yield();
+  Result r = result(tcc_context_run(context.get(), nullptr, 0, nullptr, 0));
+  releaseBlockedRun = true;
+  first.join();
+  EXPECT_EQ(r.code, TCC_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("already running"), std::string::npos);
+  EXPECT_NO_THROW(context.run({}, {})); // free again
+}
+
+} // namespace

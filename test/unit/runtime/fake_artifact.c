@@ -1,0 +1,78 @@
+/* fake_artifact.c - a hand-written stand-in for a compiled tcc artifact, so
+ * that the runtime's tests need no compiler: sum = a + b over f32[2x3].
+ *
+ * Built several times: FAKE_ABI_VERSION makes an artifact from another ABI,
+ * FAKE_RUN_RESULT one whose run fails. */
+#include "tcc/abi.h"
+
+#include <stddef.h>
+
+#ifndef FAKE_ABI_VERSION
+#define FAKE_ABI_VERSION TCC_ABI_VERSION
+#endif
+#ifndef FAKE_RUN_RESULT
+#define FAKE_RUN_RESULT 0
+#endif
+
+enum { kElements = 6, kWorkspaceAlign = 128 };
+
+static const int64_t shape[2] = {2, 3};
+static const tcc_tensor_desc_t inputs[2] = {
+    {"a", TCC_DTYPE_F32, 2, shape},
+    {"b", TCC_DTYPE_F32, 2, shape},
+};
+static const tcc_tensor_desc_t outputs[1] = {{"sum", TCC_DTYPE_F32, 2, shape}};
+
+typedef struct add_ctx_t {
+  const float *a, *b;
+  float *scratch, *sum;
+} add_ctx_t;
+
+/* Goes through the workspace so that two runs sharing one would corrupt
+ * each other's results. */
+static void add_range(void *opaque, int64_t begin, int64_t end) {
+  add_ctx_t *ctx = (add_ctx_t *)opaque;
+  for (int64_t i = begin; i < end; ++i) {
+    ctx->scratch[i] = ctx->a[i] + ctx->b[i];
+    ctx->sum[i] = ctx->scratch[i];
+  }
+}
+
+static int is_aligned(const void *p, size_t alignment) {
+  return (size_t)p % alignment == 0;
+}
+
+/* Distinct failure codes tell a test which promise of the ABI was broken. */
+static int32_t run(const tcc_run_args_t *args) {
+  if (FAKE_RUN_RESULT)
+    return FAKE_RUN_RESULT;
+  if (!is_aligned(args->inputs[0], 64) || !is_aligned(args->inputs[1], 64) ||
+      !is_aligned(args->outputs[0], 64))
+    return 100;
+  if (!args->workspace || !is_aligned(args->workspace, kWorkspaceAlign))
+    return 101;
+  add_ctx_t ctx = {(const float *)args->inputs[0],
+                   (const float *)args->inputs[1], (float *)args->workspace,
+                   (float *)args->outputs[0]};
+  if (args->host && args->host->parallel_for)
+    args->host->parallel_for(args->host->self, kElements, 1, add_range, &ctx);
+  else
+    add_range(&ctx, 0, kElements);
+  return 0;
+}
+
+static const tcc_artifact_desc_t desc = {
+    .abi_version = FAKE_ABI_VERSION,
+    .tcc_version = "0.0.0-fake",
+    .target = "x86_64-fake",
+    .model_name = "fake_add",
+    .num_inputs = 2,
+    .num_outputs = 1,
+    .inputs = inputs,
+    .outputs = outputs,
+    .workspace_bytes = kElements * sizeof(float),
+    .workspace_align = kWorkspaceAlign,
+    .run = run,
+};
+
+const tcc_artifact_desc_t *tcc_artifact_get(void) { return &desc; }

@@ -1,0 +1,147 @@
+// model_test.cc - loading artifacts and validating their descriptors.
+#include "test_util.h"
+
+#include <fstream>
+
+using tcc::testing::Result;
+using tcc::testing::result;
+
+namespace {
+
+TEST(Model, LoadDescribes) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  EXPECT_EQ(model.numInputs(), 2u);
+  EXPECT_EQ(model.numOutputs(), 1u);
+  EXPECT_STREQ(model.input(1).name, "b");
+  EXPECT_EQ(model.output(0).dtype, TCC_DTYPE_F32);
+  EXPECT_EQ(model.output(0).rank, 2);
+  EXPECT_EQ(model.name(), "fake_add");
+  EXPECT_EQ(model.target(), "x86_64-fake");
+  EXPECT_EQ(model.version(), "0.0.0-fake");
+  EXPECT_EQ(model.workspaceBytes(), 24u);
+  EXPECT_EQ(model.desc().abi_version, TCC_ABI_VERSION);
+  EXPECT_EQ(tcc_model_input(model.get(), 2), nullptr);
+  EXPECT_EQ(tcc_model_output(model.get(), 1), nullptr);
+  EXPECT_THROW(model.output(1), std::out_of_range);
+}
+
+TEST(Model, LoadRuns) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context(model, 1);
+  std::vector<tcc::Tensor> out =
+      context.run({tcc::testing::iota(1), tcc::testing::iota(10, 10)});
+  ASSERT_EQ(out.size(), 1u);
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out[0].data<float>()[i], 11 + 11 * i);
+}
+
+TEST(Model, MissingFileIsNotFound) {
+  tcc_model_t *model = nullptr;
+  Result r = result(tcc_model_load("/nonexistent/model.so", &model));
+  EXPECT_EQ(r.code, TCC_STATUS_NOT_FOUND);
+  EXPECT_NE(r.message.find("/nonexistent/model.so"), std::string::npos)
+      << r.message;
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST(Model, AbiMismatchIsRefused) {
+  tcc_model_t *model = nullptr;
+  Result r = result(tcc_model_load(TCC_FAKE_ARTIFACT_ABI99, &model));
+  EXPECT_EQ(r.code, TCC_STATUS_FAILED_PRECONDITION);
+  EXPECT_NE(r.message.find("ABI version 99, this runtime implements "
+                           "version " +
+                           std::to_string(TCC_ABI_VERSION)),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST(Model, NotAnArtifact) {
+  tcc_model_t *model = nullptr;
+  Result r = result(tcc_model_load(TCC_NOT_AN_ARTIFACT, &model));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("does not export tcc_artifact_get"),
+            std::string::npos)
+      << r.message;
+
+  tcc::testing::TempDir dir;
+  std::ofstream(dir / "junk.so") << "not an ELF file";
+  r = result(tcc_model_load((dir / "junk.so").c_str(), &model));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("cannot load artifact"), std::string::npos)
+      << r.message;
+  EXPECT_EQ(model, nullptr);
+}
+
+int32_t noop(const tcc_run_args_t *) { return 0; }
+
+const int64_t kShape[] = {2, 3};
+const int64_t kNegative[] = {2, -3};
+
+/// A valid descriptor for wrap tests to break one field of.
+struct Descriptor {
+  tcc_tensor_desc_t inputs[1] = {{"x", TCC_DTYPE_F32, 2, kShape}};
+  tcc_tensor_desc_t outputs[1] = {{"y", TCC_DTYPE_I64, 2, kShape}};
+  tcc_artifact_desc_t desc = {TCC_ABI_VERSION, 0,       "v", "t", "m", 1, 1,
+                              inputs,          outputs, 0,   0,   noop};
+};
+
+Result wrap(const tcc_artifact_desc_t *desc) {
+  tcc_model_t *model = nullptr;
+  Result r = result(tcc_model_wrap(desc, &model));
+  tcc_model_free(model);
+  return r;
+}
+
+TEST(Model, WrapValidatesDescriptor) {
+  Descriptor ok;
+  EXPECT_EQ(wrap(&ok.desc).code, TCC_STATUS_OK);
+  EXPECT_EQ(wrap(nullptr).code, TCC_STATUS_INVALID_ARGUMENT);
+
+  struct Case {
+    const char *message;
+    void (*breakIt)(Descriptor &);
+  } cases[] = {
+      {"ABI version 2", [](Descriptor &d) { d.desc.abi_version = 2; }},
+      {"no run function", [](Descriptor &d) { d.desc.run = nullptr; }},
+      {"lists 1 inputs but no array",
+       [](Descriptor &d) { d.desc.inputs = nullptr; }},
+      {"lists 3 outputs",
+       [](Descriptor &d) {
+         d.desc.num_outputs = 3;
+         d.desc.outputs = nullptr;
+       }},
+      {"input 0 has no name",
+       [](Descriptor &d) { d.inputs[0].name = nullptr; }},
+      {"input 0 'x': negative rank -1",
+       [](Descriptor &d) { d.inputs[0].rank = -1; }},
+      {"output 0 'y': dimension 1 is negative in i64[2x-3]",
+       [](Descriptor &d) { d.outputs[0].shape = kNegative; }},
+      {"output 0 'y': unknown dtype 8",
+       [](Descriptor &d) { d.outputs[0].dtype = 8; }},
+      {"output 0 'y': rank 2 with a NULL shape",
+       [](Descriptor &d) { d.outputs[0].shape = nullptr; }},
+      {"workspace_align 48 is not a power of two",
+       [](Descriptor &d) { d.desc.workspace_align = 48; }},
+  };
+  for (const Case &c : cases) {
+    Descriptor d;
+    c.breakIt(d);
+    Result r = wrap(&d.desc);
+    EXPECT_NE(r.code, TCC_STATUS_OK) << c.message;
+    EXPECT_NE(r.message.find(c.message), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("linked artifact 'm'"), std::string::npos)
+        << r.message;
+  }
+}
+
+TEST(Model, StringsMayBeMissing) {
+  Descriptor d;
+  d.desc.target = d.desc.tcc_version = d.desc.model_name = nullptr;
+  tcc::Model model = tcc::Model::wrap(&d.desc);
+  EXPECT_EQ(model.name(), "");
+  EXPECT_EQ(model.target(), "");
+  EXPECT_EQ(model.version(), "");
+}
+
+} // namespace

@@ -1,0 +1,127 @@
+// thread_pool_test.cc - tcc::ThreadPool::parallelFor.
+#include "thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace {
+
+/// Counts how often each index is visited and checks the ranges' grain.
+struct Coverage {
+  explicit Coverage(int64_t n, int64_t grain)
+      : hits(new std::atomic<int>[n]()), n(n), grain(grain) {}
+  static void visit(void *self, int64_t begin, int64_t end) {
+    auto *c = static_cast<Coverage *>(self);
+    if (begin < 0 || end > c->n || begin >= end ||
+        (end - begin < c->grain && end != c->n))
+      ++c->badRanges;
+    for (int64_t i = begin; i < end; ++i)
+      ++c->hits[i];
+  }
+  void expectEachOnce() const {
+    EXPECT_EQ(badRanges.load(), 0);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hits[i].load(), 1) << "index " << i << " of " << n;
+  }
+
+  std::unique_ptr<std::atomic<int>[]> hits;
+  int64_t n, grain;
+  std::atomic<int> badRanges{0};
+};
+
+TEST(ThreadPool, CoversEachIndexOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    tcc::ThreadPool pool(threads);
+    EXPECT_EQ(pool.numThreads(), threads);
+    for (int64_t n : {1, 2, 7, 64, 1000, 100003})
+      for (int64_t grain : {0, 1, 5, 4096}) {
+        SCOPED_TRACE(::testing::Message()
+                     << threads << " threads, n " << n << ", grain " << grain);
+        Coverage c(n, grain);
+        pool.parallelFor(n, grain, Coverage::visit, &c);
+        c.expectEachOnce();
+      }
+  }
+}
+
+TEST(ThreadPool, EmptyRangeCallsNothing) {
+  tcc::ThreadPool pool(4);
+  Coverage c(1, 1);
+  pool.parallelFor(0, 1, Coverage::visit, &c);
+  pool.parallelFor(-5, 1, Coverage::visit, &c);
+  EXPECT_EQ(c.hits[0].load(), 0);
+}
+
+TEST(ThreadPool, UsesSeveralThreads) {
+  tcc::ThreadPool pool(4);
+  struct Seen {
+    std::mutex mutex;
+    std::set<std::thread::id> ids;
+  } seen;
+  // Enough slow chunks that every worker wakes in time to claim some.
+  for (int attempt = 0; attempt < 20 && seen.ids.size() < 2; ++attempt)
+    pool.parallelFor(
+        64, 1,
+        [](void *self, int64_t, int64_t) {
+          auto *s = static_cast<Seen *>(self);
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          std::lock_guard<std::mutex> lock(s->mutex);
+          s->ids.insert(std::this_thread::get_id());
+        },
+        &seen);
+  EXPECT_GE(seen.ids.size(), 2u);
+}
+
+// A parallelFor inside another runs inline instead of deadlocking.
+TEST(ThreadPool, NestedCallsRunInline) {
+  tcc::ThreadPool pool(3);
+  struct Outer {
+    tcc::ThreadPool *pool;
+    Coverage inner{100 * 50, 1};
+  } outer{&pool};
+  pool.parallelFor(
+      100, 1,
+      [](void *self, int64_t begin, int64_t end) {
+        auto *o = static_cast<Outer *>(self);
+        for (int64_t i = begin; i < end; ++i) {
+          struct Shifted {
+            Coverage *c;
+            int64_t offset;
+          } shifted{&o->inner, i * 50};
+          o->pool->parallelFor(
+              50, 1,
+              [](void *s, int64_t b, int64_t e) {
+                auto *sh = static_cast<Shifted *>(s);
+                Coverage::visit(sh->c, sh->offset + b, sh->offset + e);
+              },
+              &shifted);
+        }
+      },
+      &outer);
+  outer.inner.expectEachOnce();
+}
+
+TEST(ThreadPool, ConcurrentCallersAllFinish) {
+  tcc::ThreadPool pool(4);
+  std::vector<std::unique_ptr<Coverage>> coverages;
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    coverages.push_back(std::make_unique<Coverage>(20000, 16));
+    callers.emplace_back([&pool, c = coverages.back().get()] {
+      pool.parallelFor(c->n, c->grain, Coverage::visit, c);
+    });
+  }
+  for (std::thread &t : callers)
+    t.join();
+  for (auto &c : coverages)
+    c->expectEachOnce();
+}
+
+} // namespace
