@@ -8,6 +8,7 @@
 #include "compiler/Target/LLVMCodegen.h"
 #include "compiler/Target/Link.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -199,6 +200,18 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   }
   if (output == "-" && !isTextStage(emit))
     return fail("binary output cannot go to stdout; give -o FILE");
+  if (output != "-") {
+    // Fail before compiling, not after, when the output cannot be written.
+    SmallString<256> dir = llvm::sys::path::parent_path(output);
+    if (dir.empty())
+      dir = ".";
+    if (!llvm::sys::fs::is_directory(dir))
+      return fail("cannot write '" + output + "': no such directory '" + dir +
+                  "'");
+    if (llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
+      return fail("cannot write '" + output + "': directory '" + dir +
+                  "' is not writable");
+  }
 
   OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
   if (!module)
@@ -238,6 +251,11 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   info->symbolPrefix = !opts.name.empty()        ? opts.name
                        : emit == EmitKind::Executable ? "tcc"
                                                       : symbolPrefixFor(output);
+  // The interface is recorded; its names must not reach LLVM as attributes.
+  module->walk([](func::FuncOp f) {
+    f.setAllArgAttrs(ArrayRef<DictionaryAttr>());
+    f.setAllResultAttrs(ArrayRef<DictionaryAttr>());
+  });
   if (failed(runPipeline(buildTccToLinalgPipeline)))
     return 1;
   if (emit == EmitKind::Linalg)

@@ -3,6 +3,7 @@
 #include "compiler/Conversion/TccToLinalg/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -68,7 +69,19 @@ Value mlir::tcc::reshapeTensor(OpBuilder &b, Location loc, Value value,
   auto from = cast<RankedTensorType>(value.getType());
   if (from == type)
     return value;
-  // Through rank 1: collapse everything, then expand to the target. Rank 0
+  // One collapse or expand when dimensions only merge or only split.
+  if (from.getRank() != type.getRank() && from.getRank() > 0 &&
+      type.getRank() > 0) {
+    bool collapse = from.getRank() > type.getRank();
+    if (std::optional<SmallVector<ReassociationIndices>> groups =
+            getReassociationIndicesForReshape(collapse ? from : type,
+                                              collapse ? type : from)) {
+      if (collapse)
+        return b.create<tensor::CollapseShapeOp>(loc, type, value, *groups);
+      return b.create<tensor::ExpandShapeOp>(loc, type, value, *groups);
+    }
+  }
+  // Otherwise through rank 1: collapse everything, then expand to the target. Rank 0
   // sides use the empty reassociation.
   auto flatType = RankedTensorType::get({from.getNumElements()},
                                         from.getElementType());

@@ -8,9 +8,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/APSInt.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -157,6 +160,30 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> {
+        return llvm::maximum(a, b);
+      },
+      [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
+        return isUnsigned ? llvm::APIntOps::umax(a, b)
+                          : llvm::APIntOps::smax(a, b);
+      });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> {
+        return llvm::minimum(a, b);
+      },
+      [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
+        return isUnsigned ? llvm::APIntOps::umin(a, b)
+                          : llvm::APIntOps::smin(a, b);
+      });
+}
+
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getInput().getDefiningOp<NegOp>())
     return inner.getInput();
@@ -170,30 +197,175 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   return a.mapValues(a.getElementType(), [](const APInt &v) { return -v; });
 }
 
+/// Applies `fn` (in double precision, rounded back to the element type) to
+/// every element of a small float constant.
+static Attribute foldUnaryFloat(Attribute input,
+                                function_ref<double(double)> fn) {
+  DenseElementsAttr a = smallDense(input);
+  if (!a || !isa<FloatType>(a.getElementType()))
+    return {};
+  const llvm::fltSemantics &sem =
+      cast<FloatType>(a.getElementType()).getFloatSemantics();
+  return a.mapValues(a.getElementType(), [&](const APFloat &v) {
+    APFloat r(fn(v.convertToDouble()));
+    bool lost;
+    r.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+    return r.bitcastToAPInt();
+  });
+}
+
+OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryFloat(adaptor.getInput(), [](double x) { return std::sqrt(x); });
+}
+OpFoldResult RsqrtOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryFloat(adaptor.getInput(),
+                        [](double x) { return 1.0 / std::sqrt(x); });
+}
+OpFoldResult ReciprocalOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryFloat(adaptor.getInput(), [](double x) { return 1.0 / x; });
+}
+
+/// The elements of a small dense constant, or empty when it is not one.
+static SmallVector<Attribute> smallValues(Attribute attr) {
+  DenseElementsAttr dense = smallDense(attr);
+  return dense ? SmallVector<Attribute>(dense.getValues<Attribute>())
+               : SmallVector<Attribute>();
+}
+
+/// Whether the result of a folder would be small enough to build.
+static bool isSmallStatic(RankedTensorType type) {
+  return type.hasStaticShape() && type.getNumElements() <= kMaxFoldElements;
+}
+
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   auto cond = dyn_cast_or_null<DenseElementsAttr>(adaptor.getCondition());
-  if (!cond || !cond.isSplat())
+  if (cond && cond.isSplat()) {
+    Value chosen = cond.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+    if (chosen.getType() == getType())
+      return chosen;
+  }
+  // All three constant: pick element by element (Where in shape code).
+  SmallVector<Attribute> c = smallValues(adaptor.getCondition()),
+                         t = smallValues(adaptor.getOnTrue()),
+                         f = smallValues(adaptor.getOnFalse());
+  if (c.empty() || t.empty() || f.empty() || !isSmallStatic(getType()))
     return {};
-  Value chosen = cond.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
-  return chosen.getType() == getType() ? chosen : Value();
+  ArrayRef<int64_t> shape = getType().getShape();
+  SmallVector<Attribute> out;
+  for (int64_t i = 0, n = getType().getNumElements(); i < n; ++i) {
+    auto pick = [&](Value v, ArrayRef<Attribute> values) {
+      return values[broadcastIndex(cast<ShapedType>(v.getType()).getShape(),
+                                   shape, i)];
+    };
+    bool on = cast<IntegerAttr>(pick(getCondition(), c)).getValue().getBoolValue();
+    out.push_back(on ? pick(getOnTrue(), t) : pick(getOnFalse(), f));
+  }
+  return DenseElementsAttr::get(getType(), out);
+}
+
+OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
+  SmallVector<Attribute> a = smallValues(adaptor.getLhs()),
+                         b = smallValues(adaptor.getRhs());
+  if (a.empty() || b.empty() || !isSmallStatic(getType()))
+    return {};
+  ArrayRef<int64_t> shape = getType().getShape();
+  ArrayRef<int64_t> lhsShape = getLhs().getType().getShape();
+  ArrayRef<int64_t> rhsShape = getRhs().getType().getShape();
+  Type et = getLhs().getType().getElementType();
+  bool isUnsigned = et.isUnsignedInteger() || et.isInteger(1);
+  SmallVector<bool> out;
+  for (int64_t i = 0, n = getType().getNumElements(); i < n; ++i) {
+    Attribute x = a[broadcastIndex(lhsShape, shape, i)];
+    Attribute y = b[broadcastIndex(rhsShape, shape, i)];
+    // -1, 0, 1 for less, equal, greater; 2 when a NaN makes them unordered.
+    int order;
+    if (auto fx = dyn_cast<FloatAttr>(x)) {
+      APFloat::cmpResult r = fx.getValue().compare(cast<FloatAttr>(y).getValue());
+      order = r == APFloat::cmpLessThan      ? -1
+              : r == APFloat::cmpEqual       ? 0
+              : r == APFloat::cmpGreaterThan ? 1
+                                             : 2;
+    } else {
+      APInt ix = cast<IntegerAttr>(x).getValue();
+      APInt iy = cast<IntegerAttr>(y).getValue();
+      order = ix == iy ? 0 : (isUnsigned ? ix.ult(iy) : ix.slt(iy)) ? -1 : 1;
+    }
+    bool value;
+    switch (getPredicate()) {
+    case ComparePredicate::eq:
+      value = order == 0;
+      break;
+    case ComparePredicate::ne:
+      value = order != 0;
+      break;
+    case ComparePredicate::lt:
+      value = order == -1;
+      break;
+    case ComparePredicate::le:
+      value = order == -1 || order == 0;
+      break;
+    case ComparePredicate::gt:
+      value = order == 1;
+      break;
+    case ComparePredicate::ge:
+      value = order == 1 || order == 0;
+      break;
+    }
+    out.push_back(value);
+  }
+  return DenseElementsAttr::get(getType(), out);
+}
+
+/// One element converted as tcc.cast does; nullopt when float to integer
+/// has no defined result (NaN or out of range), which is left to run time.
+static std::optional<Attribute> castElement(Attribute value, Type to) {
+  auto toInt = dyn_cast<IntegerType>(to);
+  if (auto f = dyn_cast<FloatAttr>(value)) {
+    APFloat v = f.getValue();
+    if (!toInt) {
+      bool lost;
+      v.convert(cast<FloatType>(to).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      return FloatAttr::get(to, v);
+    }
+    if (toInt.getWidth() == 1)
+      return IntegerAttr::get(to, APInt(1, !v.isZero()));
+    APSInt r(toInt.getWidth(), toInt.isUnsigned());
+    bool exact;
+    if (v.convertToInteger(r, APFloat::rmTowardZero, &exact) &
+        APFloat::opInvalidOp)
+      return std::nullopt;
+    return IntegerAttr::get(to, r);
+  }
+  auto i = cast<IntegerAttr>(value);
+  APInt v = i.getValue();
+  bool fromUnsigned = i.getType().isUnsignedInteger() || v.getBitWidth() == 1;
+  if (!toInt) {
+    APFloat r(cast<FloatType>(to).getFloatSemantics());
+    r.convertFromAPInt(v, !fromUnsigned, APFloat::rmNearestTiesToEven);
+    return FloatAttr::get(to, r);
+  }
+  if (toInt.getWidth() == 1)
+    return IntegerAttr::get(to, APInt(1, !v.isZero()));
+  return IntegerAttr::get(to, fromUnsigned ? v.zextOrTrunc(toInt.getWidth())
+                                           : v.sextOrTrunc(toInt.getWidth()));
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  DenseElementsAttr a = smallDense(adaptor.getInput());
-  Type from = getInput().getType().getElementType();
-  Type to = getType().getElementType();
-  // Only the exact conversions shape computations need: integer widths.
-  auto fromInt = dyn_cast<IntegerType>(from);
-  auto toInt = dyn_cast<IntegerType>(to);
-  if (!a || !fromInt || !toInt || fromInt.getWidth() == 1 ||
-      toInt.getWidth() == 1)
+  SmallVector<Attribute> values = smallValues(adaptor.getInput());
+  if (values.empty() || !getType().hasStaticShape())
     return {};
-  return a.mapValues(to, [&](const APInt &v) {
-    return fromInt.isUnsigned() ? v.zextOrTrunc(toInt.getWidth())
-                                : v.sextOrTrunc(toInt.getWidth());
-  });
+  SmallVector<Attribute> out;
+  for (Attribute v : values) {
+    std::optional<Attribute> converted =
+        castElement(v, getType().getElementType());
+    if (!converted)
+      return {};
+    out.push_back(*converted);
+  }
+  return DenseElementsAttr::get(getType(), out);
 }
 
 template <typename Op>
@@ -307,13 +479,44 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
   auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput());
   if (dense && dense.isSplat() && getType().hasStaticShape())
     return dense.resizeSplat(getType());
-  return {};
+  SmallVector<Attribute> values = smallValues(dense);
+  if (values.empty() || !isSmallStatic(getType()))
+    return {};
+  SmallVector<Attribute> out;
+  for (int64_t i = 0, n = getType().getNumElements(); i < n; ++i)
+    out.push_back(values[broadcastIndex(getInput().getType().getShape(),
+                                        getType().getShape(), i)]);
+  return DenseElementsAttr::get(getType(), out);
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];
-  return {};
+  if (!isSmallStatic(getType()))
+    return {};
+  // Row-major: for each index before `axis`, one block from every input.
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t axis = getAxis();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= shape[i];
+  for (int64_t i = axis + 1; i < (int64_t)shape.size(); ++i)
+    inner *= shape[i];
+  SmallVector<SmallVector<Attribute>> inputs;
+  for (Attribute a : adaptor.getInputs()) {
+    inputs.push_back(smallValues(a));
+    if (inputs.back().empty() &&
+        !(a && cast<ElementsAttr>(a).getNumElements() == 0))
+      return {};
+  }
+  SmallVector<Attribute> out;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (auto [value, values] : llvm::zip(getInputs(), inputs)) {
+      int64_t block = cast<ShapedType>(value.getType()).getDimSize(axis) * inner;
+      llvm::append_range(out, ArrayRef<Attribute>(values).slice(o * block, block));
+    }
+  }
+  return DenseElementsAttr::get(getType(), out);
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
@@ -338,4 +541,32 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();
   return {};
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  SmallVector<Attribute> data = smallValues(adaptor.getData());
+  DenseElementsAttr indices = smallDense(adaptor.getIndices());
+  if (data.empty() || !indices || !isSmallStatic(getType()))
+    return {};
+  ArrayRef<int64_t> shape = getData().getType().getShape();
+  int64_t axis = getAxis(), size = shape[axis], outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= shape[i];
+  for (int64_t i = axis + 1; i < (int64_t)shape.size(); ++i)
+    inner *= shape[i];
+  SmallVector<int64_t> picks;
+  for (const APInt &index : indices.getValues<APInt>()) {
+    int64_t k = index.getSExtValue();
+    if (k < 0)
+      k += size;
+    if (k < 0 || k >= size)
+      return {}; // Out of range: the run time decides what it gives.
+    picks.push_back(k);
+  }
+  SmallVector<Attribute> out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k : picks)
+      llvm::append_range(out, ArrayRef<Attribute>(data).slice(
+                                  (o * size + k) * inner, inner));
+  return DenseElementsAttr::get(getType(), out);
 }

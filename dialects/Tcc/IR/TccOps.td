@@ -82,9 +82,13 @@ def Tcc_RemOp : Tcc_BinaryOp<"rem",
     "C's fmod for floats)", Tcc_NumericTensor>;
 def Tcc_PowOp : Tcc_BinaryOp<"pow", "power `lhs ** rhs`", Tcc_NumericTensor>;
 def Tcc_MaxOp : Tcc_BinaryOp<"max", "maximum (NaN-propagating)",
-    Tcc_NumericTensor, [Commutative]>;
+    Tcc_NumericTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Tcc_MinOp : Tcc_BinaryOp<"min", "minimum (NaN-propagating)",
-    Tcc_NumericTensor, [Commutative]>;
+    Tcc_NumericTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Tcc_AndOp : Tcc_BinaryOp<"and", "logical or bitwise and",
     Tcc_IntegerLikeTensor, [Commutative]>;
 def Tcc_OrOp : Tcc_BinaryOp<"or", "logical or bitwise or",
@@ -110,6 +114,7 @@ def Tcc_CompareOp : Tcc_Op<"cmp", [Pure, Tcc_BroadcastingElementwise,
   let assemblyFormat = [{
     $predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Tcc_SelectOp : Tcc_Op<"select", [Pure, Tcc_BroadcastingElementwise,
@@ -156,10 +161,16 @@ def Tcc_SignOp : Tcc_UnaryOp<"sign", "sign (-1, 0 or 1)", Tcc_NumericTensor>;
 def Tcc_ReluOp : Tcc_UnaryOp<"relu", "`max(x, 0)`", Tcc_NumericTensor>;
 def Tcc_ExpOp : Tcc_UnaryOp<"exp", "the exponential", Tcc_FloatTensor>;
 def Tcc_LogOp : Tcc_UnaryOp<"log", "the natural logarithm", Tcc_FloatTensor>;
-def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", "the square root", Tcc_FloatTensor>;
+def Tcc_SqrtOp : Tcc_UnaryOp<"sqrt", "the square root", Tcc_FloatTensor> {
+  let hasFolder = 1;
+}
 def Tcc_RsqrtOp : Tcc_UnaryOp<"rsqrt", "the reciprocal square root",
-    Tcc_FloatTensor>;
-def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", "`1 / x`", Tcc_FloatTensor>;
+    Tcc_FloatTensor> {
+  let hasFolder = 1;
+}
+def Tcc_ReciprocalOp : Tcc_UnaryOp<"reciprocal", "`1 / x`", Tcc_FloatTensor> {
+  let hasFolder = 1;
+}
 def Tcc_TanhOp : Tcc_UnaryOp<"tanh", "the hyperbolic tangent",
     Tcc_FloatTensor>;
 def Tcc_SigmoidOp : Tcc_UnaryOp<"sigmoid", "the logistic function "
@@ -599,6 +610,7 @@ def Tcc_GatherOp : Tcc_Op<"gather", [Pure,
     $data `,` $indices `axis` `=` $axis attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tcc_PadOp : Tcc_Op<"pad", [Pure, AllElementTypesMatch<["input", "result"]>]> {

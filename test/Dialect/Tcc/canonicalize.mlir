@@ -219,3 +219,19 @@ func.func @pad_nothing(%x: tensor<3xf32>) -> tensor<3xf32> {
   // CHECK: return %[[X]]
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// Tests that sqrt, rsqrt and reciprocal of small float constants fold.
+// CHECK-LABEL: func @unary_float_folds
+// CHECK-DAG: %[[S:.*]] = tcc.constant dense<[2.000000e+00, 3.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[R:.*]] = tcc.constant dense<[5.000000e-01, 0.333333343]> : tensor<2xf32>
+// CHECK-DAG: %[[Q:.*]] = tcc.constant dense<[2.500000e-01, 0.111111112]> : tensor<2xf32>
+// CHECK: return %[[S]], %[[R]], %[[Q]]
+func.func @unary_float_folds() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %c = tcc.constant dense<[4.0, 9.0]> : tensor<2xf32>
+  %0 = tcc.sqrt %c : tensor<2xf32>
+  %1 = tcc.rsqrt %c : tensor<2xf32>
+  %2 = tcc.reciprocal %c : tensor<2xf32>
+  return %0, %1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}

@@ -1,0 +1,17 @@
+// RUN: tcc-opt %s --convert-tcc-to-linalg -split-input-file -verify-diagnostics
+
+// Tests that a dynamic shape is reported, naming the fix.
+func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'tcc.relu' op has a dynamic shape ('tensor<?x3xf32>'), which the CPU lowering does not support yet; fix the input shapes (--input-shape)}}
+  %0 = tcc.relu %a : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// Tests that unsigned integers are reported.
+func.func @unsigned(%a: tensor<3xui8>) -> tensor<3xui8> {
+  // expected-error @+1 {{'tcc.add' op on unsigned integers ('tensor<3xui8>') is not supported by the CPU lowering yet}}
+  %0 = tcc.add %a, %a : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+  return %0 : tensor<3xui8>
+}
