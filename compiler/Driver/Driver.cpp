@@ -21,6 +21,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -144,6 +145,62 @@ static std::string symbolPrefixFor(StringRef output) {
   return id;
 }
 
+/// Prints the plan tcc-plan-memory recorded: one line per buffer, then the
+/// totals; or one JSON object.
+static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("tcc.memory_plan");
+  llvm::raw_ostream &os = llvm::outs();
+  auto total = [&](StringRef key) -> int64_t {
+    auto v = plan ? plan.getAs<IntegerAttr>(key) : IntegerAttr();
+    return v ? v.getInt() : 0;
+  };
+  auto buffers = plan ? plan.getAs<ArrayAttr>("buffers") : ArrayAttr();
+  auto field = [](Attribute entry, StringRef key) {
+    return cast<DictionaryAttr>(entry).getAs<IntegerAttr>(key).getInt();
+  };
+  auto typeOf = [](Attribute entry) {
+    std::string s;
+    llvm::raw_string_ostream ts(s);
+    ts << cast<DictionaryAttr>(entry).getAs<TypeAttr>("type").getValue();
+    return s;
+  };
+  if (json) {
+    os << "{\"model\": \"" << model << "\", \"arena_bytes\": "
+       << total("arena_bytes") << ", \"naive_bytes\": " << total("naive_bytes")
+       << ", \"peak_live_bytes\": " << total("peak_live_bytes")
+       << ", \"buffers\": [";
+    for (auto [i, b] : llvm::enumerate(buffers ? buffers.getValue()
+                                               : ArrayRef<Attribute>())) {
+      os << (i ? ", " : "") << "{\"bytes\": " << field(b, "bytes")
+         << ", \"first\": " << field(b, "first") << ", \"last\": "
+         << field(b, "last") << ", \"offset\": " << field(b, "offset")
+         << ", \"type\": \"" << typeOf(b) << "\"}";
+    }
+    os << "]}\n";
+    return;
+  }
+  os << "memory plan of '" << model << "': "
+     << (buffers ? buffers.size() : 0) << " buffers in one arena\n";
+  os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4}\n", "buffer", "bytes",
+                      "live", "offset", "type");
+  for (auto [i, b] :
+       llvm::enumerate(buffers ? buffers.getValue() : ArrayRef<Attribute>()))
+    os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4}\n", i,
+                        field(b, "bytes"),
+                        std::to_string(field(b, "first")) + ".." +
+                            std::to_string(field(b, "last")),
+                        field(b, "offset"), typeOf(b));
+  int64_t arena = total("arena_bytes"), naive = total("naive_bytes"),
+          peak = total("peak_live_bytes");
+  os << llvm::formatv("arena_bytes:     {0,12}\n", arena)
+     << llvm::formatv("peak_live_bytes: {0,12}  (the lower bound)\n", peak)
+     << llvm::formatv("naive_bytes:     {0,12}  (every buffer separate)\n",
+                      naive);
+  if (naive > 0 && peak > 0)
+    os << llvm::formatv("arena / peak = {0:f3}, arena / naive = {1:f3}\n",
+                        double(arena) / peak, double(arena) / naive);
+}
+
 static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
                                        const CompileOptions &opts) {
   StringRef ext = llvm::sys::path::extension(opts.inputPath);
@@ -262,6 +319,10 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
     return writeModule();
   if (failed(runPipeline(buildLinalgToLLVMPipeline)))
     return 1;
+  if (auto bytes = (*module)->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
+    info->workspaceBytes = bytes.getInt();
+  if (!opts.memoryReport.empty())
+    printMemoryReport(*module, info->modelName, opts.memoryReport == "json");
   if (emit == EmitKind::LLVMDialect)
     return writeModule();
 

@@ -44,6 +44,8 @@ struct CompileOptions {
   bool printDebugInfo = false;
   /// Symbol prefix of the exported getter; empty: from the output name.
   std::string name;
+  /// Print the memory plan: "text" or "json" (empty: don't).
+  std::string memoryReport;
   /// Where libtccrt's static libraries are (for executables).
   std::string runtimeLibDir;
 };

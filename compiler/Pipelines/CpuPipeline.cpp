@@ -63,6 +63,9 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+  // Intermediates go to the arena; whatever the plan cannot place is freed
+  // by the deallocation pipeline.
+  pm.addPass(tcc::createTccPlanMemory());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
 

@@ -21,7 +21,8 @@ void buildTccGraphPipeline(OpPassManager &pm);
 /// tcc -> linalg on tensors.
 void buildTccToLinalgPipeline(OpPassManager &pm);
 /// linalg on tensors -> LLVM dialect, for the host CPU. Function arguments
-/// become bare pointers: inputs first, then one out-parameter per result.
+/// become bare pointers: inputs first, then one out-parameter per result,
+/// then (when the memory plan needs one) the workspace arena.
 void buildLinalgToLLVMPipeline(OpPassManager &pm);
 /// All of the above.
 void buildTccCpuPipeline(OpPassManager &pm);

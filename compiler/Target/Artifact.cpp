@@ -177,10 +177,12 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                                     bool exportGenericGetter,
                                     std::string &error) {
   llvm::Function *graph = module.getFunction(graphFunction);
-  size_t arity = info.inputs.size() + info.outputs.size();
+  size_t tensors = info.inputs.size() + info.outputs.size();
+  size_t arity = tensors + (info.workspaceBytes > 0);
   if (!graph || graph->arg_size() != arity) {
     error = "internal error: the compiled graph '" + graphFunction.str() +
-            "' does not take one pointer per input and output";
+            "' does not take one pointer per input and output (and the "
+            "workspace)";
     return failure();
   }
   // Only the getters are visible from outside.
@@ -204,13 +206,16 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   llvm::Value *ins = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 0));
   llvm::Value *outs = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 1));
   SmallVector<llvm::Value *> callArgs;
-  for (size_t i = 0; i < arity; ++i) {
+  for (size_t i = 0; i < tensors; ++i) {
     bool isInput = i < info.inputs.size();
     size_t index = isInput ? i : i - info.inputs.size();
     llvm::Value *slot =
         b.CreateConstGEP1_64(d.ptr, isInput ? ins : outs, index);
     callArgs.push_back(b.CreateLoad(d.ptr, slot));
   }
+  if (info.workspaceBytes > 0)
+    callArgs.push_back(
+        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 2)));
   b.CreateCall(graph, callArgs);
   b.CreateRet(llvm::ConstantInt::get(d.i32, 0));
 

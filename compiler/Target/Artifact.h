@@ -48,7 +48,8 @@ StringRef dtypeName(int32_t dtype);
 FailureOr<ArtifactInfo> describeArtifact(ModuleOp module);
 
 /// Adds the descriptor, the `run` entry point that calls `graphFunction`
-/// (inputs, then outputs, as bare pointers) and the exported getter(s) to a
+/// (inputs, then outputs, then the workspace if it has one, as bare
+/// pointers) and the exported getter(s) to a
 /// translated module. Everything else in the module becomes internal, so
 /// several artifacts can be linked into one program. With
 /// `exportGenericGetter` the module also exports `tcc_artifact_get`.

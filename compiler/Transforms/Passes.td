@@ -30,4 +30,48 @@ def TccDecompose : Pass<"tcc-decompose", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
+  let summary = "Place every intermediate buffer at a fixed offset in one arena";
+  let description = [{
+    Runs after bufferization, while `@main` (the graph an artifact exports)
+    is still a straight sequence of ops on memrefs. Every statically shaped
+    `memref.alloc` in its body becomes a `memref.view` into one workspace argument
+    (appended to the function's arguments), at an offset chosen at compile
+    time: lifetimes come from the position of the last use (through views),
+    and the buffers are packed greedily by size so that buffers alive at the
+    same time never overlap. An elementwise op whose input buffer dies at
+    that op writes its output into that buffer (in place). Graph inputs,
+    outputs and constants are never placed in the arena.
+
+    The plan is recorded on the module: `tcc.workspace_bytes` (the arena
+    size) and `tcc.memory_plan` (one entry per buffer, plus the totals) for
+    `tcc --memory-report`.
+
+    Before:
+    ```mlir
+    func.func @main(%x: memref<64xf32>, %y: memref<64xf32>) {
+      %a = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+      linalg.exp ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
+      linalg.negf ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+      memref.dealloc %a : memref<64xf32>
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @main(%x: memref<64xf32>, %y: memref<64xf32>, %ws: memref<256xi8>) {
+      %c0 = arith.constant 0 : index
+      %a = memref.view %ws[%c0][] : memref<256xi8> to memref<64xf32>
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Byte alignment of every buffer in the arena">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TCC_TRANSFORMS_PASSES_TD

@@ -1,13 +1,14 @@
 // RUN: tcc-opt %s --tcc-cpu-pipeline | FileCheck %s
 
-// Tests that the CPU pipeline ends in the LLVM dialect with inputs and
-// results as bare pointers (results as trailing out-parameters), frees what
-// it allocates, and needs no MLIR runtime library for strided copies.
+// Tests that the CPU pipeline ends in the LLVM dialect with inputs, results
+// (as trailing out-parameters) and the workspace arena as bare pointers,
+// allocates nothing at run time, and needs no MLIR runtime library for
+// strided copies.
+// CHECK: tcc.workspace_bytes = 64 : i64
 // CHECK-LABEL: llvm.func @main
-// CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK-NOT: memrefCopy
-// CHECK: llvm.call @malloc
-// CHECK: llvm.call @free
+// CHECK-NOT: malloc
 // CHECK: llvm.return
 // CHECK-NOT: tcc.
 // CHECK-NOT: linalg.
