@@ -72,6 +72,12 @@ struct TccPlanMemoryPass
           op.payloadUsesValueFromOperand(init))
         return;
       int64_t here = position.lookup(op);
+      // The output buffer must start its life at this op: an earlier writer
+      // (a bias fill, say) would clobber the input.
+      for (Operation *user : out->getUsers())
+        if (user != op && !isa<memref::DeallocOp>(user) &&
+            positionOf(user, func.front(), position) <= here)
+          return;
       for (OpOperand *in : op.getDpsInputOperands()) {
         memref::AllocOp src = directAlloc(in->get());
         if (!src || src == out || src.getType() != out.getType() ||
