@@ -1,0 +1,63 @@
+"""End-to-end model tests: compile each model with tcc and check it with tcc-run.
+
+Environment:
+  TCC_BIN_DIR     folder holding tcc and tcc-run (default: <repo>/build/bin)
+  TCC_MODELS_DIR  folder written by models/make_models.py (default: <repo>/build/models)
+
+For every model: `tcc model.onnx -o <tmp>/model.so`, then
+`tcc-run <tmp>/model.so --inputs <dir>/test_data_set_0 --check --rtol 1e-3 --atol 1e-4`
+must exit 0. A model is skipped only when its files are missing (the skip
+message says which file and how to generate it); a missing tcc binary fails.
+
+Run:  TCC_BIN_DIR=build/bin TCC_MODELS_DIR=build/models \
+        /root/.cache/tcc/venv/bin/python -m pytest -v test/e2e
+"""
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN_DIR = Path(os.environ.get("TCC_BIN_DIR", REPO / "build" / "bin"))
+MODELS_DIR = Path(os.environ.get("TCC_MODELS_DIR", REPO / "build" / "models"))
+RTOL, ATOL = "1e-3", "1e-4"
+COMPILE_TIMEOUT_S = 900
+RUN_TIMEOUT_S = 300
+
+MODELS = {
+    "tiny_cnn": REPO / "models" / "tiny_cnn",
+    "mlp": MODELS_DIR / "mlp",
+    "resnet18": MODELS_DIR / "resnet18",
+    "mobilenet_v2": MODELS_DIR / "mobilenet_v2",
+    "encoder": MODELS_DIR / "encoder",
+}
+
+
+def _output(r: subprocess.CompletedProcess) -> str:
+    return f"exit {r.returncode}\n--- stdout ---\n{r.stdout[-4000:]}\n--- stderr ---\n{r.stderr[-4000:]}"
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model(name, tmp_path):
+    model_dir = MODELS[name]
+    case = model_dir / "test_data_set_0"
+    for f in (model_dir / "model.onnx", case / "input_0.pb", case / "output_0.pb"):
+        if not f.is_file():
+            pytest.skip(f"{name}: missing {f} (generate it with "
+                        f"models/make_models.py --out {MODELS_DIR} {name})")
+
+    tcc, tcc_run = BIN_DIR / "tcc", BIN_DIR / "tcc-run"
+    assert tcc.is_file(), f"tcc not found at {tcc} (set TCC_BIN_DIR)"
+    assert tcc_run.is_file(), f"tcc-run not found at {tcc_run} (set TCC_BIN_DIR)"
+
+    so = tmp_path / "model.so"
+    r = subprocess.run([str(tcc), str(model_dir / "model.onnx"), "-o", str(so)],
+                       capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+    assert r.returncode == 0, f"tcc failed on {name}: {_output(r)}"
+    assert so.is_file(), f"tcc exited 0 but wrote no {so}"
+
+    r = subprocess.run([str(tcc_run), str(so), "--inputs", str(case),
+                        "--check", "--rtol", RTOL, "--atol", ATOL],
+                       capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    assert r.returncode == 0, f"tcc-run --check failed on {name}: {_output(r)}"
