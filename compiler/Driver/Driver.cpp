@@ -130,7 +130,8 @@ writeAtomically(StringRef path,
 }
 
 static bool isTextStage(EmitKind kind) {
-  return kind == EmitKind::Tcc || kind == EmitKind::Linalg ||
+  return kind == EmitKind::Import || kind == EmitKind::Tcc ||
+         kind == EmitKind::Linalg ||
          kind == EmitKind::LLVMDialect || kind == EmitKind::LLVMIR ||
          kind == EmitKind::Asm;
 }
@@ -296,6 +297,8 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
     return pm.run(*module);
   };
 
+  if (emit == EmitKind::Import)
+    return writeModule();
   if (failed(runPipeline(buildTccGraphPipeline)))
     return 1;
   if (emit == EmitKind::Tcc)

@@ -21,6 +21,7 @@ namespace tcc {
 
 /// How far to compile and what to write.
 enum class EmitKind {
+  Import,      ///< tcc dialect as imported, before any pass (.mlir text)
   Tcc,         ///< tcc dialect after graph-level passes (.mlir text)
   Linalg,      ///< linalg on tensors (.mlir text)
   LLVMDialect, ///< LLVM dialect (.mlir text)

@@ -13,5 +13,5 @@
 // UNWRITABLE: error: {{.*}}affine.mlir: cannot write '{{.*}}missing-dir/affine.so': no such directory
 // CPU: error: {{.*}}unknown CPU 'no-such-cpu'
 // MISSING: error: {{.*}}absent.onnx
-// NOOUT: error: {{.*}}no output file: give -o OUT
-// TARGET: tcc: unknown --target 'gpu' (available: cpu)
+// NOOUT: error: no output file: give -o OUT
+// TARGET: error: unknown --target 'gpu' (available: cpu)

@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/APSInt.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APSInt.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
 
@@ -257,7 +257,8 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
       return values[broadcastIndex(cast<ShapedType>(v.getType()).getShape(),
                                    shape, i)];
     };
-    bool on = cast<IntegerAttr>(pick(getCondition(), c)).getValue().getBoolValue();
+    bool on =
+        cast<IntegerAttr>(pick(getCondition(), c)).getValue().getBoolValue();
     out.push_back(on ? pick(getOnTrue(), t) : pick(getOnFalse(), f));
   }
   return DenseElementsAttr::get(getType(), out);
@@ -280,7 +281,8 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
     // -1, 0, 1 for less, equal, greater; 2 when a NaN makes them unordered.
     int order;
     if (auto fx = dyn_cast<FloatAttr>(x)) {
-      APFloat::cmpResult r = fx.getValue().compare(cast<FloatAttr>(y).getValue());
+      APFloat::cmpResult r =
+          fx.getValue().compare(cast<FloatAttr>(y).getValue());
       order = r == APFloat::cmpLessThan      ? -1
               : r == APFloat::cmpEqual       ? 0
               : r == APFloat::cmpGreaterThan ? 1
@@ -290,7 +292,7 @@ OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
       APInt iy = cast<IntegerAttr>(y).getValue();
       order = ix == iy ? 0 : (isUnsigned ? ix.ult(iy) : ix.slt(iy)) ? -1 : 1;
     }
-    bool value;
+    bool value = false;
     switch (getPredicate()) {
     case ComparePredicate::eq:
       value = order == 0;
@@ -512,8 +514,10 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   SmallVector<Attribute> out;
   for (int64_t o = 0; o < outer; ++o) {
     for (auto [value, values] : llvm::zip(getInputs(), inputs)) {
-      int64_t block = cast<ShapedType>(value.getType()).getDimSize(axis) * inner;
-      llvm::append_range(out, ArrayRef<Attribute>(values).slice(o * block, block));
+      int64_t block =
+          cast<ShapedType>(value.getType()).getDimSize(axis) * inner;
+      llvm::append_range(out,
+                         ArrayRef<Attribute>(values).slice(o * block, block));
     }
   }
   return DenseElementsAttr::get(getType(), out);

@@ -235,3 +235,141 @@ func.func @unary_float_folds() -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) 
   %2 = tcc.reciprocal %c : tensor<2xf32>
   return %0, %1, %2 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Tests that max and min of constants fold, NaN-propagating for floats and
+// signed or unsigned by the element type for integers.
+// CHECK-LABEL: func @max_min
+func.func @max_min() -> (tensor<3xf32>, tensor<2xi64>, tensor<2xui8>) {
+  %a = tcc.constant dense<[1.0, 0x7FC00000, -3.0]> : tensor<3xf32>
+  %b = tcc.constant dense<2.0> : tensor<f32>
+  // CHECK-DAG: tcc.constant dense<[2.000000e+00, 0x7FC00000, 2.000000e+00]> : tensor<3xf32>
+  %0 = tcc.max %a, %b : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %i = tcc.constant dense<[-1, 5]> : tensor<2xi64>
+  %j = tcc.constant dense<[0, 3]> : tensor<2xi64>
+  // CHECK-DAG: tcc.constant dense<[-1, 3]> : tensor<2xi64>
+  %1 = tcc.min %i, %j : (tensor<2xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %u = tcc.constant dense<[255, 1]> : tensor<2xui8>
+  %v = tcc.constant dense<[1, 2]> : tensor<2xui8>
+  // CHECK-DAG: tcc.constant dense<[255, 2]> : tensor<2xui8>
+  %2 = tcc.max %u, %v : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  // CHECK-NOT: tcc.max
+  // CHECK-NOT: tcc.min
+  return %0, %1, %2 : tensor<3xf32>, tensor<2xi64>, tensor<2xui8>
+}
+
+// -----
+
+// Tests that comparisons of constants fold with broadcasting, and that NaN
+// compares unordered (only `ne` holds).
+// CHECK-LABEL: func @cmp
+func.func @cmp() -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<2xi1>) {
+  %a = tcc.constant dense<[1, -1, 7]> : tensor<3xi64>
+  %m = tcc.constant dense<-1> : tensor<i64>
+  // CHECK-DAG: tcc.constant dense<[false, true, false]> : tensor<3xi1>
+  %0 = tcc.cmp eq, %a, %m : (tensor<3xi64>, tensor<i64>) -> tensor<3xi1>
+  %f = tcc.constant dense<[1.0, 0x7FC00000, 3.0]> : tensor<3xf32>
+  %g = tcc.constant dense<2.0> : tensor<f32>
+  // CHECK-DAG: tcc.constant dense<[false, false, true]> : tensor<3xi1>
+  %1 = tcc.cmp ge, %f, %g : (tensor<3xf32>, tensor<f32>) -> tensor<3xi1>
+  // CHECK-DAG: tcc.constant dense<true> : tensor<3xi1>
+  %2 = tcc.cmp ne, %f, %g : (tensor<3xf32>, tensor<f32>) -> tensor<3xi1>
+  %u = tcc.constant dense<[200, 3]> : tensor<2xui8>
+  %v = tcc.constant dense<100> : tensor<ui8>
+  // CHECK-DAG: tcc.constant dense<[true, false]> : tensor<2xi1>
+  %3 = tcc.cmp ge, %u, %v : (tensor<2xui8>, tensor<ui8>) -> tensor<2xi1>
+  // CHECK-NOT: tcc.cmp
+  return %0, %1, %2, %3 : tensor<3xi1>, tensor<3xi1>, tensor<3xi1>, tensor<2xi1>
+}
+
+// -----
+
+// Tests that select of three constants picks element by element (ONNX
+// Where in shape computations).
+// CHECK-LABEL: func @select_constants
+func.func @select_constants() -> tensor<3xi64> {
+  %c = tcc.constant dense<[true, false, true]> : tensor<3xi1>
+  %a = tcc.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %b = tcc.constant dense<0> : tensor<i64>
+  // CHECK: %[[R:.*]] = tcc.constant dense<[1, 0, 3]> : tensor<3xi64>
+  %0 = tcc.select %c, %a, %b : (tensor<3xi1>, tensor<3xi64>, tensor<i64>) -> tensor<3xi64>
+  // CHECK: return %[[R]]
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// Tests that casts of constants fold between floats, integers and bools:
+// float to integer truncates, NaN to integer is left to run time.
+// CHECK-LABEL: func @cast_constants
+func.func @cast_constants() -> (tensor<2xi64>, tensor<2xf32>, tensor<3xi1>, tensor<2xi32>, tensor<2xf16>, tensor<i32>) {
+  %f = tcc.constant dense<[2.7, -2.7]> : tensor<2xf32>
+  // CHECK-DAG: tcc.constant dense<[2, -2]> : tensor<2xi64>
+  %0 = tcc.cast %f : tensor<2xf32> -> tensor<2xi64>
+  %i = tcc.constant dense<[-3, 5]> : tensor<2xi64>
+  // CHECK-DAG: tcc.constant dense<[-3.000000e+00, 5.000000e+00]> : tensor<2xf32>
+  %1 = tcc.cast %i : tensor<2xi64> -> tensor<2xf32>
+  %z = tcc.constant dense<[0.0, 0.5, -1.0]> : tensor<3xf32>
+  // CHECK-DAG: tcc.constant dense<[false, true, true]> : tensor<3xi1>
+  %2 = tcc.cast %z : tensor<3xf32> -> tensor<3xi1>
+  %b = tcc.constant dense<[true, false]> : tensor<2xi1>
+  // CHECK-DAG: tcc.constant dense<[1, 0]> : tensor<2xi32>
+  %3 = tcc.cast %b : tensor<2xi1> -> tensor<2xi32>
+  // CHECK-DAG: tcc.constant dense<[2.699220e+00, -2.699220e+00]> : tensor<2xf16>
+  %4 = tcc.cast %f : tensor<2xf32> -> tensor<2xf16>
+  %n = tcc.constant dense<0x7FC00000> : tensor<f32>
+  // CHECK: tcc.cast %{{.*}} : tensor<f32> -> tensor<i32>
+  %5 = tcc.cast %n : tensor<f32> -> tensor<i32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2xi64>, tensor<2xf32>, tensor<3xi1>, tensor<2xi32>, tensor<2xf16>, tensor<i32>
+}
+
+// -----
+
+// Tests that broadcast_to of a small non-splat constant folds.
+// CHECK-LABEL: func @broadcast_constant
+func.func @broadcast_constant() -> tensor<2x3xi64> {
+  %c = tcc.constant dense<[[1], [2]]> : tensor<2x1xi64>
+  // CHECK: %[[R:.*]] = tcc.constant dense<{{\[}}[1, 1, 1], [2, 2, 2]]> : tensor<2x3xi64>
+  %0 = tcc.broadcast_to %c : tensor<2x1xi64> -> tensor<2x3xi64>
+  // CHECK: return %[[R]]
+  return %0 : tensor<2x3xi64>
+}
+
+// -----
+
+// Tests that concat of constants folds along inner and outer axes.
+// CHECK-LABEL: func @concat_constants
+func.func @concat_constants() -> (tensor<4xi64>, tensor<2x3xi32>) {
+  %a = tcc.constant dense<[1, 2]> : tensor<2xi64>
+  %b = tcc.constant dense<[3]> : tensor<1xi64>
+  %e = tcc.constant dense<> : tensor<0xi64>
+  // CHECK-DAG: tcc.constant dense<[1, 2, 3, 3]> : tensor<4xi64>
+  %0 = tcc.concat %a, %b, %e, %b axis = 0 : (tensor<2xi64>, tensor<1xi64>, tensor<0xi64>, tensor<1xi64>) -> tensor<4xi64>
+  %c = tcc.constant dense<[[1, 2], [4, 5]]> : tensor<2x2xi32>
+  %d = tcc.constant dense<[[3], [6]]> : tensor<2x1xi32>
+  // CHECK-DAG: tcc.constant dense<{{\[}}[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %1 = tcc.concat %c, %d axis = 1 : (tensor<2x2xi32>, tensor<2x1xi32>) -> tensor<2x3xi32>
+  // CHECK-NOT: tcc.concat
+  return %0, %1 : tensor<4xi64>, tensor<2x3xi32>
+}
+
+// -----
+
+// Tests that gather from a constant with constant indices folds (negative
+// indices count from the end) but not with an index out of range.
+// CHECK-LABEL: func @gather_constants
+func.func @gather_constants() -> (tensor<i64>, tensor<2x2xi64>, tensor<1xi64>) {
+  %s = tcc.constant dense<[1, 3, 224, 224]> : tensor<4xi64>
+  %i = tcc.constant dense<-3> : tensor<i64>
+  // CHECK-DAG: tcc.constant dense<3> : tensor<i64>
+  %0 = tcc.gather %s, %i axis = 0 : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+  %m = tcc.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %j = tcc.constant dense<[2, 0]> : tensor<2xi32>
+  // CHECK-DAG: tcc.constant dense<{{\[}}[3, 1], [6, 4]]> : tensor<2x2xi64>
+  %1 = tcc.gather %m, %j axis = 1 : (tensor<2x3xi64>, tensor<2xi32>) -> tensor<2x2xi64>
+  %k = tcc.constant dense<[4]> : tensor<1xi64>
+  // CHECK: tcc.gather
+  %2 = tcc.gather %s, %k axis = 0 : (tensor<4xi64>, tensor<1xi64>) -> tensor<1xi64>
+  return %0, %1, %2 : tensor<i64>, tensor<2x2xi64>, tensor<1xi64>
+}

@@ -1,0 +1,714 @@
+//===- ShapeOps.cpp - ONNX shape, data movement and constant ops ----------===//
+//
+// Everything that computes a shape is resolved at import time: Shape gives
+// a constant, and the ops that consume shapes (Reshape, Expand, Slice, Tile,
+// ConstantOfShape, Range, ...) read their constant inputs. The tcc ops are
+// made with createOrFold, so a chain such as Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape folds to constants as it is imported.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Frontends/Onnx/NodeContext.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::tcc;
+using namespace mlir::tcc::onnx;
+
+static constexpr int64_t kDyn = ShapedType::kDynamic;
+
+static LogicalResult importReshape(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  SmallVector<int64_t> target;
+  if (ctx.opset < 5) {
+    ctx.ignoreAttrs({"consumed_inputs"});
+    target = ctx.getInts("shape");
+  } else {
+    FailureOr<SmallVector<int64_t>> shape = ctx.constInts(1);
+    if (failed(shape))
+      return failure();
+    target = *shape;
+  }
+  bool allowZero = ctx.opset >= 14 && ctx.getInt("allowzero", 0);
+  if (ctx.hasError())
+    return failure();
+  // 0 copies the input's dimension (unless allowzero), -1 is inferred.
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> out;
+  int inferAt = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == -1) {
+      if (inferAt >= 0)
+        return ctx.emitError()
+               << "shape " << shapes::str(target) << " has more than one -1";
+      inferAt = i;
+      out.push_back(kDyn);
+      continue;
+    }
+    if (d < 0)
+      return ctx.emitError() << "shape has an invalid dimension " << d;
+    if (d == 0 && !allowZero) {
+      if (i >= in.size())
+        return ctx.emitError()
+               << "shape " << shapes::str(target) << " copies dimension " << i
+               << " of a rank-" << in.size() << " input";
+      d = in[i];
+    }
+    out.push_back(d);
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(known))
+      known = kDyn;
+    else if (d && known > kMaxElements / d)
+      return ctx.emitError() << "shape " << shapes::str(target)
+                             << " holds more than 2^31 elements";
+    else
+      known *= d;
+  }
+  if (inferAt >= 0) {
+    int64_t total = shapes::numElements(in);
+    if (!ShapedType::isDynamic(total) && !ShapedType::isDynamic(known)) {
+      if (known == 0 || total % known != 0)
+        return ctx.emitError() << "cannot reshape " << shapes::str(in)
+                               << " into " << shapes::str(target);
+      out[inferAt] = total / known;
+    }
+  }
+  Value y = ctx.reshape(x, out);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  SmallVector<int64_t> perm = ctx.getInts("perm");
+  if (!ctx.hasAttr("perm"))
+    perm = llvm::to_vector(
+        llvm::reverse(llvm::seq<int64_t>(0, shapeOf(x).size())));
+  Value y = ctx.transpose(x, perm);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importFlatten(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size(), axis = ctx.getInt("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return ctx.emitError() << "axis " << ctx.getInt("axis", 1)
+                           << " is out of range for rank " << rank;
+  Value y = ctx.reshape(x, {shapes::numElements(shape.take_front(axis)),
+                            shapes::numElements(shape.drop_front(axis))});
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importConcat(NodeContext &ctx) {
+  SmallVector<Value> inputs;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (unsigned i = 0; i < ctx.numInputs(); ++i) {
+    inputs.push_back(ctx.input(i));
+    shapes.push_back(shapeOf(inputs.back()));
+    if (elementTypeOf(inputs.back()) != elementTypeOf(inputs[0]))
+      return ctx.emitError()
+             << "input element types differ: " << inputs[0].getType() << " and "
+             << inputs.back().getType();
+  }
+  if (ctx.opset >= 4 && !ctx.hasAttr("axis"))
+    return ctx.emitError() << "attribute 'axis' is required";
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 1), shapes[0].size());
+  if (failed(axis))
+    return failure();
+  FailureOr<shapes::Shape> shape = shapes::concat(shapes, *axis, ctx.errorFn());
+  if (failed(shape))
+    return failure();
+  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(inputs[0]));
+  if (!type)
+    return failure();
+  ctx.setResult(0, ctx.b.createOrFold<ConcatOp>(ctx.loc, type, inputs, *axis));
+  return success();
+}
+
+static LogicalResult importSplit(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size());
+  if (failed(axis))
+    return failure();
+  int64_t pieces = ctx.node.output_size();
+  SmallVector<int64_t> sizes;
+  if (ctx.input(1)) { // opset 1 and 13+
+    FailureOr<SmallVector<int64_t>> given = ctx.constInts(1);
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else if (ctx.opset < 13) {
+    sizes = ctx.getInts("split");
+  }
+  int64_t d = shape[*axis];
+  bool hasNumOutputs = ctx.opset >= 18 && ctx.hasAttr("num_outputs");
+  if (hasNumOutputs && !sizes.empty())
+    return ctx.emitError() << "split and num_outputs are both given";
+  if (sizes.empty()) {
+    if (ShapedType::isDynamic(d))
+      return ctx.emitError() << "splitting a dynamic dimension needs sizes";
+    if (hasNumOutputs) {
+      // Opset 18: pieces of ceil(d / n), the last one smaller.
+      int64_t n = ctx.getInt("num_outputs", 0);
+      if (n != pieces)
+        return ctx.emitError() << "num_outputs = " << n << " but the node has "
+                               << pieces << " outputs";
+      int64_t chunk = (d + n - 1) / n;
+      if (chunk * (n - 1) > d)
+        return ctx.emitError() << "cannot split " << d << " into " << n
+                               << " pieces of " << chunk;
+      sizes.assign(n - 1, chunk);
+      sizes.push_back(d - chunk * (n - 1));
+    } else {
+      if (d % pieces != 0)
+        return ctx.emitError() << "cannot split dimension " << *axis << " ("
+                               << d << ") into " << pieces << " equal pieces";
+      sizes.assign(pieces, d / pieces);
+    }
+  }
+  if ((int64_t)sizes.size() != pieces)
+    return ctx.emitError() << "split gives " << sizes.size() << " sizes for "
+                           << pieces << " outputs";
+  int64_t total = 0;
+  SmallVector<Type> types;
+  for (int64_t s : sizes) {
+    if (s < 0 || s > kMaxElements)
+      return ctx.emitError() << "invalid split size " << s;
+    total += s;
+    SmallVector<int64_t> piece(shape);
+    piece[*axis] = s;
+    types.push_back(RankedTensorType::get(piece, elementTypeOf(x)));
+  }
+  if (!ShapedType::isDynamic(d) && total != d)
+    return ctx.emitError() << "split sizes " << shapes::str(sizes)
+                           << " do not add up to dimension " << *axis << " ("
+                           << d << ")";
+  auto split = ctx.b.create<SplitOp>(ctx.loc, types, x, *axis);
+  for (auto [i, r] : llvm::enumerate(split.getResults()))
+    ctx.setResult(i, r);
+  return success();
+}
+
+static LogicalResult importSlice(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  bool hasAxes;
+  if (ctx.opset < 10) {
+    starts = ctx.getInts("starts");
+    ends = ctx.getInts("ends");
+    hasAxes = ctx.hasAttr("axes");
+    axes = ctx.getInts("axes");
+  } else {
+    auto s = ctx.constInts(1), e = ctx.constInts(2);
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    hasAxes = (bool)ctx.input(3);
+    if (hasAxes) {
+      auto a = ctx.constInts(3);
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (ctx.input(4)) {
+      auto st = ctx.constInts(4);
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  }
+  if (ctx.hasError())
+    return failure();
+  size_t n = starts.size();
+  if (!hasAxes)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  if (steps.empty())
+    steps.assign(n, 1);
+  if (ends.size() != n || axes.size() != n || steps.size() != n)
+    return ctx.emitError() << "starts, ends, axes and steps differ in length";
+  SmallVector<int64_t> normalized;
+  for (int64_t a : axes) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    if (llvm::is_contained(normalized, *axis))
+      return ctx.emitError() << "axis " << a << " is sliced twice";
+    normalized.push_back(*axis);
+  }
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1), out(shape);
+  for (size_t k = 0; k < n; ++k) {
+    int64_t a = normalized[k], d = shape[a], step = steps[k];
+    if (step == 0)
+      return ctx.emitError() << "step of axis " << a << " is zero";
+    if (ShapedType::isDynamic(d))
+      return ctx.emitError()
+             << "slicing dynamic dimension " << a << " is not supported";
+    // ONNX semantics: negative bounds count from the end, then clamp.
+    int64_t start = starts[k], end = ends[k], count;
+    if (start < 0)
+      start += d;
+    if (end < 0)
+      end += d;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, d);
+      end = std::clamp<int64_t>(end, 0, d);
+      step = std::min(step, std::max<int64_t>(d, 1));
+      count = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+      start = std::clamp<int64_t>(start, 0, d - 1);
+      end = std::clamp<int64_t>(end, -1, d - 1);
+      step = std::max(step, -std::max<int64_t>(d, 1));
+      count = start > end ? (start - end - step - 1) / -step : 0;
+    }
+    offsets[a] = count ? start : 0;
+    strides[a] = step;
+    out[a] = count;
+  }
+  RankedTensorType type = ctx.tensorType(out, elementTypeOf(x));
+  if (!type)
+    return failure();
+  ctx.setResult(
+      0, ctx.b.createOrFold<SliceOp>(ctx.loc, type, x, offsets, strides));
+  return success();
+}
+
+static LogicalResult importGather(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  Type it = elementTypeOf(indices);
+  if (!it.isSignlessInteger(32) && !it.isSignlessInteger(64))
+    return ctx.emitError() << "indices must be int32 or int64; got "
+                           << indices.getType();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(data).size());
+  if (failed(axis))
+    return failure();
+  int64_t d = shapeOf(data)[*axis];
+  DenseElementsAttr constIndices;
+  if (!ShapedType::isDynamic(d) &&
+      matchPattern(indices, m_Constant(&constIndices)))
+    for (const APInt &i : constIndices.getValues<APInt>())
+      if (i.getSExtValue() < -d || i.getSExtValue() >= d)
+        return ctx.emitError() << "index " << i.getSExtValue()
+                               << " is out of range for dimension " << d;
+  FailureOr<shapes::Shape> shape =
+      shapes::gather(shapeOf(data), shapeOf(indices), *axis, ctx.errorFn());
+  if (failed(shape))
+    return failure();
+  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(data));
+  if (!type)
+    return failure();
+  ctx.setResult(
+      0, ctx.b.createOrFold<GatherOp>(ctx.loc, type, data, indices, *axis));
+  return success();
+}
+
+/// The axes of Squeeze/Unsqueeze: an attribute before opset 13, then an
+/// input.
+static FailureOr<SmallVector<int64_t>> squeezeAxes(NodeContext &ctx) {
+  if (ctx.opset < 13)
+    return ctx.getInts("axes");
+  if (!ctx.input(1))
+    return SmallVector<int64_t>();
+  return ctx.constInts(1);
+}
+
+static LogicalResult importUnsqueeze(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> axes = squeezeAxes(ctx);
+  if (failed(axes) || ctx.hasError())
+    return failure();
+  if (axes->empty())
+    return ctx.emitError() << "axes are required";
+  int64_t rank = shapeOf(x).size() + axes->size();
+  FailureOr<SmallVector<int64_t>> sorted = ctx.normalizeAxes(*axes, rank);
+  if (failed(sorted))
+    return failure();
+  SmallVector<int64_t> out;
+  auto next = shapeOf(x).begin();
+  for (int64_t i = 0; i < rank; ++i)
+    out.push_back(llvm::is_contained(*sorted, i) ? 1 : *next++);
+  Value y = ctx.reshape(x, out);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importSqueeze(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  FailureOr<SmallVector<int64_t>> axes = squeezeAxes(ctx);
+  if (failed(axes) || ctx.hasError())
+    return failure();
+  SmallVector<int64_t> out;
+  if (axes->empty()) {
+    if (llvm::any_of(shape, ShapedType::isDynamic))
+      return ctx.emitError() << "squeezing " << shapes::str(shape)
+                             << " needs axes (its size-1 dimensions are "
+                                "not all known)";
+    llvm::copy_if(shape, std::back_inserter(out),
+                  [](int64_t d) { return d != 1; });
+  } else {
+    FailureOr<SmallVector<int64_t>> sorted =
+        ctx.normalizeAxes(*axes, shape.size());
+    if (failed(sorted))
+      return failure();
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (!llvm::is_contained(*sorted, (int64_t)i)) {
+        out.push_back(d);
+        continue;
+      }
+      if (d != 1 && !ShapedType::isDynamic(d))
+        return ctx.emitError()
+               << "cannot squeeze dimension " << i << " of size " << d;
+    }
+  }
+  Value y = ctx.reshape(x, out);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importShape(NodeContext &ctx) {
+  ArrayRef<int64_t> shape = shapeOf(ctx.input(0));
+  int64_t rank = shape.size(), start = 0, end = rank;
+  if (ctx.opset >= 15) {
+    start = ctx.getInt("start", 0);
+    end = ctx.getInt("end", rank);
+  }
+  auto clampIndex = [&](int64_t i) {
+    return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank);
+  };
+  start = clampIndex(start);
+  end = std::max(start, clampIndex(end));
+  ArrayRef<int64_t> dims = shape.slice(start, end - start);
+  if (llvm::any_of(dims, ShapedType::isDynamic))
+    return ctx.emitError() << "the input's shape " << shapes::str(shape)
+                           << " is not static; fix it with --input-shape";
+  auto type = RankedTensorType::get({(int64_t)dims.size()}, ctx.b.getI64Type());
+  ctx.setResult(0, ctx.constant(DenseElementsAttr::get(type, dims)));
+  return success();
+}
+
+static LogicalResult importConstant(NodeContext &ctx) {
+  static const char *const kinds[] = {
+      "value",      "value_float",  "value_floats", "value_int",
+      "value_ints", "sparse_value", "value_string", "value_strings"};
+  int given =
+      llvm::count_if(kinds, [&](const char *k) { return ctx.hasAttr(k); });
+  if (given != 1)
+    return ctx.emitError() << "needs exactly one value attribute; got "
+                           << given;
+  Builder &b = ctx.b;
+  ElementsAttr value;
+  if (ctx.hasAttr("value")) {
+    FailureOr<ElementsAttr> converted = ctx.convertTensorAttr("value");
+    if (failed(converted))
+      return failure();
+    value = *converted;
+  } else if (ctx.hasAttr("value_float")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                   (float)ctx.getFloat("value_float", 0));
+  } else if (ctx.hasAttr("value_floats")) {
+    SmallVector<float> v = ctx.getFloats("value_floats");
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)v.size()}, b.getF32Type()),
+        ArrayRef<float>(v));
+  } else if (ctx.hasAttr("value_int")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                   ctx.getInt("value_int", 0));
+  } else if (ctx.hasAttr("value_ints")) {
+    SmallVector<int64_t> v = ctx.getInts("value_ints");
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()),
+        ArrayRef<int64_t>(v));
+  } else {
+    for (const char *k : {"sparse_value", "value_string", "value_strings"})
+      if (ctx.hasAttr(k))
+        return ctx.emitError() << "attribute '" << k << "' is not supported";
+  }
+  if (ctx.hasError())
+    return failure();
+  ctx.setResult(0, ctx.constant(value));
+  return success();
+}
+
+static LogicalResult importConstantOfShape(NodeContext &ctx) {
+  FailureOr<SmallVector<int64_t>> shape = ctx.constInts(0);
+  if (failed(shape))
+    return failure();
+  for (int64_t d : *shape)
+    if (d < 0)
+      return ctx.emitError() << "shape has a negative dimension " << d;
+  Attribute fill = ctx.b.getF32FloatAttr(0);
+  if (ctx.hasAttr("value")) {
+    FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
+    if (failed(value))
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(*value);
+    if (!dense || dense.getNumElements() != 1)
+      return ctx.emitError() << "attribute 'value' must hold one element";
+    fill = dense.getSplatValue<Attribute>();
+  }
+  Type et = cast<TypedAttr>(fill).getType();
+  RankedTensorType type = ctx.tensorType(*shape, et);
+  if (!type)
+    return failure();
+  ctx.setResult(0, ctx.constant(DenseElementsAttr::get(type, fill)));
+  return success();
+}
+
+static LogicalResult importExpand(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
+  if (failed(target))
+    return failure();
+  for (int64_t d : *target)
+    if (d < 0)
+      return ctx.emitError() << "shape has a negative dimension " << d;
+  // Expand broadcasts both ways: a 1 in the shape keeps the input's size.
+  FailureOr<shapes::Shape> shape =
+      shapes::broadcast({shapeOf(x), *target}, ctx.errorFn());
+  if (failed(shape))
+    return failure();
+  Value y = ctx.broadcastTo(x, *shape);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importPad(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  std::string modeName = ctx.getString("mode", "constant");
+  std::optional<PadMode> mode = symbolizePadMode(modeName);
+  if (!mode || (*mode == PadMode::wrap && ctx.opset < 19))
+    return ctx.unsupportedValue("mode", modeName);
+  SmallVector<int64_t> pads, axes;
+  double value = 0;
+  if (ctx.opset < 11) {
+    pads = ctx.getInts(ctx.opset < 2 ? "paddings" : "pads");
+    value = ctx.getFloat("value", 0);
+  } else {
+    FailureOr<SmallVector<int64_t>> p = ctx.constInts(1);
+    if (failed(p))
+      return failure();
+    pads = *p;
+    if (ctx.input(2)) {
+      FailureOr<double> v = ctx.constScalar(2);
+      if (failed(v))
+        return failure();
+      value = *v;
+    }
+    if (ctx.input(3)) {
+      FailureOr<SmallVector<int64_t>> a = ctx.constInts(3);
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+  }
+  if (ctx.hasError())
+    return failure();
+  // Bounded so that cropping arithmetic cannot overflow.
+  if (llvm::any_of(pads, [](int64_t p) {
+        return p < -kMaxElements || p > kMaxElements;
+      }))
+    return ctx.emitError() << "pads hold a value out of range";
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  FailureOr<SmallVector<int64_t>> sorted = ctx.normalizeAxes(axes, rank);
+  if (failed(sorted))
+    return failure();
+  size_t n = axes.size();
+  if (pads.size() != 2 * n)
+    return ctx.emitError() << "pads has " << pads.size() << " entries for " << n
+                           << " axes";
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (size_t k = 0; k < n; ++k) {
+    int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+    low[a] = pads[k];
+    high[a] = pads[k + n];
+  }
+  // Negative pads crop: a slice first, then a pad by what is left.
+  SmallVector<int64_t> offsets(rank, 0), steps(rank, 1), cropped(shape);
+  bool crop = false;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (low[i] >= 0 && high[i] >= 0)
+      continue;
+    if (ShapedType::isDynamic(shape[i]))
+      return ctx.emitError() << "negative pads on dynamic dimension " << i
+                             << " are not supported";
+    crop = true;
+    offsets[i] = -std::min<int64_t>(low[i], 0);
+    cropped[i] =
+        shape[i] + std::min<int64_t>(low[i], 0) + std::min<int64_t>(high[i], 0);
+    if (cropped[i] < 0)
+      return ctx.emitError() << "pads crop dimension " << i << " of size "
+                             << shape[i] << " below zero";
+    if (!cropped[i])
+      offsets[i] = 0;
+    low[i] = std::max<int64_t>(low[i], 0);
+    high[i] = std::max<int64_t>(high[i], 0);
+  }
+  if (crop) {
+    RankedTensorType type = ctx.tensorType(cropped, elementTypeOf(x));
+    if (!type)
+      return failure();
+    x = ctx.b.createOrFold<SliceOp>(ctx.loc, type, x, offsets, steps);
+  }
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = shapeOf(x)[i], p = std::max(low[i], high[i]);
+    if (ShapedType::isDynamic(d) || p == 0)
+      continue;
+    if ((*mode == PadMode::reflect && p >= d) ||
+        (*mode != PadMode::constant && d == 0))
+      return ctx.emitError()
+             << modeName << " padding of " << p << " does not fit dimension "
+             << i << " of size " << d;
+  }
+  FailureOr<shapes::Shape> padded =
+      shapes::pad(shapeOf(x), low, high, ctx.errorFn());
+  if (failed(padded))
+    return failure();
+  RankedTensorType type = ctx.tensorType(*padded, elementTypeOf(x));
+  if (!type)
+    return failure();
+  Builder &b = ctx.b;
+  ctx.setResult(0, ctx.b.createOrFold<PadOp>(
+                       ctx.loc, type, x, b.getDenseI64ArrayAttr(low),
+                       b.getDenseI64ArrayAttr(high),
+                       PadModeAttr::get(b.getContext(), *mode),
+                       b.getF64FloatAttr(value)));
+  return success();
+}
+
+static LogicalResult importRange(NodeContext &ctx) {
+  ctx.ignoreAttrs({"stash_type"}); // computed in double/int64 here
+  Type et = elementTypeOf(ctx.input(0));
+  for (unsigned i = 1; i < 3; ++i)
+    if (elementTypeOf(ctx.input(i)) != et)
+      return ctx.emitError() << "start, limit and delta differ in type";
+  bool isFloat = isa<FloatType>(et);
+  if (!isFloat && (!isa<IntegerType>(et) || et.isInteger(1)))
+    return ctx.emitError() << "unsupported element type " << et;
+  FailureOr<double> start = ctx.constScalar(0), limit = ctx.constScalar(1),
+                    delta = ctx.constScalar(2);
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  if (*delta == 0)
+    return ctx.emitError() << "delta is zero";
+  double count = std::max(0.0, std::ceil((*limit - *start) / *delta));
+  if (count > (double)kMaxElements)
+    return ctx.emitError() << "the range holds more than 2^31 elements";
+  auto type = RankedTensorType::get({(int64_t)count}, et);
+  unsigned bytes = et.getIntOrFloatBitWidth() / 8;
+  SmallVector<char> raw((size_t)count * bytes);
+  for (int64_t i = 0; i < (int64_t)count; ++i) {
+    char *dst = raw.data() + i * bytes;
+    if (et.isF64()) {
+      double v = *start + i * *delta;
+      std::memcpy(dst, &v, bytes);
+    } else if (isFloat) {
+      APFloat v(*start + i * *delta);
+      bool lost;
+      v.convert(cast<FloatType>(et).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      uint64_t bits = v.bitcastToAPInt().getZExtValue();
+      std::memcpy(dst, &bits, bytes);
+    } else {
+      int64_t v = (int64_t)*start + i * (int64_t)*delta;
+      std::memcpy(dst, &v, bytes);
+    }
+  }
+  ctx.setResult(0, ctx.constant(makeElements(type, raw, "range")));
+  return success();
+}
+
+static LogicalResult importTile(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> repeats;
+  if (ctx.opset < 6) {
+    // Tile-1: `tiles` copies along `axis`, both scalar inputs.
+    FailureOr<double> tiles = ctx.constScalar(1), axis = ctx.constScalar(2);
+    if (failed(tiles) || failed(axis))
+      return failure();
+    FailureOr<int64_t> a = ctx.normalizeAxis((int64_t)*axis, rank);
+    if (failed(a))
+      return failure();
+    repeats.assign(rank, 1);
+    repeats[*a] = (int64_t)*tiles;
+  } else {
+    FailureOr<SmallVector<int64_t>> r = ctx.constInts(1);
+    if (failed(r))
+      return failure();
+    repeats = *r;
+  }
+  if ((int64_t)repeats.size() != rank)
+    return ctx.emitError() << "repeats has " << repeats.size()
+                           << " entries for rank " << rank;
+  if (llvm::all_of(repeats, [](int64_t r) { return r == 1; })) {
+    ctx.setResult(0, x);
+    return success();
+  }
+  if (llvm::any_of(repeats, [](int64_t r) { return r < 0; }))
+    return ctx.emitError() << "repeats " << shapes::str(repeats)
+                           << " has a negative entry";
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return ctx.emitError() << "tiling a tensor of dynamic shape "
+                           << shapes::str(shape) << " is not supported";
+  // Copy r of each dimension d as an outer [r, d] pair: reshape to
+  // [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], then merge.
+  SmallVector<int64_t> interleaved, broadcast, out;
+  for (auto [d, r] : llvm::zip(shape, repeats)) {
+    interleaved.append({1, d});
+    broadcast.append({r, d});
+    if (d && r > kMaxElements / d)
+      return ctx.emitError() << "the result holds more than 2^31 elements";
+    out.push_back(r * d);
+  }
+  Value y =
+      ctx.reshape(ctx.broadcastTo(ctx.reshape(x, interleaved), broadcast), out);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+void mlir::tcc::onnx::registerShapeOps(OpTable &t) {
+  t.add("Reshape", 1, 1, 1, 1, importReshape);
+  t.add("Reshape", 5, 2, 2, 1, importReshape);
+  t.add("Transpose", 1, 1, 1, 1, importTranspose);
+  t.add("Flatten", 1, 1, 1, 1, importFlatten);
+  t.add("Concat", 1, 1, kVariadic, 1, importConcat);
+  t.add("Split", 1, 1, 2, kVariadic, importSplit);
+  t.add("Split", 2, 1, 1, kVariadic, importSplit);
+  t.add("Split", 13, 1, 2, kVariadic, importSplit);
+  t.add("Slice", 1, 1, 1, 1, importSlice);
+  t.add("Slice", 10, 3, 5, 1, importSlice);
+  t.add("Gather", 1, 2, 2, 1, importGather);
+  t.add("Unsqueeze", 1, 1, 1, 1, importUnsqueeze);
+  t.add("Unsqueeze", 13, 2, 2, 1, importUnsqueeze);
+  t.add("Squeeze", 1, 1, 1, 1, importSqueeze);
+  t.add("Squeeze", 13, 1, 2, 1, importSqueeze);
+  t.add("Shape", 1, 1, 1, 1, importShape);
+  t.add("Constant", 1, 0, 0, 1, importConstant);
+  t.add("ConstantOfShape", 9, 1, 1, 1, importConstantOfShape);
+  t.add("Expand", 8, 2, 2, 1, importExpand);
+  t.add("Pad", 1, 1, 1, 1, importPad);
+  t.add("Pad", 11, 2, 4, 1, importPad);
+  t.add("Range", 11, 3, 3, 1, importRange);
+  t.add("Tile", 1, 3, 3, 1, importTile);
+  t.add("Tile", 6, 2, 2, 1, importTile);
+}

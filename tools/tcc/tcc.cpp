@@ -1,0 +1,139 @@
+//===- tcc.cpp - the tcc compiler driver ----------------------------------===//
+//
+// tcc MODEL -o OUT: compiles an ONNX (or tcc .mlir) model into a shared
+// library (OUT.so + OUT.h), an object (OUT.o + OUT.h) or an executable (OUT);
+// --emit=STAGE stops early and writes that stage's IR. All the work is in
+// compiler/Driver; this file only reads the command line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/Driver.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("tcc options");
+
+static cl::opt<std::string>
+    input(cl::Positional, cl::Required,
+          cl::desc("<model.onnx | model.onnxtxt | model.mlir>"),
+          cl::cat(category));
+static cl::opt<std::string>
+    output("o", cl::desc("Output: OUT.so (library + header), OUT.o (object + "
+                         "header), OUT (executable), or - for text stages"),
+           cl::value_desc("file"), cl::cat(category));
+static cl::opt<tcc::EmitKind> emit(
+    "emit", cl::desc("Stop at a stage and write it"),
+    cl::values(
+        clEnumValN(tcc::EmitKind::Import, "import",
+                   "tcc dialect as imported, before any pass"),
+        clEnumValN(tcc::EmitKind::Tcc, "tcc",
+                   "tcc dialect after graph passes (fusion groups)"),
+        clEnumValN(tcc::EmitKind::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(tcc::EmitKind::LLVMDialect, "llvm-dialect", "LLVM dialect"),
+        clEnumValN(tcc::EmitKind::LLVMIR, "llvm-ir", "LLVM IR"),
+        clEnumValN(tcc::EmitKind::Asm, "asm", "assembly"),
+        clEnumValN(tcc::EmitKind::Object, "obj", "object file + header"),
+        clEnumValN(tcc::EmitKind::Library, "lib", "shared library + header"),
+        clEnumValN(tcc::EmitKind::Executable, "exe", "standalone executable")),
+    cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target device (cpu)"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    mcpu("mcpu", cl::desc("CPU to generate code for (default: the host)"),
+         cl::init("native"), cl::cat(category));
+enum OptLevel { O0, O1, O2, O3 };
+static cl::opt<OptLevel> optLevel(cl::desc("Optimization level"),
+                                  cl::values(clEnumVal(O0, "none"),
+                                             clEnumVal(O1, "some"),
+                                             clEnumVal(O2, "more"),
+                                             clEnumVal(O3, "all (default)")),
+                                  cl::init(O3), cl::cat(category));
+static cl::list<std::string>
+    inputShapes("input-shape",
+                cl::desc("Fix an input's shape, e.g. input=1x3x224x224"),
+                cl::value_desc("NAME=DxDx..."), cl::cat(category));
+static cl::opt<std::string>
+    name("name", cl::desc("Symbol prefix of the exported <name>_artifact_get "
+                          "(default: from the output file name)"),
+         cl::cat(category));
+static cl::opt<std::string> memoryReport(
+    "memory-report",
+    cl::desc("Print the memory plan (each buffer's size, live range and "
+             "offset in the arena, then the totals); =json for JSON"),
+    cl::ValueOptional, cl::value_desc("text|json"), cl::cat(category));
+static cl::opt<bool>
+    printDebugInfo("print-debuginfo",
+                   cl::desc("Print locations (ONNX node names) in IR output"),
+                   cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "tcc " << TCC_VERSION_STRING << "\n";
+  });
+  // Usage errors (unknown flags, bad values) exit with 2.
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "tcc: ahead-of-time tensor compiler\n\n"
+                                   "  tcc model.onnx -o model.so\n",
+                                   &llvm::errs()))
+    return 2;
+  auto usage = [](const llvm::Twine &msg) {
+    llvm::errs() << "error: " << msg << " (see tcc --help)\n";
+    return 2;
+  };
+  bool textStage = emit.getNumOccurrences() &&
+                   emit != tcc::EmitKind::Object &&
+                   emit != tcc::EmitKind::Library &&
+                   emit != tcc::EmitKind::Executable;
+  if (output.empty() && !textStage)
+    return usage("no output file: give -o OUT (OUT.so, OUT.o or OUT) or "
+                 "--emit=STAGE");
+  if (target != "cpu")
+    return usage("unknown --target '" + target + "' (available: cpu)");
+
+  tcc::CompileOptions options;
+  options.inputPath = input;
+  options.outputPath = output;
+  if (emit.getNumOccurrences())
+    options.emit = emit;
+  options.mcpu = mcpu;
+  options.optLevel = optLevel;
+  options.printDebugInfo = printDebugInfo;
+  options.name = name;
+  if (memoryReport.getNumOccurrences()) {
+    if (!memoryReport.empty() && memoryReport != "text" &&
+        memoryReport != "json")
+      return usage("--memory-report takes text or json, not '" +
+                   memoryReport + "'");
+    options.memoryReport =
+        memoryReport.empty() ? std::string("text") : memoryReport.getValue();
+  }
+  for (const std::string &spec : inputShapes) {
+    auto [inputName, dims] = llvm::StringRef(spec).rsplit('=');
+    llvm::SmallVector<int64_t> shape;
+    if (inputName.empty() || dims.data() == nullptr ||
+        !tcc::parseShape(dims, shape) ||
+        !options.inputShapes.try_emplace(inputName, shape).second)
+      return usage("invalid or repeated --input-shape '" + spec +
+                   "' (expected NAME=DxDx...)");
+  }
+  // Executables link the runtime's static libraries from our own lib/.
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
+  llvm::SmallString<256> libDir = llvm::sys::path::parent_path(
+      llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(libDir, "lib");
+  options.runtimeLibDir = libDir.str().str();
+
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  return tcc::compile(context, options);
+}
