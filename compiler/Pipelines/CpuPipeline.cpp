@@ -35,6 +35,7 @@ void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
   fpm.addPass(createTccDecompose());
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createCSEPass());
+  fpm.addPass(createTccFuse());
 }
 
 void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm) {
@@ -63,8 +64,10 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
-  // Intermediates go to the arena; whatever the plan cannot place is freed
-  // by the deallocation pipeline.
+  // Intermediates go to the arena (loop-invariant buffers first leave their
+  // loops); whatever the plan cannot place is freed by the deallocation
+  // pipeline.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());

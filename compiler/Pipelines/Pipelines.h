@@ -16,7 +16,8 @@ namespace mlir {
 class OpPassManager;
 namespace tcc {
 
-/// tcc -> tcc: canonicalization, CSE, decomposition of composite ops.
+/// tcc -> tcc: canonicalization, CSE, decomposition of composite ops,
+/// fusion into tcc.fused groups.
 void buildTccGraphPipeline(OpPassManager &pm);
 /// tcc -> linalg on tensors.
 void buildTccToLinalgPipeline(OpPassManager &pm);

@@ -30,6 +30,41 @@ def TccDecompose : Pass<"tcc-decompose", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
+  let summary = "Group producer-consumer chains into tcc.fused kernels";
+  let description = [{
+    Forms fusion groups, each lowered later as one kernel:
+
+    * `elementwise`: connected elementwise ops over the same shape (operands
+      may broadcast), e.g. a bias add followed by GELU, become one loop nest
+      that keeps intermediates in registers;
+    * `rows`: reductions over the trailing axes together with the
+      elementwise ops around them, over either the full shape or the reduced
+      one (softmax, log-softmax, layer normalization), become one loop over
+      the leading dimensions that computes a whole row at a time.
+
+    A producer joins a group only when every use of its result is inside the
+    group, so no value is computed twice and the grouped graph stays acyclic.
+    Groups are formed from the last op backwards, greedily.
+
+    Before:
+    ```mlir
+    %0 = tcc.add %x, %b : (tensor<128x3072xf32>, tensor<3072xf32>) -> tensor<128x3072xf32>
+    %1 = tcc.gelu %0 : tensor<128x3072xf32>
+    ```
+    After:
+    ```mlir
+    %1 = tcc.fused "elementwise"(%x, %b : tensor<128x3072xf32>, tensor<3072xf32>) -> tensor<128x3072xf32> {
+    ^bb0(%a0: tensor<128x3072xf32>, %a1: tensor<3072xf32>):
+      %0 = tcc.add %a0, %a1 : (tensor<128x3072xf32>, tensor<3072xf32>) -> tensor<128x3072xf32>
+      %g = tcc.gelu %0 : tensor<128x3072xf32>
+      tcc.yield %g : tensor<128x3072xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a fixed offset in one arena";
   let description = [{

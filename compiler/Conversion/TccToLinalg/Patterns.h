@@ -15,6 +15,7 @@ void populateReductionToLinalgPatterns(RewritePatternSet &patterns);
 void populateContractionToLinalgPatterns(RewritePatternSet &patterns);
 void populateWindowToLinalgPatterns(RewritePatternSet &patterns);
 void populateShapeToTensorPatterns(RewritePatternSet &patterns);
+void populateFusedToLinalgPatterns(RewritePatternSet &patterns);
 } // namespace tcc
 } // namespace mlir
 

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
@@ -26,6 +27,7 @@ void mlir::tcc::populateTccToLinalgPatterns(RewritePatternSet &patterns) {
   populateContractionToLinalgPatterns(patterns);
   populateWindowToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
+  populateFusedToLinalgPatterns(patterns);
   // Composite ops lower through their decompositions.
   populateTccDecompositionPatterns(patterns);
 }
@@ -47,7 +49,8 @@ struct ConvertTccToLinalgPass
     ConversionTarget target(getContext());
     target.addIllegalDialect<TccDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateTccToLinalgPatterns(patterns);

@@ -24,6 +24,18 @@ std::string shapes::str(ArrayRef<int64_t> shape) {
   return out;
 }
 
+int64_t shapes::rowSplit(ArrayRef<int64_t> full, ArrayRef<int64_t> reduced) {
+  if (full.size() != reduced.size() || full == reduced)
+    return -1;
+  int64_t a = full.size();
+  while (a > 0 && reduced[a - 1] == 1)
+    --a;
+  for (int64_t i = 0; i < a; ++i)
+    if (reduced[i] != full[i])
+      return -1;
+  return a;
+}
+
 int64_t shapes::numElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {

@@ -66,6 +66,11 @@ FailureOr<Shape> gather(llvm::ArrayRef<int64_t> data,
 FailureOr<Shape> pad(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> low,
                      llvm::ArrayRef<int64_t> high, EmitErrorFn emitError);
 
+/// The largest `a` such that `reduced` is `full` with dimensions [a, rank)
+/// set to 1 (a row of `full` split at `a` has one value), or -1 when
+/// `reduced` is not of that form or equals `full`.
+int64_t rowSplit(llvm::ArrayRef<int64_t> full, llvm::ArrayRef<int64_t> reduced);
+
 /// "2x?x4" (or "scalar" for rank 0), for diagnostics.
 std::string str(llvm::ArrayRef<int64_t> shape);
 

@@ -237,3 +237,49 @@ func.func @constant_and_softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %1 = tcc.softmax %0 axis = 1 : tensor<2x4xf32>
   return %1 : tensor<2x4xf32>
 }
+
+// -----
+
+// Tests that an elementwise group is one generic whose body chains the
+// scalar ops.
+// CHECK-LABEL: func @fused_elementwise
+// CHECK: linalg.generic
+// CHECK:   arith.addf
+// CHECK:   math.erf
+// CHECK:   linalg.yield
+// CHECK-NOT: linalg.generic
+func.func @fused_elementwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = tcc.fused "elementwise"(%x, %b : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a0: tensor<4x8xf32>, %a1: tensor<8xf32>):
+    %s = tcc.add %a0, %a1 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %g = tcc.gelu %s : tensor<4x8xf32>
+    tcc.yield %g : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a row group is one loop over the leading dimensions computing
+// a row at a time: slice in, the ops at row shape, slice out.
+// CHECK-LABEL: func @fused_rows
+// CHECK: %[[N:.*]] = arith.constant 6 : index
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x3x10xf32>)
+// CHECK:   tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 0] [1, 1, 10] [1, 1, 1] : tensor<2x3x10xf32> to tensor<1x1x10xf32>
+// CHECK:   arith.maximumf
+// CHECK:   math.exp
+// CHECK:   arith.divf
+// CHECK:   tensor.insert_slice %{{.*}} into %[[ACC]]{{.*}} [1, 1, 10] [1, 1, 1] : tensor<1x1x10xf32> into tensor<2x3x10xf32>
+// CHECK:   scf.yield
+func.func @fused_rows(%x: tensor<2x3x10xf32>) -> tensor<2x3x10xf32> {
+  %0 = tcc.fused "rows"(%x : tensor<2x3x10xf32>) -> tensor<2x3x10xf32> {
+  ^bb0(%a: tensor<2x3x10xf32>):
+    %m = tcc.reduce_max %a axes = [2] keepdims : tensor<2x3x10xf32> -> tensor<2x3x1xf32>
+    %d = tcc.sub %a, %m : (tensor<2x3x10xf32>, tensor<2x3x1xf32>) -> tensor<2x3x10xf32>
+    %e = tcc.exp %d : tensor<2x3x10xf32>
+    %s = tcc.reduce_sum %e axes = [2] keepdims : tensor<2x3x10xf32> -> tensor<2x3x1xf32>
+    %r = tcc.div %e, %s : (tensor<2x3x10xf32>, tensor<2x3x1xf32>) -> tensor<2x3x10xf32>
+    tcc.yield %r : tensor<2x3x10xf32>
+  }
+  return %0 : tensor<2x3x10xf32>
+}

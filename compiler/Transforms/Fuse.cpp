@@ -1,0 +1,174 @@
+//===- Fuse.cpp - the tcc-fuse pass ---------------------------------------===//
+//
+// Greedy producer-into-consumer fusion on the tcc graph. Each group becomes
+// a tcc.fused op; the lowering turns it into one kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/IR/TccShapes.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_TCCFUSE
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+static bool isElementwise(Operation *op) {
+  return op->hasTrait<tcc::OpTrait::BroadcastingElementwise>() &&
+         op->getNumResults() == 1;
+}
+
+/// The first reduced axis when `op` is a keepdims reduction over the
+/// trailing axes [a, rank) of its input; -1 otherwise.
+static int64_t trailingReductionStart(Operation *op) {
+  auto check = [](auto reduce) -> int64_t {
+    ArrayRef<int64_t> axes = reduce.getAxes();
+    int64_t rank = reduce.getInput().getType().getRank();
+    if (!reduce.getKeepdims() || axes.empty() || axes.back() != rank - 1)
+      return -1;
+    for (size_t i = 1; i < axes.size(); ++i)
+      if (axes[i] != axes[i - 1] + 1)
+        return -1;
+    return axes.front();
+  };
+  return llvm::TypeSwitch<Operation *, int64_t>(op)
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(
+          check)
+      .Default([](Operation *) { return -1; });
+}
+
+namespace {
+/// A fusion group and the iteration space its members share: the full shape
+/// and, once an op with one value per row joins, where rows split.
+struct Group {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<int64_t> shape;
+  int64_t split = -1;
+
+  /// Whether `op` computes over this group's iteration space: the full
+  /// shape, or one value per row for some split of the leading dimensions,
+  /// the same for every op. Sets `newSplit`. Does not check uses.
+  bool fits(Operation *op, int64_t &newSplit) const {
+    newSplit = split;
+    if (isElementwise(op)) {
+      ArrayRef<int64_t> s = shapeOf(op->getResult(0));
+      if (s == ArrayRef<int64_t>(shape))
+        return true;
+      int64_t a = shapes::rowSplit(shape, s);
+      if (a < 0 || (split >= 0 && a != split))
+        return false;
+      newSplit = a;
+      return true;
+    }
+    int64_t a = trailingReductionStart(op);
+    if (a < 0 || shapeOf(op->getOperand(0)) != ArrayRef<int64_t>(shape))
+      return false;
+    // Reductions over [a, rank) give one value per row split at a, as
+    // elementwise ops on that reduced shape do.
+    SmallVector<int64_t> reduced(shape);
+    for (size_t i = a; i < reduced.size(); ++i)
+      reduced[i] = 1;
+    int64_t rowA = shapes::rowSplit(shape, reduced);
+    if (rowA < 0 || (split >= 0 && rowA != split))
+      return false;
+    newSplit = rowA;
+    return true;
+  }
+
+  bool usesAllInside(Operation *op) const {
+    return llvm::all_of(op->getUsers(),
+                        [&](Operation *u) { return ops.contains(u); });
+  }
+};
+
+struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    DenseSet<Operation *> grouped;
+    SmallVector<Operation *> body;
+    for (Operation &op : func.getBody().front())
+      body.push_back(&op);
+    for (Operation *root : llvm::reverse(body)) {
+      if (grouped.contains(root) || !isElementwise(root))
+        continue;
+      Group group;
+      group.shape.assign(shapeOf(root->getResult(0)).begin(),
+                         shapeOf(root->getResult(0)).end());
+      group.ops.insert(root);
+      grow(group, grouped, root->getBlock());
+      if (group.ops.size() < 2)
+        continue;
+      for (Operation *op : group.ops)
+        grouped.insert(op);
+      outline(group, root);
+    }
+  }
+
+  /// Adds producers until nothing more fits; a producer rejected because the
+  /// split was not known yet may fit once a reduction has joined.
+  void grow(Group &group, const DenseSet<Operation *> &grouped,
+            Block *block) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < group.ops.size(); ++i)
+        for (Value operand : group.ops[i]->getOperands()) {
+          Operation *p = operand.getDefiningOp();
+          int64_t split;
+          if (!p || p->getBlock() != block || group.ops.contains(p) ||
+              grouped.contains(p) || !group.usesAllInside(p) ||
+              !group.fits(p, split))
+            continue;
+          group.split = split;
+          group.ops.insert(p);
+          changed = true;
+        }
+    }
+  }
+
+  /// Replaces the group by a tcc.fused op at the root's position.
+  void outline(Group &group, Operation *root) {
+    SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
+    llvm::sort(ops, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : ops)
+      for (Value v : op->getOperands())
+        if (!group.ops.contains(v.getDefiningOp()))
+          inputs.insert(v);
+
+    OpBuilder b(root);
+    auto fused = b.create<FusedOp>(
+        root->getLoc(), root->getResultTypes(),
+        group.split >= 0 ? "rows" : "elementwise", inputs.getArrayRef());
+    Block *block = b.createBlock(&fused.getBody());
+    IRMapping map;
+    for (Value v : inputs)
+      map.map(v, block->addArgument(v.getType(), v.getLoc()));
+    for (Operation *op : ops)
+      b.clone(*op, map);
+    b.create<YieldOp>(root->getLoc(),
+                      llvm::map_to_vector(root->getResults(), [&](Value v) {
+                        return map.lookup(v);
+                      }));
+    root->replaceAllUsesWith(fused.getResults());
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+  }
+};
+} // namespace

@@ -1,0 +1,86 @@
+// RUN: tcc-opt %s --tcc-fuse --split-input-file | FileCheck %s
+
+// Tests that an elementwise chain over one shape becomes one group, with
+// the broadcast bias as a group input.
+// CHECK-LABEL: func @bias_gelu
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>)
+// CHECK: %[[F:.*]] = tcc.fused "elementwise"(%[[X]], %[[B]] : tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK: ^bb0(%[[A0:.*]]: tensor<4x8xf32>, %[[A1:.*]]: tensor<8xf32>):
+// CHECK:   %[[S:.*]] = tcc.add %[[A0]], %[[A1]]
+// CHECK:   %[[G:.*]] = tcc.gelu %[[S]]
+// CHECK:   tcc.yield %[[G]] : tensor<4x8xf32>
+// CHECK: return %[[F]]
+func.func @bias_gelu(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = tcc.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %1 = tcc.gelu %0 : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a decomposed softmax (two row reductions and the elementwise
+// ops around them) becomes one "rows" group.
+// CHECK-LABEL: func @softmax
+// CHECK: %[[F:.*]] = tcc.fused "rows"(%{{.*}} : tensor<2x10xf32>) -> tensor<2x10xf32> {
+// CHECK:   tcc.reduce_max
+// CHECK:   tcc.sub
+// CHECK:   tcc.exp
+// CHECK:   tcc.reduce_sum
+// CHECK:   tcc.div
+// CHECK:   tcc.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  %m = tcc.reduce_max %x axes = [1] keepdims : tensor<2x10xf32> -> tensor<2x1xf32>
+  %d = tcc.sub %x, %m : (tensor<2x10xf32>, tensor<2x1xf32>) -> tensor<2x10xf32>
+  %e = tcc.exp %d : tensor<2x10xf32>
+  %s = tcc.reduce_sum %e axes = [1] keepdims : tensor<2x10xf32> -> tensor<2x1xf32>
+  %r = tcc.div %e, %s : (tensor<2x10xf32>, tensor<2x1xf32>) -> tensor<2x10xf32>
+  return %r : tensor<2x10xf32>
+}
+
+// -----
+
+// Tests that a decomposed layer norm, whose row statistics feed ops on the
+// reduced shape (add epsilon, rsqrt), becomes one "rows" group.
+// CHECK-LABEL: func @layer_norm
+// CHECK: tcc.fused "rows"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x16xf32>, tensor<f32>, tensor<16xf32>, tensor<16xf32>) -> tensor<3x16xf32>
+// CHECK-COUNT-2: tcc.reduce_mean
+// CHECK: tcc.rsqrt
+// CHECK: tcc.yield
+// CHECK-NOT: tcc.
+// CHECK: return
+func.func @layer_norm(%x: tensor<3x16xf32>, %eps: tensor<f32>, %g: tensor<16xf32>, %b: tensor<16xf32>) -> tensor<3x16xf32> {
+  %mean = tcc.reduce_mean %x axes = [1] keepdims : tensor<3x16xf32> -> tensor<3x1xf32>
+  %c = tcc.sub %x, %mean : (tensor<3x16xf32>, tensor<3x1xf32>) -> tensor<3x16xf32>
+  %sq = tcc.mul %c, %c : (tensor<3x16xf32>, tensor<3x16xf32>) -> tensor<3x16xf32>
+  %var = tcc.reduce_mean %sq axes = [1] keepdims : tensor<3x16xf32> -> tensor<3x1xf32>
+  %ve = tcc.add %var, %eps : (tensor<3x1xf32>, tensor<f32>) -> tensor<3x1xf32>
+  %inv = tcc.rsqrt %ve : tensor<3x1xf32>
+  %n = tcc.mul %c, %inv : (tensor<3x16xf32>, tensor<3x1xf32>) -> tensor<3x16xf32>
+  %s = tcc.mul %n, %g : (tensor<3x16xf32>, tensor<16xf32>) -> tensor<3x16xf32>
+  %r = tcc.add %s, %b : (tensor<3x16xf32>, tensor<16xf32>) -> tensor<3x16xf32>
+  return %r : tensor<3x16xf32>
+}
+
+// -----
+
+// Tests that a producer whose result is also used outside stays out of the
+// group (it would otherwise be computed twice), and that ops over another
+// shape do not join.
+// CHECK-LABEL: func @boundaries
+// CHECK: %[[E:.*]] = tcc.exp %{{.*}} : tensor<4xf32>
+// CHECK: %[[F:.*]] = tcc.fused "elementwise"(%[[E]] : tensor<4xf32>) -> tensor<4xf32>
+// CHECK:   tcc.neg
+// CHECK:   tcc.abs
+// CHECK: %[[B:.*]] = tcc.broadcast_to
+// CHECK: tcc.relu %[[B]]
+// CHECK: return %[[F]], %[[E]]
+func.func @boundaries(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>) {
+  %e = tcc.exp %x : tensor<4xf32>
+  %n = tcc.neg %e : tensor<4xf32>
+  %a = tcc.abs %n : tensor<4xf32>
+  %b = tcc.broadcast_to %a : tensor<4xf32> -> tensor<2x4xf32>
+  %r = tcc.relu %b : tensor<2x4xf32>
+  return %a, %e, %r : tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>
+}
