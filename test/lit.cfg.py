@@ -14,3 +14,4 @@ config.environment["PATH"] = os.pathsep.join(
     [config.tcc_tools_dir, config.filecheck_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%tcc_src", config.tcc_src_root))
+config.substitutions.append(("%tcc_lib", os.path.join(config.tcc_obj_root, "lib")))
