@@ -47,6 +47,7 @@ void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm) {
 }
 
 void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(tcc::createTccCopyResults());
   // Bufferize the whole module, with plain (identity-layout) memrefs at the
   // function boundary so the entry point takes dense buffers.
   bufferization::OneShotBufferizationOptions bufferization;

@@ -65,6 +65,32 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccCopyResults : Pass<"tcc-copy-results", "func::FuncOp"> {
+  let summary = "Give every function result its own computed tensor";
+  let description = [{
+    Each result of the graph becomes a caller-provided output buffer at
+    bufferization. A result the function does not compute itself (an
+    argument, a constant, a value returned more than once) gets an explicit
+    `linalg.copy` into a new tensor, so each output buffer is written exactly
+    once. Runs on linalg/tensor IR, right before bufferization.
+
+    Before:
+    ```mlir
+    return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %e0 = tensor.empty() : tensor<4xf32>
+    %0 = linalg.copy ins(%arg0 : tensor<4xf32>) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
+    %e1 = tensor.empty() : tensor<4xf32>
+    %1 = linalg.copy ins(%arg0 : tensor<4xf32>) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+    return %0, %1 : tensor<4xf32>, tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
   let summary = "Place every intermediate buffer at a fixed offset in one arena";
   let description = [{

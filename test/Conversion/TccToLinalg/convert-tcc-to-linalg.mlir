@@ -283,3 +283,4 @@ func.func @fused_rows(%x: tensor<2x3x10xf32>) -> tensor<2x3x10xf32> {
   }
   return %0 : tensor<2x3x10xf32>
 }
+
