@@ -13,12 +13,12 @@ venv=${TCC_VENV:-$HOME/.cache/tcc/venv}
 jobs=${TCC_JOBS:-$(nproc)}
 
 apt_packages=(
-  cmake ninja-build ccache g++ python3-venv
+  cmake ninja-build ccache g++ python3-venv python3-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
 )
-pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest)
+pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest pybind11)
 
 log() { printf '\033[1m[tcc] %s\033[0m\n' "$*" >&2; }
 

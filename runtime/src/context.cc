@@ -14,16 +14,19 @@
 using tcc::makeStatus;
 
 struct tcc_context_t {
-  tcc_model_t *model; // retained
+  tcc_model_t *model;                   // retained
+  tcc_allocator_t *allocator = nullptr; // retained
   std::unique_ptr<tcc::ThreadPool> pool;
   tcc_host_api_t host;
-  void *workspace = nullptr;
+  void *workspaceBlock = nullptr; // as allocated
+  void *workspace = nullptr;      // aligned within it
   // Reused by every run so that a run with aligned buffers allocates nothing.
   std::vector<void *> inputData, outputData;
   std::atomic<bool> running{false};
 
   ~tcc_context_t() {
-    std::free(workspace);
+    tcc_status_free(tcc_allocator_deallocate(allocator, workspaceBlock));
+    tcc_allocator_free(allocator);
     tcc::releaseModel(model);
   }
 };
@@ -48,18 +51,38 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
     if (threads == 0)
       threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 
+    tcc_allocator_t *allocator = options && options->allocator
+                                     ? options->allocator
+                                     : tcc_allocator_default();
+    if (!tcc_allocator_host_accessible(allocator))
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_context_create: allocator '%s' is not host "
+                        "accessible; contexts run on the host",
+                        tcc_allocator_name(allocator));
+
     const tcc_artifact_desc_t *desc = model->desc;
     auto context = std::make_unique<tcc_context_t>();
     context->model = model;
     tcc::retainModel(model);
+    context->allocator = allocator;
+    tcc_allocator_retain(allocator);
     if (uint64_t bytes = desc->workspace_bytes) {
       size_t align = std::max<uint64_t>(desc->workspace_align, tcc::kAlignment);
-      if (bytes > SIZE_MAX ||
-          !(context->workspace = tcc::alignedAlloc(bytes, align)))
-        return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
-                          "%s: cannot allocate a workspace of %llu bytes",
-                          model->origin.c_str(),
-                          static_cast<unsigned long long>(bytes));
+      tcc_status_t s =
+          bytes > SIZE_MAX
+              ? makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED, "too large")
+              : tcc::allocateAligned(allocator, bytes, align,
+                                     &context->workspaceBlock,
+                                     &context->workspace);
+      if (s) {
+        tcc_status_t error = makeStatus(
+            tcc_status_code(s),
+            "%s: cannot allocate a workspace of %llu bytes: %s",
+            model->origin.c_str(), static_cast<unsigned long long>(bytes),
+            tcc_status_message(s));
+        tcc_status_free(s);
+        return error;
+      }
     }
     try {
       context->pool = std::make_unique<tcc::ThreadPool>(threads);
@@ -84,6 +107,10 @@ const tcc_model_t *tcc_context_model(const tcc_context_t *context) {
 
 int32_t tcc_context_num_threads(const tcc_context_t *context) {
   return context->host.num_threads;
+}
+
+tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {
+  return context->allocator;
 }
 
 // Checks one run argument against its descriptor.
@@ -151,30 +178,44 @@ static tcc_status_t run(tcc_context_t *context,
   }
 
   // The ABI promises the artifact 64-byte aligned buffers; a misaligned one
-  // goes through an aligned copy.
-  std::vector<std::unique_ptr<void, void (*)(void *)>> copies;
-  auto alignedCopy = [&](const tcc_tensor_t *t) -> void * {
-    copies.emplace_back(tcc::alignedAlloc(t->byteSize, tcc::kAlignment),
-                        std::free);
-    return copies.back().get();
+  // goes through an aligned copy from the context's allocator.
+  struct Copies {
+    tcc_allocator_t *allocator;
+    std::vector<void *> blocks;
+    ~Copies() {
+      for (void *b : blocks)
+        tcc_status_free(tcc_allocator_deallocate(allocator, b));
+    }
+  } copies{context->allocator, {}};
+  auto alignedCopy = [&](const tcc_tensor_t *t, const char *kind, uint32_t i,
+                         void **out) -> tcc_status_t {
+    void *block;
+    if (tcc_status_t s = tcc::allocateAligned(context->allocator, t->byteSize,
+                                              tcc::kAlignment, &block, out)) {
+      tcc_status_t error =
+          makeStatus(tcc_status_code(s),
+                     "%s: cannot allocate %zu bytes to align %s %u: %s", origin,
+                     t->byteSize, kind, i, tcc_status_message(s));
+      tcc_status_free(s);
+      return error;
+    }
+    copies.blocks.push_back(block);
+    return nullptr;
   };
   for (uint32_t i = 0; i < numInputs; ++i) {
     void *data = inputs[i]->data;
     if (!aligned(data)) {
-      if (!(data = alignedCopy(inputs[i])))
-        return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
-                          "%s: cannot allocate %zu bytes to align input %u",
-                          origin, inputs[i]->byteSize, i);
+      if (tcc_status_t s = alignedCopy(inputs[i], "input", i, &data))
+        return s;
       std::memcpy(data, inputs[i]->data, inputs[i]->byteSize);
     }
     context->inputData[i] = data;
   }
   for (uint32_t i = 0; i < numOutputs; ++i) {
     void *data = outputs[i]->data;
-    if (!aligned(data) && !(data = alignedCopy(outputs[i])))
-      return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
-                        "%s: cannot allocate %zu bytes to align output %u",
-                        origin, outputs[i]->byteSize, i);
+    if (!aligned(data))
+      if (tcc_status_t s = alignedCopy(outputs[i], "output", i, &data))
+        return s;
     context->outputData[i] = data;
   }
 

@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
   int rc = 0;
   std::vector<tcc_tensor_t *> ins, outs;
   tcc_context_t *context = nullptr;
-  tcc_context_options_t options = {threads};
+  tcc_context_options_t options = {};
+  options.num_threads = threads;
   for (const std::string &f : files) {
     tcc_tensor_t *t = nullptr;
     if (tcc_status_t s = tcc_tensor_load_file(f.c_str(), &t)) {

@@ -59,6 +59,12 @@ const char *tcc_status_code_name(tcc_status_code_t code) {
   return "UNKNOWN";
 }
 
+tcc_status_t tcc_status_create(tcc_status_code_t code, const char *message) {
+  if (code == TCC_STATUS_OK)
+    return nullptr;
+  return tcc::makeStatus(code, "%s", message ? message : "");
+}
+
 void tcc_status_free(tcc_status_t status) {
   if (status != &outOfMemory)
     delete status;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 size_t tcc_dtype_size(int32_t dtype) {
   switch (dtype) {
@@ -118,18 +119,33 @@ tcc_status_t tcc::checkType(const std::string &what, int32_t dtype,
   return nullptr;
 }
 
-void *tcc::alignedAlloc(size_t bytes, size_t align) {
-  // aligned_alloc wants a multiple of the alignment, and at least one.
-  size_t rounded = bytes / align * align + align;
-  if (rounded < bytes)
-    return nullptr;
-  return std::aligned_alloc(align, rounded);
+tcc_status_t tcc::allocateAligned(tcc_allocator_t *allocator, size_t bytes,
+                                  size_t align, void **outBlock,
+                                  void **outData) {
+  void *block;
+  if (tcc_status_t s = tcc_allocator_allocate(allocator, bytes, 0, &block))
+    return s;
+  if (reinterpret_cast<uintptr_t>(block) % align) {
+    tcc_status_free(tcc_allocator_deallocate(allocator, block));
+    if (bytes > SIZE_MAX - align)
+      return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                        "cannot allocate %zu bytes aligned to %zu", bytes,
+                        align);
+    if (tcc_status_t s =
+            tcc_allocator_allocate(allocator, bytes + align - 1, 0, &block))
+      return s;
+  }
+  *outBlock = block;
+  *outData = reinterpret_cast<void *>(
+      (reinterpret_cast<uintptr_t>(block) + align - 1) & ~(align - 1));
+  return nullptr;
 }
 
-static tcc_status_t makeTensor(int32_t dtype, int32_t rank,
-                               const int64_t *shape, void *data,
-                               size_t byteSize, bool owned,
-                               tcc_tensor_t **outTensor) {
+// A tensor over `data` (wrapped, when allocator is NULL) or over new memory
+// from `allocator`.
+static tcc_status_t makeTensor(tcc_allocator_t *allocator, int32_t dtype,
+                               int32_t rank, const int64_t *shape, void *data,
+                               size_t byteSize, tcc_tensor_t **outTensor) {
   return tcc::guard([&]() -> tcc_status_t {
     if (!outTensor)
       return tcc::makeStatus(TCC_STATUS_INVALID_ARGUMENT,
@@ -139,28 +155,51 @@ static tcc_status_t makeTensor(int32_t dtype, int32_t rank,
     if (tcc_status_t s =
             tcc::checkType("tensor", dtype, rank, shape, &count, &bytes))
       return s;
-    if (!owned && byteSize != bytes)
+    if (!allocator && byteSize != bytes)
       return tcc::makeStatus(
           TCC_STATUS_INVALID_ARGUMENT,
           "tensor: %s needs %zu bytes, the wrapped buffer has %zu",
           tcc::describeType(dtype, rank, shape).c_str(), bytes, byteSize);
-    if (!owned && !data && bytes)
+    if (!allocator && !data && bytes)
       return tcc::makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                              "tensor: wrapping a NULL buffer of %zu bytes",
                              bytes);
-    auto *t = new tcc_tensor_t{dtype, std::vector<int64_t>(shape, shape + rank),
-                               data,  bytes,
-                               count, owned,
-                               {}};
-    if (owned && !(t->data = tcc::alignedAlloc(bytes, tcc::kAlignment))) {
-      delete t;
-      return tcc::makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
-                             "tensor: cannot allocate %zu bytes for %s", bytes,
-                             tcc::describeType(dtype, rank, shape).c_str());
-    }
-    if (owned)
+    if (allocator && !tcc_allocator_host_accessible(allocator))
+      return tcc::makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                             "tensor: allocator '%s' is not host accessible; "
+                             "tensors live in host memory",
+                             tcc_allocator_name(allocator));
+    auto t = std::make_unique<tcc_tensor_t>(
+        tcc_tensor_t{dtype,
+                     std::vector<int64_t>(shape, shape + rank),
+                     data,
+                     bytes,
+                     count,
+                     nullptr,
+                     {}});
+    if (allocator) {
+      if (tcc_status_t s =
+              tcc_allocator_allocate(allocator, bytes, 0, &t->data)) {
+        std::string message = tcc_status_message(s);
+        tcc_status_code_t code = tcc_status_code(s);
+        tcc_status_free(s);
+        return tcc::makeStatus(code, "tensor: cannot allocate %s: %s",
+                               tcc::describeType(dtype, rank, shape).c_str(),
+                               message.c_str());
+      }
+      tcc_allocator_retain(allocator);
+      t->allocator = allocator;
+      // The backend promises 64-byte alignment; a tensor relies on it.
+      if (reinterpret_cast<uintptr_t>(t->data) % tcc::kAlignment) {
+        tcc_tensor_free(t.release());
+        return tcc::makeStatus(TCC_STATUS_INTERNAL,
+                               "tensor: allocator '%s' returned memory that "
+                               "is not %zu-byte aligned",
+                               tcc_allocator_name(allocator), tcc::kAlignment);
+      }
       std::memset(t->data, 0, bytes);
-    *outTensor = t;
+    }
+    *outTensor = t.release();
     return nullptr;
   });
 }
@@ -168,20 +207,30 @@ static tcc_status_t makeTensor(int32_t dtype, int32_t rank,
 tcc_status_t tcc_tensor_create(int32_t dtype, int32_t rank,
                                const int64_t *shape,
                                tcc_tensor_t **out_tensor) {
-  return makeTensor(dtype, rank, shape, nullptr, 0, true, out_tensor);
+  return makeTensor(tcc_allocator_default(), dtype, rank, shape, nullptr, 0,
+                    out_tensor);
+}
+
+tcc_status_t tcc_tensor_create_in(tcc_allocator_t *allocator, int32_t dtype,
+                                  int32_t rank, const int64_t *shape,
+                                  tcc_tensor_t **out_tensor) {
+  return makeTensor(allocator ? allocator : tcc_allocator_default(), dtype,
+                    rank, shape, nullptr, 0, out_tensor);
 }
 
 tcc_status_t tcc_tensor_wrap(int32_t dtype, int32_t rank, const int64_t *shape,
                              void *data, size_t byte_size,
                              tcc_tensor_t **out_tensor) {
-  return makeTensor(dtype, rank, shape, data, byte_size, false, out_tensor);
+  return makeTensor(nullptr, dtype, rank, shape, data, byte_size, out_tensor);
 }
 
 void tcc_tensor_free(tcc_tensor_t *tensor) {
   if (!tensor)
     return;
-  if (tensor->owned)
-    std::free(tensor->data);
+  if (tensor->allocator) {
+    tcc_status_free(tcc_allocator_deallocate(tensor->allocator, tensor->data));
+    tcc_allocator_free(tensor->allocator);
+  }
   delete tensor;
 }
 

@@ -13,7 +13,9 @@ struct tcc_tensor_t {
   void *data;
   size_t byteSize;
   int64_t elementCount;
-  bool owned; // data came from alignedAlloc and is freed with the tensor
+  // Set (and retained) when the data came from this allocator and is freed
+  // with the tensor; NULL for wrapped caller memory.
+  tcc_allocator_t *allocator;
   std::string name;
 };
 
@@ -37,9 +39,11 @@ inline std::string describeType(const tcc_tensor_t &t) {
                       t.shape.data());
 }
 
-/// Memory aligned to `align` (a power of two), or NULL; never NULL for 0
-/// bytes. Free with std::free.
-void *alignedAlloc(size_t bytes, size_t align);
+/// `bytes` from `allocator` (on stream 0) aligned to `align`, a power of
+/// two: `*outData` is the aligned memory, `*outBlock` what to deallocate.
+/// Over-allocates only when the allocator's alignment is less than `align`.
+tcc_status_t allocateAligned(tcc_allocator_t *allocator, size_t bytes,
+                             size_t align, void **outBlock, void **outData);
 
 } // namespace tcc
 

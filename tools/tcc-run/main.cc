@@ -33,6 +33,7 @@ options:
   --threads T      threads per run (default: the number of online CPUs)
   --outputs DIR    write the outputs to DIR/output_K.pb
   --json           print one JSON object on stdout instead of text
+  --memory-stats   print the allocator's statistics after the runs
   --help           print this help
 
 exit status: 0 success, 1 error or failed check, 2 usage error
@@ -49,7 +50,7 @@ struct UserError : std::runtime_error {
 
 struct Options {
   std::string artifact, inputs, outputs;
-  bool check = false, json = false, help = false;
+  bool check = false, json = false, help = false, memoryStats = false;
   double rtol = 1e-3, atol = 1e-7;
   long bench = 0, warmup = 3, threads = 0;
 };
@@ -89,8 +90,10 @@ Options parseArgs(int argc, char **argv) {
       o.artifact = arg;
       continue;
     }
-    if (arg == "--check" || arg == "--json") {
-      (arg == "--check" ? o.check : o.json) = true;
+    if (arg == "--check" || arg == "--json" || arg == "--memory-stats") {
+      (arg == "--check"  ? o.check
+       : arg == "--json" ? o.json
+                         : o.memoryStats) = true;
       continue;
     }
     // Flags with a value, as "--flag VALUE" or "--flag=VALUE".
@@ -515,7 +518,8 @@ std::string joinPosition(const std::vector<int64_t> &pos) {
 }
 
 void printText(const tcc::Model &model, const tcc::Context &context,
-               const Options &o, const std::vector<SetResult> &sets) {
+               const Options &o, const std::vector<SetResult> &sets,
+               const tcc::Allocator *memory) {
   std::printf("artifact %s: model '%s', target %s, tcc %s, %d threads\n",
               o.artifact.c_str(), model.name().c_str(), model.target().c_str(),
               model.version().c_str(), context.numThreads());
@@ -555,6 +559,31 @@ void printText(const tcc::Model &model, const tcc::Context &context,
                   s.bench.runs, s.bench.warmup, s.bench.medianMs, s.bench.minMs,
                   s.bench.p90Ms, s.bench.meanMs);
   }
+  if (memory)
+    std::printf("%s", memory->summary().c_str());
+}
+
+std::string jsonMemory(const tcc::Allocator &memory) {
+  tcc_allocator_stats_t s = memory.stats();
+  auto n = [](uint64_t v) { return std::to_string(v); };
+  return jsonObject(
+      {{"allocator", jsonString(memory.name())},
+       {"allocated_bytes", n(s.allocated_bytes[TCC_POOL_ALL].current)},
+       {"peak_allocated_bytes", n(s.allocated_bytes[TCC_POOL_ALL].peak)},
+       {"requested_bytes", n(s.requested_bytes[TCC_POOL_ALL].current)},
+       {"reserved_bytes", n(s.reserved_bytes[TCC_POOL_ALL].current)},
+       {"peak_reserved_bytes", n(s.reserved_bytes[TCC_POOL_ALL].peak)},
+       {"cached_bytes", n(s.cached_bytes)},
+       {"segments", n(s.segments[TCC_POOL_ALL].current)},
+       {"num_allocs", n(s.num_allocs)},
+       {"num_frees", n(s.num_frees)},
+       {"num_cache_hits", n(s.num_cache_hits)},
+       {"num_device_allocs", n(s.num_device_allocs)},
+       {"num_device_frees", n(s.num_device_frees)},
+       {"num_alloc_retries", n(s.num_alloc_retries)},
+       {"num_ooms", n(s.num_ooms)},
+       {"memory_limit", n(s.memory_limit)},
+       {"fragmentation", jsonNumber(s.fragmentation)}});
 }
 
 std::string jsonCheck(const CheckResult &c, const std::vector<int64_t> &shape) {
@@ -580,7 +609,7 @@ std::string jsonCheck(const CheckResult &c, const std::vector<int64_t> &shape) {
 
 void printJson(const tcc::Model &model, const tcc::Context &context,
                const Options &o, const std::vector<SetResult> &sets,
-               bool passed) {
+               bool passed, const tcc::Allocator *memory) {
   std::vector<std::string> inputs, outputs, jsonSets;
   for (uint32_t k = 0; k < model.numInputs(); ++k)
     inputs.push_back(jsonTensorDesc(model.input(k)));
@@ -609,16 +638,18 @@ void printJson(const tcc::Model &model, const tcc::Context &context,
                                 {"mean_ms", jsonNumber(s.bench.meanMs)}})});
     jsonSets.push_back(jsonObject(f));
   }
-  std::string json =
-      jsonObject({{"artifact", jsonString(o.artifact)},
-                  {"model", jsonString(model.name())},
-                  {"target", jsonString(model.target())},
-                  {"tcc_version", jsonString(model.version())},
-                  {"threads", std::to_string(context.numThreads())},
-                  {"inputs", jsonArray(inputs)},
-                  {"outputs", jsonArray(outputs)},
-                  {"sets", jsonArray(jsonSets)},
-                  {"passed", passed ? "true" : "false"}});
+  JsonFields fields{{"artifact", jsonString(o.artifact)},
+                    {"model", jsonString(model.name())},
+                    {"target", jsonString(model.target())},
+                    {"tcc_version", jsonString(model.version())},
+                    {"threads", std::to_string(context.numThreads())},
+                    {"inputs", jsonArray(inputs)},
+                    {"outputs", jsonArray(outputs)},
+                    {"sets", jsonArray(jsonSets)}};
+  if (memory)
+    fields.push_back({"memory", jsonMemory(*memory)});
+  fields.push_back({"passed", passed ? "true" : "false"});
+  std::string json = jsonObject(fields);
   std::printf("%s\n", json.c_str());
 }
 
@@ -638,10 +669,14 @@ int run(const Options &o) {
     for (const CheckResult &c : sets.back().checks)
       passed &= c.pass;
   }
+  // Inputs, outputs and the workspace all come from the context's
+  // allocator (the process's default one).
+  tcc::Allocator memory = context.allocator();
+  const tcc::Allocator *stats = o.memoryStats ? &memory : nullptr;
   if (o.json)
-    printJson(model, context, o, sets, passed);
+    printJson(model, context, o, sets, passed, stats);
   else
-    printText(model, context, o, sets);
+    printText(model, context, o, sets, stats);
   return passed ? 0 : 1;
 }
 

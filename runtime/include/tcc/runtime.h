@@ -1,5 +1,7 @@
 /* tcc/runtime.h - the C API of libtccrt: load a compiled tcc artifact, make
- * tensors, run the artifact, and read/write tensor files (.pb, .npy).
+ * tensors, run the artifact, and read/write tensor files (.pb, .npy). It
+ * includes tcc/allocator.h, the caching allocator that tensors and contexts
+ * take their memory from.
  *
  * Conventions
  * - Every fallible function returns a tcc_status_t: NULL means success,
@@ -20,7 +22,8 @@
  *   Overlapping calls on one context are refused (FAILED_PRECONDITION).
  * - A tcc_tensor_t may be read from several threads at once; writes to it
  *   (as a run's output, or through tcc_tensor_data) need the usual care.
- * - Status, dtype and tensor-file functions are thread-safe.
+ * - Status, dtype and tensor-file functions are thread-safe, and so is
+ *   every allocator function (see tcc/allocator.h).
  *
  * The runtime links nothing of MLIR or LLVM and needs no GPU.
  */
@@ -63,6 +66,10 @@ TCC_API const char *tcc_status_message(tcc_status_t status);
 /* "OK", "INVALID_ARGUMENT", ...; "UNKNOWN" for other values. */
 TCC_API const char *tcc_status_code_name(tcc_status_code_t code);
 TCC_API void tcc_status_free(tcc_status_t status);
+/* A new status, for code outside libtccrt that reports errors through it
+ * (a device backend, say). NULL for TCC_STATUS_OK; a NULL message is "". */
+TCC_API tcc_status_t tcc_status_create(tcc_status_code_t code,
+                                       const char *message);
 
 /*===------------------------------------------------------------------===*
  * Dtypes (tcc_dtype_t, numbered as ONNX's TensorProto.DataType)
@@ -78,12 +85,22 @@ TCC_API const char *tcc_dtype_name(int32_t dtype);
  *===------------------------------------------------------------------===*/
 
 typedef struct tcc_tensor_t tcc_tensor_t;
+/* A caching allocator (tcc/allocator.h). */
+typedef struct tcc_allocator_t tcc_allocator_t;
 
-/* A new zero-filled tensor whose data is 64-byte aligned. `shape` holds
- * `rank` entries, all >= 0 (it may be NULL when rank is 0). */
+/* A new zero-filled tensor whose data is 64-byte aligned, from the default
+ * allocator (tcc_allocator_default). `shape` holds `rank` entries, all >= 0
+ * (it may be NULL when rank is 0). */
 TCC_API tcc_status_t tcc_tensor_create(int32_t dtype, int32_t rank,
                                        const int64_t *shape,
                                        tcc_tensor_t **out_tensor);
+/* As tcc_tensor_create, from `allocator` (NULL: the default), which the
+ * tensor keeps alive. The allocator's memory must be host accessible
+ * (INVALID_ARGUMENT otherwise). */
+TCC_API tcc_status_t tcc_tensor_create_in(tcc_allocator_t *allocator,
+                                          int32_t dtype, int32_t rank,
+                                          const int64_t *shape,
+                                          tcc_tensor_t **out_tensor);
 /* A tensor over caller memory, which must outlive it and is not freed with
  * it. `byte_size` must equal the size the dtype and shape describe. Any
  * alignment is accepted (tcc_context_run copies misaligned buffers). */
@@ -168,16 +185,22 @@ typedef struct tcc_context_options_t {
   /* Threads a run may use, the calling thread included. 0: the number of
    * online CPUs. 1: everything runs on the calling thread. */
   int32_t num_threads;
+  /* Where the workspace and any aligned copies of misaligned tensors come
+   * from; it must be host accessible. NULL: tcc_allocator_default(). */
+  tcc_allocator_t *allocator;
 } tcc_context_options_t;
 
-/* Allocates the model's workspace and starts the thread pool. `options` may
- * be NULL. The context keeps the model's artifact loaded. */
+/* Allocates the model's workspace from the context's allocator and starts
+ * the thread pool. `options` may be NULL. The context keeps the model's
+ * artifact and the allocator alive. */
 TCC_API tcc_status_t tcc_context_create(tcc_model_t *model,
                                         const tcc_context_options_t *options,
                                         tcc_context_t **out_context);
 TCC_API void tcc_context_free(tcc_context_t *context);
 TCC_API const tcc_model_t *tcc_context_model(const tcc_context_t *context);
 TCC_API int32_t tcc_context_num_threads(const tcc_context_t *context);
+/* The allocator the context's memory comes from. */
+TCC_API tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context);
 
 /* Runs the model once. The tensors must match the model's inputs and
  * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
@@ -193,5 +216,7 @@ TCC_API tcc_status_t tcc_context_run(tcc_context_t *context,
 #ifdef __cplusplus
 }
 #endif
+
+#include "tcc/allocator.h"
 
 #endif /* TCC_RUNTIME_H */

@@ -39,6 +39,75 @@ template <typename T, void (*Free)(T *)> struct Deleter {
 };
 } // namespace detail
 
+/// A shared handle on a caching allocator (tcc/allocator.h): copies refer
+/// to the same allocator, which lives while any handle, tensor or context
+/// made from it does.
+class Allocator {
+public:
+  Allocator() = default;
+  /// Takes ownership of one reference to `allocator`.
+  explicit Allocator(tcc_allocator_t *allocator)
+      : handle(allocator, tcc_allocator_free) {}
+
+  /// A new allocator of host memory.
+  static Allocator host(const tcc_allocator_options_t &options = {}) {
+    tcc_allocator_t *a;
+    check(tcc_allocator_create_host(&options, &a));
+    return Allocator(a);
+  }
+  /// A new allocator over a device backend.
+  static Allocator create(const tcc_device_backend_t &backend,
+                          const tcc_allocator_options_t &options = {}) {
+    tcc_allocator_t *a;
+    check(tcc_allocator_create(&backend, &options, &a));
+    return Allocator(a);
+  }
+  /// The process's host allocator, which tensors and contexts use unless
+  /// told otherwise.
+  static Allocator defaultAllocator() {
+    return Allocator(tcc_allocator_default());
+  }
+  /// Another reference to `allocator`.
+  static Allocator retain(tcc_allocator_t *allocator) {
+    tcc_allocator_retain(allocator);
+    return Allocator(allocator);
+  }
+
+  void *allocate(uint64_t bytes, tcc_stream_t stream = 0) {
+    void *p;
+    check(tcc_allocator_allocate(get(), bytes, stream, &p));
+    return p;
+  }
+  void deallocate(void *ptr) { check(tcc_allocator_deallocate(get(), ptr)); }
+  void recordStream(void *ptr, tcc_stream_t stream) {
+    check(tcc_allocator_record_stream(get(), ptr, stream));
+  }
+  void trim() { tcc_allocator_trim(get()); }
+  void setMemoryLimit(uint64_t bytes) {
+    tcc_allocator_set_memory_limit(get(), bytes);
+  }
+  uint64_t memoryLimit() const { return tcc_allocator_memory_limit(get()); }
+  tcc_allocator_stats_t stats() const {
+    tcc_allocator_stats_t s;
+    tcc_allocator_stats(get(), &s);
+    return s;
+  }
+  void resetPeak() { tcc_allocator_reset_peak(get()); }
+  /// The table PyTorch's memory_summary would print.
+  std::string summary() const {
+    std::string text(tcc_allocator_summary(get(), nullptr, 0), '\0');
+    tcc_allocator_summary(get(), text.data(), text.size() + 1);
+    return text;
+  }
+  std::string name() const { return tcc_allocator_name(get()); }
+
+  tcc_allocator_t *get() const { return handle.get(); }
+  explicit operator bool() const { return handle != nullptr; }
+
+private:
+  std::shared_ptr<tcc_allocator_t> handle;
+};
+
 /// A shared handle: copies refer to the same tensor, which is freed with
 /// the last of them.
 class Tensor {
@@ -52,6 +121,15 @@ public:
     tcc_tensor_t *t;
     check(tcc_tensor_create(dtype, static_cast<int32_t>(shape.size()),
                             shape.data(), &t));
+    return Tensor(t);
+  }
+  /// Zero-filled, from `allocator`.
+  static Tensor create(const Allocator &allocator, int32_t dtype,
+                       const std::vector<int64_t> &shape) {
+    tcc_tensor_t *t;
+    check(tcc_tensor_create_in(allocator.get(), dtype,
+                               static_cast<int32_t>(shape.size()), shape.data(),
+                               &t));
     return Tensor(t);
   }
   /// Over caller memory that must outlive the tensor.
@@ -151,12 +229,21 @@ public:
   explicit Context(const Model &model, int32_t numThreads = 0) {
     tcc_context_options_t options{};
     options.num_threads = numThreads;
-    tcc_context_t *c;
-    check(tcc_context_create(model.get(), &options, &c));
-    handle.reset(c);
+    create(model, options);
+  }
+  /// Memory from `allocator`, which the context keeps alive.
+  Context(const Model &model, const Allocator &allocator,
+          int32_t numThreads = 0) {
+    tcc_context_options_t options{};
+    options.num_threads = numThreads;
+    options.allocator = allocator.get();
+    create(model, options);
   }
 
   int32_t numThreads() const { return tcc_context_num_threads(get()); }
+  Allocator allocator() const {
+    return Allocator::retain(tcc_context_allocator(get()));
+  }
 
   /// Runs into caller-made outputs, which are written through their handles.
   void run(const std::vector<Tensor> &inputs,
@@ -169,14 +256,17 @@ public:
       out.push_back(t.get());
     check(tcc_context_run(get(), in.data(), in.size(), out.data(), out.size()));
   }
-  /// Runs into new outputs shaped as the model describes.
+  /// Runs into new outputs shaped as the model describes, made from the
+  /// context's allocator.
   std::vector<Tensor> run(const std::vector<Tensor> &inputs) {
     const tcc_model_t *model = tcc_context_model(get());
+    Allocator memory = allocator();
     std::vector<Tensor> outputs;
     for (uint32_t i = 0; i < tcc_model_num_outputs(model); ++i) {
       const tcc_tensor_desc_t *d = tcc_model_output(model, i);
-      outputs.push_back(Tensor::create(
-          d->dtype, std::vector<int64_t>(d->shape, d->shape + d->rank)));
+      outputs.push_back(
+          Tensor::create(memory, d->dtype,
+                         std::vector<int64_t>(d->shape, d->shape + d->rank)));
     }
     run(inputs, outputs);
     return outputs;
@@ -186,6 +276,12 @@ public:
   explicit operator bool() const { return handle != nullptr; }
 
 private:
+  void create(const Model &model, const tcc_context_options_t &options) {
+    tcc_context_t *c;
+    check(tcc_context_create(model.get(), &options, &c));
+    handle.reset(c);
+  }
+
   std::unique_ptr<tcc_context_t,
                   detail::Deleter<tcc_context_t, tcc_context_free>>
       handle;

@@ -1,4 +1,5 @@
 // context_test.cc - running models: argument checks, alignment, threads.
+#include "fake_backend.h"
 #include "test_util.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <thread>
 #include <unistd.h>
 
+using tcc::testing::FakeBackend;
 using tcc::testing::iota;
 using tcc::testing::Result;
 using tcc::testing::result;
@@ -192,6 +194,125 @@ TEST(Context, ConcurrentRunsOnOneContextAreRefused) {
   EXPECT_EQ(r.code, TCC_STATUS_FAILED_PRECONDITION);
   EXPECT_NE(r.message.find("already running"), std::string::npos);
   EXPECT_NO_THROW(context.run({}, {})); // free again
+}
+
+TEST(Context, WorkspaceAndCopiesComeFromItsAllocator) {
+  FakeBackend fake;
+  tcc::Allocator allocator = tcc::Allocator::create(fake.backend());
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  {
+    tcc::Context context(model, allocator, 1);
+    EXPECT_EQ(context.allocator().get(), allocator.get());
+    tcc_allocator_stats_t s = allocator.stats();
+    EXPECT_EQ(s.requested_bytes[TCC_POOL_ALL].current, 24u); // 6 floats
+    EXPECT_EQ(s.active_blocks[TCC_POOL_ALL].current, 1u);
+
+    // Outputs made by run() come from the context's allocator too; the
+    // misaligned wrapped input goes through an aligned copy from it.
+    alignas(64) float storage[7] = {0, 1, 2, 3, 4, 5, 6};
+    tcc::Tensor misaligned =
+        tcc::Tensor::wrap(TCC_DTYPE_F32, {2, 3}, storage + 1, 24);
+    std::vector<tcc::Tensor> out = context.run({misaligned, iota(10)});
+    EXPECT_EQ(out[0].data<float>()[5], 6 + 15);
+    s = allocator.stats();
+    EXPECT_EQ(s.num_allocs, 3u); // workspace, the copy, the output
+    EXPECT_EQ(s.num_frees, 1u);  // the copy
+  }
+  EXPECT_EQ(allocator.stats().active_blocks[TCC_POOL_ALL].current, 0u);
+}
+
+TEST(Context, KeepsItsAllocatorAlive) {
+  FakeBackend fake;
+  tcc::Allocator allocator = tcc::Allocator::create(fake.backend());
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  auto context = std::make_unique<tcc::Context>(model, allocator, 1);
+  allocator = {};
+  EXPECT_FALSE(fake.destroyed);
+  std::vector<tcc::Tensor> out = context->run({iota(1), iota(2)});
+  context.reset();
+  EXPECT_FALSE(fake.destroyed); // the output still holds it
+  out.clear();
+  EXPECT_TRUE(fake.destroyed);
+  EXPECT_EQ(fake.liveBytes(), 0u);
+}
+
+TEST(Context, NeedsAHostAllocator) {
+  FakeBackend fake({.hostAccessible = false});
+  tcc::Allocator device = tcc::Allocator::create(fake.backend());
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc_context_options_t options{};
+  options.allocator = device.get();
+  tcc_context_t *context = nullptr;
+  Result r = result(tcc_context_create(model.get(), &options, &context));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(r.message, "tcc_context_create: allocator 'fake' is not host "
+                       "accessible; contexts run on the host");
+}
+
+TEST(Context, WorkspaceOutOfMemoryIsResourceExhausted) {
+  FakeBackend fake({.capacity = 256});
+  tcc::Allocator allocator = tcc::Allocator::create(fake.backend());
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  try {
+    tcc::Context context(model, allocator, 1);
+    FAIL() << "no exception";
+  } catch (const tcc::Error &e) {
+    EXPECT_EQ(e.code(), TCC_STATUS_RESOURCE_EXHAUSTED);
+    EXPECT_NE(std::string(e.what()).find("cannot allocate a workspace of 24 "
+                                         "bytes: fake: out of memory"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Workspace alignments past the allocator's 512 bytes are honoured too.
+int32_t checkWorkspaceAlignment(const tcc_run_args_t *args) {
+  return reinterpret_cast<uintptr_t>(args->workspace) % 8192 ? 1 : 0;
+}
+
+TEST(Context, WorkspaceAlignmentBeyondTheAllocators) {
+  tcc_artifact_desc_t desc = {
+      TCC_ABI_VERSION, 0,   "",   "",
+      "aligned",       0,   0,    nullptr,
+      nullptr,         100, 8192, checkWorkspaceAlignment};
+  tcc::Model model = tcc::Model::wrap(&desc);
+  for (int i = 0; i < 4; ++i) {
+    tcc::Context context(model, 1);
+    EXPECT_NO_THROW(context.run({}, {}));
+  }
+}
+
+TEST(Context, EightThreadsShareOneModelAndOneAllocator) {
+  FakeBackend fake;
+  tcc::Allocator allocator = tcc::Allocator::create(fake.backend());
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int round = 0; round < 10; ++round) {
+          tcc::Context context(model, allocator, 2);
+          tcc::Tensor a = tcc::Tensor::create(allocator, TCC_DTYPE_F32, {2, 3});
+          for (int i = 0; i < 6; ++i)
+            a.data<float>()[i] = t + i;
+          for (int iter = 0; iter < 30; ++iter) {
+            std::vector<tcc::Tensor> out = context.run({a, a});
+            for (int i = 0; i < 6; ++i)
+              if (out[0].data<float>()[i] != 2 * (t + i))
+                ++failures;
+          }
+        }
+      } catch (const std::exception &e) {
+        ADD_FAILURE() << e.what();
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  tcc_allocator_stats_t s = allocator.stats();
+  EXPECT_EQ(s.active_blocks[TCC_POOL_ALL].current, 0u);
+  EXPECT_EQ(s.num_device_allocs, 1u) << allocator.summary(); // one segment
 }
 
 } // namespace

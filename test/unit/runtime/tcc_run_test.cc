@@ -178,6 +178,27 @@ TEST_F(TccRunTest, JsonReport) {
   EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1);
 }
 
+TEST_F(TccRunTest, MemoryStats) {
+  Outcome o = tccRun(args("--check --memory-stats"));
+  EXPECT_EQ(o.exitCode, 0) << o.output;
+  for (const char *part :
+       {"tcc caching allocator summary: host",
+        // a, b, the expected output, the output and the workspace; all but
+        // the last two are freed by the time it prints
+        "allocations 5, frees 3,", "| Allocated memory      |",
+        "| Reserved memory       |   2.00 MiB |   2.00 MiB |   2.00 MiB |"})
+    EXPECT_TRUE(contains(o.output, part)) << part << "\n" << o.output;
+
+  o = tccRun(args("--json --memory-stats"));
+  EXPECT_EQ(o.exitCode, 0) << o.output;
+  for (const char *part :
+       {"\"memory\":{\"allocator\":\"host\",\"allocated_bytes\":",
+        "\"num_allocs\":4,\"num_frees\":2,", "\"num_ooms\":0,",
+        "\"fragmentation\":", "},\"passed\":true}"})
+    EXPECT_TRUE(contains(o.output, part)) << part << "\n" << o.output;
+  EXPECT_FALSE(contains(tccRun(args("--json")).output, "\"memory\""));
+}
+
 TEST_F(TccRunTest, SeveralSetsAndOutputs) {
   std::string second = dir / "test_data_set_1";
   std::filesystem::copy(set, second);

@@ -1,0 +1,505 @@
+// module.cc - tcc._tcc, the Python binding of libtccrt (pybind11): load an
+// artifact and call it on NumPy arrays. The package tcc/__init__.py
+// re-exports it; docs/runtime.md describes it.
+#include "tcc/runtime.hpp"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// tcc.Error, made at import and never freed (exception types live as long
+// as the interpreter).
+PyObject *errorType = nullptr;
+
+/// The NumPy name of a tcc dtype; bf16 has none.
+const char *numpyName(int32_t dtype) {
+  switch (dtype) {
+  case TCC_DTYPE_F32:
+    return "float32";
+  case TCC_DTYPE_F64:
+    return "float64";
+  case TCC_DTYPE_F16:
+    return "float16";
+  case TCC_DTYPE_I8:
+    return "int8";
+  case TCC_DTYPE_I16:
+    return "int16";
+  case TCC_DTYPE_I32:
+    return "int32";
+  case TCC_DTYPE_I64:
+    return "int64";
+  case TCC_DTYPE_U8:
+    return "uint8";
+  case TCC_DTYPE_U16:
+    return "uint16";
+  case TCC_DTYPE_U32:
+    return "uint32";
+  case TCC_DTYPE_U64:
+    return "uint64";
+  case TCC_DTYPE_BOOL:
+    return "bool";
+  }
+  return nullptr;
+}
+
+std::string shapeText(const int64_t *shape, size_t rank) {
+  std::string s = "(";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (rank == 1 ? ",)" : ")");
+}
+
+/// "float32 of shape (1, 3)", as NumPy users would say it.
+std::string describe(const tcc_tensor_desc_t &d) {
+  const char *name = numpyName(d.dtype);
+  return std::string(name ? name : tcc_dtype_name(d.dtype)) + " of shape " +
+         shapeText(d.shape, d.rank);
+}
+
+std::string describe(const py::array &a) {
+  std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+  return py::str(a.dtype()).cast<std::string>() + " of shape " +
+         shapeText(shape.data(), shape.size());
+}
+
+py::dtype numpyDtype(const tcc_tensor_desc_t &d, const std::string &what) {
+  const char *name = numpyName(d.dtype);
+  if (!name)
+    throw py::type_error(what + " is " + tcc_dtype_name(d.dtype) +
+                         ", which has no NumPy dtype");
+  return py::dtype(name);
+}
+
+/// Describes one input or output, as Model.inputs and Model.outputs list
+/// them.
+struct TensorInfo {
+  std::string name;
+  py::object dtype; // a numpy.dtype, or the tcc name for bf16
+  py::tuple shape;
+};
+
+TensorInfo info(const tcc_tensor_desc_t &d) {
+  const char *name = numpyName(d.dtype);
+  py::tuple shape(d.rank);
+  for (int32_t i = 0; i < d.rank; ++i)
+    shape[i] = d.shape[i];
+  return {d.name,
+          name ? py::object(py::dtype(name))
+               : py::object(py::str(tcc_dtype_name(d.dtype))),
+          shape};
+}
+
+/// A NumPy array over a tcc tensor, which it keeps alive.
+py::array arrayOf(const tcc::Tensor &t, const py::dtype &dtype) {
+  auto *owner = new tcc::Tensor(t);
+  py::capsule base(owner,
+                   [](void *p) { delete static_cast<tcc::Tensor *>(p); });
+  std::vector<int64_t> dims = t.shape();
+  std::vector<py::ssize_t> shape(dims.begin(), dims.end());
+  return py::array(dtype, shape, t.data(), base);
+}
+
+/// A loaded artifact. Each call runs in a context taken from a pool (made
+/// on demand), with the GIL released, so that Python threads can call one
+/// model at once.
+class PyModel {
+public:
+  PyModel(const std::string &path, int32_t numThreads)
+      : model(tcc::Model::load(path)), path(path), numThreads(numThreads),
+        allocator(tcc::Allocator::defaultAllocator()) {
+    if (numThreads < 0)
+      throw py::value_error("num_threads must be >= 0, got " +
+                            std::to_string(numThreads));
+  }
+
+  py::list call(const py::args &args, const py::kwargs &kwargs) {
+    return run(gather(args, kwargs), py::none());
+  }
+
+  py::list run(const std::vector<py::object> &inputs,
+               const py::object &outputs) {
+    uint32_t numIn = model.numInputs(), numOut = model.numOutputs();
+    if (inputs.size() != numIn)
+      throw py::type_error(origin() + " takes " + count(numIn, "input") + " (" +
+                           names(true) + "), got " +
+                           std::to_string(inputs.size()));
+    std::vector<py::array> arrays; // keep the data alive during the run
+    std::vector<tcc::Tensor> in, out;
+    for (uint32_t i = 0; i < numIn; ++i) {
+      arrays.push_back(inputArray(i, inputs[i]));
+      in.push_back(wrap(model.input(i), arrays.back()));
+    }
+    py::list results;
+    if (outputs.is_none()) {
+      for (uint32_t i = 0; i < numOut; ++i) {
+        const tcc_tensor_desc_t &d = model.output(i);
+        py::dtype dtype = numpyDtype(d, what("output", i));
+        out.push_back(tcc::Tensor::create(
+            allocator, d.dtype,
+            std::vector<int64_t>(d.shape, d.shape + d.rank)));
+        results.append(arrayOf(out.back(), dtype));
+      }
+    } else {
+      auto given = outputs.cast<std::vector<py::object>>();
+      if (given.size() != numOut)
+        throw py::type_error(origin() + " has " + count(numOut, "output") +
+                             " (" + names(false) + "), got " +
+                             std::to_string(given.size()) + " output arrays");
+      for (uint32_t i = 0; i < numOut; ++i) {
+        py::array a = outputArray(i, given[i]);
+        out.push_back(wrap(model.output(i), a));
+        results.append(a);
+      }
+    }
+
+    // A failed run leaves its context fit for the next one: back to the
+    // pool either way.
+    struct Lease {
+      PyModel &self;
+      std::unique_ptr<tcc::Context> context;
+      ~Lease() {
+        std::lock_guard<std::mutex> lock(self.mutex);
+        self.idle.push_back(std::move(context));
+      }
+    } lease{*this, acquire()};
+    {
+      py::gil_scoped_release released;
+      lease.context->run(in, out);
+    }
+    return results;
+  }
+
+  std::vector<TensorInfo> infos(bool inputs) const {
+    std::vector<TensorInfo> v;
+    for (uint32_t i = 0; i < (inputs ? model.numInputs() : model.numOutputs());
+         ++i)
+      v.push_back(info(inputs ? model.input(i) : model.output(i)));
+    return v;
+  }
+
+  std::string repr() const {
+    return "<tcc.Model '" + model.name() + "' from '" + path +
+           "': " + count(model.numInputs(), "input") + " (" + names(true) +
+           "), " + count(model.numOutputs(), "output") + " (" + names(false) +
+           ")>";
+  }
+
+  tcc::Model model;
+  std::string path;
+  int32_t numThreads;
+
+private:
+  std::string origin() const { return "model '" + model.name() + "'"; }
+  static std::string count(uint32_t n, const char *noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  }
+  std::string names(bool inputs) const {
+    std::string s;
+    uint32_t n = inputs ? model.numInputs() : model.numOutputs();
+    for (uint32_t i = 0; i < n; ++i)
+      s += (i ? ", " : "") +
+           std::string(inputs ? model.input(i).name : model.output(i).name);
+    return s;
+  }
+  std::string what(const char *kind, uint32_t i) const {
+    const tcc_tensor_desc_t &d =
+        *kind == 'i' ? model.input(i) : model.output(i);
+    return origin() + ": " + kind + " " + std::to_string(i) + " '" + d.name +
+           "'";
+  }
+
+  // Positional arguments first, then keywords by input name.
+  std::vector<py::object> gather(const py::args &args,
+                                 const py::kwargs &kwargs) const {
+    std::vector<py::object> inputs;
+    for (py::handle a : args)
+      inputs.push_back(py::reinterpret_borrow<py::object>(a));
+    if (kwargs.empty())
+      return inputs;
+    uint32_t numIn = model.numInputs();
+    if (inputs.size() > numIn)
+      return inputs; // the count check reports it
+    inputs.resize(numIn);
+    for (auto [key, value] : kwargs) {
+      std::string name = py::str(key);
+      uint32_t i = 0;
+      while (i < numIn && name != model.input(i).name)
+        ++i;
+      if (i == numIn)
+        throw py::type_error(origin() + " has no input named '" + name +
+                             "'; its inputs are " + names(true));
+      if (inputs[i])
+        throw py::type_error(origin() + ": input " + std::to_string(i) + " '" +
+                             name + "' given twice");
+      inputs[i] = py::reinterpret_borrow<py::object>(value);
+    }
+    for (uint32_t i = 0; i < numIn; ++i)
+      if (!inputs[i])
+        throw py::type_error(what("input", i) + " is missing");
+    return inputs;
+  }
+
+  // The input as a C-contiguous array of exactly the expected dtype and
+  // shape. A NumPy array must already have the dtype (no silent casts);
+  // lists and scalars, which have none of their own, are converted.
+  py::array inputArray(uint32_t i, const py::object &value) const {
+    const tcc_tensor_desc_t &d = model.input(i);
+    py::dtype dtype = numpyDtype(d, what("input", i));
+    py::module_ np = py::module_::import("numpy");
+    py::array a;
+    if (py::isinstance<py::array>(value)) {
+      a = py::reinterpret_borrow<py::array>(value);
+      if (!a.dtype().equal(dtype))
+        throw py::type_error(what("input", i) + " expects " + describe(d) +
+                             ", got " + describe(a));
+    } else {
+      try {
+        a = np.attr("asarray")(value, dtype);
+      } catch (py::error_already_set &e) {
+        throw py::type_error(
+            what("input", i) + " expects " + describe(d) + ", got a " +
+            py::str(py::type::of(value).attr("__name__")).cast<std::string>() +
+            " that NumPy cannot convert: " + e.what());
+      }
+    }
+    checkShape(d, a, what("input", i));
+    return np.attr("ascontiguousarray")(a);
+  }
+
+  // A caller's output array is written in place, so it must be exactly
+  // right: dtype, shape, C order, writeable.
+  py::array outputArray(uint32_t i, const py::object &value) const {
+    const tcc_tensor_desc_t &d = model.output(i);
+    py::dtype dtype = numpyDtype(d, what("output", i));
+    if (!py::isinstance<py::array>(value))
+      throw py::type_error(
+          what("output", i) + " must be a numpy.ndarray, got " +
+          py::str(py::type::of(value).attr("__name__")).cast<std::string>());
+    auto a = py::reinterpret_borrow<py::array>(value);
+    if (!a.dtype().equal(dtype))
+      throw py::type_error(what("output", i) + " expects " + describe(d) +
+                           ", got " + describe(a));
+    checkShape(d, a, what("output", i));
+    if (!(a.flags() & py::array::c_style))
+      throw py::value_error(what("output", i) +
+                            ": the array must be C-contiguous");
+    if (!a.writeable())
+      throw py::value_error(what("output", i) + ": the array is read-only");
+    return a;
+  }
+
+  static void checkShape(const tcc_tensor_desc_t &d, const py::array &a,
+                         const std::string &what) {
+    bool same = a.ndim() == d.rank;
+    for (int32_t k = 0; same && k < d.rank; ++k)
+      same = a.shape(k) == d.shape[k];
+    if (!same)
+      throw py::value_error(what + " expects " + describe(d) + ", got " +
+                            describe(a));
+  }
+
+  static tcc::Tensor wrap(const tcc_tensor_desc_t &d, const py::array &a) {
+    return tcc::Tensor::wrap(
+        d.dtype, std::vector<int64_t>(d.shape, d.shape + d.rank),
+        const_cast<void *>(a.data()), static_cast<size_t>(a.nbytes()));
+  }
+
+  std::unique_ptr<tcc::Context> acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!idle.empty()) {
+        std::unique_ptr<tcc::Context> c = std::move(idle.back());
+        idle.pop_back();
+        return c;
+      }
+    }
+    return std::make_unique<tcc::Context>(model, allocator, numThreads);
+  }
+
+  tcc::Allocator allocator;
+  std::mutex mutex; // guards idle
+  std::vector<std::unique_ptr<tcc::Context>> idle;
+};
+
+py::dict memoryStats() {
+  tcc_allocator_stats_t s = tcc::Allocator::defaultAllocator().stats();
+  py::dict d;
+  const struct {
+    const char *name;
+    const tcc_allocator_stat_t (&stat)[TCC_POOL_COUNT];
+  } stats[] = {{"allocated_bytes", s.allocated_bytes},
+               {"requested_bytes", s.requested_bytes},
+               {"reserved_bytes", s.reserved_bytes},
+               {"inactive_split_bytes", s.inactive_split_bytes},
+               {"active_blocks", s.active_blocks},
+               {"segments", s.segments}};
+  const char *pools[] = {"all", "small_pool", "large_pool"};
+  for (const auto &stat : stats)
+    for (int pool = 0; pool < TCC_POOL_COUNT; ++pool) {
+      std::string prefix = std::string(stat.name) + "." + pools[pool] + ".";
+      const tcc_allocator_stat_t &v = stat.stat[pool];
+      d[py::str(prefix + "current")] = v.current;
+      d[py::str(prefix + "peak")] = v.peak;
+      d[py::str(prefix + "allocated")] = v.allocated;
+      d[py::str(prefix + "freed")] = v.freed;
+    }
+  d["num_allocs"] = s.num_allocs;
+  d["num_frees"] = s.num_frees;
+  d["num_cache_hits"] = s.num_cache_hits;
+  d["num_device_allocs"] = s.num_device_allocs;
+  d["num_device_frees"] = s.num_device_frees;
+  d["num_alloc_retries"] = s.num_alloc_retries;
+  d["num_ooms"] = s.num_ooms;
+  d["cached_bytes"] = s.cached_bytes;
+  d["largest_cached_block"] = s.largest_cached_block;
+  d["memory_limit"] = s.memory_limit;
+  d["fragmentation"] = s.fragmentation;
+  return d;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_tcc, m) {
+  m.doc() = "The native part of the tcc package: libtccrt's loader, runner "
+            "and caching allocator. Use it through `import tcc`.";
+
+  errorType = PyErr_NewExceptionWithDoc(
+      "tcc.Error",
+      "An error reported by the tcc runtime. `code` names its kind: "
+      "'INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', "
+      "'INTERNAL' or 'UNIMPLEMENTED'.",
+      PyExc_RuntimeError, nullptr);
+  m.attr("Error") = py::handle(errorType);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p)
+        std::rethrow_exception(p);
+    } catch (const tcc::Error &e) {
+      if (e.code() == TCC_STATUS_NOT_FOUND) {
+        PyErr_SetString(PyExc_FileNotFoundError, e.what());
+        return;
+      }
+      py::object error = py::handle(errorType)(e.what());
+      error.attr("code") = tcc_status_code_name(e.code());
+      PyErr_SetObject(errorType, error.ptr());
+    }
+  });
+
+  py::class_<TensorInfo>(m, "TensorInfo",
+                         "The name, dtype and shape of a model's input or "
+                         "output.")
+      .def_readonly("name", &TensorInfo::name, "The tensor's name (str).")
+      .def_readonly("dtype", &TensorInfo::dtype,
+                    "Its numpy.dtype ('bf16', a str, for bfloat16).")
+      .def_readonly("shape", &TensorInfo::shape, "Its shape (tuple of int).")
+      .def("__repr__", [](const TensorInfo &t) {
+        return "TensorInfo(name='" + t.name +
+               "', dtype=" + py::str(t.dtype).cast<std::string>() +
+               ", shape=" + py::repr(t.shape).cast<std::string>() + ")";
+      });
+
+  py::class_<PyModel>(m, "Model", R"(A compiled tcc artifact, loaded.
+
+Call it with one NumPy array per input, positionally or by input name; it
+returns a list of new arrays, one per output:
+
+    m = tcc.load("model.so")
+    outs = m(x)              # or m(input=x)
+
+Arrays must have the input's exact dtype (TypeError otherwise: nothing is
+cast silently) and shape (ValueError otherwise); Python lists and scalars
+are converted to the input's dtype. A model may be called from several
+threads at once: each call runs in a context of its own, without the GIL.)")
+      .def("__call__", &PyModel::call,
+           R"(Runs the model: model(x0, x1, ...) or model(name=x, ...).
+
+Returns a list of NumPy arrays, one per output, in the model's order.
+Raises TypeError for a wrong number of inputs or a wrong dtype, ValueError
+for a wrong shape, and tcc.Error when the run fails.)")
+      .def("run", &PyModel::run, py::arg("inputs"),
+           py::arg("outputs") = py::none(),
+           R"(Runs the model on a sequence of inputs.
+
+With `outputs` (a sequence of C-contiguous, writeable arrays of the output
+dtypes and shapes) the results are written into them and they are
+returned; without, new arrays are returned.)")
+      .def_property_readonly(
+          "inputs", [](const PyModel &p) { return p.infos(true); },
+          "The inputs: a list of TensorInfo(name, dtype, shape).")
+      .def_property_readonly(
+          "outputs", [](const PyModel &p) { return p.infos(false); },
+          "The outputs: a list of TensorInfo(name, dtype, shape).")
+      .def_property_readonly(
+          "name", [](const PyModel &p) { return p.model.name(); },
+          "The model's name, as the artifact states it.")
+      .def_property_readonly(
+          "target", [](const PyModel &p) { return p.model.target(); },
+          "What it was compiled for: '<llvm triple>:<cpu>'.")
+      .def_property_readonly(
+          "version", [](const PyModel &p) { return p.model.version(); },
+          "The version of tcc that compiled it.")
+      .def_property_readonly(
+          "workspace_bytes",
+          [](const PyModel &p) { return p.model.workspaceBytes(); },
+          "Scratch memory one run needs (the compiler's memory plan).")
+      .def_readonly("path", &PyModel::path, "The file it was loaded from.")
+      .def_readonly("num_threads", &PyModel::numThreads,
+                    "Threads per call; 0 means one per online CPU.")
+      .def("__repr__", &PyModel::repr);
+
+  m.def(
+      "load",
+      [](const std::string &path, int32_t numThreads) {
+        return std::make_unique<PyModel>(path, numThreads);
+      },
+      py::arg("path"), py::arg("num_threads") = 0,
+      R"(Loads a tcc artifact (a .so made by `tcc model.onnx -o model.so`).
+
+`num_threads` is how many threads each call may use, the calling one
+included; 0 (the default) means one per online CPU. Raises
+FileNotFoundError for a missing file and tcc.Error for a file that is no
+tcc artifact or was built for another ABI version.)");
+
+  m.def("memory_stats", &memoryStats,
+        R"(The statistics of the runtime's caching allocator, as a dict.
+
+Keys as PyTorch's torch.cuda.memory_stats names them:
+'allocated_bytes.all.current', 'reserved_bytes.large_pool.peak', ...
+(for allocated_bytes, requested_bytes, reserved_bytes,
+inactive_split_bytes, active_blocks and segments; pools all, small_pool,
+large_pool; current, peak, allocated, freed), and num_allocs, num_frees,
+num_cache_hits, num_device_allocs, num_device_frees, num_alloc_retries,
+num_ooms, cached_bytes, largest_cached_block, memory_limit and
+fragmentation.)");
+  m.def(
+      "memory_summary",
+      [] { return tcc::Allocator::defaultAllocator().summary(); },
+      "A table of the allocator's statistics, as torch.cuda.memory_summary "
+      "prints it.");
+  m.def(
+      "empty_cache", [] { tcc::Allocator::defaultAllocator().trim(); },
+      "Returns the allocator's cached memory that no array uses to the "
+      "system.");
+  m.def(
+      "reset_peak_memory_stats",
+      [] { tcc::Allocator::defaultAllocator().resetPeak(); },
+      "Sets every peak statistic to its current value.");
+  m.def(
+      "set_memory_limit",
+      [](uint64_t bytes) {
+        tcc::Allocator::defaultAllocator().setMemoryLimit(bytes);
+      },
+      py::arg("bytes"),
+      "Caps the memory the allocator may hold (0: no cap). Past it, "
+      "allocations free the cache and then raise tcc.Error with code "
+      "'RESOURCE_EXHAUSTED'.");
+}
