@@ -1,0 +1,453 @@
+// sgemm_bench.cc - tcc-ukernel-bench: GFLOP/s of tcc_uk_sgemm at square
+// sizes and at shapes from CNNs, and milliseconds of convolutions from
+// resnet18 and mobilenet_v2, with 1 and 2 threads from a pthread pool.
+//
+//   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
+//                     [--only gemm|shapes|conv] [--match TEXT]
+//                     [--openblas path/to/libopenblas.so]
+//
+// Each case runs for --seconds (at least 3 runs) after one warm-up run;
+// the table shows the best run and, in parentheses, the median.
+// bench/ukernels/openblas_gemm.py prints OpenBLAS's numbers for the same
+// GEMMs through numpy. With --openblas, the GEMM tables also time that
+// library's cblas_sgemm in the same process, alternating with tcc in four
+// rounds (a pause between them lets either library's threads go idle), so
+// that both see the same machine: on a shared VM the speed drifts by tens
+// of percent from one second to the next.
+#include "uk_variants.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() sched_yield()
+#endif
+
+namespace {
+
+using tcc::ukvariants::Variant;
+
+/// Persistent worker threads behind tcc_host_api_t::parallel_for. Between
+/// jobs workers spin briefly, then sleep on a condition variable.
+class Pool {
+public:
+  explicit Pool(int threads) : workers(threads > 1 ? threads - 1 : 0) {
+    api.struct_size = sizeof(api);
+    api.num_threads = threads;
+    api.self = this;
+    api.parallel_for = &Pool::parallelFor;
+    pthread_mutex_init(&mutex, nullptr);
+    pthread_cond_init(&wake, nullptr);
+    for (pthread_t &t : workers)
+      pthread_create(&t, nullptr, &Pool::workerMain, this);
+  }
+  ~Pool() {
+    pthread_mutex_lock(&mutex);
+    stop = true;
+    pthread_cond_broadcast(&wake);
+    pthread_mutex_unlock(&mutex);
+    for (pthread_t &t : workers)
+      pthread_join(t, nullptr);
+    pthread_cond_destroy(&wake);
+    pthread_mutex_destroy(&mutex);
+  }
+  const tcc_host_api_t *host() const { return &api; }
+
+private:
+  static void parallelFor(void *self, int64_t n, int64_t grain,
+                          tcc_parallel_fn_t fn, void *ctx) {
+    Pool &p = *static_cast<Pool *>(self);
+    if (p.workers.empty() || n <= grain) {
+      fn(ctx, 0, n);
+      return;
+    }
+    const int64_t threads = static_cast<int64_t>(p.workers.size()) + 1;
+    p.fn = fn;
+    p.ctx = ctx;
+    p.n = n;
+    // Like libtccrt's pool: about four chunks a thread, claimed in turn.
+    p.chunk = std::max<int64_t>(std::max<int64_t>(grain, 1),
+                                (n + 4 * threads - 1) / (4 * threads));
+    p.next.store(0, std::memory_order_relaxed);
+    p.pending.store(static_cast<int>(p.workers.size()),
+                    std::memory_order_relaxed);
+    pthread_mutex_lock(&p.mutex);
+    p.generation.fetch_add(1, std::memory_order_release);
+    pthread_cond_broadcast(&p.wake);
+    pthread_mutex_unlock(&p.mutex);
+    p.runChunks();
+    while (p.pending.load(std::memory_order_acquire) != 0)
+      CPU_RELAX();
+  }
+
+  static void *workerMain(void *self) {
+    Pool &p = *static_cast<Pool *>(self);
+    uint64_t seen = 0;
+    for (;;) {
+      for (int spin = 0; spin < (1 << 16) &&
+                         p.generation.load(std::memory_order_acquire) == seen;
+           ++spin)
+        CPU_RELAX();
+      pthread_mutex_lock(&p.mutex);
+      while (!p.stop && p.generation.load(std::memory_order_acquire) == seen)
+        pthread_cond_wait(&p.wake, &p.mutex);
+      const bool stopping = p.stop;
+      pthread_mutex_unlock(&p.mutex);
+      if (stopping)
+        return nullptr;
+      seen = p.generation.load(std::memory_order_acquire);
+      p.runChunks();
+      p.pending.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  void runChunks() {
+    for (;;) {
+      const int64_t b = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (b >= n)
+        return;
+      fn(ctx, b, std::min(b + chunk, n));
+    }
+  }
+
+  tcc_host_api_t api{};
+  std::vector<pthread_t> workers;
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+  bool stop = false;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int> pending{0};
+  std::atomic<int64_t> next{0};
+  tcc_parallel_fn_t fn = nullptr;
+  void *ctx = nullptr;
+  int64_t n = 0, chunk = 1;
+};
+
+double now() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/// Appends the seconds of runs of `run` for `seconds` (at least 3 runs),
+/// after one warm-up run (page faults, caches).
+template <typename F>
+void timeRuns(double seconds, F run, std::vector<double> &times) {
+  run();
+  const double start = now();
+  for (int i = 0; i < 3 || now() - start < seconds; ++i) {
+    const double t = now();
+    run();
+    times.push_back(now() - t);
+  }
+}
+
+/// Best and median of the times.
+std::pair<double, double> bestMedian(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  return {times.front(), times[times.size() / 2]};
+}
+
+template <typename F> std::pair<double, double> timeIt(double seconds, F run) {
+  std::vector<double> times;
+  timeRuns(seconds, run, times);
+  return bestMedian(times);
+}
+
+/// cblas_sgemm and the thread count of an OpenBLAS loaded at run time
+/// (numpy's bundled scipy-openblas or a system one). The 64-bit integer
+/// arguments also suit LP64 builds: x86-64 passes ints in 64-bit slots.
+struct OpenBlas {
+  using Sgemm = void (*)(int, int, int, int64_t, int64_t, int64_t, float,
+                         const float *, int64_t, const float *, int64_t,
+                         float, float *, int64_t);
+  using SetThreads = void (*)(int);
+  Sgemm sgemm = nullptr;
+  SetThreads setThreads = nullptr;
+
+  bool load(const char *path) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      return false;
+    for (const char *name :
+         {"cblas_sgemm", "scipy_cblas_sgemm64_", "cblas_sgemm64_"})
+      if (!sgemm)
+        sgemm = reinterpret_cast<Sgemm>(dlsym(lib, name));
+    for (const char *name :
+         {"openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+          "openblas_set_num_threads64_"})
+      if (!setThreads)
+        setThreads = reinterpret_cast<SetThreads>(dlsym(lib, name));
+    return sgemm && setThreads;
+  }
+  /// C = A*B, row-major.
+  void run(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
+           float *c) const {
+    sgemm(101 /*row major*/, 111, 111 /*no transposes*/, m, n, k, 1.0f, a, k,
+          b, n, 0.0f, c, n);
+  }
+};
+
+std::vector<float> randomVector(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+struct Options {
+  std::string variant;
+  OpenBlas *openblas = nullptr;
+  std::vector<int> threads = {1, 2};
+  double seconds = 0.5;
+  std::string only;
+  std::string match; // only convolutions whose name contains it
+};
+
+/// GFLOP/s of one GEMM per thread count; prepackB packs B once up front
+/// as the compiler does for constant weights.
+void benchGemm(const Variant &v, const Options &o,
+               const std::vector<Pool *> &pools, int64_t m, int64_t n,
+               int64_t k, bool prepackB, const char *note) {
+  std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2);
+  std::vector<float> c(m * n);
+  uint32_t flags = 0;
+  if (prepackB) {
+    std::vector<float> packed(v.packBBytes(v.isaFn(), k, n) / 4);
+    v.packB(v.isaFn(), k, n, b.data(), n, 0, packed.data());
+    b.swap(packed);
+    flags = TCC_UK_PACKED_B;
+  }
+  std::vector<char> scratch(v.sgemmScratchBytes(v.isaFn(), flags, m, n, k) +
+                            1);
+  std::printf("  %5lld %5lld %5lld", (long long)m, (long long)n,
+              (long long)k);
+  const double flop = 2.0 * m * n * k;
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto tcc = [&] {
+      v.sgemm(host, m, n, k, a.data(), k, b.data(), n, c.data(), n, flags,
+              nullptr, scratch.data());
+    };
+    if (!o.openblas || prepackB) {
+      auto t = timeIt(o.seconds, tcc);
+      std::printf("   %7.1f (%7.1f)", flop / t.first / 1e9,
+                  flop / t.second / 1e9);
+      if (o.openblas)
+        std::printf("                       ");
+      continue;
+    }
+    std::vector<float> bPlain = randomVector(k * n, 2);
+    std::vector<double> mine, theirs;
+    for (int round = 0; round < 4; ++round) {
+      timeRuns(o.seconds / 4, tcc, mine);
+      usleep(250000);
+      o.openblas->setThreads(o.threads[i]);
+      timeRuns(
+          o.seconds / 4,
+          [&] { o.openblas->run(m, n, k, a.data(), bPlain.data(), c.data()); },
+          theirs);
+      usleep(250000);
+    }
+    auto t = bestMedian(mine), u = bestMedian(theirs);
+    std::printf("   %7.1f (%7.1f) %7.1f (%7.1f) %4.0f%%", flop / t.first / 1e9,
+                flop / t.second / 1e9, flop / u.first / 1e9,
+                flop / u.second / 1e9, 100.0 * u.first / t.first);
+  }
+  std::printf("  %s\n", note);
+  std::fflush(stdout);
+}
+
+struct ConvShapeDesc {
+  const char *name;
+  tcc_uk_conv2d_params_t p;
+};
+
+tcc_uk_conv2d_params_t conv(int64_t c, int64_t hw, int64_t f, int64_t k,
+                            int64_t stride, int64_t pad, int64_t groups) {
+  tcc_uk_conv2d_params_t p = {};
+  p.n = 1;
+  p.c = c;
+  p.h = p.w = hw;
+  p.f = f;
+  p.kh = p.kw = k;
+  p.stride_h = p.stride_w = stride;
+  p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = pad;
+  p.groups = groups;
+  return p;
+}
+
+void benchConv(const Variant &v, const Options &o,
+               const std::vector<Pool *> &pools, const ConvShapeDesc &d) {
+  tcc_uk_conv2d_params_t p = d.p;
+  const int64_t oh = (p.h + 2 * p.pad_top - p.kh) / p.stride_h + 1;
+  const int64_t ow = (p.w + 2 * p.pad_left - p.kw) / p.stride_w + 1;
+  std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
+  std::vector<float> w =
+      randomVector(p.f * (p.c / p.groups) * p.kh * p.kw, 2);
+  std::vector<float> bias = randomVector(p.f, 3);
+  std::vector<float> y(p.n * p.f * oh * ow);
+  // Weights prepacked, bias + relu fused: how the compiler calls it.
+  std::vector<float> packed(v.convPackWeightsBytes(v.isaFn(), &p) / 4);
+  v.convPackWeights(v.isaFn(), &p, w.data(), packed.data());
+  p.flags = TCC_UK_PACKED_A;
+  std::vector<char> scratch(v.convScratchBytes(v.isaFn(), &p) + 1);
+  p.scratch = scratch.data();
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = bias.data();
+  ep.has_clamp = 1;
+  ep.clamp_max = 1e30f;
+  const double macs =
+      double(p.n) * p.f * oh * ow * (p.c / p.groups) * p.kh * p.kw;
+  std::printf("  %-34s", d.name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto t = timeIt(o.seconds, [&] {
+      v.conv2d(host, &p, x.data(), packed.data(), y.data(), &ep);
+    });
+    std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
+                2 * macs / t.first / 1e9);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void usage() {
+  std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
+                       "[--threads 1,2] [--seconds S] "
+                       "[--only gemm|shapes|conv] [--match TEXT] "
+                       "[--openblas LIB]\n");
+  std::exit(2);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc)
+      usage();
+    if (arg == "--variant") {
+      o.variant = argv[++i];
+    } else if (arg == "--threads") {
+      o.threads.clear();
+      for (char *s = argv[++i]; *s;) {
+        o.threads.push_back(static_cast<int>(std::strtol(s, &s, 10)));
+        if (*s == ',')
+          ++s;
+        else if (*s)
+          usage();
+      }
+    } else if (arg == "--seconds") {
+      o.seconds = std::atof(argv[++i]);
+    } else if (arg == "--only") {
+      o.only = argv[++i];
+    } else if (arg == "--match") {
+      o.match = argv[++i];
+    } else if (arg == "--openblas") {
+      static OpenBlas lib;
+      if (!lib.load(argv[++i])) {
+        const char *why = dlerror();
+        std::fprintf(stderr, "cannot use %s as OpenBLAS: %s\n", argv[i],
+                     why ? why : "no cblas_sgemm or openblas_set_num_threads");
+        return 1;
+      }
+      o.openblas = &lib;
+    } else {
+      usage();
+    }
+  }
+  int count = 0;
+  const Variant *const *all = tcc::ukvariants::allVariants(&count);
+  const Variant *v = nullptr;
+  for (int i = 0; i < count; ++i) {
+    if (o.variant.empty() ? tcc::ukvariants::cpuSupports(*all[i]) &&
+                                all[i]->isa >= 0
+                          : o.variant == all[i]->name)
+      v = all[i]; // the last match: the widest ISA the CPU runs
+  }
+  if (!v || !tcc::ukvariants::cpuSupports(*v)) {
+    std::fprintf(stderr, "no runnable variant '%s'\n", o.variant.c_str());
+    return 1;
+  }
+  std::vector<Pool *> pools;
+  for (int t : o.threads)
+    pools.push_back(new Pool(t));
+
+  std::printf("tcc micro-kernels, variant %s; best (median) of %.2f s per "
+              "case\n",
+              v->name, o.seconds);
+  std::string header;
+  for (int t : o.threads) {
+    header += "       " + std::to_string(t) + " thread" + (t > 1 ? "s" : " ") +
+              "      ";
+    if (o.openblas)
+      header += std::string("   OpenBLAS ") + (t > 1 ? "" : " ") +
+                "        tcc/OB";
+  }
+  if (o.only.empty() || o.only == "gemm") {
+    std::printf("\nsgemm GFLOP/s, C = A*B row-major, B packed each call\n"
+                "      m     n     k%s\n",
+                header.c_str());
+    for (int64_t s : {256, 512, 1024, 2048})
+      benchGemm(*v, o, pools, s, s, s, false, "");
+  }
+  if (o.only.empty() || o.only == "shapes") {
+    std::printf("\nsgemm GFLOP/s at CNN shapes\n      m     n     k%s\n",
+                header.c_str());
+    benchGemm(*v, o, pools, 64, 3136, 576, false,
+              "resnet18 layer1 3x3 conv as GEMM");
+    benchGemm(*v, o, pools, 128, 784, 1152, false, "resnet18 layer2 3x3");
+    benchGemm(*v, o, pools, 512, 49, 4608, false, "resnet18 layer4 3x3");
+    benchGemm(*v, o, pools, 1, 1000, 512, false, "resnet18 fc, batch 1");
+    benchGemm(*v, o, pools, 1, 1000, 512, true,
+              "resnet18 fc, B prepacked");
+    benchGemm(*v, o, pools, 8, 1000, 512, false, "fc, batch 8");
+  }
+  if (o.only.empty() || o.only == "conv") {
+    const ConvShapeDesc convs[] = {
+        {"resnet18 conv1 7x7/2 3->64 224", conv(3, 224, 64, 7, 2, 3, 1)},
+        {"resnet18 l1 3x3 64->64 56", conv(64, 56, 64, 3, 1, 1, 1)},
+        {"resnet18 l2 3x3/2 64->128 56", conv(64, 56, 128, 3, 2, 1, 1)},
+        {"resnet18 l2 1x1/2 64->128 56", conv(64, 56, 128, 1, 2, 0, 1)},
+        {"resnet18 l3 3x3 256->256 14", conv(256, 14, 256, 3, 1, 1, 1)},
+        {"resnet18 l4 3x3 512->512 7", conv(512, 7, 512, 3, 1, 1, 1)},
+        {"mbv2 conv 3x3/2 3->32 224", conv(3, 224, 32, 3, 2, 1, 1)},
+        {"mbv2 dw 3x3 32 112", conv(32, 112, 32, 3, 1, 1, 32)},
+        {"mbv2 pw 1x1 32->16 112", conv(32, 112, 16, 1, 1, 0, 1)},
+        {"mbv2 pw 1x1 16->96 112", conv(16, 112, 96, 1, 1, 0, 1)},
+        {"mbv2 dw 3x3/2 96 112", conv(96, 112, 96, 3, 2, 1, 96)},
+        {"mbv2 dw 3x3 144 56", conv(144, 56, 144, 3, 1, 1, 144)},
+        {"mbv2 pw 1x1 144->24 56", conv(144, 56, 24, 1, 1, 0, 1)},
+        {"mbv2 dw 3x3 960 7", conv(960, 7, 960, 3, 1, 1, 960)},
+        {"mbv2 pw 1x1 960->320 7", conv(960, 7, 320, 1, 1, 0, 1)},
+    };
+    std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
+                "relu fused\n  %-34s%s\n",
+                "", header.c_str());
+    for (const ConvShapeDesc &d : convs)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchConv(*v, o, pools, d);
+  }
+  for (Pool *p : pools)
+    delete p;
+  return 0;
+}

@@ -1,0 +1,247 @@
+// conv2d.cc - NCHW convolution: depthwise convolutions run the direct kernel
+// (depthwise.cc); every other one is a GEMM per image and group,
+//   out[f, oh*ow] = W[f, c*kh*kw] * im2col(x)[c*kh*kw, oh*ow],
+// whose B panels are packed straight from the image (implicit im2col), or
+// read from the image itself when the convolution is 1x1/stride 1/unpadded.
+#include "simd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+
+namespace {
+
+/// One image and group of the input as a PackBFn source.
+struct Im2col {
+  const ConvShape *s;
+  const float *x; // the group's first input channel of the image
+};
+
+/// A run of output columns with the same output row inside one B panel.
+struct Segment {
+  int32_t panel, lane, oy, ox0, len;
+};
+
+/// Packs rows [k0, k0+kc) (channel, ky, kx) and columns [j0, j0+nc) (oy, ox)
+/// of im2col(x) into B panels: the packing the GEMM would do anyway, without
+/// materialising the im2col matrix.
+void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
+                int64_t nc, float *dst, int64_t panelStride) {
+  const Im2col &src = *static_cast<const Im2col *>(source);
+  const ConvShape &s = *src.s;
+  // The column structure is the same for every row of the block: split it
+  // once into runs that stay within one output row and one panel.
+  Segment segs[kTiles.nc + kTiles.nc / kNR + 2];
+  int nseg = 0;
+  for (int64_t col = 0; col < nc;) {
+    const int64_t j = j0 + col, oy = j / s.ow, ox = j % s.ow;
+    const int64_t lane = col % kNR;
+    const int64_t len = minI(minI(s.ow - ox, nc - col), kNR - lane);
+    segs[nseg++] = {static_cast<int32_t>(col / kNR),
+                    static_cast<int32_t>(lane), static_cast<int32_t>(oy),
+                    static_cast<int32_t>(ox), static_cast<int32_t>(len)};
+    col += len;
+  }
+  const int64_t tailLane = nc % kNR, tailPanel = nc / kNR;
+  const int64_t khw = s.kh * s.kw;
+  for (int64_t r = 0; r < kc; ++r) {
+    const int64_t kk = k0 + r;
+    const int64_t ci = kk / khw, ky = kk % khw / s.kw, kx = kk % s.kw;
+    const float *xc = src.x + ci * s.h * s.w;
+    const int64_t iy0 = ky * s.dh - s.pt, ix0 = kx * s.dw - s.pl;
+    for (int i = 0; i < nseg; ++i) {
+      const Segment &g = segs[i];
+      float *d = dst + g.panel * panelStride + r * kNR + g.lane;
+      const int64_t iy = g.oy * s.sh + iy0;
+      if (iy < 0 || iy >= s.h) {
+        zeroShort(d, g.len);
+        continue;
+      }
+      // Output columns t in [lo, hi) of the run read inside the image.
+      const int64_t ix = g.ox0 * s.sw + ix0;
+      const int64_t lo = ix < 0 ? minI(g.len, ceilDiv(-ix, s.sw)) : 0;
+      const int64_t hi =
+          ix > s.w - 1 ? 0 : minI(g.len, (s.w - 1 - ix) / s.sw + 1);
+      const float *xr = xc + iy * s.w + ix;
+      if (hi <= lo) {
+        zeroShort(d, g.len);
+        continue;
+      }
+      zeroShort(d, lo);
+      if (s.sw == 1) {
+        copyShort(d + lo, xr + lo, hi - lo);
+      } else if (s.sw == 2) {
+        copyEven(d + lo, xr + 2 * lo, hi - lo);
+      } else {
+        for (int64_t t = lo; t < hi; ++t)
+          d[t] = xr[t * s.sw];
+      }
+      zeroShort(d + hi, g.len - hi);
+    }
+    if (tailLane)
+      zeroShort(dst + tailPanel * panelStride + r * kNR + tailLane,
+                kNR - tailLane);
+  }
+}
+
+bool isDepthwise(const ConvShape &s) { return s.groups > 1 && s.cg == 1; }
+
+bool isPointwise(const ConvShape &s) {
+  return s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 &&
+         s.pl == 0 && s.pb == 0 && s.pr == 0;
+}
+
+int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
+  if (isDepthwise(s))
+    return 0;
+  if (isPointwise(s)) // the GEMM's own rule for an unpacked matrix B
+    return tcc_uk_sgemm_scratch_bytes(isa, packedA ? TCC_UK_PACKED_A : 0,
+                                      s.fg, s.oh * s.ow, s.kdim);
+  return packedBScratchBytes(isa, s.kdim, s.oh * s.ow);
+}
+
+} // namespace
+
+bool resolveConv(const tcc_uk_conv2d_params_t *p, ConvShape &s) {
+  if (!p)
+    return false;
+  s.n = p->n;
+  s.c = p->c;
+  s.h = p->h;
+  s.w = p->w;
+  s.f = p->f;
+  s.kh = p->kh;
+  s.kw = p->kw;
+  s.sh = p->stride_h > 0 ? p->stride_h : 1;
+  s.sw = p->stride_w > 0 ? p->stride_w : 1;
+  s.dh = p->dilation_h > 0 ? p->dilation_h : 1;
+  s.dw = p->dilation_w > 0 ? p->dilation_w : 1;
+  s.pt = p->pad_top;
+  s.pl = p->pad_left;
+  s.pb = p->pad_bottom;
+  s.pr = p->pad_right;
+  s.groups = p->groups > 0 ? p->groups : 1;
+  if (s.n < 0 || s.c <= 0 || s.h < 0 || s.w < 0 || s.f <= 0 || s.kh <= 0 ||
+      s.kw <= 0 || s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0 ||
+      s.c % s.groups || s.f % s.groups)
+    return false;
+  s.cg = s.c / s.groups;
+  s.fg = s.f / s.groups;
+  s.kdim = s.cg * s.kh * s.kw;
+  const int64_t spanH = s.dh * (s.kh - 1) + 1, spanW = s.dw * (s.kw - 1) + 1;
+  s.oh = s.h + s.pt + s.pb < spanH ? 0 : (s.h + s.pt + s.pb - spanH) / s.sh + 1;
+  s.ow = s.w + s.pl + s.pr < spanW ? 0 : (s.w + s.pl + s.pr - spanW) / s.sw + 1;
+  return true;
+}
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+using namespace tcc::uk;
+
+extern "C" int64_t
+tcc_uk_conv2d_pack_weights_bytes(int32_t isa,
+                                 const tcc_uk_conv2d_params_t *p) {
+  ConvShape s;
+  if (!resolveConv(p, s))
+    return 0;
+  if (isDepthwise(s))
+    return s.f * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
+  return s.groups * tcc_uk_pack_a_bytes(isa, s.fg, s.kdim);
+}
+
+extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
+                                           const tcc_uk_conv2d_params_t *p,
+                                           const float *weight, float *out) {
+  ConvShape s;
+  if (!resolveConv(p, s))
+    return;
+  if (isDepthwise(s)) {
+    memcpy(out, weight, sizeof(float) * s.f * s.kh * s.kw);
+    return;
+  }
+  const int64_t groupFloats =
+      tcc_uk_pack_a_bytes(isa, s.fg, s.kdim) / static_cast<int64_t>(sizeof(float));
+  for (int64_t g = 0; g < s.groups; ++g)
+    tcc_uk_pack_a(isa, s.fg, s.kdim, weight + g * s.fg * s.kdim, s.kdim, 0,
+                  out + g * groupFloats);
+}
+
+extern "C" int64_t tcc_uk_conv2d_scratch_bytes(int32_t isa,
+                                               const tcc_uk_conv2d_params_t *p) {
+  ConvShape s;
+  if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  return convScratchBytes(isa, s, (p->flags & TCC_UK_PACKED_A) != 0);
+}
+
+extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
+                                      const tcc_uk_conv2d_params_t *p,
+                                      const float *input, const float *weight,
+                                      float *output,
+                                      const tcc_uk_epilogue_t *epilogue) {
+  ConvShape s;
+  if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  const bool accumulate = (p->flags & TCC_UK_ACCUMULATE) != 0;
+  const bool packedA = (p->flags & TCC_UK_PACKED_A) != 0;
+  if (isDepthwise(s)) {
+    depthwiseConv(host, s, input, weight, output, accumulate, epilogue);
+    return 0;
+  }
+  void *scratch = p->scratch, *owned = NULL;
+  const int64_t need = convScratchBytes(TCC_UK_NATIVE_ISA, s, packedA);
+  if (need > 0 && !scratch) {
+    owned = malloc(static_cast<size_t>(need));
+    if (!owned)
+      return -1;
+    scratch = owned;
+  }
+  const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
+  const int64_t packedGroupFloats =
+      tcc_uk_pack_a_bytes(TCC_UK_NATIVE_ISA, s.fg, s.kdim) /
+      static_cast<int64_t>(sizeof(float));
+  for (int64_t img = 0; img < s.n; ++img) {
+    for (int64_t g = 0; g < s.groups; ++g) {
+      const float *x = input + (img * s.c + g * s.cg) * hw;
+      const int64_t outOffset = (img * s.f + g * s.fg) * ohw;
+      const MatrixB matrix = {x, hw, false};
+      const Im2col im2col = {&s, x};
+      tcc_uk_epilogue_t ep = {};
+      if (epilogue) {
+        ep = *epilogue;
+        ep.bias = epilogue->bias ? epilogue->bias + g * s.fg : NULL;
+        ep.bias_per_row = 1;
+        ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
+        ep.ldr = ohw;
+      }
+      GemmArgs ga = {};
+      ga.m = s.fg;
+      ga.n = ohw;
+      ga.k = s.kdim;
+      ga.packedA = packedA;
+      ga.a = packedA ? weight + g * packedGroupFloats
+                     : weight + g * s.fg * s.kdim;
+      ga.ars = s.kdim;
+      ga.acs = 1;
+      if (isPointwise(s)) {
+        ga.packB = packBMatrix;
+        ga.bSrc = &matrix;
+      } else {
+        ga.packB = packIm2col;
+        ga.bSrc = &im2col;
+      }
+      ga.c = output + outOffset;
+      ga.ldc = ohw;
+      ga.accumulate = accumulate;
+      ga.ep = epilogue ? &ep : NULL;
+      runGemm(host, ga, scratch);
+    }
+  }
+  free(owned);
+  return 0;
+}

@@ -1,0 +1,386 @@
+// depthwise.cc - direct convolution for groups of one input channel
+// (depthwise, with any number of outputs per group): little arithmetic per
+// byte, so no GEMM; vectors run along output rows.
+//
+// A band of the input rows that some output rows need is copied into a
+// zero-padded stack buffer, each row split by stride phase (phase q holds
+// columns q, q+s, q+2s, ...), so that every tap is a plain unaligned vector
+// load with no bounds checks. Planes narrower than a vector (7x7, 14x14 in
+// mobilenet) are instead computed as one long row over the padded band
+// ("flat"), the padding columns included, and compacted when stored.
+#include "simd.h"
+
+#if TCC_UK_NATIVE_ISA != 0
+#include <immintrin.h>
+#endif
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+namespace {
+
+/// Floats of input-row buffers on the stack.
+constexpr int64_t kBufFloats = 12 * 1024;
+/// Kernel sizes up to this run the vector path.
+constexpr int kMaxTaps = 64;
+
+struct PlaneArgs {
+  const float *x;  // input plane, h x w
+  const float *wt; // kh x kw taps
+  float *y;        // output plane, oh x ow
+  const float *res;
+  float bias;
+};
+
+struct Epi {
+  bool accumulate, clamp;
+  float lo, hi;
+};
+
+/// How a convolution's planes are cut to fit the buffer.
+struct Plan {
+  enum Mode { kScalar, kRows, kFlat } mode;
+  int64_t nb;      // output columns per block (rows mode)
+  int64_t bandOut; // output rows per band
+};
+
+/// The rare shapes whose rows do not fit the buffers (huge dilations).
+void planeScalar(const ConvShape &s, const PlaneArgs &p, const Epi &e) {
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      float acc = 0;
+      for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+        if (iy < 0 || iy >= s.h)
+          continue;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+          if (ix >= 0 && ix < s.w)
+            acc += p.wt[ky * s.kw + kx] * p.x[iy * s.w + ix];
+        }
+      }
+      float *out = p.y + oy * s.ow + ox;
+      float v = e.accumulate ? *out + acc : acc;
+      v += p.bias;
+      if (p.res)
+        v += p.res[oy * s.ow + ox];
+      if (e.clamp) {
+        v = e.lo > v ? e.lo : v;
+        v = e.hi < v ? e.hi : v;
+      }
+      *out = v;
+    }
+}
+
+/// even[t] = src[2t], odd[t] = src[2t+1] for t < n.
+void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
+  int64_t t = 0;
+#if TCC_UK_NATIVE_ISA == 2
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+                                            18, 20, 22, 24, 26, 28, 30);
+  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  for (; t + 16 <= n; t += 16) {
+    const __m512 a = _mm512_loadu_ps(src + 2 * t);
+    const __m512 b = _mm512_loadu_ps(src + 2 * t + 16);
+    _mm512_storeu_ps(even + t, _mm512_permutex2var_ps(a, evenIdx, b));
+    _mm512_storeu_ps(odd + t, _mm512_permutex2var_ps(a, oddIdx, b));
+  }
+#elif TCC_UK_NATIVE_ISA == 1
+  for (; t + 8 <= n; t += 8) {
+    const __m256 a = _mm256_loadu_ps(src + 2 * t);
+    const __m256 b = _mm256_loadu_ps(src + 2 * t + 8);
+    // Per 128-bit lane [a0 a2 b0 b2], then the lanes' halves in order.
+    const __m256d e = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88));
+    const __m256d o = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD));
+    _mm256_storeu_ps(even + t, _mm256_castpd_ps(_mm256_permute4x64_pd(e, 0xD8)));
+    _mm256_storeu_ps(odd + t, _mm256_castpd_ps(_mm256_permute4x64_pd(o, 0xD8)));
+  }
+#endif
+  for (; t < n; ++t) {
+    even[t] = src[2 * t];
+    odd[t] = src[2 * t + 1];
+  }
+}
+
+/// Fills the stride phases of one input row for the output columns from
+/// ox0: phase q, element t is xrow[(ox0 + t)*sw + q - pl], zero outside
+/// the row.
+void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
+              int64_t phaseLen, float *dst) {
+  const int64_t base = ox0 * s.sw - s.pl; // input column of phase 0, t = 0
+  if (s.sw == 1) {
+    const int64_t lo = minI(phaseLen, maxI(0, -base));
+    const int64_t hi = maxI(lo, minI(phaseLen, s.w - base));
+    zeroShort(dst, lo);
+    copyShort(dst + lo, xrow + base + lo, hi - lo);
+    zeroShort(dst + hi, phaseLen - hi);
+    return;
+  }
+  // t in [lo, hi) reads inside the row for every phase; the edges go one
+  // element at a time. (Deinterleaving straight from the input, not from a
+  // padded copy, also avoids reloading data just stored, which stalls.)
+  const int64_t lo = minI(phaseLen, maxI(0, ceilDiv(-base, s.sw)));
+  const int64_t hi =
+      maxI(lo, minI(phaseLen, s.w - base < s.sw
+                                  ? 0
+                                  : (s.w - base - s.sw) / s.sw + 1));
+  for (int64_t q = 0; q < s.sw; ++q) {
+    auto edge = [&](int64_t t) {
+      const int64_t ix = base + t * s.sw + q;
+      dst[q * phaseLen + t] = ix >= 0 && ix < s.w ? xrow[ix] : 0.0f;
+    };
+    for (int64_t t = 0; t < lo; ++t)
+      edge(t);
+    for (int64_t t = hi; t < phaseLen; ++t)
+      edge(t);
+  }
+  if (s.sw == 2) {
+    deinterleave2(xrow + base + 2 * lo, dst + lo, dst + phaseLen + lo,
+                  hi - lo);
+    return;
+  }
+  for (int64_t q = 0; q < s.sw; ++q)
+    for (int64_t t = lo; t < hi; ++t)
+      dst[q * phaseLen + t] = xrow[base + t * s.sw + q];
+}
+
+/// The finished value of output vector x: the epilogue.
+TCC_UK_INLINE vf finish(vf x, const float *out, const float *res, bool full,
+                        vmask m, const Epi &e, vf bias, vf lo, vf hi) {
+  auto load = [&](const float *q) {
+    return full ? vload(q) : vloadMask(q, m);
+  };
+  if (e.accumulate)
+    x = vadd(load(out), x);
+  x = vadd(x, bias);
+  if (res)
+    x = vadd(x, load(res));
+  if (e.clamp)
+    x = vclamp(x, lo, hi);
+  return x;
+}
+
+/// out[0:n] of one output row: rows[ky] holds the phases of the
+/// input row of tap row ky. K x K taps unrolled with the weights in
+/// registers, or K == 0 for any size.
+template <int K>
+TCC_UK_INLINE void convolveRow(const ConvShape &s, const float *const *rows,
+                               const int64_t *tapOff, const vf *wv,
+                               const float *wt, int64_t n, float *out,
+                               const float *res, const Epi &e, vf bias, vf lo,
+                               vf hi) {
+  const int64_t kh = K ? K : s.kh, kw = K ? K : s.kw;
+  for (int64_t j = 0; j < n; j += kVL) {
+    vf acc = vzero();
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const float *r = rows[ky] + j;
+      for (int64_t kx = 0; kx < kw; ++kx)
+        acc = vfma(K ? wv[ky * kw + kx] : vset1(wt[ky * kw + kx]),
+                   vload(r + tapOff[kx]), acc);
+    }
+    const bool full = j + kVL <= n;
+    const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - j)));
+    const vf v = finish(acc, out + j, res ? res + j : NULL, full, m, e, bias,
+                        lo, hi);
+    if (full)
+      vstore(out + j, v);
+    else
+      vstoreMask(out + j, v, m);
+  }
+}
+
+template <int K>
+void planeRows(const ConvShape &s, const PlaneArgs &p, const Epi &e,
+               const Plan &plan, const vf *wv) {
+  alignas(64) float buf[kBufFloats];
+  const int64_t span = (s.kh - 1) * s.dh + 1;
+  const vf lo = vset1(e.lo), hi = vset1(e.hi), bias = vset1(p.bias);
+  const float *rows[kMaxTaps];
+  int64_t tapOff[kMaxTaps];
+  for (int64_t ox0 = 0; ox0 < s.ow; ox0 += plan.nb) {
+    const int64_t nb = minI(plan.nb, s.ow - ox0);
+    const int64_t phaseLen =
+        ceilDiv(nb, kVL) * kVL + (s.kw - 1) * s.dw / s.sw;
+    const int64_t rowLen = s.sw * phaseLen;
+    float *band = buf;
+    for (int64_t kx = 0; kx < s.kw; ++kx) {
+      const int64_t off = kx * s.dw;
+      tapOff[kx] = off % s.sw * phaseLen + off / s.sw;
+    }
+    for (int64_t oy0 = 0; oy0 < s.oh; oy0 += plan.bandOut) {
+      const int64_t oy1 = minI(s.oh, oy0 + plan.bandOut);
+      const int64_t rowsIn = (oy1 - 1 - oy0) * s.sh + span;
+      for (int64_t r = 0; r < rowsIn; ++r) {
+        const int64_t iy = oy0 * s.sh - s.pt + r;
+        if (iy < 0 || iy >= s.h)
+          zeroShort(band + r * rowLen, rowLen);
+        else
+          buildRow(s, p.x + iy * s.w, ox0, phaseLen, band + r * rowLen);
+      }
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        for (int64_t ky = 0; ky < s.kh; ++ky)
+          rows[ky] = band + ((oy - oy0) * s.sh + ky * s.dh) * rowLen;
+        convolveRow<K>(s, rows, tapOff, wv, p.wt, nb, p.y + oy * s.ow + ox0,
+                       p.res ? p.res + oy * s.ow + ox0 : NULL, e, bias, lo,
+                       hi);
+      }
+    }
+  }
+}
+
+/// Stride 1, narrow planes: the band's rows are laid out pitch = ow +
+/// (kw-1)*dw apart, output (oy, ox) is flat element oy*pitch + ox, and one
+/// long row of pitch * rows outputs covers them all (computing the
+/// padding columns too), the taps being flat offsets ky*dh*pitch + kx*dw.
+template <int K>
+void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
+               const Plan &plan, const vf *wv) {
+  alignas(64) float buf[kBufFloats];
+  const int64_t span = (s.kh - 1) * s.dh + 1;
+  const int64_t pitch = s.ow + (s.kw - 1) * s.dw;
+  const vf lo = vset1(e.lo), hi = vset1(e.hi), bias = vset1(p.bias);
+  int64_t tapOff[kMaxTaps];
+  for (int64_t ky = 0; ky < s.kh; ++ky)
+    for (int64_t kx = 0; kx < s.kw; ++kx)
+      tapOff[ky * s.kw + kx] = ky * s.dh * pitch + kx * s.dw;
+  for (int64_t oy0 = 0; oy0 < s.oh; oy0 += plan.bandOut) {
+    const int64_t oy1 = minI(s.oh, oy0 + plan.bandOut);
+    const int64_t rowsIn = oy1 - 1 - oy0 + span;
+    const int64_t n = (oy1 - oy0) * pitch;
+    const int64_t slack = kVL + (s.kw - 1) * s.dw; // read past the rows
+    float *band = buf, *sums = buf + rowsIn * pitch + slack;
+    for (int64_t r = 0; r < rowsIn; ++r) {
+      const int64_t iy = oy0 - s.pt + r;
+      if (iy < 0 || iy >= s.h)
+        zeroShort(band + r * pitch, pitch);
+      else
+        buildRow(s, p.x + iy * s.w, 0, pitch, band + r * pitch);
+    }
+    zeroShort(band + rowsIn * pitch, slack);
+    const int64_t kh = K ? K : s.kh, kw = K ? K : s.kw;
+    for (int64_t j = 0; j < n; j += kVL) {
+      vf acc = vzero();
+      for (int64_t t = 0; t < kh * kw; ++t)
+        acc = vfma(K ? wv[t] : vset1(p.wt[t]), vload(band + j + tapOff[t]),
+                   acc);
+      vstore(sums + j, acc);
+    }
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      float *out = p.y + oy * s.ow;
+      const float *res = p.res ? p.res + oy * s.ow : NULL;
+      const float *row = sums + (oy - oy0) * pitch;
+      for (int64_t j = 0; j < s.ow; j += kVL) {
+        const bool full = j + kVL <= s.ow;
+        const vmask m = vmaskFirst(static_cast<int>(minI(kVL, s.ow - j)));
+        const vf v = finish(vload(row + j), out + j, res ? res + j : NULL,
+                            full, m, e, bias, lo, hi);
+        if (full)
+          vstore(out + j, v);
+        else
+          vstoreMask(out + j, v, m);
+      }
+    }
+  }
+}
+
+Plan makePlan(const ConvShape &s) {
+  Plan plan = {Plan::kScalar, 0, 0};
+  if (s.kh > kMaxTaps || s.kw > kMaxTaps)
+    return plan;
+  const int64_t span = (s.kh - 1) * s.dh + 1;
+  // Flat when the vectors of an output row would be mostly padding.
+  const int64_t pitch = s.ow + (s.kw - 1) * s.dw;
+  if (s.sh == 1 && s.sw == 1 && s.kh * s.kw <= kMaxTaps &&
+      4 * ceilDiv(s.ow, kVL) * kVL > 5 * pitch) {
+    // rows (band - 1 + span) and sums (band) of `pitch`, plus slack.
+    const int64_t band = (kBufFloats - 2 * kVL - (s.kw - 1) * s.dw -
+                          (span - 1) * pitch) /
+                         (2 * pitch);
+    if (band >= 1) {
+      plan.mode = Plan::kFlat;
+      plan.bandOut = minI(band, s.oh);
+      return plan;
+    }
+  }
+  // Rows: the widest column block whose span rows fit, then as many output
+  // rows a band as fit.
+  auto rowLen = [&](int64_t nb) {
+    return s.sw * (ceilDiv(nb, kVL) * kVL + (s.kw - 1) * s.dw / s.sw);
+  };
+  int64_t nb = ceilDiv(s.ow, kVL) * kVL;
+  while (nb > kVL && span * rowLen(nb) > kBufFloats)
+    nb = ceilDiv(nb / 2, kVL) * kVL;
+  if (span * rowLen(nb) > kBufFloats)
+    return plan;
+  const int64_t rowsFit = kBufFloats / rowLen(nb);
+  plan.mode = Plan::kRows;
+  plan.nb = nb;
+  plan.bandOut = minI(s.oh, (rowsFit - span) / s.sh + 1);
+  return plan;
+}
+
+struct Job {
+  const ConvShape *s;
+  const float *input, *weight;
+  float *output;
+  const tcc_uk_epilogue_t *ep;
+  Epi e;
+  Plan plan;
+};
+
+void runPlanes(void *ctx, int64_t begin, int64_t end) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  const ConvShape &s = *job.s;
+  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+  const bool unrolled = s.kh == 3 && s.kw == 3;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const int64_t img = plane / s.f, oc = plane % s.f;
+    const int64_t ic = oc / s.fg; // one input channel per group
+    PlaneArgs p;
+    p.x = job.input + (img * s.c + ic) * hw;
+    p.wt = job.weight + oc * s.kh * s.kw;
+    p.y = job.output + plane * ohw;
+    p.res = job.ep && job.ep->residual ? job.ep->residual + plane * ohw : NULL;
+    p.bias = job.ep && job.ep->bias ? job.ep->bias[oc] : 0.0f;
+    vf wv[9];
+    if (unrolled)
+      for (int i = 0; i < 9; ++i)
+        wv[i] = vset1(p.wt[i]);
+    switch (job.plan.mode) {
+    case Plan::kFlat:
+      if (unrolled)
+        planeFlat<3>(s, p, job.e, job.plan, wv);
+      else
+        planeFlat<0>(s, p, job.e, job.plan, wv);
+      break;
+    case Plan::kRows:
+      if (unrolled)
+        planeRows<3>(s, p, job.e, job.plan, wv);
+      else
+        planeRows<0>(s, p, job.e, job.plan, wv);
+      break;
+    case Plan::kScalar:
+      planeScalar(s, p, job.e);
+      break;
+    }
+  }
+}
+
+} // namespace
+
+void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
+                   const float *input, const float *weight, float *output,
+                   bool accumulate, const tcc_uk_epilogue_t *ep) {
+  Job job = {&s, input, weight, output, ep, {}, makePlan(s)};
+  job.e.accumulate = accumulate;
+  job.e.clamp = ep && ep->has_clamp;
+  job.e.lo = ep ? ep->clamp_min : 0;
+  job.e.hi = ep ? ep->clamp_max : 0;
+  const int64_t planeWork = maxI(1, s.oh * s.ow * s.kh * s.kw);
+  parallelFor(host, s.n * s.f, maxI(1, kMinTaskWork / planeWork), runPlanes,
+              &job);
+}
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc

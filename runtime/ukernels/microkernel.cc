@@ -1,0 +1,270 @@
+// microkernel.cc - the register-blocked inner kernels: the MR x NR tile
+// kernel of the packed GEMM, and the row-streaming kernel of the unpacked
+// small-m path.
+#include "simd.h"
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+namespace {
+
+/// Stores one tile of accumulators, applying the tail. Full vectors but the
+/// last, which holds nr - (NV-1)*VL columns.
+template <int MRe, int NVe>
+TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc,
+                             int nr, const Tail *tail) {
+  const int lastN = nr - (NVe - 1) * kVL;
+  const bool lastFull = lastN == kVL;
+  const vmask lastMask = vmaskFirst(lastN);
+  if (!tail) {
+TCC_UK_UNROLL
+    for (int i = 0; i < MRe; ++i)
+TCC_UK_UNROLL
+      for (int v = 0; v < NVe; ++v) {
+        if (v < NVe - 1 || lastFull)
+          vstore(c + i * ldc + v * kVL, acc[i][v]);
+        else
+          vstoreMask(c + i * ldc + v * kVL, acc[i][v], lastMask);
+      }
+    return;
+  }
+  const vf lo = vset1(tail->lo), hi = vset1(tail->hi);
+TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i) {
+    float *cr = c + i * ldc;
+TCC_UK_UNROLL
+    for (int v = 0; v < NVe; ++v) {
+      const bool full = v < NVe - 1 || lastFull;
+      auto load = [&](const float *p) {
+        return full ? vload(p) : vloadMask(p, lastMask);
+      };
+      vf x = acc[i][v];
+      if (tail->loadC)
+        x = vadd(load(cr + v * kVL), x);
+      if (tail->bias)
+        x = vadd(x, tail->biasPerRow ? vset1(tail->bias[i])
+                                     : load(tail->bias + v * kVL));
+      if (tail->res)
+        x = vadd(x, load(tail->res + i * tail->ldr + v * kVL));
+      if (tail->clamp)
+        x = vclamp(x, lo, hi);
+      if (full)
+        vstore(cr + v * kVL, x);
+      else
+        vstoreMask(cr + v * kVL, x, lastMask);
+    }
+  }
+}
+
+/// The tile kernel: MRe rows (<= MR) by NVe vectors (<= NV) of C. Each k
+/// step loads NVe vectors of the B panel and broadcasts MRe values of the A
+/// panel; every element is one chain of FMAs in k order, so edge tiles
+/// compute exactly what full tiles would.
+template <int MRe, int NVe>
+void tileKernel(int64_t kc, const float *__restrict a,
+                const float *__restrict b, float *__restrict c, int64_t ldc,
+                int nr, const Tail *tail) {
+  // The tile is stored after kc steps; start fetching it now.
+TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i)
+TCC_UK_UNROLL
+    for (int v = 0; v < NVe * kVL; v += 16)
+      __builtin_prefetch(c + i * ldc + v, 1, 3);
+  vf acc[MRe][NVe];
+TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i)
+TCC_UK_UNROLL
+    for (int v = 0; v < NVe; ++v)
+      acc[i][v] = vzero();
+  for (int64_t p = 0; p < kc; ++p) {
+    vf bv[NVe];
+TCC_UK_UNROLL
+    for (int v = 0; v < NVe; ++v)
+      bv[v] = vload(b + v * kVL);
+TCC_UK_UNROLL
+    for (int i = 0; i < MRe; ++i) {
+      const vf av = vset1(a[i]);
+TCC_UK_UNROLL
+      for (int v = 0; v < NVe; ++v)
+        acc[i][v] = vfma(av, bv[v], acc[i][v]);
+    }
+    a += kMR;
+    b += kNR;
+  }
+  storeTile<MRe, NVe>(acc, c, ldc, nr, tail);
+}
+
+template <int MRe, int... NVs>
+constexpr void fillRow(MicroKernelFn *row) {
+  int v = 0;
+  ((row[v++] = &tileKernel<MRe, NVs>), ...);
+}
+
+template <int... Vs> struct Seq {};
+template <int N, int... Vs> struct MakeSeq : MakeSeq<N - 1, N, Vs...> {};
+template <int... Vs> struct MakeSeq<0, Vs...> { using type = Seq<Vs...>; };
+
+struct KernelTable {
+  MicroKernelFn fn[kMR][kNV];
+};
+
+template <int... Ms, int... Vs>
+constexpr KernelTable makeTable(Seq<Ms...>, Seq<Vs...>) {
+  KernelTable t{};
+  ((fillRow<Ms, Vs...>(t.fn[Ms - 1])), ...);
+  return t;
+}
+
+// Constant-initialised: no global constructor.
+constexpr KernelTable kKernels =
+    makeTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
+
+//===----------------------------------------------------------------------===//
+// Small m: stream B's rows
+//===----------------------------------------------------------------------===//
+
+/// Columns of C kept in L1 while the rows of B stream past.
+constexpr int64_t kSmallMBlock = 1024;
+
+/// Rows [0, R) of C[:, 0:nc] += or = a[:, p0:p0+KU] * B[p0:p0+KU, :] for one
+/// group of KU k steps: KU row streams of B, each element a chain of FMAs in
+/// k order starting from C (or from zero when init).
+template <int R, int KU, bool Init>
+TCC_UK_INLINE void smallMStep(const float *a, int64_t ars, int64_t acs,
+                              const float *b, int64_t ldb, float *c,
+                              int64_t ldc, int64_t nc) {
+  vf av[R][KU];
+TCC_UK_UNROLL
+  for (int i = 0; i < R; ++i)
+TCC_UK_UNROLL
+    for (int q = 0; q < KU; ++q)
+      av[i][q] = vset1(a[i * ars + q * acs]);
+  int64_t j = 0;
+  for (; j + kVL <= nc; j += kVL) {
+    vf bv[KU];
+TCC_UK_UNROLL
+    for (int q = 0; q < KU; ++q)
+      bv[q] = vload(b + q * ldb + j);
+TCC_UK_UNROLL
+    for (int i = 0; i < R; ++i) {
+      vf x = Init ? vzero() : vload(c + i * ldc + j);
+TCC_UK_UNROLL
+      for (int q = 0; q < KU; ++q)
+        x = vfma(av[i][q], bv[q], x);
+      vstore(c + i * ldc + j, x);
+    }
+  }
+  if (j < nc) {
+    const vmask m = vmaskFirst(static_cast<int>(nc - j));
+    vf bv[KU];
+TCC_UK_UNROLL
+    for (int q = 0; q < KU; ++q)
+      bv[q] = vloadMask(b + q * ldb + j, m);
+TCC_UK_UNROLL
+    for (int i = 0; i < R; ++i) {
+      vf x = Init ? vzero() : vloadMask(c + i * ldc + j, m);
+TCC_UK_UNROLL
+      for (int q = 0; q < KU; ++q)
+        x = vfma(av[i][q], bv[q], x);
+      vstoreMask(c + i * ldc + j, x, m);
+    }
+  }
+}
+
+template <int R>
+void smallMRows(int64_t nc, int64_t k, const float *a, int64_t ars,
+                int64_t acs, const float *b, int64_t ldb, float *c,
+                int64_t ldc, bool accumulate) {
+  int64_t p = 0;
+  if (!accumulate) {
+    if (k >= 4) {
+      smallMStep<R, 4, true>(a, ars, acs, b, ldb, c, ldc, nc);
+      p = 4;
+    } else if (k >= 1) {
+      smallMStep<R, 1, true>(a, ars, acs, b, ldb, c, ldc, nc);
+      p = 1;
+    } else {
+      for (int i = 0; i < R; ++i)
+        memset(c + i * ldc, 0, sizeof(float) * nc);
+    }
+  }
+  for (; p + 4 <= k; p += 4)
+    smallMStep<R, 4, false>(a + p * acs, ars, acs, b + p * ldb, ldb, c, ldc,
+                            nc);
+  for (; p < k; ++p)
+    smallMStep<R, 1, false>(a + p * acs, ars, acs, b + p * ldb, ldb, c, ldc,
+                            nc);
+}
+
+/// C[0:m, 0:nc] = clamp(C + bias + residual); ep pointers are relative to
+/// row 0, column j0.
+void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
+                   const tcc_uk_epilogue_t *ep, int64_t j0) {
+  const vf lo = vset1(ep->clamp_min), hi = vset1(ep->clamp_max);
+  for (int64_t i = 0; i < m; ++i) {
+    float *cr = c + i * ldc;
+    const float *res = ep->residual ? ep->residual + i * ep->ldr + j0 : NULL;
+    const float *biasCol =
+        ep->bias && !ep->bias_per_row ? ep->bias + j0 : NULL;
+    const vf biasRow = vset1(ep->bias && ep->bias_per_row ? ep->bias[i] : 0);
+    for (int64_t j = 0; j < nc; j += kVL) {
+      const bool full = j + kVL <= nc;
+      const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, nc - j)));
+      auto load = [&](const float *p) {
+        return full ? vload(p) : vloadMask(p, mask);
+      };
+      vf x = load(cr + j);
+      if (ep->bias)
+        x = vadd(x, ep->bias_per_row ? biasRow : load(biasCol + j));
+      if (res)
+        x = vadd(x, load(res + j));
+      if (ep->has_clamp)
+        x = vclamp(x, lo, hi);
+      if (full)
+        vstore(cr + j, x);
+      else
+        vstoreMask(cr + j, x, mask);
+    }
+  }
+}
+
+} // namespace
+
+MicroKernelFn microKernel(int mr, int nr) {
+  return kKernels.fn[mr - 1][(nr + kVL - 1) / kVL - 1];
+}
+
+void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a,
+                int64_t ars, int64_t acs, const float *b, int64_t ldb,
+                float *c, int64_t ldc, bool accumulate,
+                const tcc_uk_epilogue_t *ep, int64_t j0) {
+  for (int64_t jb = 0; jb < nc; jb += kSmallMBlock) {
+    const int64_t w = minI(kSmallMBlock, nc - jb);
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4)
+      smallMRows<4>(w, k, a + i * ars, ars, acs, b + jb, ldb,
+                    c + i * ldc + jb, ldc, accumulate);
+    switch (m - i) {
+    case 3:
+      smallMRows<3>(w, k, a + i * ars, ars, acs, b + jb, ldb,
+                    c + i * ldc + jb, ldc, accumulate);
+      break;
+    case 2:
+      smallMRows<2>(w, k, a + i * ars, ars, acs, b + jb, ldb,
+                    c + i * ldc + jb, ldc, accumulate);
+      break;
+    case 1:
+      smallMRows<1>(w, k, a + i * ars, ars, acs, b + jb, ldb,
+                    c + i * ldc + jb, ldc, accumulate);
+      break;
+    default:
+      break;
+    }
+    if (ep)
+      epilogueBlock(m, w, c + jb, ldc, ep, j0 + jb);
+  }
+}
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc

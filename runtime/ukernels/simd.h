@@ -1,0 +1,164 @@
+// simd.h - the few vector operations the kernels use, for the ISA this build
+// targets: AVX-512 (16 lanes), AVX2+FMA (8 lanes) or portable 4-lane GCC
+// vectors that any compiler lowers to SSE2 or scalar code.
+//
+// vf is a vector of kVL floats; vmask selects its first lanes, for the
+// partial vectors at the right edge of a matrix (masked loads never touch
+// memory past the selected lanes).
+#ifndef TCC_RUNTIME_UKERNELS_SIMD_H
+#define TCC_RUNTIME_UKERNELS_SIMD_H
+
+#include "uk_internal.h"
+
+#include <string.h>
+
+#if TCC_UK_NATIVE_ISA != 0
+#include <immintrin.h>
+#endif
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+
+#if TCC_UK_NATIVE_ISA == 2
+
+typedef __m512 vf;
+typedef __mmask16 vmask;
+TCC_UK_INLINE vf vzero() { return _mm512_setzero_ps(); }
+TCC_UK_INLINE vf vset1(float x) { return _mm512_set1_ps(x); }
+TCC_UK_INLINE vf vload(const float *p) { return _mm512_loadu_ps(p); }
+TCC_UK_INLINE void vstore(float *p, vf x) { _mm512_storeu_ps(p, x); }
+/// The first n lanes, 0 <= n <= kVL.
+TCC_UK_INLINE vmask vmaskFirst(int n) {
+  return static_cast<vmask>((1u << n) - 1u);
+}
+TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
+  return _mm512_maskz_loadu_ps(m, p);
+}
+TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
+  _mm512_mask_storeu_ps(p, m, x);
+}
+/// a * b + c, rounded once.
+TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
+/// min(max(x, lo), hi); (v)maxps/minps return their second operand when
+/// either is NaN, so a NaN in x survives.
+TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
+  return _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+}
+
+#elif TCC_UK_NATIVE_ISA == 1
+
+typedef __m256 vf;
+typedef __m256i vmask;
+TCC_UK_INLINE vf vzero() { return _mm256_setzero_ps(); }
+TCC_UK_INLINE vf vset1(float x) { return _mm256_set1_ps(x); }
+TCC_UK_INLINE vf vload(const float *p) { return _mm256_loadu_ps(p); }
+TCC_UK_INLINE void vstore(float *p, vf x) { _mm256_storeu_ps(p, x); }
+TCC_UK_INLINE vmask vmaskFirst(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
+  return _mm256_maskload_ps(p, m);
+}
+TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
+  _mm256_maskstore_ps(p, m, x);
+}
+TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
+TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
+  return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+}
+
+#else
+
+typedef float vf __attribute__((vector_size(16)));
+typedef int vmask; // the number of lanes
+TCC_UK_INLINE vf vzero() { return vf{0.0f, 0.0f, 0.0f, 0.0f}; }
+TCC_UK_INLINE vf vset1(float x) { return vf{x, x, x, x}; }
+TCC_UK_INLINE vf vload(const float *p) {
+  vf x;
+  memcpy(&x, p, sizeof(x));
+  return x;
+}
+TCC_UK_INLINE void vstore(float *p, vf x) { memcpy(p, &x, sizeof(x)); }
+TCC_UK_INLINE vmask vmaskFirst(int n) { return n; }
+TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
+  vf x = vzero();
+  for (int i = 0; i < m; ++i)
+    x[i] = p[i];
+  return x;
+}
+TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
+  for (int i = 0; i < m; ++i)
+    p[i] = x[i];
+}
+/// Two roundings: x86-64 without FMA has no fused instruction, and a libm
+/// fmaf call per element would be far slower.
+TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return a * b + c; }
+TCC_UK_INLINE vf vadd(vf a, vf b) { return a + b; }
+TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
+  for (int i = 0; i < 4; ++i) {
+    float v = x[i];
+    v = lo[i] > v ? lo[i] : v; // NaN stays NaN, as with maxps(lo, x)
+    x[i] = hi[i] < v ? hi[i] : v;
+  }
+  return x;
+}
+
+#endif
+
+/// dst[0:n] = src[0:n] and dst[0:n] = 0 for the short runs of packing and
+/// padding: masked vector moves, which the compiler cannot turn into libc
+/// calls (a memset call costs more than zeroing a few dozen floats).
+TCC_UK_INLINE void copyShort(float *dst, const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; i += kVL) {
+    const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - i)));
+    vstoreMask(dst + i, vloadMask(src + i, m), m);
+  }
+}
+TCC_UK_INLINE void zeroShort(float *dst, int64_t n) {
+  for (int64_t i = 0; i < n; i += kVL)
+    vstoreMask(dst + i, vzero(),
+               vmaskFirst(static_cast<int>(minI(kVL, n - i))));
+}
+
+/// dst[t] = src[2t] for t < n, the input columns of a stride-2 convolution.
+/// Reads nothing past src[2n-2].
+TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
+  int64_t t = 0;
+#if TCC_UK_NATIVE_ISA == 2
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+  for (; t + 16 < n; t += 16) // src[2t + 31] is at most src[2n - 3]
+    _mm512_storeu_ps(dst + t,
+                     _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * t), even,
+                                            _mm512_loadu_ps(src + 2 * t + 16)));
+  if (t < n) { // the last 1..16: 2(n-t)-1 floats, under masks
+    const int last = static_cast<int>(2 * (n - t) - 1);
+    const __m512 lo = _mm512_maskz_loadu_ps(vmaskFirst(last < 16 ? last : 16),
+                                            src + 2 * t);
+    const __m512 hi = _mm512_maskz_loadu_ps(
+        vmaskFirst(last > 16 ? last - 16 : 0), src + 2 * t + 16);
+    _mm512_mask_storeu_ps(dst + t, vmaskFirst(static_cast<int>(n - t)),
+                          _mm512_permutex2var_ps(lo, even, hi));
+    return;
+  }
+#elif TCC_UK_NATIVE_ISA == 1
+  for (; t + 8 < n; t += 8) {
+    const __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(src + 2 * t),
+                                       _mm256_loadu_ps(src + 2 * t + 8), 0x88);
+    _mm256_storeu_ps(dst + t, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                                  _mm256_castps_pd(e), 0xD8)));
+  }
+#endif
+  for (; t < n; ++t)
+    dst[t] = src[2 * t];
+}
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+#endif // TCC_RUNTIME_UKERNELS_SIMD_H

@@ -1,0 +1,225 @@
+// uk_internal.h - what the micro-kernel sources share: the tile geometry of
+// each ISA, the ISA this build targets, and the GEMM driver's interfaces.
+//
+// Every .cc here is compiled once per ISA level (-march=x86-64, -v3, -v4);
+// the target macros pick the kernels, so there is no run-time dispatch. The
+// code must stay free of anything that needs the C++ runtime: no
+// exceptions, RTTI, global constructors, thread_local or operator new, and
+// no calls but memcpy/memset/malloc/free.
+#ifndef TCC_RUNTIME_UKERNELS_UK_INTERNAL_H
+#define TCC_RUNTIME_UKERNELS_UK_INTERNAL_H
+
+#include "ukernels.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) &&  \
+    defined(__AVX512DQ__)
+#define TCC_UK_NATIVE_ISA 2 // TCC_UK_ISA_AVX512
+#define TCC_UK_ISA_NS avx512
+#elif defined(__AVX2__) && defined(__FMA__)
+#define TCC_UK_NATIVE_ISA 1 // TCC_UK_ISA_AVX2
+#define TCC_UK_ISA_NS avx2
+#else
+#define TCC_UK_NATIVE_ISA 0 // TCC_UK_ISA_GENERIC
+#define TCC_UK_ISA_NS generic
+#endif
+
+// A build that shares a program with the same ISA's bitcode build (the
+// native tcc_ukernels library in the unit tests) renames its internals.
+#ifdef TCC_UK_NAMESPACE
+#undef TCC_UK_ISA_NS
+#define TCC_UK_ISA_NS TCC_UK_NAMESPACE
+#endif
+
+#define TCC_UK_INLINE static inline __attribute__((always_inline))
+// Full unrolling of the loops over a tile's registers.
+#if defined(__clang__)
+#define TCC_UK_UNROLL _Pragma("unroll")
+#else
+#define TCC_UK_UNROLL _Pragma("GCC unroll 16")
+#endif
+
+namespace tcc {
+namespace uk {
+// Each ISA variant's internals get their own names, so that several
+// variants can share one program (the unit tests).
+inline namespace TCC_UK_ISA_NS {
+
+/// Tile and cache-block sizes of one ISA level. The register tile is MR rows
+/// by NR columns of C (NR = a few vectors along a row, so C is stored with
+/// whole-vector stores); kc x nc is the block of packed B kept in L2 while
+/// MR x kc micro-panels of A sit in L1 (see docs/ukernels.md for why).
+struct IsaTiles {
+  int mr, nr, vl;  // register tile, vector length in floats
+  int64_t kc, nc;  // K block, N block
+  int64_t smallM;  // m up to this streams B unpacked (no scratch): below
+                   // about 8 rows, packing B costs more than re-reading it
+};
+
+/// Indexed by tcc_uk_isa_t. Layout functions take the ISA as an argument
+/// and read this table, so any build can pack for any level.
+constexpr IsaTiles kIsaTiles[3] = {
+    {4, 8, 4, 256, 512, 8},   // generic: 4 rows x 2 SSE vectors
+    {6, 16, 8, 256, 1024, 8}, // avx2: 6 rows x 2 ymm (12 accumulators)
+    {8, 48, 16, 384, 672, 8}, // avx512: 8 rows x 3 zmm (24 accumulators)
+};
+
+inline const IsaTiles &tilesFor(int32_t isa) {
+  return kIsaTiles[isa == 1 || isa == 2 ? isa : 0];
+}
+
+constexpr IsaTiles kTiles = kIsaTiles[TCC_UK_NATIVE_ISA];
+constexpr int kMR = kTiles.mr;
+constexpr int kNR = kTiles.nr;
+constexpr int kVL = kTiles.vl;
+constexpr int kNV = kNR / kVL;
+
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t minI(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t maxI(int64_t a, int64_t b) { return a > b ? a : b; }
+
+//===----------------------------------------------------------------------===//
+// Threads
+//===----------------------------------------------------------------------===//
+
+/// Below about this many multiply-adds a task costs more to hand to another
+/// thread than to run (a pool wake-up is a few microseconds).
+constexpr int64_t kMinTaskWork = int64_t(1) << 19;
+
+/// Threads `host` offers (1 when it offers no parallel_for).
+inline int hostThreads(const tcc_host_api_t *host) {
+  if (!host || !host->parallel_for || host->num_threads <= 1 ||
+      host->struct_size < offsetof(tcc_host_api_t, parallel_for) +
+                              sizeof(host->parallel_for))
+    return 1;
+  return host->num_threads;
+}
+
+/// fn(ctx, b, e) over [0, n): through the host when it has threads, else on
+/// the caller.
+inline void parallelFor(const tcc_host_api_t *host, int64_t n, int64_t grain,
+                        tcc_parallel_fn_t fn, void *ctx) {
+  if (n <= 0)
+    return;
+  if (n > 1 && hostThreads(host) > 1)
+    host->parallel_for(host->self, n, grain, fn, ctx);
+  else
+    fn(ctx, 0, n);
+}
+
+//===----------------------------------------------------------------------===//
+// Packing (pack.cc)
+//===----------------------------------------------------------------------===//
+
+/// Writes rows [k0, k0+kc) and columns [j0, j0+nc) of some k x n matrix B
+/// as packed panels: panel q (columns j0+q*NR...) starts at dst +
+/// q*panelStride and holds kc rows of NR floats, columns past nc zeroed.
+/// The GEMM driver calls it per cache block (j0 a multiple of NR, nc at most
+/// the ISA's nc), so B can be any source: a matrix, or an image seen
+/// through im2col (conv2d.cc).
+using PackBFn = void (*)(const void *src, int64_t k0, int64_t kc, int64_t j0,
+                         int64_t nc, float *dst, int64_t panelStride);
+
+/// A PackBFn source that is a plain (possibly transposed) matrix.
+struct MatrixB {
+  const float *b;
+  int64_t ldb;
+  bool trans;
+};
+void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
+                 int64_t nc, float *dst, int64_t panelStride);
+
+/// Packs rows [i0, i0+mr) x columns [k0, k0+kc) of A (a[i*rs + p*cs]) as
+/// one micro-panel: kc groups of kMR floats, rows past mr left unwritten.
+void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
+                int64_t k0, int64_t kc, float *dst);
+
+//===----------------------------------------------------------------------===//
+// Micro-kernels (microkernel.cc)
+//===----------------------------------------------------------------------===//
+
+/// What a micro-kernel does besides storing its tile. Pointers are already
+/// offset to the tile's first row and column.
+struct Tail {
+  int loadC;            // add the tile's current C
+  const float *bias;    // NULL, or bias of the tile's first row / column
+  int biasPerRow;
+  const float *res;     // NULL, or residual of the tile's first element
+  int64_t ldr;
+  int clamp;
+  float lo, hi;
+};
+
+/// C[mr x nr] (= or +=, see tail) A-panel[kc x MR] * B-panel[kc x NR]; mr
+/// and ceil(nr / VL) are baked into each instance. tail == NULL: store.
+using MicroKernelFn = void (*)(int64_t kc, const float *a, const float *b,
+                               float *c, int64_t ldc, int nr,
+                               const Tail *tail);
+MicroKernelFn microKernel(int mr, int nr);
+
+/// Unpacked path for small m: C[m x nc] = A[m x k] * B[k x nc] streaming
+/// whole rows of B (b[p*ldb + j]) and then the epilogue (whose pointers are
+/// relative to row 0 / column j0 of the full problem).
+void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a,
+                int64_t ars, int64_t acs, const float *b, int64_t ldb,
+                float *c, int64_t ldc, bool accumulate,
+                const tcc_uk_epilogue_t *ep, int64_t j0);
+
+//===----------------------------------------------------------------------===//
+// The GEMM driver (sgemm.cc)
+//===----------------------------------------------------------------------===//
+
+struct GemmArgs {
+  int64_t m, n, k;
+  const float *a; // packed panels (packedA) or a[i*ars + p*acs]
+  int64_t ars, acs;
+  bool packedA;
+  const float *bPacked; // prepacked B (full-k panels), or NULL: use packB
+  PackBFn packB;
+  const void *bSrc;
+  float *c;
+  int64_t ldc;
+  bool accumulate;
+  const tcc_uk_epilogue_t *ep; // NULL when there is no epilogue
+};
+
+/// Bytes of scratch runGemm needs to pack B for a k x n problem.
+int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n);
+
+/// Runs the blocked GEMM; scratch must hold packedBScratchBytes unless B is
+/// prepacked.
+void runGemm(const tcc_host_api_t *host, const GemmArgs &args, void *scratch);
+
+//===----------------------------------------------------------------------===//
+// Convolution (conv2d.cc, depthwise.cc)
+//===----------------------------------------------------------------------===//
+
+/// tcc_uk_conv2d_params_t with the defaults applied and the derived sizes.
+struct ConvShape {
+  int64_t n, c, h, w, f, kh, kw;
+  int64_t sh, sw, dh, dw, pt, pl, pb, pr, groups;
+  int64_t cg, fg, kdim; // channels and filters per group, c/groups*kh*kw
+  int64_t oh, ow;
+};
+
+/// False when p is not a valid convolution.
+bool resolveConv(const tcc_uk_conv2d_params_t *p, ConvShape &s);
+
+/// The direct kernel for groups with one input channel each.
+void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
+                   const float *input, const float *weight, float *output,
+                   bool accumulate, const tcc_uk_epilogue_t *ep);
+
+/// Rounds scratch up to 64 bytes (the *_scratch_bytes sizes allow for it).
+inline float *alignScratch(void *p) {
+  return reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(p) + 63) &
+                                   ~static_cast<uintptr_t>(63));
+}
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+#endif // TCC_RUNTIME_UKERNELS_UK_INTERNAL_H

@@ -1,0 +1,184 @@
+/* ukernels.h - tcc's CPU micro-kernels: a packed, cache-blocked SGEMM and
+ * NCHW 2-D convolution, with a fused bias/residual/clamp epilogue.
+ *
+ * The compiler lowers matmul and convolution to calls into these functions.
+ * The implementation is built into one LLVM bitcode module per ISA level
+ * (tcc_ukernels_{generic,avx2,avx512}.bc, see docs/ukernels.md) that the
+ * compiler links into every artifact it makes; the functions that describe
+ * packed layouts and scratch sizes take the ISA as an argument so that the
+ * compiler can call them natively (library tcc_ukernels) for any target.
+ *
+ * Conventions
+ * - Matrices are row-major with leading dimensions in elements (>= the row
+ *   width). Tensors are dense NCHW.
+ * - Parameter structs are valid when zero-initialised (a zero stride,
+ *   dilation or group count means 1).
+ * - Threads come only from `host` (may be NULL, or have no parallel_for or
+ *   num_threads <= 1: the caller's thread does all the work). Results are
+ *   bit-identical for every thread count: work is split into disjoint output
+ *   blocks, never along K.
+ * - `scratch` is caller-owned memory of the size the matching
+ *   *_scratch_bytes function returns for the same arguments, preferably
+ *   64-byte aligned (4-byte alignment is enough). Its size depends only on
+ *   the shape and the ISA, not on the thread count, so a compiler can plan
+ *   it at compile time. NULL makes the kernel malloc and free it itself.
+ * - Entry points that may need scratch return 0 on success and -1 only when
+ *   scratch was NULL and malloc failed (nothing was written then).
+ * - All functions are reentrant; concurrent calls need disjoint outputs and
+ *   scratch.
+ */
+#ifndef TCC_UKERNELS_H
+#define TCC_UKERNELS_H
+
+#include <stdint.h>
+
+#include "tcc/abi.h"
+
+/* The unit tests link several ISA variants into one program; each is built
+ * with TCC_UK_SUFFIX=<variant>, which renames every entry point below to
+ * tcc_uk_<name>_<variant>. The shipped bitcode never defines it. */
+#ifdef TCC_UK_SUFFIX
+#define TCC_UK_CAT2_(a, b) a##_##b
+#define TCC_UK_CAT_(a, b) TCC_UK_CAT2_(a, b)
+#define TCC_UK_RENAME(name) TCC_UK_CAT_(name, TCC_UK_SUFFIX)
+#define tcc_uk_isa TCC_UK_RENAME(tcc_uk_isa)
+#define tcc_uk_pack_a_bytes TCC_UK_RENAME(tcc_uk_pack_a_bytes)
+#define tcc_uk_pack_a TCC_UK_RENAME(tcc_uk_pack_a)
+#define tcc_uk_pack_b_bytes TCC_UK_RENAME(tcc_uk_pack_b_bytes)
+#define tcc_uk_pack_b TCC_UK_RENAME(tcc_uk_pack_b)
+#define tcc_uk_sgemm_scratch_bytes TCC_UK_RENAME(tcc_uk_sgemm_scratch_bytes)
+#define tcc_uk_sgemm TCC_UK_RENAME(tcc_uk_sgemm)
+#define tcc_uk_conv2d_pack_weights_bytes                                       \
+  TCC_UK_RENAME(tcc_uk_conv2d_pack_weights_bytes)
+#define tcc_uk_conv2d_pack_weights TCC_UK_RENAME(tcc_uk_conv2d_pack_weights)
+#define tcc_uk_conv2d_scratch_bytes TCC_UK_RENAME(tcc_uk_conv2d_scratch_bytes)
+#define tcc_uk_conv2d_nchw TCC_UK_RENAME(tcc_uk_conv2d_nchw)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ISA levels the kernels are built for. Packed layouts and scratch
+ * sizes differ between them (tile sizes), so whoever packs must name the
+ * level of the kernels that will read the result. */
+typedef enum tcc_uk_isa_e {
+  TCC_UK_ISA_GENERIC = 0, /* -march=x86-64 (or any other CPU): 4x8 tiles */
+  TCC_UK_ISA_AVX2 = 1,    /* -march=x86-64-v3, AVX2 + FMA: 6x16 tiles */
+  TCC_UK_ISA_AVX512 = 2,  /* -march=x86-64-v4, AVX-512: 8x48 tiles */
+} tcc_uk_isa_t;
+
+/* The level this build of the kernels was compiled for (a tcc_uk_isa_t). */
+int32_t tcc_uk_isa(void);
+
+/* Flags of tcc_uk_sgemm and of tcc_uk_conv2d_params_t::flags. */
+enum {
+  TCC_UK_ACCUMULATE = 1u << 0, /* C += A*B instead of C = A*B */
+  TCC_UK_TRANS_A = 1u << 1,    /* a holds A^T: element (i, p) is a[p*lda + i] */
+  TCC_UK_TRANS_B = 1u << 2,    /* b holds B^T: element (p, j) is b[j*ldb + p] */
+  TCC_UK_PACKED_A = 1u << 3,   /* a is tcc_uk_pack_a output (lda ignored) */
+  TCC_UK_PACKED_B = 1u << 4,   /* b is tcc_uk_pack_b output (ldb ignored) */
+};
+
+/* What happens to each element of the product before it is stored:
+ *   C = clamp(A*B (+ C if accumulating) + bias + residual)
+ * which fuses a bias, a residual add (resnet's add) and relu/relu6/clip. A
+ * NaN passes through the clamp. Zero-initialised means "no epilogue". */
+typedef struct tcc_uk_epilogue_t {
+  const float *bias;     /* NULL, or one value per row (bias_per_row != 0)
+                            or per column of C */
+  int32_t bias_per_row;
+  int32_t has_clamp;     /* C = min(max(C, clamp_min), clamp_max);
+                            relu is (0, +inf) */
+  float clamp_min, clamp_max;
+  const float *residual; /* NULL, or an m x n matrix with leading dim ldr */
+  int64_t ldr;
+} tcc_uk_epilogue_t;
+
+/*===------------------------------------------------------------------===*
+ * Packing (at run time inside the GEMM; at compile time for constants)
+ *===------------------------------------------------------------------===*/
+
+/* A packed A is ceil(m/MR) panels of MR rows, each stored as k groups of
+ * MR floats (element (i, p) at (i/MR)*k*MR + p*MR + i%MR); a packed B is
+ * ceil(n/NR) panels of NR columns, each k rows of NR floats ((p, j) at
+ * (j/NR)*k*NR + p*NR + j%NR). Both are zero-padded; MR x NR is the tile of
+ * `isa` (4x8, 6x16, 8x48). The layout depends only on isa and the shape, so
+ * the compiler can pack constant weights once with its native build of
+ * these functions and embed the result (64-byte aligned preferred). */
+int64_t tcc_uk_pack_a_bytes(int32_t isa, int64_t m, int64_t k);
+/* Packs the m x k matrix A (a[i*lda + p], or a[p*lda + i] if trans). */
+void tcc_uk_pack_a(int32_t isa, int64_t m, int64_t k, const float *a,
+                   int64_t lda, int32_t trans, float *out);
+int64_t tcc_uk_pack_b_bytes(int32_t isa, int64_t k, int64_t n);
+/* Packs the k x n matrix B (b[p*ldb + j], or b[j*ldb + p] if trans). */
+void tcc_uk_pack_b(int32_t isa, int64_t k, int64_t n, const float *b,
+                   int64_t ldb, int32_t trans, float *out);
+
+/*===------------------------------------------------------------------===*
+ * SGEMM
+ *===------------------------------------------------------------------===*/
+
+/* Scratch tcc_uk_sgemm needs for these flags and sizes on `isa` (0 when B
+ * is packed or m is small enough for the unpacked path). */
+int64_t tcc_uk_sgemm_scratch_bytes(int32_t isa, uint32_t flags, int64_t m,
+                                   int64_t n, int64_t k);
+
+/* C[m x n] = A[m x k] * B[k x n] (+ C with TCC_UK_ACCUMULATE), then the
+ * epilogue (may be NULL). `flags` is a set of TCC_UK_* bits; with k == 0
+ * the product is zero and the epilogue still applies. C must not overlap A,
+ * B, the residual or the scratch (an in-place add is TCC_UK_ACCUMULATE). */
+int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m, int64_t n,
+                     int64_t k, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float *c, int64_t ldc, uint32_t flags,
+                     const tcc_uk_epilogue_t *epilogue, void *scratch);
+
+/*===------------------------------------------------------------------===*
+ * 2-D convolution, NCHW
+ *===------------------------------------------------------------------===*/
+
+/* input [n, c, h, w], weight [f, c/groups, kh, kw], output [n, f, oh, ow]:
+ *   oh = (h + pad_top + pad_bottom - dilation_h*(kh-1) - 1) / stride_h + 1
+ *   ow = (w + pad_left + pad_right - dilation_w*(kw-1) - 1) / stride_w + 1
+ * groups must divide c and f. groups == c (one input channel per group,
+ * any number of outputs per group) runs the direct depthwise kernel; the
+ * rest are GEMMs per image and group: out[f, oh*ow] = W[f, c*kh*kw] *
+ * im2col(x), where a 1x1, stride-1, unpadded convolution reads x in place
+ * and the others pack im2col straight into the GEMM's B panels. */
+typedef struct tcc_uk_conv2d_params_t {
+  int64_t n, c, h, w;     /* input */
+  int64_t f, kh, kw;      /* weight */
+  int64_t stride_h, stride_w;
+  int64_t dilation_h, dilation_w;
+  int64_t pad_top, pad_left, pad_bottom, pad_right;
+  int64_t groups;
+  uint32_t flags; /* TCC_UK_PACKED_A: weight is tcc_uk_conv2d_pack_weights
+                     output; TCC_UK_ACCUMULATE: output += conv */
+  void *scratch;  /* tcc_uk_conv2d_scratch_bytes bytes, or NULL */
+} tcc_uk_conv2d_params_t;
+
+/* Size and contents of the prepacked weights for `isa` (for depthwise
+ * convolutions the weights are copied unchanged). */
+int64_t tcc_uk_conv2d_pack_weights_bytes(int32_t isa,
+                                         const tcc_uk_conv2d_params_t *p);
+void tcc_uk_conv2d_pack_weights(int32_t isa, const tcc_uk_conv2d_params_t *p,
+                                const float *weight, float *out);
+
+/* Scratch tcc_uk_conv2d_nchw needs (0 for depthwise and for 1x1 convs the
+ * GEMM can run unpacked). */
+int64_t tcc_uk_conv2d_scratch_bytes(int32_t isa,
+                                    const tcc_uk_conv2d_params_t *p);
+
+/* output = clamp(conv(input, weight) (+ output) + bias[f] + residual) with
+ * the epilogue's bias per output channel (bias_per_row is ignored) and its
+ * residual a dense tensor shaped like the output (ldr is ignored). */
+int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
+                           const tcc_uk_conv2d_params_t *p, const float *input,
+                           const float *weight, float *output,
+                           const tcc_uk_epilogue_t *epilogue);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCC_UKERNELS_H */

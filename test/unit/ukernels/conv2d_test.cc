@@ -1,0 +1,287 @@
+// conv2d_test.cc - tcc_uk_conv2d_nchw in every variant the CPU can run,
+// against a direct double-precision convolution.
+#include "uk_test_util.h"
+
+#include <limits>
+
+namespace {
+
+using namespace uktest;
+
+struct ConvCase {
+  int64_t n, c, h, w, f, kh, kw;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t groups = 1;
+  uint32_t flags = 0; // TCC_UK_ACCUMULATE, TCC_UK_PACKED_A
+  bool bias = false, residual = false, relu = false;
+  uint32_t seed = 1;
+
+  ConvCase &stride(int64_t s) { sh = sw = s; return *this; }
+  ConvCase &dilation(int64_t d) { dh = dw = d; return *this; }
+  ConvCase &pad(int64_t p) { pt = pl = pb = pr = p; return *this; }
+  ConvCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t; pl = l; pb = b; pr = r; return *this;
+  }
+  ConvCase &group(int64_t g) { groups = g; return *this; }
+  ConvCase &epilogue() { bias = residual = relu = true; return *this; }
+  ConvCase &withFlags(uint32_t fl) { flags = fl; return *this; }
+
+  int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  tcc_uk_conv2d_params_t params() const {
+    tcc_uk_conv2d_params_t p = {};
+    p.n = n; p.c = c; p.h = h; p.w = w; p.f = f; p.kh = kh; p.kw = kw;
+    p.stride_h = sh; p.stride_w = sw; p.dilation_h = dh; p.dilation_w = dw;
+    p.pad_top = pt; p.pad_left = pl; p.pad_bottom = pb; p.pad_right = pr;
+    p.groups = groups;
+    p.flags = flags;
+    return p;
+  }
+};
+
+std::string describe(const ConvCase &c) {
+  auto s = [](int64_t x) { return std::to_string(x); };
+  return "x[" + s(c.n) + "," + s(c.c) + "," + s(c.h) + "," + s(c.w) + "] w[" +
+         s(c.f) + "," + s(c.c / c.groups) + "," + s(c.kh) + "," + s(c.kw) +
+         "] stride " + s(c.sh) + "x" + s(c.sw) + " dilation " + s(c.dh) +
+         "x" + s(c.dw) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) +
+         "," + s(c.pr) + " groups " + s(c.groups) + " flags " + s(c.flags) +
+         (c.bias ? " bias" : "") + (c.residual ? " residual" : "") +
+         (c.relu ? " relu" : "");
+}
+
+struct ConvData {
+  ConvData(const Variant &v, const ConvCase &c, const Variant *packer) {
+    const int64_t outSize = c.n * c.f * c.oh() * c.ow();
+    x = randomVector(c.n * c.c * c.h * c.w, c.seed);
+    w = randomVector(c.f * (c.c / c.groups) * c.kh * c.kw, c.seed + 1);
+    out0 = randomVector(std::max<int64_t>(1, outSize), c.seed + 2);
+    if (!(c.flags & TCC_UK_ACCUMULATE))
+      std::fill(out0.begin(), out0.end(), std::nanf(""));
+    bias = randomVector(c.f, c.seed + 3);
+    res = randomVector(std::max<int64_t>(1, outSize), c.seed + 4);
+    if (c.flags & TCC_UK_PACKED_A) {
+      const tcc_uk_conv2d_params_t p = c.params();
+      packedW.resize(packer->convPackWeightsBytes(v.isaFn(), &p) / 4 + 1);
+      packer->convPackWeights(v.isaFn(), &p, w.data(), packedW.data());
+    }
+  }
+  std::vector<float> x, w, out0, bias, res, packedW;
+};
+
+std::vector<float> runConv(const Variant &v, const ConvCase &c,
+                           const ConvData &d, const tcc_host_api_t *host) {
+  std::vector<float> out = d.out0;
+  tcc_uk_conv2d_params_t p = c.params();
+  const int64_t need = v.convScratchBytes(v.isaFn(), &p);
+  EXPECT_GE(need, 0);
+  Scratch scratch(need);
+  p.scratch = scratch.get();
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = c.bias ? d.bias.data() : nullptr;
+  ep.residual = c.residual ? d.res.data() : nullptr;
+  ep.has_clamp = c.relu;
+  ep.clamp_max = std::numeric_limits<float>::infinity();
+  const float *w = c.flags & TCC_UK_PACKED_A ? d.packedW.data() : d.w.data();
+  EXPECT_EQ(0, v.conv2d(host, &p, d.x.data(), w, out.data(), &ep));
+  EXPECT_TRUE(scratch.guardIntact())
+      << describe(c) << ": wrote past " << need << " bytes of scratch";
+  return out;
+}
+
+void checkConv(const Variant &v, const ConvCase &c,
+               const Variant *packer = nullptr) {
+  SCOPED_TRACE(describe(c));
+  const ConvData d(v, c, packer ? packer : &v);
+  const std::vector<float> out = runConv(v, c, d, nullptr);
+  const int64_t oh = c.oh(), ow = c.ow(), cg = c.c / c.groups,
+                fg = c.f / c.groups;
+  const int64_t rows = c.n * c.f, cols = oh * ow;
+  std::vector<double> want(rows * cols), mag(rows * cols);
+  for (int64_t img = 0; img < c.n; ++img)
+    for (int64_t oc = 0; oc < c.f; ++oc)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t at = ((img * c.f + oc) * oh + oy) * ow + ox;
+          double s = 0, m = 0;
+          if (c.flags & TCC_UK_ACCUMULATE) {
+            s = d.out0[at];
+            m = std::fabs(s);
+          }
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int64_t ic = oc / fg * cg + ci;
+            for (int64_t ky = 0; ky < c.kh; ++ky)
+              for (int64_t kx = 0; kx < c.kw; ++kx) {
+                const int64_t iy = oy * c.sh - c.pt + ky * c.dh;
+                const int64_t ix = ox * c.sw - c.pl + kx * c.dw;
+                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
+                  continue;
+                const double t =
+                    double(d.x[((img * c.c + ic) * c.h + iy) * c.w + ix]) *
+                    d.w[((oc * cg + ci) * c.kh + ky) * c.kw + kx];
+                s += t;
+                m += std::fabs(t);
+              }
+          }
+          if (c.bias) {
+            s += d.bias[oc];
+            m += std::fabs(d.bias[oc]);
+          }
+          if (c.residual) {
+            s += d.res[at];
+            m += std::fabs(d.res[at]);
+          }
+          if (c.relu)
+            s = std::max(s, 0.0);
+          want[at] = s;
+          mag[at] = m;
+        }
+  expectClose(want, mag, out.data(), rows, cols, cols, cg * c.kh * c.kw + 3,
+              v.name);
+}
+
+using Conv2d = VariantTest;
+
+TEST_P(Conv2d, Pointwise) {
+  checkConv(*v, ConvCase{1, 32, 14, 14, 24, 1, 1});
+  checkConv(*v, ConvCase{1, 20, 9, 11, 3, 1, 1}); // few filters: unpacked
+  checkConv(*v, ConvCase{2, 64, 7, 7, 100, 1, 1}.epilogue());
+}
+
+TEST_P(Conv2d, PointwiseStride2) {
+  checkConv(*v, ConvCase{1, 16, 15, 14, 32, 1, 1}.stride(2));
+}
+
+TEST_P(Conv2d, ThreeByThreePad1) {
+  checkConv(*v, ConvCase{1, 16, 20, 20, 32, 3, 3}.pad(1));
+  checkConv(*v, ConvCase{1, 5, 3, 4, 7, 3, 3}.pad(1)); // image < tile
+}
+
+TEST_P(Conv2d, Stride2) {
+  checkConv(*v, ConvCase{1, 8, 15, 17, 16, 3, 3}.stride(2).pad(1));
+}
+
+TEST_P(Conv2d, SevenBySevenStride2Pad3) {
+  checkConv(*v, ConvCase{1, 3, 64, 60, 16, 7, 7}.stride(2).pad(3));
+}
+
+TEST_P(Conv2d, ResnetStem) {
+  checkConv(*v, ConvCase{1, 3, 224, 224, 64, 7, 7}.stride(2).pad(3).epilogue());
+}
+
+TEST_P(Conv2d, Dilation2) {
+  checkConv(*v, ConvCase{1, 8, 17, 19, 8, 3, 3}.dilation(2).pad(2));
+}
+
+TEST_P(Conv2d, AsymmetricPadsAndStrides) {
+  ConvCase c{1, 6, 13, 16, 10, 3, 2};
+  c.pads(0, 1, 2, 1);
+  c.sh = 2;
+  c.sw = 3;
+  c.dh = 1;
+  c.dw = 2;
+  checkConv(*v, c);
+}
+
+TEST_P(Conv2d, Groups2) {
+  checkConv(*v, ConvCase{1, 8, 12, 12, 6, 3, 3}.pad(1).group(2));
+  checkConv(*v, ConvCase{2, 16, 9, 9, 32, 1, 1}.group(2).epilogue());
+}
+
+TEST_P(Conv2d, DepthwiseStride1) {
+  checkConv(*v, ConvCase{1, 32, 28, 28, 32, 3, 3}.pad(1).group(32));
+}
+
+TEST_P(Conv2d, DepthwiseStride2) {
+  checkConv(*v, ConvCase{1, 16, 29, 30, 16, 3, 3}.stride(2).pad(1).group(16));
+  checkConv(*v, ConvCase{1, 8, 28, 28, 8, 3, 3}.stride(2).pads(0, 0, 1, 1)
+                    .group(8));
+}
+
+TEST_P(Conv2d, DepthwiseSmallPlanes) {
+  // mobilenet's 7x7 and 14x14 planes (computed flat, padding columns and
+  // all, where a row is much narrower than a vector), with dilation too.
+  checkConv(*v, ConvCase{1, 24, 7, 7, 24, 3, 3}.pad(1).group(24).epilogue());
+  checkConv(*v, ConvCase{2, 8, 14, 14, 8, 3, 3}.pad(1).group(8).epilogue());
+  checkConv(*v, ConvCase{1, 4, 6, 6, 8, 3, 3}.dilation(2).pad(2).group(4));
+  checkConv(*v, ConvCase{1, 3, 9, 5, 3, 5, 5}.pad(2).group(3).withFlags(
+                    TCC_UK_ACCUMULATE));
+}
+
+TEST_P(Conv2d, DepthwiseOtherShapes) {
+  // 5x5, a channel multiplier of 2, dilation, rows wider than one pass,
+  // stride 3, and a dilation too large for the row buffers.
+  checkConv(*v, ConvCase{1, 4, 20, 21, 4, 5, 5}.pad(2).group(4));
+  checkConv(*v, ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(8));
+  checkConv(*v, ConvCase{1, 4, 19, 23, 4, 3, 3}.dilation(3).pad(3).group(4));
+  checkConv(*v, ConvCase{1, 3, 5, 700, 3, 3, 3}.pad(1).group(3));
+  checkConv(*v, ConvCase{1, 3, 11, 40, 3, 3, 4}.stride(3).pads(1, 2, 0, 2)
+                    .group(3));
+  ConvCase huge{1, 2, 5, 6100, 2, 3, 3};
+  huge.dw = 3000;
+  checkConv(*v, huge.pads(1, 3000, 1, 3000).group(2));
+}
+
+TEST_P(Conv2d, Batch2WithEpilogue) {
+  checkConv(*v, ConvCase{2, 16, 10, 10, 16, 3, 3}.pad(1).epilogue());
+  checkConv(*v, ConvCase{2, 16, 10, 10, 16, 3, 3}.stride(2).pad(1).group(16)
+                    .epilogue());
+  checkConv(*v, ConvCase{2, 24, 8, 8, 48, 1, 1}.epilogue());
+}
+
+TEST_P(Conv2d, Accumulates) {
+  checkConv(*v, ConvCase{2, 8, 9, 9, 12, 3, 3}.pad(1).withFlags(
+                    TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 8, 9, 9, 8, 3, 3}.pad(1).group(8).withFlags(
+                    TCC_UK_ACCUMULATE));
+}
+
+TEST_P(Conv2d, PrepackedWeights) {
+  const Variant &host = variantNamed("host");
+  for (const Variant *packer : {v, &host}) {
+    checkConv(*v, ConvCase{1, 16, 10, 10, 24, 3, 3}.pad(1).withFlags(
+                      TCC_UK_PACKED_A).epilogue(), packer);
+    checkConv(*v, ConvCase{2, 12, 6, 6, 9, 1, 1}.group(3).withFlags(
+                      TCC_UK_PACKED_A), packer);
+    checkConv(*v, ConvCase{1, 6, 8, 8, 3, 1, 1}.withFlags(TCC_UK_PACKED_A),
+              packer);
+    checkConv(*v, ConvCase{1, 8, 9, 9, 8, 3, 3}.pad(1).group(8).withFlags(
+                      TCC_UK_PACKED_A), packer);
+  }
+}
+
+TEST_P(Conv2d, EmptyOutputWritesNothing) {
+  ConvCase c{1, 2, 2, 2, 3, 5, 5}; // kernel larger than the image
+  tcc_uk_conv2d_params_t p = c.params();
+  float x[8] = {}, w[150] = {}, out = 42.0f;
+  EXPECT_EQ(0, v->convScratchBytes(isa(), &p));
+  EXPECT_EQ(0, v->conv2d(nullptr, &p, x, w, &out, nullptr));
+  EXPECT_EQ(out, 42.0f);
+}
+
+TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
+  const std::vector<ConvCase> cases = {
+      ConvCase{2, 16, 20, 20, 32, 3, 3}.pad(1).epilogue(),
+      ConvCase{1, 64, 14, 14, 64, 1, 1}.epilogue(),
+      ConvCase{1, 256, 7, 7, 512, 3, 3}.pad(1),
+      ConvCase{2, 32, 30, 30, 32, 3, 3}.stride(2).pad(1).group(32).epilogue(),
+      ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    const std::vector<float> serial = runConv(*v, c, d, nullptr);
+    for (int threads : {1, 2, 3}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runConv(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Conv2d, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace

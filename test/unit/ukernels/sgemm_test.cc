@@ -1,0 +1,376 @@
+// sgemm_test.cc - tcc_uk_sgemm and the packing functions, in every variant
+// the CPU can run, against a double-precision reference.
+#include "uk_test_util.h"
+
+#include <array>
+#include <limits>
+
+namespace {
+
+using namespace uktest;
+
+struct GemmCase {
+  int64_t m, n, k;
+  int64_t padA = 0, padB = 0, padC = 0; // leading dim = width + pad
+  uint32_t flags = 0;
+  bool biasPerRow = false, biasPerCol = false, residual = false;
+  bool clamp = false;
+  float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+  bool scratchNull = false;
+  uint32_t seed = 1;
+};
+
+std::string describe(const GemmCase &c) {
+  std::string s = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                  std::to_string(c.k) + " flags=" + std::to_string(c.flags);
+  if (c.padA || c.padB || c.padC)
+    s += " pads=" + std::to_string(c.padA) + "," + std::to_string(c.padB) +
+         "," + std::to_string(c.padC);
+  if (c.biasPerRow)
+    s += " bias/row";
+  if (c.biasPerCol)
+    s += " bias/col";
+  if (c.residual)
+    s += " residual";
+  if (c.clamp)
+    s += " clamp[" + std::to_string(c.lo) + "," + std::to_string(c.hi) + "]";
+  return s;
+}
+
+/// Inputs of one case, laid out as its flags say.
+struct GemmData {
+  GemmData(const Variant &v, const GemmCase &c, const Variant *packer) {
+    const bool ta = c.flags & TCC_UK_TRANS_A, tb = c.flags & TCC_UK_TRANS_B;
+    lda = (ta ? c.m : c.k) + c.padA;
+    ldb = (tb ? c.k : c.n) + c.padB;
+    ldc = c.n + c.padC;
+    ldr = c.n + 3;
+    a = randomVector(std::max<int64_t>(1, (ta ? c.k : c.m) * lda), c.seed);
+    b = randomVector(std::max<int64_t>(1, (tb ? c.n : c.k) * ldb),
+                     c.seed + 1);
+    c0 = randomVector(std::max<int64_t>(1, c.m * ldc), c.seed + 2);
+    if (!(c.flags & TCC_UK_ACCUMULATE)) // must not be read
+      std::fill(c0.begin(), c0.end(), std::nanf(""));
+    bias = randomVector(std::max(c.m, c.n), c.seed + 3);
+    res = randomVector(std::max<int64_t>(1, c.m * ldr), c.seed + 4);
+    const int32_t isa = v.isaFn();
+    if (c.flags & TCC_UK_PACKED_A) {
+      packedA.resize(packer->packABytes(isa, c.m, c.k) / sizeof(float) + 1);
+      packer->packA(isa, c.m, c.k, a.data(), lda, ta, packedA.data());
+    }
+    if (c.flags & TCC_UK_PACKED_B) {
+      packedB.resize(packer->packBBytes(isa, c.k, c.n) / sizeof(float) + 1);
+      packer->packB(isa, c.k, c.n, b.data(), ldb, tb, packedB.data());
+    }
+  }
+
+  double aAt(const GemmCase &c, int64_t i, int64_t p) const {
+    return c.flags & TCC_UK_TRANS_A ? a[p * lda + i] : a[i * lda + p];
+  }
+  double bAt(const GemmCase &c, int64_t p, int64_t j) const {
+    return c.flags & TCC_UK_TRANS_B ? b[j * ldb + p] : b[p * ldb + j];
+  }
+
+  int64_t lda, ldb, ldc, ldr;
+  std::vector<float> a, b, c0, bias, res, packedA, packedB;
+};
+
+/// Runs one case; returns C. Checks the scratch guard.
+std::vector<float> runGemm(const Variant &v, const GemmCase &c,
+                           const GemmData &d, const tcc_host_api_t *host) {
+  std::vector<float> out = d.c0;
+  tcc_uk_epilogue_t ep = {};
+  if (c.biasPerRow || c.biasPerCol) {
+    ep.bias = d.bias.data();
+    ep.bias_per_row = c.biasPerRow;
+  }
+  if (c.residual) {
+    ep.residual = d.res.data();
+    ep.ldr = d.ldr;
+  }
+  ep.has_clamp = c.clamp;
+  ep.clamp_min = c.lo;
+  ep.clamp_max = c.hi;
+  const int64_t need = v.sgemmScratchBytes(v.isaFn(), c.flags, c.m, c.n, c.k);
+  EXPECT_GE(need, 0);
+  Scratch scratch(c.scratchNull ? 0 : need);
+  const float *a = c.flags & TCC_UK_PACKED_A ? d.packedA.data() : d.a.data();
+  const float *b = c.flags & TCC_UK_PACKED_B ? d.packedB.data() : d.b.data();
+  EXPECT_EQ(0, v.sgemm(host, c.m, c.n, c.k, a, d.lda, b, d.ldb, out.data(),
+                       d.ldc, c.flags, &ep, scratch.get()));
+  EXPECT_TRUE(scratch.guardIntact())
+      << describe(c) << ": wrote past " << need << " bytes of scratch";
+  return out;
+}
+
+/// Runs the case serially and compares with the reference, and leaves the
+/// padding between rows of C untouched.
+void checkGemm(const Variant &v, const GemmCase &c,
+               const Variant *packer = nullptr) {
+  SCOPED_TRACE(describe(c));
+  const GemmData d(v, c, packer ? packer : &v);
+  const std::vector<float> out = runGemm(v, c, d, nullptr);
+  std::vector<double> want(c.m * c.n), mag(c.m * c.n);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double s = 0, m = 0;
+      if (c.flags & TCC_UK_ACCUMULATE) {
+        s = d.c0[i * d.ldc + j];
+        m = std::fabs(s);
+      }
+      for (int64_t p = 0; p < c.k; ++p) {
+        const double x = d.aAt(c, i, p) * d.bAt(c, p, j);
+        s += x;
+        m += std::fabs(x);
+      }
+      if (c.biasPerRow || c.biasPerCol) {
+        const double bv = d.bias[c.biasPerRow ? i : j];
+        s += bv;
+        m += std::fabs(bv);
+      }
+      if (c.residual) {
+        s += d.res[i * d.ldr + j];
+        m += std::fabs(d.res[i * d.ldr + j]);
+      }
+      if (c.clamp)
+        s = std::min<double>(std::max<double>(s, c.lo), c.hi);
+      want[i * c.n + j] = s;
+      mag[i * c.n + j] = m;
+    }
+  expectClose(want, mag, out.data(), c.m, c.n, d.ldc, c.k + 3, v.name);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = c.n; j < d.ldc; ++j)
+      ASSERT_TRUE(std::memcmp(&out[i * d.ldc + j], &d.c0[i * d.ldc + j],
+                              sizeof(float)) == 0)
+          << "wrote the padding of C at (" << i << ", " << j << ")";
+}
+
+using Sgemm = VariantTest;
+
+TEST_P(Sgemm, ReportsItsIsa) {
+  if (v->isa >= 0) {
+    EXPECT_EQ(v->isaFn(), v->isa);
+  }
+}
+
+// Sizes of 1, primes, multiples of every tile (4x8, 6x16, 8x48), sizes
+// around the K block (256/384) and N block (512/672/1024), tall, wide.
+TEST_P(Sgemm, MatchesReferenceOnManyShapes) {
+  const int64_t shapes[][3] = {
+      {1, 1, 1},      {1, 1000, 512}, {2, 3, 5},      {3, 4097, 17},
+      {4, 1, 3},      {5, 200, 3},    {7, 13, 31},    {8, 48, 384},
+      {12, 16, 256},  {16, 96, 768},  {24, 32, 8},    {13, 1, 70},
+      {100, 7, 1},    {3, 50, 1000},  {61, 97, 127},  {9, 49, 385},
+      {33, 673, 400}, {17, 1345, 769}, {48, 144, 96}, {127, 255, 257},
+      {1, 7, 2000},   {200, 1, 200},  {6, 1025, 33},  {97, 31, 1},
+  };
+  uint32_t seed = 10;
+  for (const auto &s : shapes)
+    checkGemm(*v, GemmCase{s[0], s[1], s[2], 0, 0, 0, 0, false, false,
+                           false, false, 0, 0, false, seed++});
+}
+
+TEST_P(Sgemm, MatchesReferenceOnLargeSquare) {
+  checkGemm(*v, GemmCase{512, 512, 512});
+}
+
+TEST_P(Sgemm, MatchesReferenceOnResnetShape) {
+  checkGemm(*v, GemmCase{64, 3136, 147});
+}
+
+TEST_P(Sgemm, HonoursLeadingDimensions) {
+  for (const auto &s : std::vector<std::array<int64_t, 3>>{
+           {1, 33, 20}, {3, 70, 9}, {29, 53, 41}, {64, 100, 400}}) {
+    GemmCase c{s[0], s[1], s[2]};
+    c.padA = 5;
+    c.padB = 17;
+    c.padC = 3;
+    checkGemm(*v, c);
+  }
+}
+
+TEST_P(Sgemm, Accumulates) {
+  for (const auto &s : std::vector<std::array<int64_t, 3>>{
+           {1, 100, 30}, {4, 9, 1}, {37, 61, 900}, {64, 700, 70}}) {
+    GemmCase c{s[0], s[1], s[2]};
+    c.flags = TCC_UK_ACCUMULATE;
+    c.padC = 2;
+    checkGemm(*v, c);
+  }
+}
+
+TEST_P(Sgemm, AppliesEachEpilogueField) {
+  // m = 3 takes the unpacked small-m path, the others the packed one.
+  for (int64_t m : {3, 29, 70}) {
+    for (int field = 0; field < 7; ++field) {
+      GemmCase c{m, 83, 400 + m};
+      c.seed = 100 + field;
+      c.padC = 1;
+      switch (field) {
+      case 0:
+        c.biasPerRow = true;
+        break;
+      case 1:
+        c.biasPerCol = true;
+        break;
+      case 2:
+        c.residual = true;
+        break;
+      case 3: // relu
+        c.clamp = true;
+        break;
+      case 4: // relu6-like, both bounds active
+        c.clamp = true;
+        c.lo = -0.5f;
+        c.hi = 0.75f;
+        break;
+      case 5: // resnet: C = relu(A*B + bias + residual)
+        c.biasPerRow = c.residual = c.clamp = true;
+        break;
+      case 6: // everything, accumulating
+        c.flags = TCC_UK_ACCUMULATE;
+        c.biasPerCol = c.residual = c.clamp = true;
+        c.lo = -1.0f;
+        c.hi = 1.0f;
+        break;
+      }
+      checkGemm(*v, c);
+    }
+  }
+}
+
+TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
+  for (int64_t m : {2, 20}) {
+    GemmCase c{m, 37, 0};
+    c.biasPerCol = c.residual = true;
+    checkGemm(*v, c);
+    c.flags = TCC_UK_ACCUMULATE;
+    checkGemm(*v, c);
+  }
+}
+
+TEST_P(Sgemm, EmptyOutputWritesNothing) {
+  float c = 42.0f, a = 1.0f, b = 1.0f;
+  EXPECT_EQ(0, v->sgemm(nullptr, 0, 1, 1, &a, 1, &b, 1, &c, 1, 0, nullptr,
+                        nullptr));
+  EXPECT_EQ(0, v->sgemm(nullptr, 1, 0, 1, &a, 1, &b, 1, &c, 1, 0, nullptr,
+                        nullptr));
+  EXPECT_EQ(c, 42.0f);
+}
+
+TEST_P(Sgemm, Transposes) {
+  for (uint32_t flags : std::vector<uint32_t>{
+           TCC_UK_TRANS_A, TCC_UK_TRANS_B, TCC_UK_TRANS_A | TCC_UK_TRANS_B}) {
+    for (const auto &s : std::vector<std::array<int64_t, 3>>{
+             {1, 50, 20}, {3, 17, 33}, {45, 77, 500}, {9, 700, 13}}) {
+      GemmCase c{s[0], s[1], s[2]};
+      c.flags = flags;
+      c.padA = 3;
+      c.padB = 2;
+      checkGemm(*v, c);
+    }
+  }
+}
+
+TEST_P(Sgemm, Prepacked) {
+  // Packed by the variant itself and by tcc_ukernels (what the compiler
+  // does at compile time), from plain and transposed storage.
+  const Variant &host = variantNamed("host");
+  for (const Variant *packer : {v, &host}) {
+    for (uint32_t flags : std::vector<uint32_t>{
+             TCC_UK_PACKED_A, TCC_UK_PACKED_B,
+             TCC_UK_PACKED_A | TCC_UK_PACKED_B,
+             TCC_UK_PACKED_B | TCC_UK_TRANS_B,
+             TCC_UK_PACKED_A | TCC_UK_TRANS_A}) {
+      for (const auto &s : std::vector<std::array<int64_t, 3>>{
+               {1, 1000, 64}, {3, 20, 7}, {50, 99, 400}, {16, 700, 500}}) {
+        GemmCase c{s[0], s[1], s[2]};
+        c.flags = flags | TCC_UK_ACCUMULATE;
+        c.biasPerRow = c.clamp = true;
+        c.padA = 1;
+        c.padB = 4;
+        checkGemm(*v, c, packer);
+      }
+    }
+  }
+}
+
+TEST_P(Sgemm, HostPacksTheSameBytes) {
+  const Variant &host = variantNamed("host");
+  const int64_t m = 37, n = 101, k = 53;
+  const std::vector<float> a = randomVector(m * k, 5), b = randomVector(k * n, 6);
+  for (int trans = 0; trans < 2; ++trans) {
+    const int64_t aBytes = v->packABytes(isa(), m, k);
+    ASSERT_EQ(aBytes, host.packABytes(isa(), m, k));
+    std::vector<float> pv(aBytes / 4), ph(aBytes / 4);
+    v->packA(isa(), m, k, a.data(), trans ? m : k, trans, pv.data());
+    host.packA(isa(), m, k, a.data(), trans ? m : k, trans, ph.data());
+    expectIdentical(pv.data(), ph.data(), pv.size(), "packed A");
+    const int64_t bBytes = v->packBBytes(isa(), k, n);
+    ASSERT_EQ(bBytes, host.packBBytes(isa(), k, n));
+    pv.assign(bBytes / 4, 0);
+    ph.assign(bBytes / 4, 0);
+    v->packB(isa(), k, n, b.data(), trans ? k : n, trans, pv.data());
+    host.packB(isa(), k, n, b.data(), trans ? k : n, trans, ph.data());
+    expectIdentical(pv.data(), ph.data(), pv.size(), "packed B");
+  }
+}
+
+TEST_P(Sgemm, MallocsScratchWhenGivenNone) {
+  GemmCase c{40, 300, 200};
+  c.scratchNull = true;
+  checkGemm(*v, c);
+}
+
+TEST_P(Sgemm, ClampPassesNaNThrough) {
+  const int64_t m = 9, n = 20, k = 5;
+  for (int64_t rows : {int64_t(2), m}) { // small-m path and packed path
+    std::vector<float> a = randomVector(rows * k, 1), b = randomVector(k * n, 2);
+    a[0] = std::nanf("");
+    std::vector<float> c(rows * n);
+    tcc_uk_epilogue_t ep = {};
+    ep.has_clamp = 1;
+    ep.clamp_min = 0.0f;
+    ep.clamp_max = 6.0f;
+    ASSERT_EQ(0, v->sgemm(nullptr, rows, n, k, a.data(), k, b.data(), n,
+                          c.data(), n, 0, &ep, nullptr));
+    for (int64_t j = 0; j < n; ++j)
+      EXPECT_TRUE(std::isnan(c[j])) << "column " << j;
+    for (int64_t i = 1; i < rows; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        EXPECT_TRUE(c[i * n + j] >= 0.0f && c[i * n + j] <= 6.0f);
+  }
+}
+
+// Every thread count gives the serial result bit for bit: the shapes cover
+// the n split, the m split (which packs all of B first), the small-m path
+// and prepacked operands.
+TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
+  std::vector<GemmCase> cases = {
+      GemmCase{300, 700, 500}, GemmCase{512, 49, 600},
+      GemmCase{3, 5000, 300},  GemmCase{64, 3136, 64},
+      GemmCase{1000, 20, 300}, GemmCase{77, 1500, 100}};
+  cases[1].biasPerRow = cases[1].residual = cases[1].clamp = true;
+  cases[2].biasPerCol = true;
+  cases[4].flags = TCC_UK_ACCUMULATE | TCC_UK_PACKED_B;
+  cases[5].flags = TCC_UK_PACKED_A | TCC_UK_TRANS_B;
+  for (const GemmCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    const GemmData d(*v, c, v);
+    const std::vector<float> serial = runGemm(*v, c, d, nullptr);
+    for (int threads : {1, 2, 3}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runGemm(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+      if (threads > 1) {
+        EXPECT_GT(host.calls, 0) << "never asked the host for threads";
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Sgemm, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
