@@ -7,10 +7,14 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tcc/IR/TccDialect.h"
+#include "dialects/Tcc/Transforms/BufferizableOpInterfaceImpl.h"
+#include "dialects/Tcc/Transforms/VjpInterfaceImpl.h"
 
 namespace mlir::tcc {
 inline void registerTccDialect(DialectRegistry &registry) {
   registry.insert<TccDialect>();
+  registerBufferizableOpInterfaceExternalModels(registry);
+  registerDifferentiableOpInterfaceExternalModels(registry);
 }
 
 /// Makes every tcc pass and pipeline available to textual pipelines

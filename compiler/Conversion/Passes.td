@@ -33,10 +33,17 @@ def ConvertTccToLinalg : Pass<"convert-tcc-to-linalg", "func::FuncOp"> {
     } -> tensor<4x3xf32>
     ```
   }];
+  let options = [
+    Option<"ukernels", "ukernels", "std::string", /*default=*/"\"none\"",
+           "Lower f32 matmuls and 2-D convolutions to calls of the "
+           "micro-kernels built for this ISA (none, generic, avx2, avx512); "
+           "constant weights are packed at compile time">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mlir::bufferization::BufferizationDialect"
   ];
 }
 
@@ -60,6 +67,52 @@ def ConvertMemRefCopyToLinalg
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def ApproximateMath : Pass<"tcc-approximate-math", "func::FuncOp"> {
+  let summary = "Compute f32 erf and tanh with vectorizable polynomials";
+  let description = [{
+    `math.erf` and `math.tanh` would become calls of libm's scalar `erff`
+    and `tanhf`, which keep the loops around them (GELU, for one) from being
+    vectorized. Upstream's polynomial approximations (accurate to a few ULP
+    in f32) are plain arithmetic that LLVM vectorizes.
+
+    Before:
+    ```mlir
+    %y = math.erf %x : f32
+    ```
+    After: a rational polynomial in `%x` made of `arith` ops (and `math.fma`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def ConvertUkernelsToCalls
+    : Pass<"convert-ukernels-to-calls", "ModuleOp"> {
+  let summary = "Turn bufferized tcc.ukernel ops into calls of the kernels";
+  let description = [{
+    After bufferization, each `tcc.ukernel` on memrefs becomes a `func.call`
+    of the kernel's entry point for compiled code (`tcc_ukabi_<name>`,
+    runtime/ukernels/compiler_abi.cc), passing buffer addresses as `i64` and
+    every parameter as a scalar. The entry points are declared in the
+    module; the kernels' bitcode is linked in later, when the module is LLVM
+    IR. Buffers must be contiguous (they always are for the tensors the
+    lowering passes).
+
+    Before:
+    ```mlir
+    tcc.ukernel "sgemm" ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>) params {m = 4 : i64, ...}
+    ```
+    After:
+    ```mlir
+    %pa = memref.extract_aligned_pointer_as_index %a : memref<4x8xf32> -> index
+    ...
+    %rc = call @tcc_ukabi_sgemm(%batch, %m, %n, %k, %a_addr, ...) : (i64, ...) -> i32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 #endif // TCC_CONVERSION_PASSES_TD

@@ -7,6 +7,7 @@
 #include "compiler/Target/Artifact.h"
 #include "compiler/Target/LLVMCodegen.h"
 #include "compiler/Target/Link.h"
+#include "dialects/Tcc/IR/TccOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -42,6 +43,34 @@ bool tcc::parseShape(StringRef text, SmallVectorImpl<int64_t> &shape) {
       return false;
     shape.push_back(v);
   }
+  return true;
+}
+
+bool tcc::parseSize(StringRef text, int64_t &size) {
+  int shift = 0;
+  if (!text.empty()) {
+    switch (llvm::toUpper(text.back())) {
+    case 'K':
+      shift = 10;
+      break;
+    case 'M':
+      shift = 20;
+      break;
+    case 'G':
+      shift = 30;
+      break;
+    case 'T':
+      shift = 40;
+      break;
+    }
+    if (shift)
+      text = text.drop_back();
+  }
+  uint64_t v;
+  if (text.empty() || text.getAsInteger(10, v) || v == 0 ||
+      v > (uint64_t(INT64_MAX) >> shift))
+    return false;
+  size = int64_t(v << shift);
   return true;
 }
 
@@ -146,6 +175,18 @@ static std::string symbolPrefixFor(StringRef output) {
   return id;
 }
 
+/// Ops of @main that compute something: every op but constants, reshapes
+/// (views) and the terminator; a tcc.fused group counts once.
+static int64_t countKernels(ModuleOp module) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return 0;
+  int64_t n = 0;
+  for (Operation &op : main.getBody().front())
+    n += !isa<ConstantOp, ReshapeOp, func::ReturnOp>(op);
+  return n;
+}
+
 /// Prints the plan tcc-plan-memory recorded: one line per buffer, then the
 /// totals; or one JSON object.
 static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
@@ -206,6 +247,15 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
                                        const CompileOptions &opts) {
   StringRef ext = llvm::sys::path::extension(opts.inputPath);
   if (ext == ".mlir") {
+    // A FIFO or a device such as /dev/zero could block or never end.
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(opts.inputPath, status) &&
+        status.type() != llvm::sys::fs::file_type::regular_file) {
+      emitError(UnknownLoc::get(&ctx))
+          << opts.inputPath << ": cannot read the model: it is not a regular "
+          << "file";
+      return nullptr;
+    }
     OwningOpRef<ModuleOp> module =
         parseSourceFile<ModuleOp>(opts.inputPath, &ctx);
     if (!module && !llvm::sys::fs::exists(opts.inputPath))
@@ -215,6 +265,8 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
   }
   if (ext == ".onnx" || ext == ".onnxtxt" || ext == ".pb") {
     onnx::ImportOptions importOptions;
+    importOptions.maxElements = opts.maxElements;
+    importOptions.maxTensorBytes = opts.maxTensorBytes;
     for (const auto &entry : opts.inputShapes)
       importOptions.inputShapes[entry.getKey()] = entry.getValue();
     return onnx::importOnnxFile(ctx, opts.inputPath, importOptions);
@@ -225,14 +277,26 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
   return nullptr;
 }
 
-int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
+void tcc::registerCompilerDialects(MLIRContext &ctx) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerTccDialect(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
+}
+
+int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
+  registerCompilerDialects(ctx);
   DiagnosticPrinter printer(ctx, opts.inputPath);
+  OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
+  if (!module)
+    return 1;
+  return compileModule(*module, opts);
+}
+
+int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
+  MLIRContext &ctx = *module.getContext();
   auto fail = [&](const Twine &msg) {
     emitError(UnknownLoc::get(&ctx)) << msg;
     return 1;
@@ -271,10 +335,6 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
                   "' is not writable");
   }
 
-  OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
-  if (!module)
-    return 1;
-
   OpPrintingFlags flags;
   if (opts.printDebugInfo)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
@@ -294,16 +354,20 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   auto runPipeline = [&](void (*build)(OpPassManager &)) {
     PassManager pm(&ctx);
     build(pm);
-    return pm.run(*module);
+    return pm.run(module);
   };
 
   if (emit == EmitKind::Import)
     return writeModule();
+  int64_t imported = countKernels(module);
   if (failed(runPipeline(buildTccGraphPipeline)))
     return 1;
+  if (opts.stats)
+    llvm::outs() << "ops after import: " << imported
+                 << "\nkernels after fusion: " << countKernels(module) << "\n";
   if (emit == EmitKind::Tcc)
     return writeModule();
-  FailureOr<ArtifactInfo> info = describeArtifact(*module);
+  FailureOr<ArtifactInfo> info = describeArtifact(module);
   if (failed(info))
     return 1;
   if (info->modelName.empty())
@@ -316,29 +380,43 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
     f.setAllArgAttrs(ArrayRef<DictionaryAttr>());
     f.setAllResultAttrs(ArrayRef<DictionaryAttr>());
   });
-  if (failed(runPipeline(buildTccToLinalgPipeline)))
-    return 1;
-  if (emit == EmitKind::Linalg)
-    return writeModule();
-  if (failed(runPipeline(buildLinalgToLLVMPipeline)))
-    return 1;
-  if (auto bytes = (*module)->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
-    info->workspaceBytes = bytes.getInt();
-  if (!opts.memoryReport.empty())
-    printMemoryReport(*module, info->modelName, opts.memoryReport == "json");
-  if (emit == EmitKind::LLVMDialect)
-    return writeModule();
-
   std::unique_ptr<llvm::TargetMachine> machine =
       createCpuTargetMachine(opts.mcpu, opts.optLevel, error);
   if (!machine)
     return fail(error);
   info->target = describeTarget(*machine);
+  CpuPipelineOptions pipeline;
+  pipeline.ukernels =
+      opts.ukernels == "auto" ? ukernelIsaFor(*machine) : opts.ukernels;
+  {
+    PassManager pm(&ctx);
+    buildTccToLinalgPipeline(pm, pipeline);
+    if (failed(pm.run(module)))
+      return 1;
+  }
+  if (emit == EmitKind::Linalg)
+    return writeModule();
+  if (failed(runPipeline(buildLinalgToLLVMPipeline)))
+    return 1;
+  if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
+    info->workspaceBytes = bytes.getInt();
+  if (!opts.memoryReport.empty())
+    printMemoryReport(module, info->modelName, opts.memoryReport == "json");
+  if (emit == EmitKind::LLVMDialect)
+    return writeModule();
+
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(*module, llvmContext, *machine);
+      translateToLLVMIR(module, llvmContext, *machine);
   if (!llvmModule)
     return 1;
+  // The micro-kernels come precompiled (one object per ISA level) and are
+  // linked with the model's object, so compiling a model never re-optimizes
+  // them; --emit=llvm-ir and asm show the model's code alone.
+  std::string ukernelObject;
+  if (failed(findUkernelObject(*llvmModule, opts.libDir, pipeline.ukernels,
+                               ukernelObject, error)))
+    return fail(error);
   if (failed(addArtifactEntry(*llvmModule, *info, "main",
                               emit != EmitKind::Object, error)))
     return fail(error);
@@ -378,9 +456,12 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   case EmitKind::Asm:
     return failed(emitCode(output, /*assembly=*/true)) ? fail(error) : 0;
   case EmitKind::Object:
-    if (failed(emitCode(output, false)) || failed(writeHeader()))
-      return fail(error);
-    return 0;
+    if (ukernelObject.empty()) {
+      if (failed(emitCode(output, false)) || failed(writeHeader()))
+        return fail(error);
+      return 0;
+    }
+    [[fallthrough]];
   case EmitKind::Library:
   case EmitKind::Executable: {
     // Object and link output go to temporary files; only a finished
@@ -397,13 +478,19 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
     SmallString<256> linked = llvm::sys::path::parent_path(output);
     llvm::sys::path::append(linked, ".tcc-link-%%%%%%.tmp");
     llvm::sys::fs::createUniquePath(linked, linked, /*MakeAbsolute=*/false);
-    LogicalResult linkedOk =
-        emit == EmitKind::Library
-            ? linkSharedLibrary(object, linked, error)
-            : linkExecutable(object,
-                             {opts.runtimeLibDir + "/libtccrt_main.a",
-                              opts.runtimeLibDir + "/libtccrt_static.a"},
-                             linked, error);
+    std::vector<std::string> objects = {object.str().str()};
+    if (!ukernelObject.empty())
+      objects.push_back(ukernelObject);
+    LogicalResult linkedOk = success();
+    if (emit == EmitKind::Library)
+      linkedOk = linkSharedLibrary(objects, linked, error);
+    else if (emit == EmitKind::Object)
+      linkedOk = linkRelocatable(objects, linked, error);
+    else
+      linkedOk = linkExecutable(objects,
+                                {opts.libDir + "/libtccrt_main.a",
+                                 opts.libDir + "/libtccrt_static.a"},
+                                linked, error);
     if (failed(linkedOk)) {
       llvm::sys::fs::remove(linked);
       return fail(error);
@@ -412,7 +499,7 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
       llvm::sys::fs::remove(linked);
       return fail("cannot write '" + output + "': " + ec.message());
     }
-    if (emit == EmitKind::Library && failed(writeHeader()))
+    if (emit != EmitKind::Executable && failed(writeHeader()))
       return fail(error);
     return 0;
   }

@@ -17,6 +17,7 @@
 
 namespace mlir {
 class MLIRContext;
+class ModuleOp;
 namespace tcc {
 
 /// How far to compile and what to write.
@@ -42,21 +43,45 @@ struct CompileOptions {
   std::string mcpu; ///< "" or "native": the host CPU.
   int optLevel = 3;
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Caps on any one tensor of an imported model (--max-elements,
+  /// --max-tensor-bytes); see onnx::ImportOptions.
+  int64_t maxElements = int64_t(1) << 31;
+  int64_t maxTensorBytes = int64_t(1) << 32;
   bool printDebugInfo = false;
   /// Symbol prefix of the exported getter; empty: from the output name.
   std::string name;
+  /// Micro-kernels for contractions: "auto" (the best the target CPU runs),
+  /// "none" (generated loops only), or an ISA level (generic, avx2, avx512).
+  std::string ukernels = "auto";
+  /// Print how many ops the import made and how many kernels remain after
+  /// the graph passes (fusion).
+  bool stats = false;
   /// Print the memory plan: "text" or "json" (empty: don't).
   std::string memoryReport;
-  /// Where libtccrt's static libraries are (for executables).
-  std::string runtimeLibDir;
+  /// tcc's lib/ folder: the runtime's static libraries (for executables)
+  /// and the micro-kernels' bitcode.
+  std::string libDir;
 };
 
 /// Runs the compilation, printing diagnostics to stderr. Returns the process
 /// exit code: 0 on success, 1 on a user error.
 int compile(MLIRContext &context, const CompileOptions &options);
 
+/// Loads every dialect the compilation needs into `context`.
+void registerCompilerDialects(MLIRContext &context);
+
+/// Compiles a module in the tcc dialect (with `func.func @main`) that is
+/// already in memory, as `compile` does after import; `options.inputPath`
+/// only names it in messages and the header. The module is transformed in
+/// place. Diagnostics go to the context's handlers. Returns 0 on success.
+int compileModule(ModuleOp module, const CompileOptions &options);
+
 /// Parses "1x3x224x224" (a lone "" is a scalar); false on a malformed shape.
 bool parseShape(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape);
+
+/// Parses a positive count with an optional binary suffix: "1000", "64K",
+/// "512M", "4G", "1T"; false when malformed, zero or beyond INT64_MAX.
+bool parseSize(llvm::StringRef text, int64_t &size);
 
 } // namespace tcc
 } // namespace mlir

@@ -38,9 +38,13 @@ void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
   fpm.addPass(createTccFuse());
 }
 
-void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm) {
+void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm,
+                                         const CpuPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
-  fpm.addPass(createConvertTccToLinalg());
+  ConvertTccToLinalgOptions lowering;
+  lowering.ukernels = options.ukernels;
+  fpm.addPass(createConvertTccToLinalg(lowering));
+  fpm.addPass(createApproximateMath());
   fpm.addPass(createLinalgElementwiseOpFusionPass());
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createCSEPass());
@@ -70,6 +74,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // pipeline.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());
+  pm.addPass(tcc::createConvertUkernelsToCalls());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
 
@@ -101,9 +106,10 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::tcc::buildTccCpuPipeline(OpPassManager &pm) {
+void mlir::tcc::buildTccCpuPipeline(OpPassManager &pm,
+                                    const CpuPipelineOptions &options) {
   buildTccGraphPipeline(pm);
-  buildTccToLinalgPipeline(pm);
+  buildTccToLinalgPipeline(pm, options);
   buildLinalgToLLVMPipeline(pm);
 }
 
@@ -111,13 +117,13 @@ void mlir::tcc::registerTccPipelines() {
   PassPipelineRegistration<>("tcc-graph-pipeline",
                              "tcc graph-level clean-up and decomposition",
                              buildTccGraphPipeline);
-  PassPipelineRegistration<>("tcc-to-linalg-pipeline",
-                             "Lower tcc to linalg on tensors",
-                             buildTccToLinalgPipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "tcc-to-linalg-pipeline", "Lower tcc to linalg on tensors",
+      buildTccToLinalgPipeline);
   PassPipelineRegistration<>("tcc-linalg-to-llvm-pipeline",
                              "Bufferize and lower linalg to the LLVM dialect",
                              buildLinalgToLLVMPipeline);
-  PassPipelineRegistration<>("tcc-cpu-pipeline",
-                             "Compile tcc to the LLVM dialect for the CPU",
-                             buildTccCpuPipeline);
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "tcc-cpu-pipeline", "Compile tcc to the LLVM dialect for the CPU",
+      buildTccCpuPipeline);
 }

@@ -12,21 +12,32 @@
 #ifndef TCC_COMPILER_PIPELINES_PIPELINES_H
 #define TCC_COMPILER_PIPELINES_PIPELINES_H
 
+#include "mlir/Pass/PassOptions.h"
+
 namespace mlir {
 class OpPassManager;
 namespace tcc {
 
+struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
+  Option<std::string> ukernels{
+      *this, "ukernels",
+      llvm::cl::desc("ISA of the micro-kernels contractions call (none, "
+                     "generic, avx2, avx512)"),
+      llvm::cl::init("none")};
+};
+
 /// tcc -> tcc: canonicalization, CSE, decomposition of composite ops,
 /// fusion into tcc.fused groups.
 void buildTccGraphPipeline(OpPassManager &pm);
-/// tcc -> linalg on tensors.
-void buildTccToLinalgPipeline(OpPassManager &pm);
+/// tcc -> linalg on tensors (and tcc.ukernel calls).
+void buildTccToLinalgPipeline(OpPassManager &pm,
+                              const CpuPipelineOptions &options);
 /// linalg on tensors -> LLVM dialect, for the host CPU. Function arguments
 /// become bare pointers: inputs first, then one out-parameter per result,
 /// then (when the memory plan needs one) the workspace arena.
 void buildLinalgToLLVMPipeline(OpPassManager &pm);
 /// All of the above.
-void buildTccCpuPipeline(OpPassManager &pm);
+void buildTccCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// Registers the pipelines above by name (tcc-graph-pipeline,
 /// tcc-to-linalg-pipeline, tcc-linalg-to-llvm-pipeline, tcc-cpu-pipeline).

@@ -7,6 +7,10 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
@@ -85,6 +89,35 @@ tcc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple().str());
   return llvmModule;
+}
+
+std::string tcc::ukernelIsaFor(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  if (info->checkFeatures("+avx512f,+avx512bw,+avx512dq,+avx512vl"))
+    return "avx512";
+  if (info->checkFeatures("+avx2,+fma"))
+    return "avx2";
+  return "generic";
+}
+
+LogicalResult tcc::findUkernelObject(const llvm::Module &module,
+                                     StringRef libDir, StringRef isa,
+                                     std::string &object, std::string &error) {
+  object.clear();
+  bool used = llvm::any_of(module, [](const llvm::Function &f) {
+    return f.isDeclaration() && f.getName().starts_with("tcc_ukabi_");
+  });
+  if (!used)
+    return success();
+  SmallString<256> path(libDir);
+  llvm::sys::path::append(path, "tcc_ukernels_" + isa + ".o");
+  if (!llvm::sys::fs::exists(path)) {
+    error = "the micro-kernels '" + path.str().str() +
+            "' are missing (is tcc installed whole?)";
+    return failure();
+  }
+  object = path.str().str();
+  return success();
 }
 
 void tcc::optimizeLLVMModule(llvm::Module &module,

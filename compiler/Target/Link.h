@@ -14,14 +14,19 @@
 
 namespace mlir::tcc {
 
-/// Links `object` into a shared library at `output`.
-LogicalResult linkSharedLibrary(StringRef object, StringRef output,
-                                std::string &error);
+/// Links `objects` into a shared library at `output`.
+LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
+                                StringRef output, std::string &error);
 
-/// Links `object` with the given static libraries (and the C/C++ runtime)
+/// Links `objects` with the given static libraries (and the C/C++ runtime)
 /// into an executable at `output`.
-LogicalResult linkExecutable(StringRef object, ArrayRef<std::string> libraries,
-                             StringRef output, std::string &error);
+LogicalResult linkExecutable(ArrayRef<std::string> objects,
+                             ArrayRef<std::string> libraries, StringRef output,
+                             std::string &error);
+
+/// Merges `objects` into one relocatable object at `output` (`ld -r`).
+LogicalResult linkRelocatable(ArrayRef<std::string> objects, StringRef output,
+                              std::string &error);
 
 } // namespace mlir::tcc
 

@@ -5,11 +5,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/Epilogue.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -103,6 +105,35 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
     SmallVector<Operation *> body;
     for (Operation &op : func.getBody().front())
       body.push_back(&op);
+    // Contractions first, with the ops their kernels do on the way: the
+    // epilogue, and for matmuls the transposes and reshapes around them.
+    for (Operation *op : body) {
+      if (grouped.contains(op) || !isa<ConvOp, MatmulOp>(op) ||
+          !getElementTypeOrSelf(op->getResult(0)).isF32() ||
+          (isa<ConvOp>(op) && shapeOf(op->getResult(0)).size() != 4))
+        continue;
+      Group group;
+      group.ops.insert(op);
+      Operation *root = op;
+      // A matmul reads and writes through transposes and reshapes itself.
+      if (auto mm = dyn_cast<MatmulOp>(op))
+        for (Value operand : {mm.getLhs(), mm.getRhs()})
+          for (Operation *view : matchMatrixView(operand).ops)
+            if (!grouped.contains(view))
+              group.ops.insert(view);
+      SmallVector<Operation *> chain;
+      matchEpilogue(op, chain);
+      group.ops.insert(chain.begin(), chain.end());
+      if (!chain.empty())
+        root = chain.back();
+      else if (isa<MatmulOp>(op))
+        for (Operation *view : matchResultView(op->getResult(0)).ops)
+          group.ops.insert(root = view);
+      if (group.ops.size() < 2)
+        continue;
+      grouped.insert(group.ops.begin(), group.ops.end());
+      outline(group, root, "contraction");
+    }
     for (Operation *root : llvm::reverse(body)) {
       if (grouped.contains(root) || !isElementwise(root))
         continue;
@@ -115,7 +146,7 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
         continue;
       for (Operation *op : group.ops)
         grouped.insert(op);
-      outline(group, root);
+      outline(group, root, group.split >= 0 ? "rows" : "elementwise");
     }
   }
 
@@ -141,7 +172,7 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
   }
 
   /// Replaces the group by a tcc.fused op at the root's position.
-  void outline(Group &group, Operation *root) {
+  void outline(Group &group, Operation *root, StringRef kind) {
     SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
     llvm::sort(ops, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
@@ -154,8 +185,7 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
 
     OpBuilder b(root);
     auto fused = b.create<FusedOp>(
-        root->getLoc(), root->getResultTypes(),
-        group.split >= 0 ? "rows" : "elementwise", inputs.getArrayRef());
+        root->getLoc(), root->getResultTypes(), kind, inputs.getArrayRef());
     Block *block = b.createBlock(&fused.getBody());
     IRMapping map;
     for (Value v : inputs)

@@ -30,11 +30,64 @@ def TccDecompose : Pass<"tcc-decompose", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccAutodiff : Pass<"tcc-autodiff", "ModuleOp"> {
+  let summary = "Build the gradient function of a tcc function";
+  let description = [{
+    Reverse-mode differentiation at the tcc level. From `@f(args...) ->
+    (loss, aux...)`, whose first result is the loss (a floating-point tensor
+    with one element), it adds `@f_grad(args...) -> (loss, aux...,
+    d loss / d arg...)`: the forward ops, then their vector-Jacobian
+    products in reverse order, each built by the op's
+    `DifferentiableOpInterface` (the same rules the tracer's `backward()`
+    uses). One gradient is returned per differentiated argument (`wrt`,
+    default: every floating-point argument), with the argument's type; it is
+    zero where the loss does not depend on the argument. An op on the path
+    from an argument to the loss that has no VJP rule is an error naming the
+    op. `@f` itself is kept.
+
+    Before:
+    ```mlir
+    func.func @f(%w: tensor<3xf32>, %x: tensor<3xf32>) -> tensor<f32> {
+      %p = tcc.mul %w, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      %l = tcc.reduce_sum %p axes = [0] : tensor<3xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+    After `--tcc-autodiff="function=f wrt=0"` (and canonicalize):
+    ```mlir
+    func.func @f_grad(%w: tensor<3xf32>, %x: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32>) {
+      %p = tcc.mul %w, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      %l = tcc.reduce_sum %p axes = [0] : tensor<3xf32> -> tensor<f32>
+      %one = tcc.constant dense<1.0> : tensor<f32>
+      %g = tcc.broadcast_to %one : tensor<f32> -> tensor<3xf32>
+      %dw = tcc.mul %g, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+      return %l, %dw : tensor<f32>, tensor<3xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The function to differentiate">,
+    ListOption<"wrt", "wrt", "int64_t",
+               "Indices of the arguments to differentiate (default: every "
+               "floating-point argument)">,
+    Option<"gradFunction", "grad-function", "std::string",
+           /*default=*/"\"\"",
+           "Name of the gradient function (default: <function>_grad)">,
+  ];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
   let summary = "Group producer-consumer chains into tcc.fused kernels";
   let description = [{
     Forms fusion groups, each lowered later as one kernel:
 
+    * `contraction`: an f32 matmul or 2-D convolution with the ops after it
+      that the micro-kernels' epilogue computes: a bias add, a residual add,
+      then a relu or clamp; for a matmul also the transposes and reshapes
+      that only re-view its operands or its result, which the kernel
+      addresses through strides (see compiler/Transforms/Epilogue.h);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;

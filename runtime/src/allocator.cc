@@ -134,13 +134,15 @@ void tcc_allocator_free(tcc_allocator_t *allocator) {
     delete allocator;
 }
 
+// Accessors tolerate NULL (see runtime.h).
+
 const char *tcc_allocator_name(const tcc_allocator_t *allocator) {
-  return allocator->impl.name().c_str();
+  return allocator ? allocator->impl.name().c_str() : "";
 }
 
 int32_t tcc_allocator_host_accessible(const tcc_allocator_t *allocator) {
-  return (allocator->impl.backend().flags &
-          TCC_DEVICE_BACKEND_HOST_ACCESSIBLE) != 0;
+  return allocator && (allocator->impl.backend().flags &
+                       TCC_DEVICE_BACKEND_HOST_ACCESSIBLE) != 0;
 }
 
 tcc_status_t tcc_allocator_allocate(tcc_allocator_t *allocator, uint64_t bytes,
@@ -175,6 +177,8 @@ tcc_status_t tcc_allocator_record_stream(tcc_allocator_t *allocator, void *ptr,
 }
 
 void tcc_allocator_trim(tcc_allocator_t *allocator) {
+  if (!allocator)
+    return;
   tcc::guard([&]() -> tcc_status_t {
     allocator->impl.trim();
     return nullptr;
@@ -183,31 +187,39 @@ void tcc_allocator_trim(tcc_allocator_t *allocator) {
 
 void tcc_allocator_set_memory_limit(tcc_allocator_t *allocator,
                                     uint64_t bytes) {
-  allocator->impl.setMemoryLimit(bytes);
+  if (allocator)
+    allocator->impl.setMemoryLimit(bytes);
 }
 
 uint64_t tcc_allocator_memory_limit(const tcc_allocator_t *allocator) {
-  return allocator->impl.memoryLimit();
+  return allocator ? allocator->impl.memoryLimit() : 0;
 }
 
 void tcc_allocator_stats(tcc_allocator_t *allocator,
                          tcc_allocator_stats_t *out_stats) {
-  *out_stats = allocator->impl.stats();
+  if (out_stats)
+    *out_stats = allocator ? allocator->impl.stats() : tcc_allocator_stats_t{};
 }
 
 void tcc_allocator_reset_peak(tcc_allocator_t *allocator) {
-  allocator->impl.resetPeak();
+  if (allocator)
+    allocator->impl.resetPeak();
 }
 
 size_t tcc_allocator_summary(tcc_allocator_t *allocator, char *buffer,
                              size_t capacity) {
+  if (!allocator) {
+    if (capacity && buffer)
+      buffer[0] = '\0';
+    return 0;
+  }
   std::string text;
   try {
     text = tcc::formatSummary(allocator->impl.name(), allocator->impl.stats());
   } catch (const std::bad_alloc &) {
     text = "out of memory\n";
   }
-  if (capacity) {
+  if (capacity && buffer) {
     size_t n = std::min(capacity - 1, text.size());
     std::memcpy(buffer, text.data(), n);
     buffer[n] = '\0';

@@ -101,16 +101,18 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
 
 void tcc_context_free(tcc_context_t *context) { delete context; }
 
+// Accessors tolerate NULL (see runtime.h).
+
 const tcc_model_t *tcc_context_model(const tcc_context_t *context) {
-  return context->model;
+  return context ? context->model : nullptr;
 }
 
 int32_t tcc_context_num_threads(const tcc_context_t *context) {
-  return context->host.num_threads;
+  return context ? context->host.num_threads : 0;
 }
 
 tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {
-  return context->allocator;
+  return context ? context->allocator : nullptr;
 }
 
 // Checks one run argument against its descriptor.

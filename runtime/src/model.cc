@@ -140,44 +140,48 @@ void tcc_model_free(tcc_model_t *model) {
     tcc::releaseModel(model);
 }
 
+// Accessors tolerate NULL (see runtime.h).
+
 const tcc_artifact_desc_t *tcc_model_desc(const tcc_model_t *model) {
-  return model->desc;
+  return model ? model->desc : nullptr;
 }
 
 uint32_t tcc_model_num_inputs(const tcc_model_t *model) {
-  return model->desc->num_inputs;
+  return model ? model->desc->num_inputs : 0;
 }
 
 uint32_t tcc_model_num_outputs(const tcc_model_t *model) {
-  return model->desc->num_outputs;
+  return model ? model->desc->num_outputs : 0;
 }
 
 const tcc_tensor_desc_t *tcc_model_input(const tcc_model_t *model,
                                          uint32_t index) {
-  return index < model->desc->num_inputs ? &model->desc->inputs[index]
-                                         : nullptr;
+  return model && index < model->desc->num_inputs
+             ? &model->desc->inputs[index]
+             : nullptr;
 }
 
 const tcc_tensor_desc_t *tcc_model_output(const tcc_model_t *model,
                                           uint32_t index) {
-  return index < model->desc->num_outputs ? &model->desc->outputs[index]
-                                          : nullptr;
+  return model && index < model->desc->num_outputs
+             ? &model->desc->outputs[index]
+             : nullptr;
 }
 
 static const char *orEmpty(const char *s) { return s ? s : ""; }
 
 const char *tcc_model_name(const tcc_model_t *model) {
-  return orEmpty(model->desc->model_name);
+  return model ? orEmpty(model->desc->model_name) : "";
 }
 
 const char *tcc_model_target(const tcc_model_t *model) {
-  return orEmpty(model->desc->target);
+  return model ? orEmpty(model->desc->target) : "";
 }
 
 const char *tcc_model_version(const tcc_model_t *model) {
-  return orEmpty(model->desc->tcc_version);
+  return model ? orEmpty(model->desc->tcc_version) : "";
 }
 
 uint64_t tcc_model_workspace_bytes(const tcc_model_t *model) {
-  return model->desc->workspace_bytes;
+  return model ? model->desc->workspace_bytes : 0;
 }

@@ -234,32 +234,41 @@ void tcc_tensor_free(tcc_tensor_t *tensor) {
   delete tensor;
 }
 
-int32_t tcc_tensor_dtype(const tcc_tensor_t *tensor) { return tensor->dtype; }
+// Accessors tolerate NULL (see runtime.h).
+
+int32_t tcc_tensor_dtype(const tcc_tensor_t *tensor) {
+  return tensor ? tensor->dtype : TCC_DTYPE_INVALID;
+}
 
 int32_t tcc_tensor_rank(const tcc_tensor_t *tensor) {
-  return static_cast<int32_t>(tensor->shape.size());
+  return tensor ? static_cast<int32_t>(tensor->shape.size()) : 0;
 }
 
 const int64_t *tcc_tensor_shape(const tcc_tensor_t *tensor) {
-  return tensor->shape.data();
+  return tensor ? tensor->shape.data() : nullptr;
 }
 
-void *tcc_tensor_data(const tcc_tensor_t *tensor) { return tensor->data; }
+void *tcc_tensor_data(const tcc_tensor_t *tensor) {
+  return tensor ? tensor->data : nullptr;
+}
 
 size_t tcc_tensor_byte_size(const tcc_tensor_t *tensor) {
-  return tensor->byteSize;
+  return tensor ? tensor->byteSize : 0;
 }
 
 int64_t tcc_tensor_element_count(const tcc_tensor_t *tensor) {
-  return tensor->elementCount;
+  return tensor ? tensor->elementCount : 0;
 }
 
 const char *tcc_tensor_name(const tcc_tensor_t *tensor) {
-  return tensor->name.c_str();
+  return tensor ? tensor->name.c_str() : "";
 }
 
 tcc_status_t tcc_tensor_set_name(tcc_tensor_t *tensor, const char *name) {
   return tcc::guard([&]() -> tcc_status_t {
+    if (!tensor)
+      return tcc::makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                             "tcc_tensor_set_name: tensor is NULL");
     tensor->name = name ? name : "";
     return nullptr;
   });

@@ -51,8 +51,9 @@ struct Fd {
 };
 
 // Only regular files: a device or FIFO could hang or never end. O_NONBLOCK
-// keeps open() itself from waiting for a FIFO's writer.
-tcc_status_t readFile(const std::string &path, Bytes *out) {
+// keeps open() itself from waiting for a FIFO's writer. Nothing is read or
+// allocated for a file over `maxBytes`.
+tcc_status_t readFile(const std::string &path, uint64_t maxBytes, Bytes *out) {
   Fd f{open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (f.fd < 0)
     return ioError("open tensor file", path);
@@ -62,6 +63,12 @@ tcc_status_t readFile(const std::string &path, Bytes *out) {
   if (!S_ISREG(st.st_mode))
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "'%s' is not a regular file",
                       path.c_str());
+  if (static_cast<uint64_t>(st.st_size) > maxBytes)
+    return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                      "'%s' holds %llu bytes, more than the limit of %llu for "
+                      "a tensor file",
+                      path.c_str(), static_cast<unsigned long long>(st.st_size),
+                      static_cast<unsigned long long>(maxBytes));
   out->resize(static_cast<size_t>(st.st_size));
   size_t done = 0;
   while (done < out->size()) {
@@ -797,13 +804,23 @@ tcc_status_t writeFile(const std::string &path, const std::string &header,
 } // namespace
 
 tcc_status_t tcc_tensor_load_file(const char *path, tcc_tensor_t **out_tensor) {
+  return tcc_tensor_load_file_with_options(path, nullptr, out_tensor);
+}
+
+tcc_status_t
+tcc_tensor_load_file_with_options(const char *path,
+                                  const tcc_tensor_load_options_t *options,
+                                  tcc_tensor_t **out_tensor) {
   return tcc::guard([&]() -> tcc_status_t {
     if (!path || !out_tensor)
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                         "tcc_tensor_load_file: path and out_tensor must not "
                         "be NULL");
+    uint64_t maxBytes = options && options->max_file_bytes
+                            ? options->max_file_bytes
+                            : TCC_TENSOR_FILE_MAX_BYTES;
     Bytes file;
-    if (tcc_status_t s = readFile(path, &file))
+    if (tcc_status_t s = readFile(path, maxBytes, &file))
       return s;
     bool npy = endsWith(path, ".npy") ||
                (!endsWith(path, ".pb") && file.size() >= kNpyMagicSize &&

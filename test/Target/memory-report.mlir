@@ -1,6 +1,6 @@
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: tcc %s -o %t/chain.so --memory-report | FileCheck %s
-// RUN: tcc %s -o %t/chain.so --memory-report=json | FileCheck %s --check-prefix=JSON
+// RUN: tcc %s -o %t/chain.so --ukernels=none --memory-report | FileCheck %s
+// RUN: tcc %s -o %t/chain.so --ukernels=none --memory-report=json | FileCheck %s --check-prefix=JSON
 // RUN: not tcc %s -o %t/chain.so --memory-report=xml 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Tests the memory report: one line per buffer with its size, live range

@@ -84,3 +84,29 @@ func.func @boundaries(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tenso
   %r = tcc.relu %b : tensor<2x4xf32>
   return %a, %e, %r : tensor<4xf32>, tensor<4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Tests that a convolution takes its residual add and relu along (what the
+// kernel's epilogue computes), and a matmul its bias add, but not an op the
+// epilogue cannot do.
+// CHECK-LABEL: func @contractions
+// CHECK: %[[C:.*]] = tcc.fused "contraction"(%{{.*}} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK:   tcc.conv
+// CHECK:   tcc.add
+// CHECK:   tcc.relu
+// CHECK: %[[M:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.matmul
+// CHECK:   tcc.add
+// CHECK-NOT: tcc.exp
+// CHECK: }
+// CHECK: tcc.exp %[[M]]
+func.func @contractions(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: tensor<1x2x4x4xf32>, %a: tensor<3x5xf32>, %b: tensor<5x7xf32>, %bias: tensor<7xf32>) -> (tensor<1x2x4x4xf32>, tensor<3x7xf32>) {
+  %0 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = tcc.add %0, %r : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %2 = tcc.relu %1 : tensor<1x2x4x4xf32>
+  %3 = tcc.matmul %a, %b : (tensor<3x5xf32>, tensor<5x7xf32>) -> tensor<3x7xf32>
+  %4 = tcc.add %3, %bias : (tensor<3x7xf32>, tensor<7xf32>) -> tensor<3x7xf32>
+  %5 = tcc.exp %4 : tensor<3x7xf32>
+  return %2, %5 : tensor<1x2x4x4xf32>, tensor<3x7xf32>
+}

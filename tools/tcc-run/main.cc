@@ -4,6 +4,7 @@
 #include "tcc/runtime.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -34,6 +35,9 @@ options:
   --outputs DIR    write the outputs to DIR/output_K.pb
   --json           print one JSON object on stdout instead of text
   --memory-stats   print the allocator's statistics after the runs
+  --max-input-bytes N
+                   refuse tensor files larger than N bytes (suffixes K, M,
+                   G, T; default 4G)
   --help           print this help
 
 exit status: 0 success, 1 error or failed check, 2 usage error
@@ -53,7 +57,32 @@ struct Options {
   bool check = false, json = false, help = false, memoryStats = false;
   double rtol = 1e-3, atol = 1e-7;
   long bench = 0, warmup = 3, threads = 0;
+  uint64_t maxInputBytes = 0; // 0: the runtime's default cap
 };
+
+// A positive byte count with an optional K, M, G or T (binary) suffix.
+uint64_t parseSize(const std::string &flag, const std::string &text) {
+  int shift = 0;
+  std::string digits = text;
+  if (!digits.empty()) {
+    switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    }
+    if (shift)
+      digits.pop_back();
+  }
+  char *end;
+  errno = 0;
+  unsigned long long v = std::strtoull(digits.c_str(), &end, 10);
+  if (digits.empty() || *end || errno || digits[0] == '-' || v == 0 ||
+      v > (UINT64_MAX >> shift))
+    throw UsageError(flag + " expects a positive size such as 4096, 64M or "
+                            "4G, got '" + text + "'");
+  return static_cast<uint64_t>(v) << shift;
+}
 
 template <typename T> T parseNumber(const std::string &flag, const char *text);
 template <> double parseNumber(const std::string &flag, const char *text) {
@@ -104,9 +133,9 @@ Options parseArgs(int argc, char **argv) {
       inlineValue = arg.substr(eq + 1);
       hasInline = true;
     }
-    static const char *const valued[] = {"--inputs", "--outputs", "--rtol",
-                                         "--atol",   "--bench",   "--warmup",
-                                         "--threads"};
+    static const char *const valued[] = {
+        "--inputs", "--outputs", "--rtol",    "--atol",
+        "--bench",  "--warmup",  "--threads", "--max-input-bytes"};
     if (std::find(std::begin(valued), std::end(valued), flag) ==
         std::end(valued))
       throw UsageError("unknown option '" + arg + "'");
@@ -125,6 +154,8 @@ Options parseArgs(int argc, char **argv) {
       o.bench = parseNumber<long>(flag, value);
     else if (flag == "--warmup")
       o.warmup = parseNumber<long>(flag, value);
+    else if (flag == "--max-input-bytes")
+      o.maxInputBytes = parseSize(flag, value);
     else
       o.threads = parseNumber<long>(flag, value);
   }
@@ -417,7 +448,7 @@ size_t countInputFiles(const fs::path &dir) {
 }
 
 std::vector<tcc::Tensor> loadInputs(const tcc::Model &model,
-                                    const fs::path &dir) {
+                                    const fs::path &dir, const Options &o) {
   size_t files = countInputFiles(dir);
   if (files != model.numInputs())
     throw UserError("'" + dir.string() + "' holds " + std::to_string(files) +
@@ -431,7 +462,7 @@ std::vector<tcc::Tensor> loadInputs(const tcc::Model &model,
       throw UserError("'" + dir.string() + "' has no input_" +
                       std::to_string(k) + ".pb or .npy for input " +
                       std::to_string(k) + " '" + d.name + "'");
-    tcc::Tensor t = tcc::Tensor::load(file);
+    tcc::Tensor t = tcc::Tensor::load(file, o.maxInputBytes);
     std::string want = describe(d.dtype, shapeOf(d));
     std::string got = describe(t.dtype(), t.shape());
     if (want != got)
@@ -474,7 +505,7 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
                  const Options &o) {
   SetResult r;
   r.dir = dir;
-  std::vector<tcc::Tensor> inputs = loadInputs(model, dir);
+  std::vector<tcc::Tensor> inputs = loadInputs(model, dir, o);
   for (uint32_t k = 0; k < model.numOutputs(); ++k) {
     const tcc_tensor_desc_t &d = model.output(k);
     r.outputs.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
@@ -491,7 +522,8 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
                       std::to_string(k) + ".pb or .npy to check output " +
                       std::to_string(k) + " '" + model.output(k).name +
                       "' against");
-    r.checks.push_back(compare(r.outputs[k], tcc::Tensor::load(file),
+    r.checks.push_back(compare(r.outputs[k],
+                               tcc::Tensor::load(file, o.maxInputBytes),
                                file.filename().string(), o));
   }
   if (o.bench) {

@@ -10,6 +10,7 @@
 #include "compiler/Driver/Driver.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -65,11 +66,31 @@ static cl::opt<std::string>
     name("name", cl::desc("Symbol prefix of the exported <name>_artifact_get "
                           "(default: from the output file name)"),
          cl::cat(category));
+static cl::opt<std::string> ukernels(
+    "ukernels",
+    cl::desc("Micro-kernels for matmuls and convolutions: auto (the best "
+             "the target CPU runs), none, generic, avx2 or avx512"),
+    cl::init("auto"), cl::cat(category));
 static cl::opt<std::string> memoryReport(
     "memory-report",
     cl::desc("Print the memory plan (each buffer's size, live range and "
              "offset in the arena, then the totals); =json for JSON"),
     cl::ValueOptional, cl::value_desc("text|json"), cl::cat(category));
+static cl::opt<bool> kernelStats(
+    "kernel-stats",
+    cl::desc("Print the number of ops after import and of kernels after "
+             "fusion"),
+    cl::cat(category));
+static cl::opt<std::string> maxElements(
+    "max-elements",
+    cl::desc("Refuse a model with a tensor of more elements than this "
+             "(default 2G = 2^31; suffixes K, M, G, T)"),
+    cl::value_desc("N"), cl::init("2G"), cl::cat(category));
+static cl::opt<std::string> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("Refuse a model with a tensor of more bytes than this "
+             "(default 4G; suffixes K, M, G, T)"),
+    cl::value_desc("N"), cl::init("4G"), cl::cat(category));
 static cl::opt<bool>
     printDebugInfo("print-debuginfo",
                    cl::desc("Print locations (ONNX node names) in IR output"),
@@ -109,7 +130,12 @@ int main(int argc, char **argv) {
   options.mcpu = mcpu;
   options.optLevel = optLevel;
   options.printDebugInfo = printDebugInfo;
+  options.stats = kernelStats;
   options.name = name;
+  if (ukernels != "auto" && ukernels != "none" && ukernels != "generic" &&
+      ukernels != "avx2" && ukernels != "avx512")
+    return usage("unknown --ukernels '" + ukernels + "'");
+  options.ukernels = ukernels;
   if (memoryReport.getNumOccurrences()) {
     if (!memoryReport.empty() && memoryReport != "text" &&
         memoryReport != "json")
@@ -118,6 +144,16 @@ int main(int argc, char **argv) {
     options.memoryReport =
         memoryReport.empty() ? std::string("text") : memoryReport.getValue();
   }
+  if (!tcc::parseSize(maxElements, options.maxElements))
+    return usage("invalid --max-elements '" + maxElements +
+                 "' (expected a positive count such as 4096, 64M or 4G)");
+  if (!tcc::parseSize(maxTensorBytes, options.maxTensorBytes))
+    return usage("invalid --max-tensor-bytes '" + maxTensorBytes +
+                 "' (expected a positive size such as 4096, 64M or 4G)");
+  if (!name.empty() &&
+      (!llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }) ||
+       llvm::isDigit(name[0])))
+    return usage("--name '" + name + "' is not a C identifier");
   for (const std::string &spec : inputShapes) {
     auto [inputName, dims] = llvm::StringRef(spec).rsplit('=');
     llvm::SmallVector<int64_t> shape;
@@ -127,12 +163,12 @@ int main(int argc, char **argv) {
       return usage("invalid or repeated --input-shape '" + spec +
                    "' (expected NAME=DxDx...)");
   }
-  // Executables link the runtime's static libraries from our own lib/.
+  // Our lib/: the runtime's static libraries and the micro-kernels.
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
   llvm::SmallString<256> libDir = llvm::sys::path::parent_path(
       llvm::sys::path::parent_path(self));
   llvm::sys::path::append(libDir, "lib");
-  options.runtimeLibDir = libDir.str().str();
+  options.libDir = libDir.str().str();
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
   return tcc::compile(context, options);

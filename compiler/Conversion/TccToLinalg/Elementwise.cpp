@@ -13,6 +13,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
@@ -23,9 +25,9 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 Value mlir::tcc::emitScalarCast(OpBuilder &b, Location loc, Value value,
-                                Type to) {
-  Type from = value.getType();
-  if (from == to)
+                                Type from, Type to) {
+  Type toScalar = signlessType(to);
+  if (value.getType() == toScalar)
     return value;
   auto fromF = dyn_cast<FloatType>(from);
   auto toF = dyn_cast<FloatType>(to);
@@ -43,16 +45,19 @@ Value mlir::tcc::emitScalarCast(OpBuilder &b, Location loc, Value value,
     return b.create<arith::TruncFOp>(loc, to, value);
   }
   if (fromF)
-    return b.create<arith::FPToSIOp>(loc, to, value);
-  bool fromBool = from.isInteger(1);
+    return to.isUnsignedInteger()
+               ? b.create<arith::FPToUIOp>(loc, toScalar, value).getResult()
+               : b.create<arith::FPToSIOp>(loc, toScalar, value).getResult();
+  bool zeroExtend = from.isInteger(1) || from.isUnsignedInteger();
   if (toF)
-    return fromBool ? b.create<arith::UIToFPOp>(loc, to, value).getResult()
-                    : b.create<arith::SIToFPOp>(loc, to, value).getResult();
+    return zeroExtend ? b.create<arith::UIToFPOp>(loc, to, value).getResult()
+                      : b.create<arith::SIToFPOp>(loc, to, value).getResult();
   unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
   if (fw < tw)
-    return fromBool ? b.create<arith::ExtUIOp>(loc, to, value).getResult()
-                    : b.create<arith::ExtSIOp>(loc, to, value).getResult();
-  return b.create<arith::TruncIOp>(loc, to, value);
+    return zeroExtend
+               ? b.create<arith::ExtUIOp>(loc, toScalar, value).getResult()
+               : b.create<arith::ExtSIOp>(loc, toScalar, value).getResult();
+  return b.create<arith::TruncIOp>(loc, toScalar, value);
 }
 
 /// Python-style integer remainder: the sign follows the divisor.
@@ -69,8 +74,50 @@ static Value floorRem(OpBuilder &b, Location loc, Value x, Value y) {
                                    r);
 }
 
+/// Integer power by squaring over the exponent's bits, a fixed number of
+/// steps (negative exponents give an unspecified value, as in C).
+static Value integerPower(OpBuilder &b, Location loc, Value base, Value exp) {
+  Type t = base.getType();
+  unsigned width = t.getIntOrFloatBitWidth();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value steps = b.create<arith::ConstantIndexOp>(loc, width);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value c1 = scalarConstant(b, loc, t, 1);
+  auto loop = b.create<scf::ForOp>(
+      loc, zero, steps, one, ValueRange{c1, base, exp},
+      [&](OpBuilder &nb, Location l, Value, ValueRange acc) {
+        Value r = acc[0], x = acc[1], e = acc[2];
+        Value bit = nb.create<arith::TruncIOp>(l, nb.getI1Type(), e);
+        Value rx = nb.create<arith::MulIOp>(l, r, x);
+        r = nb.create<arith::SelectOp>(l, bit, rx, r);
+        x = nb.create<arith::MulIOp>(l, x, x);
+        e = nb.create<arith::ShRUIOp>(l, e, c1);
+        nb.create<scf::YieldOp>(l, ValueRange{r, x, e});
+      });
+  return loop.getResult(0);
+}
+
+/// `x << y` / `x >> y`, defined for every y: a shift by the bit width or more
+/// gives 0 (or all sign bits for an arithmetic right shift).
+static Value shift(OpBuilder &b, Location loc, Value x, Value y, bool left,
+                   bool arithmetic) {
+  Type t = x.getType();
+  Value width = scalarConstant(b, loc, t, t.getIntOrFloatBitWidth());
+  Value inRange =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, y, width);
+  if (arithmetic) {
+    Value last = scalarConstant(b, loc, t, t.getIntOrFloatBitWidth() - 1);
+    Value amount = b.create<arith::SelectOp>(loc, inRange, y, last);
+    return b.create<arith::ShRSIOp>(loc, x, amount);
+  }
+  Value shifted = left ? b.create<arith::ShLIOp>(loc, x, y).getResult()
+                       : b.create<arith::ShRUIOp>(loc, x, y).getResult();
+  return b.create<arith::SelectOp>(loc, inRange, shifted,
+                                   scalarConstant(b, loc, t, 0));
+}
+
 static Value compare(OpBuilder &b, Location loc, ComparePredicate pred,
-                     Value x, Value y) {
+                     Value x, Value y, bool isUnsigned) {
   if (isa<FloatType>(x.getType())) {
     // Ordered predicates: NaN compares false, except `ne` (unordered).
     arith::CmpFPredicate p;
@@ -84,32 +131,57 @@ static Value compare(OpBuilder &b, Location loc, ComparePredicate pred,
     }
     return b.create<arith::CmpFOp>(loc, p, x, y);
   }
-  bool isBool = x.getType().isInteger(1);
+  bool u = isUnsigned || x.getType().isInteger(1);
   arith::CmpIPredicate p;
   switch (pred) {
   case ComparePredicate::eq: p = arith::CmpIPredicate::eq; break;
   case ComparePredicate::ne: p = arith::CmpIPredicate::ne; break;
   case ComparePredicate::lt:
-    p = isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
+    p = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
     break;
   case ComparePredicate::le:
-    p = isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
+    p = u ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle;
     break;
   case ComparePredicate::gt:
-    p = isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
+    p = u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt;
     break;
   case ComparePredicate::ge:
-    p = isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
+    p = u ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge;
     break;
   }
   return b.create<arith::CmpIOp>(loc, p, x, y);
 }
 
+/// Reinterprets the bits of a scalar of tcc type `from` as tcc type `to`
+/// (same storage width; a bool is a byte).
+static Value bitcast(OpBuilder &b, Location loc, Value x, Type from, Type to) {
+  Type toScalar = signlessType(to);
+  if (x.getType() == toScalar)
+    return x;
+  if (from.isInteger(1))
+    return b.create<arith::ExtUIOp>(loc, toScalar, x);
+  if (to.isInteger(1)) {
+    Value bits = x;
+    if (isa<FloatType>(x.getType()))
+      bits = b.create<arith::BitcastOp>(loc, b.getI8Type(), x);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, bits,
+                                   scalarConstant(b, loc, bits.getType(), 0));
+  }
+  return b.create<arith::BitcastOp>(loc, toScalar, x);
+}
+
 FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
                                                   Operation *op,
                                                   ValueRange args) {
-  Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  Type resultType = getElementTypeOrSelf(op->getResult(0).getType());
+  Type operandType = op->getNumOperands()
+                         ? getElementTypeOrSelf(op->getOperand(0).getType())
+                         : resultType;
+  Type type = signlessType(resultType);
   bool isFloat = isa<FloatType>(type);
+  // Whether integers are unsigned, from the tcc types (the scalars are
+  // signless).
+  bool isUnsigned = resultType.isUnsignedInteger();
   auto c = [&](double v) { return scalarConstant(b, loc, type, v); };
   Value x = args.empty() ? Value() : args[0];
   Value y = args.size() > 1 ? args[1] : Value();
@@ -121,32 +193,65 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       return b.create<F>(loc, x, y);
     return b.create<I>(loc, x, y);
   };
+  // Float, signed and unsigned variants of the same op.
+  auto pick3 = [&](auto floatOp, auto signedOp, auto unsignedOp) -> Value {
+    if (isFloat)
+      return b.create<decltype(floatOp)>(loc, x, y);
+    if (isUnsigned)
+      return b.create<decltype(unsignedOp)>(loc, x, y);
+    return b.create<decltype(signedOp)>(loc, x, y);
+  };
+  auto maxOf = [&](Value p, Value q) -> Value {
+    if (isFloat)
+      return b.create<arith::MaximumFOp>(loc, p, q);
+    if (isUnsigned)
+      return b.create<arith::MaxUIOp>(loc, p, q);
+    return b.create<arith::MaxSIOp>(loc, p, q);
+  };
+  auto minOf = [&](Value p, Value q) -> Value {
+    if (isFloat)
+      return b.create<arith::MinimumFOp>(loc, p, q);
+    if (isUnsigned)
+      return b.create<arith::MinUIOp>(loc, p, q);
+    return b.create<arith::MinSIOp>(loc, p, q);
+  };
+  // Integer division by zero is undefined; it must not trap the process.
+  if (isa<DivOp, RemOp>(op) && !isFloat) {
+    Value isZero =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, c(0));
+    y = b.create<arith::SelectOp>(loc, isZero, c(1), y);
+  }
   return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
       .Case([&](AddOp) { return pick(arith::AddFOp(), arith::AddIOp()); })
       .Case([&](SubOp) { return pick(arith::SubFOp(), arith::SubIOp()); })
       .Case([&](MulOp) { return pick(arith::MulFOp(), arith::MulIOp()); })
-      .Case([&](DivOp) { return pick(arith::DivFOp(), arith::DivSIOp()); })
+      .Case([&](DivOp) {
+        return pick3(arith::DivFOp(), arith::DivSIOp(), arith::DivUIOp());
+      })
       .Case([&](RemOp) -> Value {
         if (isFloat)
           return b.create<arith::RemFOp>(loc, x, y);
+        if (isUnsigned)
+          return b.create<arith::RemUIOp>(loc, x, y);
         return floorRem(b, loc, x, y);
       })
       .Case([&](PowOp) -> Value {
         if (isFloat)
           return b.create<math::PowFOp>(loc, x, y);
-        return b.create<math::IPowIOp>(loc, x, y);
+        return integerPower(b, loc, x, y);
       })
-      .Case([&](MaxOp) {
-        return pick(arith::MaximumFOp(), arith::MaxSIOp());
-      })
-      .Case([&](MinOp) {
-        return pick(arith::MinimumFOp(), arith::MinSIOp());
-      })
+      .Case([&](MaxOp) { return maxOf(x, y); })
+      .Case([&](MinOp) { return minOf(x, y); })
       .Case([&](AndOp) -> Value { return b.create<arith::AndIOp>(loc, x, y); })
       .Case([&](OrOp) -> Value { return b.create<arith::OrIOp>(loc, x, y); })
       .Case([&](XorOp) -> Value { return b.create<arith::XOrIOp>(loc, x, y); })
+      .Case([&](ShiftLeftOp) { return shift(b, loc, x, y, true, false); })
+      .Case([&](ShiftRightOp) {
+        return shift(b, loc, x, y, false, !isUnsigned);
+      })
       .Case([&](CompareOp cmp) {
-        return compare(b, loc, cmp.getPredicate(), x, y);
+        return compare(b, loc, cmp.getPredicate(), x, y,
+                       operandType.isUnsignedInteger());
       })
       .Case([&](SelectOp) -> Value {
         return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
@@ -159,12 +264,14 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](AbsOp) -> Value {
         if (isFloat)
           return b.create<math::AbsFOp>(loc, x);
+        if (isUnsigned)
+          return x;
         return b.create<math::AbsIOp>(loc, x);
       })
       .Case([&](SignOp) -> Value {
         Value zero = c(0);
-        Value pos = compare(b, loc, ComparePredicate::gt, x, zero);
-        Value neg = compare(b, loc, ComparePredicate::lt, x, zero);
+        Value pos = compare(b, loc, ComparePredicate::gt, x, zero, isUnsigned);
+        Value neg = compare(b, loc, ComparePredicate::lt, x, zero, isUnsigned);
         Value r = b.create<arith::SelectOp>(
             loc, pos, c(1), b.create<arith::SelectOp>(loc, neg, c(-1), zero));
         if (!isFloat)
@@ -174,11 +281,7 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
             b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
         return b.create<arith::SelectOp>(loc, isNan, x, r);
       })
-      .Case([&](ReluOp) -> Value {
-        if (isFloat)
-          return b.create<arith::MaximumFOp>(loc, x, c(0));
-        return b.create<arith::MaxSIOp>(loc, x, c(0));
-      })
+      .Case([&](ReluOp) { return maxOf(x, c(0)); })
       .Case([&](ExpOp) -> Value { return b.create<math::ExpOp>(loc, x); })
       .Case([&](LogOp) -> Value { return b.create<math::LogOp>(loc, x); })
       .Case([&](SqrtOp) -> Value { return b.create<math::SqrtOp>(loc, x); })
@@ -195,6 +298,15 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](ErfOp) -> Value { return b.create<math::ErfOp>(loc, x); })
       .Case([&](SinOp) -> Value { return b.create<math::SinOp>(loc, x); })
       .Case([&](CosOp) -> Value { return b.create<math::CosOp>(loc, x); })
+      .Case([&](TanOp) -> Value { return b.create<math::TanOp>(loc, x); })
+      .Case([&](AsinOp) -> Value { return b.create<math::AsinOp>(loc, x); })
+      .Case([&](AcosOp) -> Value { return b.create<math::AcosOp>(loc, x); })
+      .Case([&](AtanOp) -> Value { return b.create<math::AtanOp>(loc, x); })
+      .Case([&](SinhOp) -> Value { return b.create<math::SinhOp>(loc, x); })
+      .Case([&](CoshOp) -> Value { return b.create<math::CoshOp>(loc, x); })
+      .Case([&](AsinhOp) -> Value { return b.create<math::AsinhOp>(loc, x); })
+      .Case([&](AcoshOp) -> Value { return b.create<math::AcoshOp>(loc, x); })
+      .Case([&](AtanhOp) -> Value { return b.create<math::AtanhOp>(loc, x); })
       .Case([&](FloorOp) -> Value { return b.create<math::FloorOp>(loc, x); })
       .Case([&](CeilOp) -> Value { return b.create<math::CeilOp>(loc, x); })
       .Case([&](RoundOp) -> Value {
@@ -230,14 +342,17 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](ClampOp clamp) -> Value {
         Value r = x;
         if (auto lo = clamp.getMin())
-          r = isFloat ? b.create<arith::MaximumFOp>(loc, r, c(lo->convertToDouble())).getResult()
-                      : b.create<arith::MaxSIOp>(loc, r, c(lo->convertToDouble())).getResult();
+          r = maxOf(r, c(lo->convertToDouble()));
         if (auto hi = clamp.getMax())
-          r = isFloat ? b.create<arith::MinimumFOp>(loc, r, c(hi->convertToDouble())).getResult()
-                      : b.create<arith::MinSIOp>(loc, r, c(hi->convertToDouble())).getResult();
+          r = minOf(r, c(hi->convertToDouble()));
         return r;
       })
-      .Case([&](CastOp) { return emitScalarCast(b, loc, x, type); })
+      .Case([&](CastOp) {
+        return emitScalarCast(b, loc, x, operandType, resultType);
+      })
+      .Case([&](BitcastOp) {
+        return bitcast(b, loc, x, operandType, resultType);
+      })
       .Default([&](Operation *other) -> FailureOr<Value> {
         return other->emitOpError() << "has no scalar lowering";
       });
@@ -254,7 +369,7 @@ struct ElementwiseToGeneric
                   ConversionPatternRewriter &rewriter) const override {
     if (op->getNumResults() != 1)
       return rewriter.notifyMatchFailure(op, "expects one result");
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    auto type = signlessTensor(op->getResult(0).getType());
     Location loc = op->getLoc();
     MLIRContext *ctx = op->getContext();
     SmallVector<AffineMap> maps;
@@ -287,8 +402,18 @@ struct ConstantToArith : OpConversionPattern<ConstantOp> {
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, cast<TypedAttr>(op.getValue()));
+    // arith takes signless integers: the same bits under the signless type.
+    ElementsAttr value = op.getValue();
+    auto type = signlessTensor(value.getType());
+    if (type != value.getType()) {
+      if (auto dense = dyn_cast<DenseElementsAttr>(value))
+        value = dense.bitcast(type.getElementType());
+      else if (auto blob = dyn_cast<DenseResourceElementsAttr>(value))
+        value = DenseResourceElementsAttr::get(type, blob.getRawHandle());
+      else
+        return rewriter.notifyMatchFailure(op, "unsupported constant kind");
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, cast<TypedAttr>(value));
     return success();
   }
 };
@@ -296,6 +421,6 @@ struct ConstantToArith : OpConversionPattern<ConstantOp> {
 
 void mlir::tcc::populateElementwiseToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<ElementwiseToGeneric>(patterns.getContext());
-  patterns.add<ConstantToArith>(patterns.getContext());
+  patterns.add<ElementwiseToGeneric, ConstantToArith>(signlessConverter(),
+                                                      patterns.getContext());
 }

@@ -31,7 +31,7 @@ struct FusedElementwiseToGeneric : OpConversionPattern<FusedOp> {
     if (op.getKind() != "elementwise")
       return rewriter.notifyMatchFailure(op, "not an elementwise group");
     Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    auto type = signlessTensor(op.getResult(0).getType());
     SmallVector<AffineMap> maps;
     for (Value v : adaptor.getInputs())
       maps.push_back(broadcastMap(op.getContext(),
@@ -45,7 +45,8 @@ struct FusedElementwiseToGeneric : OpConversionPattern<FusedOp> {
     Block &body = op.getBody().front();
     bool failedBody = false;
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, op.getResultTypes(), adaptor.getInputs(), inits, maps,
+        loc, llvm::map_to_vector(op.getResultTypes(), signlessType),
+        adaptor.getInputs(), inits, maps,
         parallelIterators(type.getRank()),
         [&](OpBuilder &b, Location l, ValueRange args) {
           IRMapping scalars;
@@ -96,6 +97,26 @@ struct FusedRowsToLoop : OpConversionPattern<FusedOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getKind() != "rows")
       return rewriter.notifyMatchFailure(op, "not a row group");
+    // Row clones keep their tcc types, which unsigned integers must not
+    // reach linalg with; such groups lower op by op. The ops are inlined on
+    // the original inputs, so that they keep saying which integers are
+    // unsigned.
+    if (op.getBody().walk([](Operation *inner) {
+          return llvm::any_of(inner->getResultTypes(), isUnsignedInt) ||
+                         llvm::any_of(inner->getOperandTypes(), isUnsignedInt)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        }).wasInterrupted()) {
+      Block &body = op.getBody().front();
+      IRMapping map;
+      map.map(body.getArguments(), op.getInputs());
+      for (Operation &inner : body.without_terminator())
+        rewriter.clone(inner, map);
+      rewriter.replaceOp(op, llvm::map_to_vector(
+                                 body.getTerminator()->getOperands(),
+                                 [&](Value v) { return map.lookup(v); }));
+      return success();
+    }
     ArrayRef<int64_t> full =
         cast<RankedTensorType>(op.getResult(0).getType()).getShape();
     int64_t split = rowSplit(op, full);
@@ -178,9 +199,31 @@ struct FusedRowsToLoop : OpConversionPattern<FusedOp> {
     return success();
   }
 };
+/// Any group no other pattern takes (e.g. a "contraction" group when no
+/// micro-kernels are available) lowers op by op: its body is inlined and
+/// the inlined ops are converted like any others.
+struct InlineFusedGroup : OpConversionPattern<FusedOp> {
+  InlineFusedGroup(MLIRContext *ctx)
+      : OpConversionPattern(ctx, /*benefit=*/0) {}
+  LogicalResult
+  matchAndRewrite(FusedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    IRMapping map;
+    for (auto [arg, v] : llvm::zip(body.getArguments(), adaptor.getInputs()))
+      map.map(arg, v);
+    for (Operation &inner : body.without_terminator())
+      rewriter.clone(inner, map);
+    rewriter.replaceOp(op, llvm::map_to_vector(
+                               body.getTerminator()->getOperands(),
+                               [&](Value v) { return map.lookup(v); }));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::tcc::populateFusedToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<FusedElementwiseToGeneric, FusedRowsToLoop>(
-      patterns.getContext());
+      signlessConverter(), patterns.getContext());
+  patterns.add<InlineFusedGroup>(patterns.getContext());
 }

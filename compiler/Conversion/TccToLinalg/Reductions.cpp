@@ -49,6 +49,9 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
     Location loc = op.getLoc();
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     Type et = inputType.getElementType();
+    // The tcc type says whether integers are unsigned.
+    Type tccType = op.getInput().getType().getElementType();
+    bool isUnsigned = tccType.isUnsignedInteger();
     bool isFloat = isa<FloatType>(et);
     SmallVector<AffineMap> maps;
     SmallVector<utils::IteratorType> iterators;
@@ -59,9 +62,9 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
 
     Value init;
     if constexpr (std::is_same_v<Op, ReduceMaxOp>)
-      init = lowestValue(rewriter, loc, et);
+      init = lowestValue(rewriter, loc, tccType);
     else if constexpr (std::is_same_v<Op, ReduceMinOp>)
-      init = highestValue(rewriter, loc, et);
+      init = highestValue(rewriter, loc, tccType);
     else if constexpr (std::is_same_v<Op, ReduceProdOp>)
       init = scalarConstant(rewriter, loc, et, 1);
     else
@@ -73,11 +76,13 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], acc = args[1], r;
           if constexpr (std::is_same_v<Op, ReduceMaxOp>)
-            r = isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
-                        : b.create<arith::MaxSIOp>(l, acc, x).getResult();
+            r = isFloat      ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+                : isUnsigned ? b.create<arith::MaxUIOp>(l, acc, x).getResult()
+                             : b.create<arith::MaxSIOp>(l, acc, x).getResult();
           else if constexpr (std::is_same_v<Op, ReduceMinOp>)
-            r = isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
-                        : b.create<arith::MinSIOp>(l, acc, x).getResult();
+            r = isFloat      ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+                : isUnsigned ? b.create<arith::MinUIOp>(l, acc, x).getResult()
+                             : b.create<arith::MinSIOp>(l, acc, x).getResult();
           else if constexpr (std::is_same_v<Op, ReduceProdOp>)
             r = isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
                         : b.create<arith::MulIOp>(l, acc, x).getResult();
@@ -125,6 +130,8 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
     Location loc = op.getLoc();
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
     Type et = inputType.getElementType();
+    Type tccType = op.getInput().getType().getElementType();
+    bool isUnsigned = tccType.isUnsignedInteger();
     bool isFloat = isa<FloatType>(et);
     int64_t axis = op.getAxis();
     SmallVector<AffineMap> maps;
@@ -135,8 +142,8 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
     maps.push_back(maps.back());
     auto valType = RankedTensorType::get(keptShape, et);
     auto idxType = RankedTensorType::get(keptShape, rewriter.getI64Type());
-    Value start = isMax ? lowestValue(rewriter, loc, et)
-                        : highestValue(rewriter, loc, et);
+    Value start = isMax ? lowestValue(rewriter, loc, tccType)
+                        : highestValue(rewriter, loc, tccType);
     bool last = op.getSelectLastIndex();
 
     auto generic = rewriter.create<linalg::GenericOp>(
@@ -166,10 +173,14 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
                                         scalarConstant(b, l, b.getI1Type(), 1)));
             better = b.create<arith::OrIOp>(l, better, firstNan);
           } else {
-            auto strict = isMax ? arith::CmpIPredicate::sgt
-                                : arith::CmpIPredicate::slt;
-            auto loose = isMax ? arith::CmpIPredicate::sge
-                               : arith::CmpIPredicate::sle;
+            auto strict = isMax ? (isUnsigned ? arith::CmpIPredicate::ugt
+                                              : arith::CmpIPredicate::sgt)
+                                : (isUnsigned ? arith::CmpIPredicate::ult
+                                              : arith::CmpIPredicate::slt);
+            auto loose = isMax ? (isUnsigned ? arith::CmpIPredicate::uge
+                                             : arith::CmpIPredicate::sge)
+                               : (isUnsigned ? arith::CmpIPredicate::ule
+                                             : arith::CmpIPredicate::sle);
             better = b.create<arith::CmpIOp>(l, last ? loose : strict, x, best);
           }
           // The first element always counts, so an all -inf row gives 0.
@@ -194,5 +205,6 @@ void mlir::tcc::populateReductionToLinalgPatterns(
   patterns.add<ReduceToGeneric<ReduceSumOp>, ReduceToGeneric<ReduceMeanOp>,
                ReduceToGeneric<ReduceMaxOp>, ReduceToGeneric<ReduceMinOp>,
                ReduceToGeneric<ReduceProdOp>, ArgReduceToGeneric<ArgMaxOp>,
-               ArgReduceToGeneric<ArgMinOp>>(patterns.getContext());
+               ArgReduceToGeneric<ArgMinOp>>(signlessConverter(),
+                                             patterns.getContext());
 }

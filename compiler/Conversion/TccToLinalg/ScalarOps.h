@@ -15,7 +15,10 @@ FailureOr<Value> emitScalarElementwise(OpBuilder &b, Location loc,
                                        Operation *op, ValueRange args);
 
 /// Converts a scalar between element types with tcc.cast's semantics.
-Value emitScalarCast(OpBuilder &b, Location loc, Value value, Type to);
+/// `from` and `to` are the tcc element types (they say whether an integer is
+/// unsigned); `value` and the result are signless.
+Value emitScalarCast(OpBuilder &b, Location loc, Value value, Type from,
+                     Type to);
 
 } // namespace mlir::tcc
 

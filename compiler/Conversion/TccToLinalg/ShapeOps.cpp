@@ -50,7 +50,7 @@ struct BroadcastToLinalg : OpConversionPattern<BroadcastToOp> {
   matchAndRewrite(BroadcastToOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessTensor(op.getType());
     auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
     SmallVector<AffineMap> maps = {
         broadcastMap(op.getContext(), inType.getShape(), type.getShape()),
@@ -75,7 +75,7 @@ struct ConcatToTensor : OpConversionPattern<ConcatOp> {
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessTensor(op.getType());
     int64_t axis = op.getAxis(), rank = type.getRank();
     Value result = emptyTensor(rewriter, loc, type);
     int64_t offset = 0;
@@ -103,7 +103,7 @@ struct SliceToTensor : OpConversionPattern<SliceOp> {
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessTensor(op.getType());
     ArrayRef<int64_t> steps = op.getSteps();
     if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
       rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
@@ -143,7 +143,7 @@ struct SplitToTensor : OpConversionPattern<SplitOp> {
     int64_t axis = op.getAxis(), offset = 0;
     SmallVector<Value> pieces;
     for (Type t : op.getResultTypes()) {
-      auto type = cast<RankedTensorType>(t);
+      auto type = signlessTensor(t);
       SmallVector<int64_t> offsets(type.getRank(), 0),
           strides(type.getRank(), 1);
       offsets[axis] = offset;
@@ -182,7 +182,7 @@ struct GatherToLinalg : OpConversionPattern<GatherOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessTensor(op.getType());
     Value data = adaptor.getData();
     auto dataType = cast<RankedTensorType>(data.getType());
     auto idxType = cast<RankedTensorType>(adaptor.getIndices().getType());
@@ -260,11 +260,11 @@ struct PadToLinalg : OpConversionPattern<PadOp> {
   matchAndRewrite(PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
+    RankedTensorType type = signlessTensor(op.getType());
     Value input = adaptor.getInput();
     auto inType = cast<RankedTensorType>(input.getType());
     if (op.getMode() == PadMode::constant) {
-      Value v = scalarConstant(rewriter, loc, type.getElementType(),
+      Value v = scalarConstant(rewriter, loc, op.getType().getElementType(),
                                op.getValue().convertToDouble());
       rewriter.replaceOp(op, padTensor(rewriter, loc, input, op.getLow(),
                                        op.getHigh(), v));
@@ -299,5 +299,5 @@ struct PadToLinalg : OpConversionPattern<PadOp> {
 void mlir::tcc::populateShapeToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<ReshapeToTensor, TransposeToLinalg, BroadcastToLinalg,
                ConcatToTensor, SliceToTensor, SplitToTensor, GatherToLinalg,
-               PadToLinalg>(patterns.getContext());
+               PadToLinalg>(signlessConverter(), patterns.getContext());
 }

@@ -6,7 +6,9 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -28,6 +30,8 @@ void mlir::tcc::populateTccToLinalgPatterns(RewritePatternSet &patterns) {
   populateWindowToLinalgPatterns(patterns);
   populateShapeToTensorPatterns(patterns);
   populateFusedToLinalgPatterns(patterns);
+  populateScanToLinalgPatterns(patterns);
+  populateScatterToLoopsPatterns(patterns);
   // Composite ops lower through their decompositions.
   populateTccDecompositionPatterns(patterns);
 }
@@ -35,6 +39,7 @@ void mlir::tcc::populateTccToLinalgPatterns(RewritePatternSet &patterns) {
 namespace {
 struct ConvertTccToLinalgPass
     : mlir::tcc::impl::ConvertTccToLinalgBase<ConvertTccToLinalgPass> {
+  using ConvertTccToLinalgBase::ConvertTccToLinalgBase;
   void runOnOperation() override {
     // Say precisely what cannot be lowered before trying, rather than
     // leaving it to a generic "failed to legalize".
@@ -45,15 +50,41 @@ struct ConvertTccToLinalgPass
     });
     if (check.wasInterrupted())
       return signalPassFailure();
+    lowerControlFlowToScf(getOperation());
+    padEmptyInterface(getOperation());
 
     ConversionTarget target(getContext());
     target.addIllegalDialect<TccDialect>();
+    target.addLegalOp<UkernelOp>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateTccToLinalgPatterns(patterns);
+    // Unsigned integers become signless at the function boundary too (the
+    // artifact's interface was recorded before this pass).
+    TypeConverter signless = signlessConverter();
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   signless);
+    populateReturnOpTypeConversionPattern(patterns, signless);
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
+      return signless.isSignatureLegal(f.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp>(
+        [&](func::ReturnOp r) { return signless.isLegal(r.getOperandTypes()); });
+    static const llvm::StringMap<int32_t> isas = {
+        {"generic", 0}, {"avx2", 1}, {"avx512", 2}};
+    if (ukernels != "none") {
+      auto isa = isas.find(ukernels);
+      if (isa == isas.end()) {
+        getOperation().emitError()
+            << "unknown micro-kernel ISA '" << ukernels
+            << "' (none, generic, avx2, avx512)";
+        return signalPassFailure();
+      }
+      populateUkernelPatterns(patterns, isa->second);
+    }
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -3,8 +3,12 @@
 #include "compiler/Conversion/TccToLinalg/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -24,7 +28,42 @@ AffineMap mlir::tcc::broadcastMap(MLIRContext *ctx,
 
 Value mlir::tcc::emptyTensor(OpBuilder &b, Location loc,
                              RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  return b.create<tensor::EmptyOp>(loc, type.getShape(),
+                                   signlessType(type.getElementType()));
+}
+
+Type mlir::tcc::signlessType(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return signlessTensor(tensor);
+  if (auto i = dyn_cast<IntegerType>(type); i && !i.isSignless())
+    return IntegerType::get(type.getContext(), i.getWidth());
+  return type;
+}
+
+RankedTensorType mlir::tcc::signlessTensor(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return tensor.clone(signlessType(tensor.getElementType()));
+}
+
+bool mlir::tcc::isUnsignedInt(Type type) {
+  return getElementTypeOrSelf(type).isUnsignedInteger();
+}
+
+const TypeConverter &mlir::tcc::signlessConverter() {
+  static const TypeConverter *converter = [] {
+    auto *c = new TypeConverter();
+    c->addConversion([](Type t) { return signlessType(t); });
+    auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
+                   Location loc) -> std::optional<Value> {
+      return b.create<UnrealizedConversionCastOp>(loc, type, inputs)
+          .getResult(0);
+    };
+    c->addSourceMaterialization(cast);
+    c->addTargetMaterialization(cast);
+    c->addArgumentMaterialization(cast);
+    return c;
+  }();
+  return *converter;
 }
 
 Value mlir::tcc::filledTensor(OpBuilder &b, Location loc,
@@ -39,8 +78,12 @@ Value mlir::tcc::scalarConstant(OpBuilder &b, Location loc, Type type,
                                 double value) {
   if (auto f = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, value));
-  return b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  // Through int64 so that values up to 2^63 convert; unsigned ones wrap.
+  int64_t v = value >= 0x1p63 ? static_cast<int64_t>(
+                                    static_cast<uint64_t>(value))
+                              : static_cast<int64_t>(value);
+  return b.create<arith::ConstantOp>(loc,
+                                     b.getIntegerAttr(signlessType(type), v));
 }
 
 static Value extremeValue(OpBuilder &b, Location loc, Type type,
@@ -50,10 +93,13 @@ static Value extremeValue(OpBuilder &b, Location loc, Type type,
         loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(),
                                                /*Negative=*/lowest)));
   unsigned width = type.getIntOrFloatBitWidth();
-  APInt v = width == 1 ? APInt(1, lowest ? 0 : 1)
-                       : (lowest ? APInt::getSignedMinValue(width)
-                                 : APInt::getSignedMaxValue(width));
-  return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, v));
+  APInt v = width == 1 || type.isUnsignedInteger()
+                ? (lowest ? APInt::getMinValue(width)
+                          : APInt::getMaxValue(width))
+                : (lowest ? APInt::getSignedMinValue(width)
+                          : APInt::getSignedMaxValue(width));
+  return b.create<arith::ConstantOp>(loc,
+                                     b.getIntegerAttr(signlessType(type), v));
 }
 
 Value mlir::tcc::lowestValue(OpBuilder &b, Location loc, Type type) {
@@ -66,6 +112,7 @@ Value mlir::tcc::highestValue(OpBuilder &b, Location loc, Type type) {
 
 Value mlir::tcc::reshapeTensor(OpBuilder &b, Location loc, Value value,
                                RankedTensorType type) {
+  type = signlessTensor(type);
   auto from = cast<RankedTensorType>(value.getType());
   if (from == type)
     return value;
@@ -138,7 +185,10 @@ LogicalResult mlir::tcc::checkLowerable(Operation *op) {
              << "has a dynamic shape (" << type
              << "), which the CPU lowering does not support yet; fix the "
                 "input shapes (--input-shape)";
-    if (type.getElementType().isUnsignedInteger())
+    // The contractions' and the control flow's lowerings keep element types
+    // as they are, and linalg takes only signless integers.
+    if (type.getElementType().isUnsignedInteger() &&
+        isa<MatmulOp, ConvOp, IfOp, LoopOp>(op))
       return op->emitOpError() << "on unsigned integers (" << type
                                << ") is not supported by the CPU lowering yet";
   }
@@ -147,4 +197,46 @@ LogicalResult mlir::tcc::checkLowerable(Operation *op) {
 
 SmallVector<utils::IteratorType> mlir::tcc::parallelIterators(unsigned n) {
   return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+void mlir::tcc::padEmptyInterface(func::FuncOp func) {
+  if (func.isExternal())
+    return;
+  auto isEmpty = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
+  };
+  auto unit = [](Type t) {
+    return RankedTensorType::get({1}, signlessType(
+                                          cast<RankedTensorType>(t)
+                                              .getElementType()));
+  };
+  Block &entry = func.getBody().front();
+  OpBuilder b(func.getContext());
+  b.setInsertionPointToStart(&entry);
+  SmallVector<Type> inputs(func.getArgumentTypes());
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isEmpty(arg.getType()))
+      continue;
+    // Nothing is ever read from it: an empty tensor stands in.
+    auto type = cast<RankedTensorType>(arg.getType());
+    arg.replaceAllUsesWith(emptyTensor(b, func.getLoc(), type));
+    arg.setType(unit(type));
+    inputs[arg.getArgNumber()] = arg.getType();
+  }
+  SmallVector<Type> results(func.getResultTypes());
+  func.walk([&](func::ReturnOp ret) {
+    b.setInsertionPoint(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      if (!isEmpty(operand.get().getType()))
+        continue;
+      // Nothing is written: a fresh, never-written buffer of one element
+      // becomes the caller's output buffer.
+      Type t = unit(operand.get().getType());
+      operand.set(b.create<bufferization::AllocTensorOp>(
+          ret.getLoc(), cast<RankedTensorType>(t), ValueRange()));
+      results[operand.getOperandNumber()] = t;
+    }
+  });
+  func.setFunctionType(b.getFunctionType(inputs, results));
 }

@@ -9,6 +9,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace mlir::tcc {
 
 /// The map that reads an operand of `operandShape`, broadcast numpy-style,
@@ -24,13 +28,29 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    Value value);
 
-/// A scalar constant of `type` (float or integer) holding `value`.
+/// A scalar constant of `type` (float or integer) holding `value`. An
+/// unsigned `type` gives a constant of the signless type of the same width
+/// (arith works on signless integers).
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
 
 /// The lowest / highest value of a numeric element type (-inf / +inf for
-/// floats), as the start of a max / min reduction.
+/// floats, the unsigned range for unsigned integers), as the start of a max /
+/// min reduction; the constant is signless.
 Value lowestValue(OpBuilder &b, Location loc, Type type);
 Value highestValue(OpBuilder &b, Location loc, Type type);
+
+/// `type` with unsigned integers replaced by the signless integers of the
+/// same width: what the lowering produces, as linalg and arith only take
+/// signless integers. The signedness stays known from the tcc op's types.
+Type signlessType(Type type);
+/// The signless form of a ranked tensor type (see signlessType).
+RankedTensorType signlessTensor(Type type);
+/// Whether `type` (or its element type) is an unsigned integer.
+bool isUnsignedInt(Type type);
+
+/// The type converter of the lowering: unsigned integers (and tensors of
+/// them) become signless. Patterns that take it see signless operands.
+const TypeConverter &signlessConverter();
 
 /// `value` in row-major order with `type`'s shape, as views (collapse to 1-D,
 /// then expand).
@@ -46,6 +66,13 @@ Value padTensor(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> low,
 /// a static shape and a signless element type: what the CPU lowering
 /// supports today.
 LogicalResult checkLowerable(Operation *op);
+
+/// Gives zero-element tensors at the function boundary one element: the
+/// LLVM lowering describes each boundary buffer by a bare pointer and cannot
+/// do so for a memref without elements. Inputs are never read (an empty
+/// tensor stands in for them inside) and outputs never written (they are
+/// fresh allocations, which become the caller's buffers).
+void padEmptyInterface(func::FuncOp func);
 
 /// Every iterator parallel.
 SmallVector<utils::IteratorType> parallelIterators(unsigned n);

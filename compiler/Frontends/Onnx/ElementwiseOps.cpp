@@ -277,7 +277,10 @@ static LogicalResult importCast(NodeContext &ctx) {
 }
 
 static LogicalResult importIdentity(NodeContext &ctx) {
-  ctx.setResult(0, ctx.input(0));
+  if (const SmallVector<Value> *seq = ctx.sequence(0))
+    ctx.sequenceResults[0] = *seq;
+  else
+    ctx.setResult(0, ctx.input(0));
   return success();
 }
 
@@ -288,8 +291,19 @@ static LogicalResult importDropout(NodeContext &ctx) {
     FailureOr<double> on = ctx.constScalar(2);
     if (failed(on))
       return failure();
-    if (*on != 0)
-      return ctx.emitError() << "training_mode = true is not supported";
+    // Training drops elements at random, except with a ratio of 0.
+    if (*on != 0) {
+      if (!ctx.input(1))
+        return ctx.emitError() << "training_mode = true is not supported "
+                                  "(random dropout)";
+      FailureOr<double> ratio = ctx.constScalar(1);
+      if (failed(ratio))
+        return failure();
+      if (*ratio != 0)
+        return ctx.emitError() << "training_mode = true with ratio "
+                               << *ratio
+                               << " is not supported (random dropout)";
+    }
   }
   Value x = ctx.input(0);
   ctx.setResult(0, x);

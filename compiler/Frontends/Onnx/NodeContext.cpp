@@ -2,8 +2,11 @@
 
 #include "compiler/Frontends/Onnx/NodeContext.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/APSInt.h"
+
+#include <cstring>
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -15,9 +18,11 @@ using ::onnx::AttributeProto;
 //===----------------------------------------------------------------------===//
 
 void OpTable::add(StringRef opType, int64_t since, unsigned minInputs,
-                  unsigned maxInputs, unsigned maxOutputs, OpHandler handler) {
+                  unsigned maxInputs, unsigned maxOutputs, OpHandler handler,
+                  bool leadingOptional) {
   auto &list = versions[opType];
-  list.push_back({since, minInputs, maxInputs, maxOutputs, handler});
+  list.push_back(
+      {since, minInputs, maxInputs, maxOutputs, handler, leadingOptional});
   llvm::sort(list, [](const OpVersion &a, const OpVersion &b) {
     return a.since < b.since;
   });
@@ -37,6 +42,19 @@ const OpVersion *OpTable::lookup(StringRef opType, int64_t opset) const {
 int64_t OpTable::firstSince(StringRef opType) const {
   auto it = versions.find(opType);
   return it == versions.end() ? 0 : it->second.front().since;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+OpTable::entries() const {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  for (const auto &entry : versions) {
+    std::vector<int64_t> since;
+    for (const OpVersion &v : entry.getValue())
+      since.push_back(v.since);
+    out.emplace_back(entry.getKey().str(), std::move(since));
+  }
+  llvm::sort(out);
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -71,11 +89,55 @@ DenseElementsAttr NodeContext::constInput(unsigned i) {
   InFlightDiagnostic diag = emitError();
   diag << "input " << i << " ('"
        << (i < (unsigned)node.input_size() ? node.input(i) : "") << "') ";
-  if (isConstant)
+  if (isConstant) {
     diag << "is too large a constant to read at compile time";
-  else
-    diag << "must be a constant (tcc needs its value at compile time)";
+    return {};
+  }
+  diag << "must be a constant (tcc needs its value at compile time)";
+  // Say which graph inputs it is computed from: giving those values (as
+  // initializers) makes it constant.
+  SmallVector<std::string> sources = graphInputsBehind(v);
+  if (!sources.empty() &&
+      !(isa<BlockArgument>(v) && sources.size() == 1 &&
+        i < (unsigned)node.input_size() && sources[0] == node.input(i))) {
+    diag << "; it is computed from graph input" << (sources.size() > 1 ? "s" : "");
+    for (auto [k, name] : llvm::enumerate(sources))
+      diag << (k ? ", '" : " '") << name << "'";
+  }
   return {};
+}
+
+SmallVector<std::string> NodeContext::graphInputsBehind(Value v) {
+  SmallVector<std::string> names;
+  SmallVector<Value> stack = {v};
+  DenseSet<Value> seen;
+  while (!stack.empty() && seen.size() < 10000) {
+    Value cur = stack.pop_back_val();
+    if (!cur || !seen.insert(cur).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(cur)) {
+      auto func = dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
+      if (!func)
+        continue;
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "tcc.name"))
+        if (!llvm::is_contained(names, name.str()))
+          names.push_back(name.str());
+      continue;
+    }
+    Operation *op = cur.getDefiningOp();
+    llvm::append_range(stack, op->getOperands());
+    // Values a region uses from above count too.
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *owner = operand.getParentBlock()->getParentOp();
+        if (owner && owner != op && !op->isProperAncestor(owner))
+          stack.push_back(operand);
+      }
+    });
+  }
+  llvm::sort(names);
+  return names;
 }
 
 FailureOr<SmallVector<int64_t>> NodeContext::constInts(unsigned i) {
@@ -124,6 +186,8 @@ static int attrKind(const AttributeProto &a) {
     return AttributeProto::STRING;
   if (a.has_t())
     return AttributeProto::TENSOR;
+  if (a.has_g())
+    return AttributeProto::GRAPH;
   if (a.ints_size())
     return AttributeProto::INTS;
   if (a.floats_size())
@@ -181,6 +245,13 @@ SmallVector<float> NodeContext::getFloats(StringRef name) {
            : SmallVector<float>();
 }
 
+const ::onnx::GraphProto *NodeContext::getGraph(StringRef name) {
+  const AttributeProto *a = findAttr(name, AttributeProto::GRAPH, "a graph");
+  if (!a && !hasFailed)
+    emitError() << "attribute '" << name << "' is required";
+  return a ? &a->g() : nullptr;
+}
+
 const ::onnx::TensorProto *NodeContext::getTensor(StringRef name) {
   const AttributeProto *a = findAttr(name, AttributeProto::TENSOR, "a tensor");
   return a ? &a->t() : nullptr;
@@ -195,7 +266,8 @@ FailureOr<ElementsAttr> NodeContext::convertTensorAttr(StringRef name) {
                    : node.output_size() ? StringRef(node.output(0))
                                         : name;
   return convertTensor(b.getContext(), *t, modelDir,
-                       ("attribute '" + name + "'").str(), blob, errorFn());
+                       ("attribute '" + name + "'").str(), blob, limits,
+                       errorFn());
 }
 
 void NodeContext::ignoreAttrs(ArrayRef<StringRef> names) {
@@ -223,25 +295,19 @@ void NodeContext::setResult(unsigned i, Value v) {
 
 RankedTensorType NodeContext::tensorType(ArrayRef<int64_t> shape,
                                          Type elementType) {
-  int64_t count = 1;
-  bool empty = llvm::is_contained(shape, 0);
   for (int64_t d : shape) {
-    if (ShapedType::isDynamic(d))
-      continue;
-    if (d < 0) {
+    if (!ShapedType::isDynamic(d) && d < 0) {
       emitError() << "result shape " << shapes::str(shape)
                   << " has a negative dimension";
       return {};
     }
-    if (empty)
-      continue;
-    if (count > kMaxElements / d) {
-      emitError() << "result shape " << shapes::str(shape)
-                  << " holds more than 2^31 elements";
-      return {};
-    }
-    count *= d;
   }
+  // Name the tensor when the node has only one.
+  std::string what = "a result";
+  if (node.output_size() == 1 && !node.output(0).empty())
+    what = "output '" + node.output(0) + "'";
+  if (failed(checkTensorSize(shape, elementType, limits, what, errorFn())))
+    return {};
   return RankedTensorType::get(shape, elementType);
 }
 
@@ -287,6 +353,13 @@ NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
   }
   llvm::sort(out);
   return out;
+}
+
+LogicalResult NodeContext::checkUnroll(int64_t copies, StringRef what) {
+  if (copies <= kMaxUnroll)
+    return success();
+  return emitError() << "importing it would unroll " << copies << " " << what
+                     << "; tcc unrolls at most " << kMaxUnroll;
 }
 
 LogicalResult NodeContext::requireFloat(Value v, StringRef what) {
@@ -359,4 +432,125 @@ Value NodeContext::compare(ComparePredicate predicate, Value lhs, Value rhs) {
   RankedTensorType type = tensorType(*shape, b.getI1Type());
   return type ? b.createOrFold<CompareOp>(loc, type, predicate, lhs, rhs)
               : Value();
+}
+
+Value NodeContext::constant(ArrayRef<int64_t> shape, Type et,
+                            ArrayRef<double> values) {
+  RankedTensorType type = tensorType(shape, et);
+  if (!type)
+    return {};
+  int64_t n = type.getNumElements();
+  SmallVector<char> raw;
+  if (et.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (int64_t i = 0; i < n; ++i)
+      bits.push_back(values[values.size() == 1 ? 0 : i] != 0);
+    return constant(DenseElementsAttr::get(type, bits));
+  }
+  unsigned bytes = et.getIntOrFloatBitWidth() / 8;
+  raw.resize(n * bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    double v = values[values.size() == 1 ? 0 : i];
+    uint64_t bits;
+    if (auto ft = dyn_cast<FloatType>(et)) {
+      APFloat f(v);
+      bool lost;
+      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      bits = f.bitcastToAPInt().getZExtValue();
+    } else {
+      bits = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
+    }
+    std::memcpy(raw.data() + i * bytes, &bits, bytes);
+  }
+  return constant(makeElements(type, raw, "const"));
+}
+
+Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  SmallVector<double> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(i);
+  if (n == 1)
+    return constant(shape, et, {0.0});
+  return constant(shape, et, values);
+}
+
+Value NodeContext::select(Value cond, Value onTrue, Value onFalse) {
+  if (!cond || !onTrue || !onFalse ||
+      mlir::failed(checkSameElementType(onTrue, onFalse)))
+    return {};
+  FailureOr<shapes::Shape> shape = shapes::broadcast(
+      {shapeOf(cond), shapeOf(onTrue), shapeOf(onFalse)}, errorFn());
+  if (mlir::failed(shape))
+    return {};
+  RankedTensorType type = tensorType(*shape, elementTypeOf(onTrue));
+  return type ? b.createOrFold<SelectOp>(loc, type, cond, onTrue, onFalse)
+              : Value();
+}
+
+Value NodeContext::matmul(Value lhs, Value rhs) {
+  if (!lhs || !rhs || mlir::failed(checkSameElementType(lhs, rhs)))
+    return {};
+  // Half-precision products accumulate in f32 (as numpy does), rounding
+  // once at the end.
+  Type et = elementTypeOf(lhs);
+  if (isHalf(et))
+    return castTo(matmul(widenHalf(lhs), widenHalf(rhs)), et);
+  FailureOr<shapes::Shape> shape =
+      shapes::matmul(shapeOf(lhs), shapeOf(rhs), errorFn());
+  if (mlir::failed(shape))
+    return {};
+  RankedTensorType type = tensorType(*shape, elementTypeOf(lhs));
+  return type ? b.create<MatmulOp>(loc, type, lhs, rhs) : Value();
+}
+
+Value NodeContext::concat(ArrayRef<Value> values, int64_t axis) {
+  SmallVector<ArrayRef<int64_t>> inputShapes;
+  for (Value v : values) {
+    if (!v)
+      return {};
+    inputShapes.push_back(shapeOf(v));
+  }
+  if (values.size() == 1)
+    return values[0];
+  FailureOr<shapes::Shape> shape =
+      shapes::concat(inputShapes, axis, errorFn());
+  if (mlir::failed(shape))
+    return {};
+  RankedTensorType type = tensorType(*shape, elementTypeOf(values[0]));
+  return type ? b.createOrFold<ConcatOp>(loc, type, values, axis) : Value();
+}
+
+Value NodeContext::slice(Value v, int64_t axis, int64_t start, int64_t size,
+                         int64_t step) {
+  if (!v)
+    return {};
+  ArrayRef<int64_t> in = shapeOf(v);
+  if (start == 0 && size == in[axis] && step == 1)
+    return v;
+  SmallVector<int64_t> offsets(in.size(), 0), steps(in.size(), 1),
+      out(in);
+  offsets[axis] = size ? start : 0;
+  steps[axis] = step;
+  out[axis] = size;
+  RankedTensorType type = tensorType(out, elementTypeOf(v));
+  return type ? b.createOrFold<SliceOp>(loc, type, v, offsets, steps)
+              : Value();
+}
+
+Value NodeContext::gather(Value data, Value indices, int64_t axis) {
+  if (!data || !indices)
+    return {};
+  FailureOr<shapes::Shape> shape =
+      shapes::gather(shapeOf(data), shapeOf(indices), axis, errorFn());
+  if (mlir::failed(shape))
+    return {};
+  RankedTensorType type = tensorType(*shape, elementTypeOf(data));
+  return type ? b.createOrFold<GatherOp>(loc, type, data, indices, axis)
+              : Value();
+}
+
+Value NodeContext::softmax(Value v, int64_t axis) {
+  return v ? b.create<SoftmaxOp>(loc, v.getType(), v, axis) : Value();
 }

@@ -23,6 +23,10 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <functional>
+#include <map>
+#include <optional>
+
 #include "onnx/onnx_pb.h"
 
 namespace mlir::tcc::onnx {
@@ -30,8 +34,14 @@ namespace mlir::tcc::onnx {
 /// The newest default-domain opset the importer knows (that of the pip onnx
 /// package the tests were written against).
 constexpr int64_t kNewestOpset = 28;
-/// The most elements any tensor the importer makes may hold.
+/// A bound on single dimensions and counts that keeps the importer's
+/// arithmetic from overflowing; the caps on whole tensors are SizeLimits.
 constexpr int64_t kMaxElements = int64_t(1) << 31;
+/// The most copies of a body one node may expand into at import time
+/// (unrolled recurrent steps, sequence elements, Scan-8 batch entries):
+/// each copy is ops of its own, and the bound keeps a small model from
+/// asking for billions of them.
+constexpr int64_t kMaxUnroll = int64_t(1) << 16;
 /// Constants with at most this many elements become `dense` (and fold);
 /// bigger ones become `dense_resource` blobs.
 constexpr int64_t kMaxDenseElements = 64;
@@ -44,6 +54,9 @@ struct OpVersion {
   int64_t since;
   unsigned minInputs, maxInputs, maxOutputs;
   OpHandler handler;
+  /// Whether the first `minInputs` inputs may be absent ("") when the op is
+  /// variadic (Loop's M and cond).
+  bool leadingOptional = false;
 };
 constexpr unsigned kVariadic = ~0u;
 
@@ -52,12 +65,15 @@ constexpr unsigned kVariadic = ~0u;
 class OpTable {
 public:
   void add(llvm::StringRef opType, int64_t since, unsigned minInputs,
-           unsigned maxInputs, unsigned maxOutputs, OpHandler handler);
+           unsigned maxInputs, unsigned maxOutputs, OpHandler handler,
+           bool leadingOptional = false);
   /// The version in force at `opset`, or null when the op is unknown or not
   /// yet defined at that opset.
   const OpVersion *lookup(llvm::StringRef opType, int64_t opset) const;
   /// The opset that introduced the op, or 0 when the op is unknown.
   int64_t firstSince(llvm::StringRef opType) const;
+  /// Every op type with the opsets at which its versions start.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> entries() const;
 
 private:
   llvm::StringMap<llvm::SmallVector<OpVersion, 2>> versions;
@@ -67,6 +83,35 @@ void registerElementwiseOps(OpTable &table);
 void registerNNOps(OpTable &table);
 void registerReductionOps(OpTable &table);
 void registerShapeOps(OpTable &table);
+void registerMathOps(OpTable &table);
+void registerNormalizationOps(OpTable &table);
+void registerIndexingOps(OpTable &table);
+void registerLossOps(OpTable &table);
+void registerAttentionOps(OpTable &table);
+void registerResizeOps(OpTable &table);
+void registerRecurrentOps(OpTable &table);
+void registerControlFlowOps(OpTable &table);
+void registerSignalOps(OpTable &table);
+void registerQuantizationOps(OpTable &table);
+void registerEinsumOps(OpTable &table);
+void registerSequenceOps(OpTable &table);
+void registerSamplingOps(OpTable &table);
+
+/// Caps on the size of any one tensor the import reads or makes
+/// (ImportOptions::maxElements and maxTensorBytes).
+struct SizeLimits {
+  int64_t maxElements = int64_t(1) << 31;
+  int64_t maxBytes = int64_t(1) << 32;
+};
+
+/// Checks a tensor of `shape` (dynamic dimensions do not count) and
+/// `elementType` against `limits` before anything of that size is built or
+/// allocated. On failure emits "<what> of shape S holds N elements, more
+/// than the limit of M; raise it with --max-elements" (or the same for bytes
+/// and --max-tensor-bytes).
+LogicalResult checkTensorSize(llvm::ArrayRef<int64_t> shape, Type elementType,
+                              const SizeLimits &limits, const llvm::Twine &what,
+                              shapes::EmitErrorFn emitError);
 
 /// Element type of an ONNX TensorProto data type, or null when tcc has none.
 Type convertDataType(MLIRContext *ctx, int32_t dataType);
@@ -77,16 +122,28 @@ std::string dataTypeName(int32_t dataType);
 /// value: `dense` when small, a `dense_resource` blob named after `name`
 /// otherwise. External data is read relative to `modelDir` and must stay
 /// inside it. `what` names the tensor in diagnostics ("initializer 'W'").
+/// A tensor beyond `limits` is refused before any byte is read.
 FailureOr<ElementsAttr>
 convertTensor(MLIRContext *ctx, const ::onnx::TensorProto &tensor,
               llvm::StringRef modelDir, llvm::StringRef what,
-              llvm::StringRef name, shapes::EmitErrorFn emitError);
+              llvm::StringRef name, const SizeLimits &limits,
+              shapes::EmitErrorFn emitError);
 
 /// A constant from ONNX's raw little-endian layout (a byte per bool):
 /// `dense` when small, otherwise a `dense_resource` blob named after `name`
 /// (MLIR makes blob names unique).
 ElementsAttr makeElements(RankedTensorType type, llvm::ArrayRef<char> raw,
                           llvm::StringRef name);
+
+/// `v` as an int64_t without undefined behaviour: truncated toward zero in
+/// range, saturated beyond it, and -2^63 + 1 for NaN, so that range checks
+/// on the result refuse hostile floats (INT64_MIN itself would read as a
+/// dynamic dimension).
+inline int64_t saturatingInt(double v) {
+  if (!(v > -0x1p63))
+    return INT64_MIN + 1;
+  return v >= 0x1p63 ? INT64_MAX : (int64_t)v;
+}
 
 /// The shape of a ranked tensor value.
 inline llvm::ArrayRef<int64_t> shapeOf(Value v) {
@@ -108,6 +165,17 @@ public:
   const int64_t opset;
   OpBuilder &b;
   const Location loc;
+  /// The caps on each tensor the node makes (tensorType checks them).
+  SizeLimits limits;
+
+  /// Imports a subgraph (an If branch, a Loop or Scan body) into `block`:
+  /// `inputs` stand for its inputs in order, the names around it stay
+  /// visible. Gives its outputs' values.
+  std::function<FailureOr<llvm::SmallVector<Value>>(
+      const ::onnx::GraphProto &, ValueRange, Block *)>
+      importSubgraph;
+  /// The graph attribute `name`, or null after an error when it is missing.
+  const ::onnx::GraphProto *getGraph(llvm::StringRef name);
 
   //===--- Diagnostics ---------------------------------------------------===//
   /// The node's error, prefixed "<model>: node '<name>' (<OpType>, opset N): ".
@@ -121,8 +189,19 @@ public:
   Value input(unsigned i) const {
     return i < inputs.size() ? inputs[i] : Value();
   }
+  /// The tensors of each input that is a sequence (nullopt for tensors).
+  llvm::SmallVector<std::optional<llvm::SmallVector<Value>>> sequenceInputs;
+  /// Outputs that are sequences, by output index.
+  std::map<unsigned, llvm::SmallVector<Value>> sequenceResults;
+  /// The tensors of sequence input `i`, or null when it is not a sequence.
+  const llvm::SmallVector<Value> *sequence(unsigned i) const {
+    return i < sequenceInputs.size() && sequenceInputs[i] ? &*sequenceInputs[i]
+                                                          : nullptr;
+  }
   /// The value of a constant input; an error when it is computed at run time.
   DenseElementsAttr constInput(unsigned i);
+  /// The names of the graph inputs `v` is computed from (sorted).
+  llvm::SmallVector<std::string> graphInputsBehind(Value v);
   /// The integers of a constant integer input.
   FailureOr<llvm::SmallVector<int64_t>> constInts(unsigned i);
   /// The single number of a constant input with one element.
@@ -154,7 +233,7 @@ public:
   }
 
   //===--- Builders (return null after reporting an error) ----------------===//
-  /// A tensor type, refusing negative sizes and more than kMaxElements.
+  /// A tensor type, refusing negative sizes and tensors beyond `limits`.
   RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, Type elementType);
   Value constant(ElementsAttr value);
   /// A rank-0 constant of the given element type.
@@ -164,8 +243,56 @@ public:
   /// Normalizes, sorts and checks for duplicates.
   FailureOr<llvm::SmallVector<int64_t>>
   normalizeAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
+  /// Refuses to expand the node into more than kMaxUnroll copies of a body;
+  /// `what` says what is copied ("recurrent steps").
+  LogicalResult checkUnroll(int64_t copies, llvm::StringRef what);
   /// Asks for a float input (ops that tcc defines on floats only).
   LogicalResult requireFloat(Value v, llvm::StringRef what = "input");
+
+  /// A constant of `shape` and element type `et` holding `values` (row-major;
+  /// one value is splat), converted from double.
+  Value constant(llvm::ArrayRef<int64_t> shape, Type et,
+                 llvm::ArrayRef<double> values);
+  /// [0, 1, ..., n-1] of element type `et`, shaped to `rank` dimensions
+  /// with the n values along `axis` (the others are 1).
+  Value iota(int64_t n, Type et, int64_t axis = 0, int64_t rank = 1);
+  /// The rank-0 i64 or f32 constant of one value of `like`'s element type.
+  Value scalarLike(Value like, double value) {
+    return scalar(elementTypeOf(like), value);
+  }
+  Value select(Value cond, Value onTrue, Value onFalse);
+  Value matmul(Value lhs, Value rhs);
+  Value concat(llvm::ArrayRef<Value> values, int64_t axis);
+  /// Elements [start, start + size) along `axis` with `step`.
+  Value slice(Value v, int64_t axis, int64_t start, int64_t size,
+              int64_t step = 1);
+  Value gather(Value data, Value indices, int64_t axis);
+  /// A reduction over (normalized, sorted) `axes`. Sums and products of
+  /// half-precision floats accumulate in f32 (as numpy does), rounding once.
+  template <typename OpT>
+  Value reduce(Value v, llvm::ArrayRef<int64_t> axes, bool keepdims) {
+    if (!v)
+      return {};
+    FailureOr<shapes::Shape> shape =
+        shapes::reduce(shapeOf(v), axes, keepdims, errorFn());
+    if (mlir::failed(shape))
+      return {};
+    Type et = elementTypeOf(v);
+    constexpr bool accumulates = !std::is_same_v<OpT, ReduceMaxOp> &&
+                                 !std::is_same_v<OpT, ReduceMinOp>;
+    if (accumulates && isHalf(et))
+      return castTo(reduce<OpT>(castTo(v, b.getF32Type()), axes, keepdims),
+                    et);
+    auto type = RankedTensorType::get(*shape, et);
+    return b.createOrFold<OpT>(loc, type, v, axes, keepdims);
+  }
+  /// Whether `t` is f16 or bf16.
+  static bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
+  /// `v` in f32 when it holds half-precision floats.
+  Value widenHalf(Value v) {
+    return v && isHalf(elementTypeOf(v)) ? castTo(v, b.getF32Type()) : v;
+  }
+  Value softmax(Value v, int64_t axis);
 
   Value reshape(Value v, llvm::ArrayRef<int64_t> shape);
   Value transpose(Value v, llvm::ArrayRef<int64_t> perm);

@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -38,6 +40,10 @@ using llvm::StringRef;
 /// axis, and the importer infers every type itself with TccShapes.h.)
 static constexpr int64_t kLibOnnxOpset = 17;
 
+/// The most tensors all sequence values of a model may hold together (each
+/// is an SSA value per element, copied for every sequence).
+static constexpr int64_t kMaxSequenceTensors = int64_t(1) << 22;
+
 static const OpTable &opTable() {
   static const OpTable table = [] {
     OpTable t;
@@ -45,9 +51,51 @@ static const OpTable &opTable() {
     registerNNOps(t);
     registerReductionOps(t);
     registerShapeOps(t);
+    registerMathOps(t);
+    registerNormalizationOps(t);
+    registerIndexingOps(t);
+    registerLossOps(t);
+    registerAttentionOps(t);
+    registerResizeOps(t);
+    registerRecurrentOps(t);
+    registerControlFlowOps(t);
+    registerSignalOps(t);
+    registerQuantizationOps(t);
+    registerEinsumOps(t);
+    registerSequenceOps(t);
+    registerSamplingOps(t);
     return t;
   }();
   return table;
+}
+
+/// How deep subgraphs may nest: each level is a few frames of recursion in
+/// the importer (and in the onnx text parser), so a hostile model must not
+/// choose the depth. Binary models are bounded anyway by protobuf's
+/// recursion limit (100 messages, about 33 graphs).
+static constexpr int kMaxSubgraphDepth = 64;
+
+/// The deepest nesting of (), [] and {} in ONNX text, outside comments and
+/// strings; libonnx's parser recurses on them without a bound.
+static int textNesting(StringRef text) {
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '#') {
+      i = text.find('\n', i);
+      if (i == StringRef::npos)
+        break;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ')' || c == ']' || c == '}') {
+      depth = std::max(depth - 1, 0);
+    }
+  }
+  return deepest;
 }
 
 /// onnx's messages span several lines ("...\n\n==> Context: ..."); a
@@ -65,6 +113,30 @@ static std::string oneLine(StringRef message) {
   return out;
 }
 
+/// The ops that take sequence inputs (sequences exist at import time).
+static bool takesSequences(StringRef opType) {
+  return llvm::is_contained(
+      {"SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
+       "ConcatFromSequence", "Identity"},
+      opType);
+}
+
+/// "sequence", "optional", "map", ... for a non-tensor ONNX type.
+static std::string typeKind(const ::onnx::TypeProto &type) {
+  switch (type.value_case()) {
+  case ::onnx::TypeProto::kSequenceType:
+    return "sequence";
+  case ::onnx::TypeProto::kMapType:
+    return "map";
+  case ::onnx::TypeProto::kOptionalType:
+    return "optional";
+  case ::onnx::TypeProto::kSparseTensorType:
+    return "sparse tensor";
+  default:
+    return "unknown";
+  }
+}
+
 static bool isDefaultDomain(StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
 }
@@ -73,7 +145,8 @@ namespace {
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &ctx, StringRef path, const ImportOptions &opts)
-      : ctx(ctx), path(path.str()), opts(opts), builder(&ctx) {
+      : ctx(ctx), path(path.str()), opts(opts), builder(&ctx),
+        limits{opts.maxElements, opts.maxTensorBytes} {
     StringRef dir = llvm::sys::path::parent_path(path);
     modelDir = dir.empty() ? "." : dir.str();
   }
@@ -105,30 +178,47 @@ private:
   LogicalResult importNode(int index);
   LogicalResult checkNode(NodeContext &node);
   LogicalResult verifyNewOps(NodeContext &node, Block::iterator firstNew);
+  LogicalResult checkNewSizes(NodeContext &node, Block::iterator firstNew);
   LogicalResult importOutputs(func::FuncOp func);
+  FailureOr<SmallVector<Value>> importSubgraph(const ::onnx::GraphProto &g,
+                                               ValueRange inputs,
+                                               Block *block);
 
   MLIRContext &ctx;
   std::string path, modelDir;
   const ImportOptions &opts;
   OpBuilder builder;
+  const SizeLimits limits;
   ::onnx::ModelProto model;
   int64_t opset = 0;
   std::unordered_map<std::string, int> opsetImports;
-  /// The value of each name imported so far.
+  /// The value of each name imported so far (a subgraph also sees the
+  /// names of the graphs around it).
   llvm::StringMap<Value> values;
+  /// The tensors of each sequence-typed name (sequences exist only at
+  /// import time: their positions are constants).
+  llvm::StringMap<SmallVector<Value>> sequences;
+  /// How many tensors all sequences made so far hold: each sequence is a
+  /// copy, so a chain of SequenceInserts grows quadratically and is bounded
+  /// by kMaxSequenceTensors.
+  int64_t sequenceTensors = 0;
+  /// The graph whose nodes are being imported, and the block they go to.
+  const ::onnx::GraphProto *graph = nullptr;
   Block *body = nullptr;
+  /// How many subgraphs enclose the one being imported.
+  int depth = 0;
 };
 } // namespace
 
 std::string ModelImporter::nodeName(int index) const {
-  const ::onnx::NodeProto &node = model.graph().node(index);
+  const ::onnx::NodeProto &node = graph->node(index);
   if (!node.name().empty())
     return node.name();
   return node.op_type() + "_" + std::to_string(index + 1);
 }
 
 std::string ModelImporter::nodePrefix(int index) const {
-  const ::onnx::NodeProto &node = model.graph().node(index);
+  const ::onnx::NodeProto &node = graph->node(index);
   std::string type = node.op_type();
   int64_t version = opset;
   if (!isDefaultDomain(node.domain())) {
@@ -141,13 +231,22 @@ std::string ModelImporter::nodePrefix(int index) const {
 }
 
 Location ModelImporter::nodeLoc(int index) {
-  const ::onnx::NodeProto &node = model.graph().node(index);
+  const ::onnx::NodeProto &node = graph->node(index);
   return NameLoc::get(
       StringAttr::get(&ctx, nodeName(index) + " (" + node.op_type() + ")"),
       FileLineColLoc::get(&ctx, path, index + 1, 0));
 }
 
 LogicalResult ModelImporter::load() {
+  // Only a regular file: a directory cannot be read, and a FIFO or a device
+  // such as /dev/zero could block or never end.
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return emitError() << "cannot read the model: " << ec.message();
+  if (status.type() == llvm::sys::fs::file_type::directory_file)
+    return emitError() << "cannot read the model: it is a directory";
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return emitError() << "cannot read the model: it is not a regular file";
   bool text = StringRef(path).ends_with(".onnxtxt");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/text);
@@ -156,6 +255,11 @@ LogicalResult ModelImporter::load() {
                        << buffer.getError().message();
   StringRef bytes = (*buffer)->getBuffer();
   if (text) {
+    // A graph nests one {} in its parent; the rest is slack for types.
+    if (textNesting(bytes) > 4 * kMaxSubgraphDepth)
+      return emitError() << "cannot parse the ONNX text: brackets nest "
+                            "deeper than "
+                         << 4 * kMaxSubgraphDepth << " levels";
     try {
       ::onnx::Common::Status status =
           ::onnx::OnnxParser::Parse(model, bytes.data());
@@ -190,8 +294,18 @@ LogicalResult ModelImporter::readOpsets() {
     }
     opsetImports[domain] = (int)import.version();
   }
-  if (!found)
+  if (!found) {
+    // A graph of other domains' ops only: name the first such op.
+    const ::onnx::GraphProto &g = model.graph();
+    for (int i = 0; i < g.node_size(); ++i)
+      if (!isDefaultDomain(g.node(i).domain())) {
+        graph = &g;
+        return emitNodeError(i) << "op '" << g.node(i).domain() << "."
+                                << g.node(i).op_type()
+                                << "' is not supported";
+      }
     return emitError() << "the model imports no default-domain (ai.onnx) opset";
+  }
   if (opset < 1 || opset > kNewestOpset)
     return emitError() << "default-domain opset " << opset
                        << " is not supported (tcc knows opsets 1 to "
@@ -203,7 +317,9 @@ FailureOr<RankedTensorType>
 ModelImporter::inputType(const ::onnx::ValueInfoProto &input) {
   StringRef name = input.name();
   if (!input.type().has_tensor_type())
-    return emitError() << "graph input '" << name << "' is not a tensor";
+    return emitError() << "graph input '" << name << "' has type "
+                       << typeKind(input.type())
+                       << ", which tcc does not support (tensors only)";
   const auto &tensorType = input.type().tensor_type();
   Type elementType = convertDataType(&ctx, tensorType.elem_type());
   if (!elementType)
@@ -236,16 +352,10 @@ ModelImporter::inputType(const ::onnx::ValueInfoProto &input) {
                        << "' has no shape; give one with --input-shape " << name
                        << "=DxD...";
   }
-  int64_t count = 1;
-  for (int64_t d : shape) {
-    if (ShapedType::isDynamic(d) || d == 0)
-      continue;
-    if (count > kMaxElements / d)
-      return emitError() << "graph input '" << name << "' of shape "
-                         << shapes::str(shape)
-                         << " holds more than 2^31 elements";
-    count *= d;
-  }
+  if (failed(checkTensorSize(shape, elementType, limits,
+                             "graph input '" + name + "'",
+                             [&] { return emitError(); })))
+    return failure();
   return RankedTensorType::get(shape, elementType);
 }
 
@@ -255,8 +365,9 @@ LogicalResult ModelImporter::importInitializers() {
     if (slot)
       return emitError() << "initializer '" << t.name() << "' is defined twice";
     std::string what = "initializer '" + t.name() + "'";
-    FailureOr<ElementsAttr> value = convertTensor(
-        &ctx, t, modelDir, what, t.name(), [&] { return emitError(); });
+    FailureOr<ElementsAttr> value =
+        convertTensor(&ctx, t, modelDir, what, t.name(), limits,
+                      [&] { return emitError(); });
     if (failed(value))
       return failure();
     Location loc = NameLoc::get(StringAttr::get(&ctx, t.name()),
@@ -267,7 +378,7 @@ LogicalResult ModelImporter::importInitializers() {
 }
 
 FailureOr<SmallVector<int>> ModelImporter::topologicalOrder() {
-  const ::onnx::GraphProto &graph = model.graph();
+  const ::onnx::GraphProto &graph = *this->graph;
   int n = graph.node_size();
   llvm::StringMap<int> producer;
   for (int i = 0; i < n; ++i) {
@@ -290,7 +401,7 @@ FailureOr<SmallVector<int>> ModelImporter::topologicalOrder() {
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i) {
     for (const std::string &in : graph.node(i).input()) {
-      if (in.empty() || values.count(in))
+      if (in.empty() || values.count(in) || sequences.count(in))
         continue;
       auto it = producer.find(in);
       if (it == producer.end())
@@ -372,21 +483,68 @@ LogicalResult ModelImporter::verifyNewOps(NodeContext &node,
   return success();
 }
 
+/// Handlers check the sizes they compute, but not every type goes through
+/// NodeContext::tensorType: every result the node made, in nested regions
+/// too, is checked against the caps here.
+LogicalResult ModelImporter::checkNewSizes(NodeContext &node,
+                                           Block::iterator firstNew) {
+  for (Operation &top : llvm::make_range(firstNew, body->end())) {
+    WalkResult walk = top.walk([&](Operation *op) {
+      for (Value result : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type)
+          continue;
+        std::string what = "a result";
+        for (auto [i, name] : llvm::enumerate(node.node.output()))
+          if (i < node.getResults().size() && node.getResults()[i] == result)
+            what = "output '" + name + "'";
+        if (failed(checkTensorSize(type.getShape(), type.getElementType(),
+                                   limits, what, node.errorFn())))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult ModelImporter::importNode(int index) {
-  const ::onnx::NodeProto &proto = model.graph().node(index);
+  const ::onnx::NodeProto &proto = graph->node(index);
   SmallVector<Value> inputs;
-  for (const std::string &name : proto.input())
+  SmallVector<std::optional<SmallVector<Value>>> seqInputs;
+  for (const std::string &name : proto.input()) {
     inputs.push_back(name.empty() ? Value() : values.lookup(name));
+    auto seq = sequences.find(name);
+    seqInputs.push_back(seq == sequences.end()
+                            ? std::nullopt
+                            : std::optional<SmallVector<Value>>(seq->second));
+  }
   NodeContext node(proto, nodePrefix(index), opset, builder, nodeLoc(index),
                    std::move(inputs), modelDir);
+  node.sequenceInputs = std::move(seqInputs);
+  node.limits = limits;
+  node.importSubgraph = [this](const ::onnx::GraphProto &g, ValueRange args,
+                               Block *block) {
+    return importSubgraph(g, args, block);
+  };
   StringRef opType = proto.op_type();
 
-  if (!isDefaultDomain(proto.domain()))
-    return node.emitError()
-           << "op '" << proto.domain() << "." << opType << "' is not supported";
-  const OpVersion *version = opTable().lookup(opType, opset);
+  // Ops of other domains are in the table as "<domain>.<OpType>", versioned
+  // by their domain's opset.
+  std::string key = opType.str();
+  int64_t version_ = opset;
+  if (!isDefaultDomain(proto.domain())) {
+    key = proto.domain() + "." + key;
+    auto it = opsetImports.find(proto.domain());
+    version_ = it == opsetImports.end() ? 0 : it->second;
+    if (!opTable().firstSince(key))
+      return node.emitError() << "op '" << key << "' is not supported";
+  }
+  const OpVersion *version = opTable().lookup(key, version_);
   if (!version) {
-    if (int64_t since = opTable().firstSince(opType))
+    if (int64_t since = opTable().firstSince(key))
       return node.emitError()
              << opType << " needs opset " << since << " or newer";
     return node.emitError() << "op '" << opType << "' is not supported";
@@ -407,10 +565,17 @@ LogicalResult ModelImporter::importNode(int index) {
     return node.emitError()
            << "has " << proto.output_size() << " outputs; the op has at most "
            << version->maxOutputs;
-  for (unsigned i = 0; i < numInputs; ++i)
-    if (!node.input(i) &&
-        (i < version->minInputs || version->maxInputs == kVariadic))
+  for (unsigned i = 0; i < numInputs; ++i) {
+    bool required = i < version->minInputs ? !version->leadingOptional
+                                           : version->maxInputs == kVariadic;
+    bool isSequence = (bool)node.sequenceInputs[i];
+    if (isSequence && !takesSequences(opType))
+      return node.emitError() << "input " << i << " ('" << proto.input(i)
+                              << "') is a sequence, which " << opType
+                              << " does not take";
+    if (!node.input(i) && !isSequence && required)
       return node.emitError() << "input " << i << " is required";
+  }
   llvm::StringSet<> attrNames;
   for (const auto &attr : proto.attribute()) {
     if (!attrNames.insert(attr.name()).second)
@@ -437,14 +602,28 @@ LogicalResult ModelImporter::importNode(int index) {
            << "attribute '" << attr->name() << "' is not supported";
   ArrayRef<Value> results = node.getResults();
   for (int i = 0; i < proto.output_size(); ++i)
-    if (node.hasOutput(i) && (i >= (int)results.size() || !results[i]))
+    if (node.hasOutput(i) && (i >= (int)results.size() || !results[i]) &&
+        !node.sequenceResults.count(i))
       return node.emitError() << "output " << i << " ('" << proto.output(i)
                               << "') is not supported";
-  if (failed(verifyNewOps(node, firstNew)))
+  if (failed(verifyNewOps(node, firstNew)) ||
+      failed(checkNewSizes(node, firstNew)))
     return failure();
-  for (int i = 0; i < proto.output_size(); ++i)
-    if (node.hasOutput(i))
+  for (int i = 0; i < proto.output_size(); ++i) {
+    if (!node.hasOutput(i))
+      continue;
+    auto seq = node.sequenceResults.find(i);
+    if (seq != node.sequenceResults.end()) {
+      sequenceTensors += seq->second.size();
+      if (sequenceTensors > kMaxSequenceTensors)
+        return node.emitError()
+               << "the model's sequences hold more than "
+               << kMaxSequenceTensors << " tensors in all";
+      sequences[proto.output(i)] = seq->second;
+    }
+    else
       values[proto.output(i)] = results[i];
+  }
   return success();
 }
 
@@ -458,6 +637,10 @@ LogicalResult ModelImporter::importOutputs(func::FuncOp func) {
     if (!seen.insert(name).second)
       return emitError() << "graph output '" << name << "' is listed twice";
     Value v = values.lookup(name);
+    if (!v && sequences.count(name))
+      return emitError() << "graph output '" << name
+                         << "' has type sequence, which tcc does not support "
+                            "(tensors only)";
     if (!v)
       return emitError() << "graph output '" << name
                          << "' is not produced by any node";
@@ -496,6 +679,75 @@ LogicalResult ModelImporter::importOutputs(func::FuncOp func) {
   return success();
 }
 
+FailureOr<SmallVector<Value>>
+ModelImporter::importSubgraph(const ::onnx::GraphProto &g, ValueRange inputs,
+                              Block *block) {
+  // The subgraph sees the names around it; its own names go when it ends.
+  if (depth >= kMaxSubgraphDepth) {
+    emitError() << "subgraphs nest deeper than " << kMaxSubgraphDepth
+                << " levels";
+    return failure();
+  }
+  ++depth;
+  auto leave = llvm::make_scope_exit([&] { --depth; });
+  llvm::StringMap<Value> outer = values;
+  llvm::StringMap<SmallVector<Value>> outerSequences = sequences;
+  const ::onnx::GraphProto *outerGraph = graph;
+  Block *outerBody = body;
+  OpBuilder::InsertionGuard guard(builder);
+  auto restore = llvm::make_scope_exit([&] {
+    values = std::move(outer);
+    sequences = std::move(outerSequences);
+    graph = outerGraph;
+    body = outerBody;
+  });
+  graph = &g;
+  body = block;
+  builder.setInsertionPointToEnd(block);
+  if ((size_t)g.input_size() != inputs.size()) {
+    emitError() << "subgraph '" << g.name() << "' takes " << g.input_size()
+                << " inputs; the op gives it " << inputs.size();
+    return failure();
+  }
+  for (auto [in, v] : llvm::zip(g.input(), inputs))
+    values[in.name()] = v;
+  for (const ::onnx::TensorProto &t : g.initializer()) {
+    std::string what = "initializer '" + t.name() + "'";
+    FailureOr<ElementsAttr> value =
+        convertTensor(&ctx, t, modelDir, what, t.name(), limits,
+                      [&] { return emitError(); });
+    if (failed(value))
+      return failure();
+    values[t.name()] = builder.create<ConstantOp>(
+        NameLoc::get(StringAttr::get(&ctx, t.name()),
+                     FileLineColLoc::get(&ctx, path, 0, 0)),
+        *value);
+  }
+  FailureOr<SmallVector<int>> order = topologicalOrder();
+  if (failed(order))
+    return failure();
+  for (int index : *order)
+    if (failed(importNode(index)))
+      return failure();
+  SmallVector<Value> results;
+  for (const ::onnx::ValueInfoProto &out : g.output()) {
+    Value v = values.lookup(out.name());
+    if (!v && sequences.count(out.name())) {
+      emitError() << "subgraph output '" << out.name()
+                  << "' has type sequence, which tcc does not support "
+                     "(tensors only)";
+      return failure();
+    }
+    if (!v) {
+      emitError() << "subgraph output '" << out.name()
+                  << "' is not produced by any node";
+      return failure();
+    }
+    results.push_back(v);
+  }
+  return results;
+}
+
 OwningOpRef<ModuleOp> ModelImporter::run() {
   OwningOpRef<ModuleOp> module =
       ModuleOp::create(FileLineColLoc::get(&ctx, path, 0, 0));
@@ -508,6 +760,7 @@ LogicalResult ModelImporter::importModel(ModuleOp module) {
   if (failed(load()) || failed(readOpsets()))
     return failure();
   const ::onnx::GraphProto &graph = model.graph();
+  this->graph = &graph;
   if (graph.sparse_initializer_size())
     return emitError() << "sparse initializer '"
                        << graph.sparse_initializer(0).values().name()
@@ -574,6 +827,11 @@ LogicalResult ModelImporter::importModel(ModuleOp module) {
     if (isOpTriviallyDead(&op))
       op.erase();
   return success();
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+mlir::tcc::onnx::supportedOps() {
+  return opTable().entries();
 }
 
 OwningOpRef<ModuleOp>

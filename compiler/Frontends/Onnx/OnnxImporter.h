@@ -13,7 +13,15 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace mlir::tcc::onnx {
+
+/// The default caps of ImportOptions: 2^31 elements and 4 GiB a tensor.
+constexpr int64_t kDefaultMaxElements = int64_t(1) << 31;
+constexpr int64_t kDefaultMaxTensorBytes = int64_t(1) << 32;
 
 struct ImportOptions {
   /// Shapes that replace the declared shapes of graph inputs, e.g. from
@@ -22,6 +30,13 @@ struct ImportOptions {
   /// Run the onnx library's checker on each node (default-domain opsets up
   /// to 17 only: the linked libonnx does not know newer ones).
   bool runChecker = true;
+  /// Caps on any one tensor of the model (graph inputs, initializers, every
+  /// result the import computes): elements, and bytes. They bound what a
+  /// hostile model can make the compiler allocate; a tensor beyond them is
+  /// refused with a diagnostic naming it and the flag that raises the cap
+  /// (`--max-elements`, `--max-tensor-bytes`).
+  int64_t maxElements = kDefaultMaxElements;
+  int64_t maxTensorBytes = kDefaultMaxTensorBytes;
 };
 
 /// Reads a binary .onnx ModelProto, or the ONNX textual syntax when the file
@@ -32,6 +47,11 @@ struct ImportOptions {
 /// "<path>: [node '<name>' (<OpType>, opset <N>): ]<what is wrong>".
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &ctx, llvm::StringRef path,
                                      const ImportOptions &opts);
+
+/// The ONNX ops the importer handles: each default-domain op type with the
+/// opsets at which its versions start, sorted by op type (for generated
+/// documentation).
+std::vector<std::pair<std::string, std::vector<int64_t>>> supportedOps();
 
 } // namespace mlir::tcc::onnx
 

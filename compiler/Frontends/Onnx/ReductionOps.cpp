@@ -8,6 +8,8 @@
 
 #include "compiler/Frontends/Onnx/NodeContext.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tcc;
 using namespace mlir::tcc::onnx;
@@ -19,12 +21,14 @@ static LogicalResult requireNumeric(NodeContext &ctx, Value x) {
                          << x.getType();
 }
 
-template <typename OpT, int64_t axesInputSince>
-static LogicalResult importReduce(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  int64_t rank = shapeOf(x).size();
+/// The axes of a Reduce* node: an attribute before `axesInputSince`, then an
+/// optional constant input. Sets `noop` when no axes and
+/// `noop_with_empty_axes` ask for the input unchanged.
+static FailureOr<SmallVector<int64_t>>
+reduceAxes(NodeContext &ctx, int64_t rank, int64_t axesInputSince,
+           bool &noop) {
   SmallVector<int64_t> axes;
-  bool noop = false;
+  noop = false;
   if (ctx.opset >= axesInputSince) {
     noop = ctx.getInt("noop_with_empty_axes", 0);
     if (ctx.input(1)) {
@@ -36,19 +40,29 @@ static LogicalResult importReduce(NodeContext &ctx) {
   } else {
     axes = ctx.getInts("axes");
   }
-  bool keepdims = ctx.getInt("keepdims", 1);
   if (ctx.hasError())
     return failure();
-  if (axes.empty()) {
-    if (noop) {
-      ctx.setResult(0, x);
-      return success();
-    }
-    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (!axes.empty()) {
+    noop = false;
+    return ctx.normalizeAxes(axes, rank);
   }
-  FailureOr<SmallVector<int64_t>> normalized = ctx.normalizeAxes(axes, rank);
-  if (failed(normalized))
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+template <typename OpT, int64_t axesInputSince>
+static LogicalResult importReduce(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t rank = shapeOf(x).size();
+  bool noop;
+  FailureOr<SmallVector<int64_t>> axes =
+      reduceAxes(ctx, rank, axesInputSince, noop);
+  bool keepdims = ctx.getInt("keepdims", 1);
+  if (failed(axes) || ctx.hasError())
     return failure();
+  if (noop) {
+    ctx.setResult(0, x);
+    return success();
+  }
   // Since opset 20 ReduceMax/ReduceMin also take bools (any/all), which are
   // the max/min of 0/1 integers.
   Type et = elementTypeOf(x);
@@ -61,14 +75,71 @@ static LogicalResult importReduce(NodeContext &ctx) {
     return failure();
   if (std::is_same_v<OpT, ReduceMeanOp> && failed(ctx.requireFloat(x)))
     return failure();
-  FailureOr<shapes::Shape> shape =
-      shapes::reduce(shapeOf(x), *normalized, keepdims, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  auto type = RankedTensorType::get(*shape, elementTypeOf(x));
-  Value y = ctx.b.createOrFold<OpT>(ctx.loc, type, x, *normalized, keepdims);
+  Value y = ctx.reduce<OpT>(x, *axes, keepdims);
   ctx.setResult(0, viaInt ? ctx.castTo(y, et) : y);
-  return success();
+  return success(y);
+}
+
+enum class Composite { L1, L2, LogSum, LogSumExp, SumSquare };
+
+/// The reductions that are a sum between elementwise steps.
+template <Composite kind, int64_t axesInputSince>
+static LogicalResult importCompositeReduce(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t rank = shapeOf(x).size();
+  bool noop;
+  FailureOr<SmallVector<int64_t>> axes =
+      reduceAxes(ctx, rank, axesInputSince, noop);
+  bool keepdims = ctx.getInt("keepdims", 1);
+  if (failed(axes) || ctx.hasError() || failed(requireNumeric(ctx, x)))
+    return failure();
+  if (kind != Composite::L1 && kind != Composite::SumSquare &&
+      failed(ctx.requireFloat(x)))
+    return failure();
+  Value y;
+  switch (kind) {
+  case Composite::L1:
+    y = ctx.unary<AbsOp>(x);
+    break;
+  case Composite::L2:
+  case Composite::SumSquare:
+    y = ctx.binary<MulOp>(x, x);
+    break;
+  case Composite::LogSum:
+    y = x;
+    break;
+  case Composite::LogSumExp: {
+    // log(sum(exp(x - m))) + m with m the maximum (0 where it is infinite).
+    if (noop) {
+      y = ctx.unary<LogOp>(ctx.unary<ExpOp>(x));
+      break;
+    }
+    Value m = ctx.reduce<ReduceMaxOp>(x, *axes, true);
+    Value finite = ctx.compare(ComparePredicate::lt, ctx.unary<AbsOp>(m),
+                               ctx.scalarLike(x, INFINITY));
+    m = ctx.select(finite, m, ctx.scalarLike(x, 0));
+    Value s = ctx.reduce<ReduceSumOp>(
+        ctx.unary<ExpOp>(ctx.binary<SubOp>(x, m)), *axes, true);
+    y = ctx.binary<AddOp>(ctx.unary<LogOp>(s), m);
+    if (!keepdims && y) {
+      FailureOr<shapes::Shape> shape =
+          shapes::reduce(shapeOf(x), *axes, false, ctx.errorFn());
+      if (failed(shape))
+        return failure();
+      y = ctx.reshape(y, *shape);
+    }
+    ctx.setResult(0, y);
+    return success(y);
+  }
+  }
+  if (!noop)
+    y = ctx.reduce<ReduceSumOp>(y, *axes, keepdims);
+  if (kind == Composite::L2)
+    y = ctx.unary<SqrtOp>(y);
+  else if (kind == Composite::LogSum)
+    y = ctx.unary<LogOp>(y);
+  ctx.setResult(0, y);
+  return success(y);
 }
 
 template <typename OpT> static LogicalResult importArgReduce(NodeContext &ctx) {
@@ -98,6 +169,13 @@ void mlir::tcc::onnx::registerReductionOps(OpTable &t) {
   reduce("ReduceMax", importReduce<ReduceMaxOp, 18>, 18);
   reduce("ReduceMin", importReduce<ReduceMinOp, 18>, 18);
   reduce("ReduceProd", importReduce<ReduceProdOp, 18>, 18);
+  reduce("ReduceL1", importCompositeReduce<Composite::L1, 18>, 18);
+  reduce("ReduceL2", importCompositeReduce<Composite::L2, 18>, 18);
+  reduce("ReduceLogSum", importCompositeReduce<Composite::LogSum, 18>, 18);
+  reduce("ReduceLogSumExp", importCompositeReduce<Composite::LogSumExp, 18>,
+         18);
+  reduce("ReduceSumSquare", importCompositeReduce<Composite::SumSquare, 18>,
+         18);
   t.add("ArgMax", 1, 1, 1, 1, importArgReduce<ArgMaxOp>);
   t.add("ArgMin", 1, 1, 1, 1, importArgReduce<ArgMinOp>);
 }

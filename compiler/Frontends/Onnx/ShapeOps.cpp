@@ -610,9 +610,16 @@ static LogicalResult importRange(NodeContext &ctx) {
   if (*delta == 0)
     return ctx.emitError() << "delta is zero";
   double count = std::max(0.0, std::ceil((*limit - *start) / *delta));
-  if (count > (double)kMaxElements)
-    return ctx.emitError() << "the range holds more than 2^31 elements";
-  auto type = RankedTensorType::get({(int64_t)count}, et);
+  // Checked before the values are computed: a tiny delta asks for a huge
+  // constant (NaN bounds make count NaN).
+  if (!(count <= (double)ctx.limits.maxElements))
+    return ctx.emitError() << "the range of " << count
+                           << " elements is more than the limit of "
+                           << ctx.limits.maxElements
+                           << "; raise it with --max-elements";
+  RankedTensorType type = ctx.tensorType({(int64_t)count}, et);
+  if (!type)
+    return failure();
   unsigned bytes = et.getIntOrFloatBitWidth() / 8;
   SmallVector<char> raw((size_t)count * bytes);
   for (int64_t i = 0; i < (int64_t)count; ++i) {
@@ -628,7 +635,13 @@ static LogicalResult importRange(NodeContext &ctx) {
       uint64_t bits = v.bitcastToAPInt().getZExtValue();
       std::memcpy(dst, &bits, bytes);
     } else {
-      int64_t v = (int64_t)*start + i * (int64_t)*delta;
+      // Saturating casts and wrapping steps: a hostile range must not be
+      // undefined behaviour (its values are truncated to the type anyway).
+      auto toInt = [](double d) -> int64_t {
+        return d >= 0x1p63 ? INT64_MAX : d <= -0x1p63 ? INT64_MIN : (int64_t)d;
+      };
+      int64_t v = (int64_t)((uint64_t)toInt(*start) +
+                            (uint64_t)i * (uint64_t)toInt(*delta));
       std::memcpy(dst, &v, bytes);
     }
   }
@@ -646,11 +659,11 @@ static LogicalResult importTile(NodeContext &ctx) {
     FailureOr<double> tiles = ctx.constScalar(1), axis = ctx.constScalar(2);
     if (failed(tiles) || failed(axis))
       return failure();
-    FailureOr<int64_t> a = ctx.normalizeAxis((int64_t)*axis, rank);
+    FailureOr<int64_t> a = ctx.normalizeAxis(saturatingInt(*axis), rank);
     if (failed(a))
       return failure();
     repeats.assign(rank, 1);
-    repeats[*a] = (int64_t)*tiles;
+    repeats[*a] = saturatingInt(*tiles);
   } else {
     FailureOr<SmallVector<int64_t>> r = ctx.constInts(1);
     if (failed(r))

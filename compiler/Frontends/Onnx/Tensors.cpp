@@ -16,6 +16,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -85,6 +86,41 @@ static unsigned elementBytes(Type type) {
   return type.isInteger(1) ? 1 : type.getIntOrFloatBitWidth() / 8;
 }
 
+LogicalResult mlir::tcc::onnx::checkTensorSize(ArrayRef<int64_t> shape,
+                                               Type elementType,
+                                               const SizeLimits &limits,
+                                               const Twine &what,
+                                               shapes::EmitErrorFn emitError) {
+  int64_t count = 1;
+  bool overflow = false;
+  if (llvm::is_contained(shape, 0))
+    count = 0;
+  for (int64_t d : shape)
+    if (count && !ShapedType::isDynamic(d) && d > 0 && !overflow)
+      overflow = llvm::MulOverflow(count, d, count);
+  if (overflow || count > limits.maxElements) {
+    InFlightDiagnostic diag = emitError();
+    diag << what << " of shape " << shapes::str(shape) << " holds ";
+    if (overflow)
+      diag << "more than 2^63";
+    else
+      diag << count;
+    return diag << " elements, more than the limit of " << limits.maxElements
+                << "; raise it with --max-elements";
+  }
+  unsigned bits = elementType.isIntOrFloat()
+                      ? elementType.getIntOrFloatBitWidth()
+                      : 64;
+  int64_t bytes;
+  if (llvm::MulOverflow(count, (int64_t)std::max(1u, (bits + 7) / 8), bytes) ||
+      bytes > limits.maxBytes)
+    return emitError() << what << " of shape " << shapes::str(shape) << " and "
+                       << elementType << " takes more than "
+                       << limits.maxBytes
+                       << " bytes, the limit; raise it with --max-tensor-bytes";
+  return success();
+}
+
 /// A blob name that prints as a bare keyword: MLIR makes it unique.
 static std::string blobName(StringRef tensorName) {
   std::string name;
@@ -93,6 +129,24 @@ static std::string blobName(StringRef tensorName) {
   if (name.empty() || !llvm::isAlpha(name[0]))
     name = "t_" + name;
   return name;
+}
+
+/// The number of values in the typed field that holds the elements of `t`,
+/// and the field's name.
+static std::pair<int64_t, StringRef> typedField(const TensorProto &t) {
+  switch (t.data_type()) {
+  case TensorProto::FLOAT:
+    return {t.float_data_size(), "float_data"};
+  case TensorProto::DOUBLE:
+    return {t.double_data_size(), "double_data"};
+  case TensorProto::INT64:
+    return {t.int64_data_size(), "int64_data"};
+  case TensorProto::UINT32:
+  case TensorProto::UINT64:
+    return {t.uint64_data_size(), "uint64_data"};
+  default:
+    return {t.int32_data_size(), "int32_data"};
+  }
 }
 
 /// Copies the typed field that holds the elements of `t` into `out`
@@ -185,6 +239,12 @@ readExternal(const TensorProto &t, uint64_t needed, StringRef modelDir,
                 << "' lies outside the model's folder";
     return failure();
   }
+  // A FIFO or device could block or never end.
+  if (!llvm::sys::fs::is_regular_file(realPath)) {
+    emitError() << what << ": external data file '" << location
+                << "' is not a regular file";
+    return failure();
+  }
   uint64_t fileSize;
   if (std::error_code ec = llvm::sys::fs::file_size(realPath, fileSize)) {
     emitError() << what << ": cannot read external data file '" << location
@@ -215,7 +275,8 @@ readExternal(const TensorProto &t, uint64_t needed, StringRef modelDir,
 FailureOr<ElementsAttr>
 mlir::tcc::onnx::convertTensor(MLIRContext *ctx, const TensorProto &t,
                                StringRef modelDir, StringRef what,
-                               StringRef name, shapes::EmitErrorFn emitError) {
+                               StringRef name, const SizeLimits &limits,
+                               shapes::EmitErrorFn emitError) {
   Type elementType = convertDataType(ctx, t.data_type());
   if (!elementType) {
     emitError() << what << " has data type " << dataTypeName(t.data_type())
@@ -223,16 +284,14 @@ mlir::tcc::onnx::convertTensor(MLIRContext *ctx, const TensorProto &t,
     return failure();
   }
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-  int64_t count = 1;
-  bool empty = llvm::is_contained(shape, 0);
-  for (int64_t d : shape) {
-    if (d < 0 || (!empty && d && count > kMaxElements / d)) {
-      emitError() << what << " has an invalid or too large shape "
-                  << shapes::str(shape);
-      return failure();
-    }
-    count = empty ? 0 : count * d;
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
+    emitError() << what << " has a negative dimension in its shape "
+                << shapes::str(shape);
+    return failure();
   }
+  if (failed(checkTensorSize(shape, elementType, limits, what, emitError)))
+    return failure();
+  int64_t count = shapes::numElements(shape);
   if (t.has_segment()) {
     emitError() << what << " is segmented, which tcc does not support";
     return failure();
@@ -268,6 +327,14 @@ mlir::tcc::onnx::convertTensor(MLIRContext *ctx, const TensorProto &t,
     }
     return makeElements(
         type, ArrayRef<char>(t.raw_data().data(), t.raw_data().size()), name);
+  }
+  // The field must hold every element before anything is allocated for
+  // them: a few bytes of model could otherwise ask for gigabytes.
+  auto [held, field] = typedField(t);
+  if (held != count) {
+    emitError() << what << " holds " << held << " values in " << field
+                << " but its shape needs " << count;
+    return failure();
   }
   // Typed fields are decoded straight into the blob when there is one.
   if (small) {

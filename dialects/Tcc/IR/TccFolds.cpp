@@ -88,7 +88,7 @@ static Attribute foldBinary(Attribute lhs, Attribute rhs, Type type,
     }
     return DenseElementsAttr::get(resultType, out);
   }
-  if (isa<IntegerType>(et) && !et.isInteger(1)) {
+  if (isa<IntegerType>(et)) {
     bool isUnsigned = et.isUnsignedInteger();
     auto av = a.getValues<APInt>(), bv = b.getValues<APInt>();
     SmallVector<APInt> out;
@@ -182,6 +182,55 @@ OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
         return isUnsigned ? llvm::APIntOps::umin(a, b)
                           : llvm::APIntOps::smin(a, b);
       });
+}
+
+OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> {
+        if (a.mod(b) != APFloat::opOK)
+          return std::nullopt;
+        return a;
+      },
+      [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
+        if (b.isZero() || (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
+          return std::nullopt; // Undefined: leave it to run time.
+        if (isUnsigned)
+          return a.urem(b);
+        // The sign follows the divisor, as Python's %.
+        APInt r = a.srem(b);
+        if (!r.isZero() && (r.isNegative() != b.isNegative()))
+          r += b;
+        return r;
+      });
+}
+
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
+                      return a & b;
+                    });
+}
+
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
+                      return a | b;
+                    });
+}
+
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
+                      return a ^ b;
+                    });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr a = smallDense(adaptor.getInput());
+  if (!a)
+    return {};
+  return a.mapValues(a.getElementType(), [](const APInt &v) { return ~v; });
 }
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {

@@ -286,3 +286,183 @@ LogicalResult FusedOp::verifyRegions() {
     return emitOpError() << "yielded types must match the result types";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Bit casts, scans, selection, scatter
+//===----------------------------------------------------------------------===//
+
+/// Bits per element as tcc stores them (a bool takes a byte).
+static unsigned storageBits(Type t) {
+  return t.isInteger(1) ? 8 : t.getIntOrFloatBitWidth();
+}
+
+LogicalResult BitcastOp::verify() {
+  Type from = getElementTypeOrSelf(getInput()), to = getElementTypeOrSelf(getType());
+  if (storageBits(from) != storageBits(to))
+    return emitOpError() << "cannot reinterpret " << storageBits(from)
+                         << "-bit " << from << " as " << storageBits(to)
+                         << "-bit " << to;
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  return checkAxis(*this, getAxis(), getType().getRank());
+}
+LogicalResult CumprodOp::verify() {
+  return checkAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult TopKOp::verify() {
+  ArrayRef<int64_t> input = shapeOf(getInput());
+  int64_t axis = getAxis();
+  if (failed(checkAxis(*this, axis, input.size())))
+    return failure();
+  if (shapeOf(getValues()) != shapeOf(getIndices()))
+    return emitOpError() << "values " << shapes::str(shapeOf(getValues()))
+                         << " and indices "
+                         << shapes::str(shapeOf(getIndices()))
+                         << " differ in shape";
+  shapes::Shape expected(input);
+  int64_t k = shapeOf(getValues()).size() == input.size()
+                  ? shapeOf(getValues())[axis]
+                  : 0;
+  expected[axis] = k;
+  if (failed(checkResultShape(*this, getValues().getType(), expected)))
+    return failure();
+  if (!ShapedType::isDynamic(k) && !ShapedType::isDynamic(input[axis]) &&
+      k > input[axis])
+    return emitOpError() << "k = " << k << " exceeds the " << input[axis]
+                         << " elements along axis " << axis;
+  return success();
+}
+
+LogicalResult ScatterOp::verify() {
+  ArrayRef<int64_t> data = shapeOf(getData()), indices = shapeOf(getIndices()),
+                    updates = shapeOf(getUpdates());
+  int64_t axis = getAxis();
+  if (failed(checkAxis(*this, axis, data.size())))
+    return failure();
+  if (indices != updates)
+    return emitOpError() << "indices " << shapes::str(indices)
+                         << " and updates " << shapes::str(updates)
+                         << " differ in shape";
+  if (indices.size() != data.size())
+    return emitOpError() << "indices must have the rank of data ("
+                         << data.size() << "); got " << shapes::str(indices);
+  for (size_t i = 0; i < data.size(); ++i)
+    if ((int64_t)i != axis && !ShapedType::isDynamic(indices[i]) &&
+        !ShapedType::isDynamic(data[i]) && indices[i] > data[i])
+      return emitOpError() << "updates " << shapes::str(updates)
+                           << " exceed data " << shapes::str(data)
+                           << " in dimension " << i;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+/// The single-element check of a condition tensor.
+static LogicalResult checkCondition(Operation *op, Value cond) {
+  int64_t n = shapes::numElements(shapeOf(cond));
+  if (!ShapedType::isDynamic(n) && n != 1)
+    return op->emitOpError() << "condition must hold one element; it has "
+                             << shapes::str(shapeOf(cond));
+  return success();
+}
+
+static YieldOp terminatorOf(Region &region) {
+  Block &block = region.front();
+  return block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+}
+
+LogicalResult IfOp::verifyRegions() {
+  if (failed(checkCondition(*this, getCondition())))
+    return failure();
+  for (Region *region : {&getThenRegion(), &getElseRegion()}) {
+    YieldOp yield = terminatorOf(*region);
+    if (!yield)
+      return emitOpError() << "each region must end with tcc.yield";
+    if (!llvm::equal(yield.getValues().getTypes(), getResultTypes()))
+      return emitOpError() << "the " << (region == &getThenRegion() ? "then" : "else")
+                           << " region yields types other than the results'";
+  }
+  return success();
+}
+
+LogicalResult LoopOp::verifyRegions() {
+  if (failed(checkCondition(*this, getCondition())))
+    return failure();
+  if (shapes::numElements(shapeOf(getTripCount())) != 1)
+    return emitOpError() << "trip count must hold one element";
+  Block &body = getBody().front();
+  size_t n = getInits().size();
+  auto i64 = RankedTensorType::get({}, IntegerType::get(getContext(), 64));
+  auto i1 = RankedTensorType::get({}, IntegerType::get(getContext(), 1));
+  SmallVector<Type> args = {i64, i1};
+  llvm::append_range(args, getInits().getTypes());
+  if (!llvm::equal(body.getArgumentTypes(), args))
+    return emitOpError() << "body arguments must be the iteration number "
+                         << "(tensor<i64>), the condition (tensor<i1>) and "
+                         << "the carried values";
+  if (getNumResults() < n ||
+      !llvm::equal(TypeRange(getResultTypes()).take_front(n),
+                    getInits().getTypes()))
+    return emitOpError() << "the first results must have the types of the "
+                         << "carried values";
+  YieldOp yield = terminatorOf(getBody());
+  if (!yield)
+    return emitOpError() << "body must end with tcc.yield";
+  size_t scans = getNumResults() - n;
+  TypeRange yielded = yield.getValues().getTypes();
+  if (yielded.size() != 1 + n + scans || yielded[0] != i1 ||
+      !llvm::equal(yielded.slice(1, n), getInits().getTypes()))
+    return emitOpError() << "body must yield the condition (tensor<i1>), "
+                         << "the carried values and one value per scan "
+                         << "output";
+  for (size_t i = 0; i < scans; ++i) {
+    auto result = cast<RankedTensorType>(getResult(n + i).getType());
+    auto each = cast<RankedTensorType>(yielded[1 + n + i]);
+    if (result.getRank() != each.getRank() + 1 ||
+        result.isDynamicDim(0) ||
+        result.getShape().drop_front() != each.getShape() ||
+        result.getElementType() != each.getElementType())
+      return emitOpError() << "scan output " << i << " of type " << result
+                           << " must stack " << each
+                           << " along a new leading dimension of static size";
+  }
+  return success();
+}
+
+LogicalResult UkernelOp::verify() {
+  bool tensors = llvm::all_of(getOperandTypes(), [](Type t) {
+    return isa<RankedTensorType>(t);
+  });
+  bool memrefs = llvm::all_of(getOperandTypes(), [](Type t) {
+    return isa<MemRefType>(t);
+  });
+  if (!tensors && !memrefs)
+    return emitOpError() << "operands must be all tensors or all memrefs";
+  if (memrefs && getNumResults() != 0)
+    return emitOpError() << "on memrefs has no results";
+  if (tensors && !llvm::equal(getResultTypes(), getOutputs().getTypes()))
+    return emitOpError() << "on tensors returns one value per output, of "
+                            "the same type";
+  return success();
+}
+
+void UkernelOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (getNumResults() != 0)
+    return; // Tensor form: value semantics.
+  for (OpOperand &in : getInputsMutable())
+    effects.emplace_back(MemoryEffects::Read::get(), &in,
+                         SideEffects::DefaultResource::get());
+  for (OpOperand &out : getOutputsMutable()) {
+    effects.emplace_back(MemoryEffects::Read::get(), &out,
+                         SideEffects::DefaultResource::get());
+    effects.emplace_back(MemoryEffects::Write::get(), &out,
+                         SideEffects::DefaultResource::get());
+  }
+}

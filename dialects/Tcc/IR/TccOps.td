@@ -13,6 +13,7 @@ include "dialects/Tcc/IR/TccInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -79,7 +80,9 @@ def Tcc_DivOp : Tcc_BinaryOp<"div", "quotient (truncating for integers)",
 }
 def Tcc_RemOp : Tcc_BinaryOp<"rem",
     "remainder (its sign follows the divisor for integers, as Python's `%`; "
-    "C's fmod for floats)", Tcc_NumericTensor>;
+    "C's fmod for floats)", Tcc_NumericTensor> {
+  let hasFolder = 1;
+}
 def Tcc_PowOp : Tcc_BinaryOp<"pow", "power `lhs ** rhs`", Tcc_NumericTensor>;
 def Tcc_MaxOp : Tcc_BinaryOp<"max", "maximum (NaN-propagating)",
     Tcc_NumericTensor, [Commutative]> {
@@ -90,11 +93,17 @@ def Tcc_MinOp : Tcc_BinaryOp<"min", "minimum (NaN-propagating)",
   let hasFolder = 1;
 }
 def Tcc_AndOp : Tcc_BinaryOp<"and", "logical or bitwise and",
-    Tcc_IntegerLikeTensor, [Commutative]>;
+    Tcc_IntegerLikeTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Tcc_OrOp : Tcc_BinaryOp<"or", "logical or bitwise or",
-    Tcc_IntegerLikeTensor, [Commutative]>;
+    Tcc_IntegerLikeTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 def Tcc_XorOp : Tcc_BinaryOp<"xor", "logical or bitwise exclusive or",
-    Tcc_IntegerLikeTensor, [Commutative]>;
+    Tcc_IntegerLikeTensor, [Commutative]> {
+  let hasFolder = 1;
+}
 
 def Tcc_CompareOp : Tcc_Op<"cmp", [Pure, Tcc_BroadcastingElementwise,
     AllElementTypesMatch<["lhs", "rhs"]>]> {
@@ -184,7 +193,9 @@ def Tcc_CeilOp : Tcc_UnaryOp<"ceil", "rounding up", Tcc_FloatTensor>;
 def Tcc_RoundOp : Tcc_UnaryOp<"round", "rounding half to even",
     Tcc_FloatTensor>;
 def Tcc_NotOp : Tcc_UnaryOp<"not", "logical or bitwise not",
-    Tcc_IntegerLikeTensor>;
+    Tcc_IntegerLikeTensor> {
+  let hasFolder = 1;
+}
 
 def Tcc_GeluOp : Tcc_Op<"gelu", [Pure, SameOperandsAndResultType,
     Tcc_BroadcastingElementwise]> {
@@ -670,10 +681,11 @@ def Tcc_FusedOp : Tcc_Op<"fused", [IsolatedFromAbove, RecursiveMemoryEffects,
 }
 
 def Tcc_YieldOp : Tcc_Op<"yield", [Pure, Terminator, ReturnLike,
-    HasParent<"FusedOp">]> {
-  let summary = "the results of a fused group";
+    ParentOneOf<["FusedOp", "IfOp", "LoopOp"]>]> {
+  let summary = "the results of a fused group or of a control-flow region";
   let description = [{
-    Ends the body of a `tcc.fused` and gives its results.
+    Ends the body of a `tcc.fused`, a branch of a `tcc.if` or the body of a
+    `tcc.loop`, and gives its results.
 
     ```mlir
     tcc.yield %t : tensor<4xf32>
@@ -681,6 +693,242 @@ def Tcc_YieldOp : Tcc_Op<"yield", [Pure, Terminator, ReturnLike,
   }];
   let arguments = (ins Variadic<Tcc_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// More elementwise math: trigonometry, shifts, bit casts
+//===----------------------------------------------------------------------===//
+
+def Tcc_IntTensor : RankedTensorOf<[Tcc_Int]>;
+
+def Tcc_TanOp : Tcc_UnaryOp<"tan", "the tangent", Tcc_FloatTensor>;
+def Tcc_AsinOp : Tcc_UnaryOp<"asin", "the arcsine", Tcc_FloatTensor>;
+def Tcc_AcosOp : Tcc_UnaryOp<"acos", "the arccosine", Tcc_FloatTensor>;
+def Tcc_AtanOp : Tcc_UnaryOp<"atan", "the arctangent", Tcc_FloatTensor>;
+def Tcc_SinhOp : Tcc_UnaryOp<"sinh", "the hyperbolic sine", Tcc_FloatTensor>;
+def Tcc_CoshOp : Tcc_UnaryOp<"cosh", "the hyperbolic cosine",
+    Tcc_FloatTensor>;
+def Tcc_AsinhOp : Tcc_UnaryOp<"asinh", "the inverse hyperbolic sine",
+    Tcc_FloatTensor>;
+def Tcc_AcoshOp : Tcc_UnaryOp<"acosh", "the inverse hyperbolic cosine",
+    Tcc_FloatTensor>;
+def Tcc_AtanhOp : Tcc_UnaryOp<"atanh", "the inverse hyperbolic tangent",
+    Tcc_FloatTensor>;
+
+def Tcc_ShiftLeftOp : Tcc_BinaryOp<"shift_left",
+    "left shift `lhs << rhs` (0 once `rhs` reaches the bit width)",
+    Tcc_IntTensor>;
+def Tcc_ShiftRightOp : Tcc_BinaryOp<"shift_right",
+    "right shift `lhs >> rhs`, logical for unsigned and arithmetic for "
+    "signed integers (all sign bits once `rhs` reaches the bit width)",
+    Tcc_IntTensor>;
+
+def Tcc_BitcastOp : Tcc_Op<"bitcast", [Pure, SameOperandsAndResultShape,
+    Tcc_BroadcastingElementwise]> {
+  let summary = "elementwise reinterpretation of the bits";
+  let description = [{
+    Gives each element's bits as the result's element type, which has the
+    same width (a bool counts as one byte: `false` is 0, `true` is 1, and a
+    byte becomes `true` when it is not 0).
+
+    ```mlir
+    %r = tcc.bitcast %x : tensor<4xf32> -> tensor<4xi32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Scans, selection and scatter
+//===----------------------------------------------------------------------===//
+
+class Tcc_CumulativeOp<string mnemonic, string what>
+    : Tcc_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "running " # what # " along an axis";
+  let description = "Element `i` along `axis` is the " # what # [{ of the
+    elements `0..i` (`0..i-1` with `exclusive`, whose first element is the
+    identity); `reverse` runs from the end instead.
+
+    ```mlir
+    %r = tcc.}] # mnemonic # [{ %x axis = 1 exclusive : tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_NumericTensor:$input, I64Attr:$axis,
+                       UnitAttr:$exclusive, UnitAttr:$reverse);
+  let results = (outs Tcc_NumericTensor:$result);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)?
+    attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tcc_CumsumOp : Tcc_CumulativeOp<"cumsum", "sum">;
+def Tcc_CumprodOp : Tcc_CumulativeOp<"cumprod", "product">;
+
+def Tcc_TopKOp : Tcc_Op<"topk", [Pure,
+    AllElementTypesMatch<["input", "values"]>]> {
+  let summary = "the k largest or smallest elements along an axis";
+  let description = [{
+    Gives, along `axis`, the `k` largest elements (the smallest without
+    `largest`) in order, best first, and their `i64` indices; `k` is the
+    results' size along `axis`. Equal elements keep their order (the lower
+    index first).
+
+    ```mlir
+    %v, %i = tcc.topk %x axis = 1 largest : tensor<3x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+    ```
+  }];
+  let arguments = (ins Tcc_NumericTensor:$input, I64Attr:$axis,
+                       UnitAttr:$largest);
+  let results = (outs Tcc_NumericTensor:$values, Tcc_I64Tensor:$indices);
+  let assemblyFormat = [{
+    $input `axis` `=` $axis (`largest` $largest^)? attr-dict `:` type($input)
+    `->` type($values) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tcc_ScatterReductionAttr : I32EnumAttr<"ScatterReduction",
+    "how scatter combines an update with the existing element", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"add", 1>,
+      I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"max", 3>,
+      I32EnumAttrCase<"min", 4>]> {
+  let cppNamespace = "::mlir::tcc";
+}
+
+def Tcc_ScatterOp : Tcc_Op<"scatter", [Pure,
+    AllTypesMatch<["data", "result"]>,
+    AllElementTypesMatch<["data", "updates"]>]> {
+  let summary = "writing updates into a copy of a tensor along an axis";
+  let description = [{
+    ONNX `ScatterElements`: the result is `data`, except that each element
+    of `updates` goes to the position of its own index with the coordinate
+    along `axis` replaced by the matching element of `indices` (negative
+    indices count from the end). `reduction` combines it with what is there
+    (`none` replaces; with duplicate indices the last update wins). Indices
+    out of range are skipped.
+
+    ```mlir
+    %r = tcc.scatter %data, %idx, %upd axis = 0 reduction = add
+           : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$data, Tcc_IndexTensor:$indices,
+                       Tcc_Tensor:$updates, I64Attr:$axis,
+                       Tcc_ScatterReductionAttr:$reduction);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates `axis` `=` $axis `reduction` `=` $reduction
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Control flow
+//===----------------------------------------------------------------------===//
+
+def Tcc_IfOp : Tcc_Op<"if", [RecursiveMemoryEffects, NoRegionArguments]> {
+  let summary = "a choice between two regions";
+  let description = [{
+    Runs `then_region` when the single element of `condition` is true and
+    `else_region` otherwise; each ends with a `tcc.yield` of values with the
+    result types (ONNX `If`). The regions may use values defined above.
+
+    ```mlir
+    %r = tcc.if %c : tensor<i1> -> tensor<2xf32> {
+      tcc.yield %a : tensor<2xf32>
+    } else {
+      tcc.yield %b : tensor<2xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Tcc_BoolTensor:$condition);
+  let results = (outs Variadic<Tcc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$then_region,
+                        SizedRegion<1>:$else_region);
+  let assemblyFormat = [{
+    $condition `:` type($condition) (`->` type($results)^)? $then_region
+    `else` $else_region attr-dict
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Tcc_LoopOp : Tcc_Op<"loop", [RecursiveMemoryEffects]> {
+  let summary = "a loop with carried values and stacked per-iteration outputs";
+  let description = [{
+    ONNX `Loop`. The body runs while the iteration number is below
+    `trip_count` and the condition holds (`condition` before the first
+    iteration, then the body's). Its block arguments are the iteration
+    number (`tensor<i64>`), the condition (`tensor<i1>`) and the carried
+    values, starting as `inits`. Its `tcc.yield` gives the next condition,
+    the next carried values, then one value per scan output. The results are
+    the final carried values, then the scan outputs: each stacks the values
+    of the first `S` iterations along a new leading dimension of static size
+    `S`, and the loop runs at most `S` iterations when it has scan outputs.
+    The body may use values defined above.
+
+    ```mlir
+    %sum, %all = tcc.loop %n, %true, %x : (tensor<i64>, tensor<i1>, tensor<2xf32>)
+        -> (tensor<2xf32>, tensor<3x2xf32>) {
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<2xf32>):
+      %next = tcc.add %acc, %acc : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+      tcc.yield %c, %next, %next : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Tcc_I64Tensor:$trip_count, Tcc_BoolTensor:$condition,
+                       Variadic<Tcc_Tensor>:$inits);
+  let results = (outs Variadic<Tcc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $trip_count `,` $condition (`,` $inits^)? attr-dict `:`
+    functional-type(operands, results) $body
+  }];
+  let hasRegionVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Micro-kernel calls
+//===----------------------------------------------------------------------===//
+
+def Tcc_UkernelOp : Tcc_Op<"ukernel", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DestinationStyleOpInterface]> {
+  let summary = "a call to one of tcc's CPU micro-kernels";
+  let description = [{
+    The CPU lowering replaces heavy contractions (matrix products,
+    convolutions) by calls to hand-tuned micro-kernels (runtime/ukernels),
+    linked into the artifact as LLVM bitcode. This op is such a call in
+    destination-passing style: it reads `inputs` and writes `outputs`
+    (the result, then the kernel's scratch memory if it needs any). On
+    tensors it returns the new values of `outputs`; after bufferization it
+    works on memrefs and has no results. `params` holds the kernel's scalar
+    arguments (sizes, strides, flags, epilogue) by name; which inputs are
+    present (bias, residual) is in `params` too.
+
+    ```mlir
+    %r:2 = tcc.ukernel "conv2d" ins(%x, %w, %b : tensor<1x3x8x8xf32>, tensor<512xf32>, tensor<4xf32>)
+             outs(%init, %scratch : tensor<1x4x8x8xf32>, tensor<2048xi8>)
+             params {kh = 3 : i64, kw = 3 : i64, has_bias = true} -> tensor<1x4x8x8xf32>, tensor<2048xi8>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<AnyShaped>:$inputs,
+                       Variadic<AnyShaped>:$outputs, DictionaryAttr:$params);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $name `ins` `(` $inputs `:` type($inputs) `)`
+    `outs` `(` $outputs `:` type($outputs) `)` `params` $params attr-dict
+    (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // TCC_OPS_TD

@@ -9,8 +9,9 @@
  *   tcc_status_free. Results come back through `out_` parameters, which are
  *   left untouched on error.
  * - Objects are opaque and freed by their own tcc_<object>_free, which
- *   accepts NULL. Accessors (functions that return no status) expect a
- *   valid object.
+ *   accepts NULL. Accessors (functions that return no status) given NULL
+ *   return 0, NULL or "" rather than crash; a pointer to a freed object
+ *   cannot be detected.
  * - Parameter structs are valid when zero-initialised.
  *
  * Thread-safety
@@ -135,6 +136,21 @@ TCC_API tcc_status_t tcc_tensor_set_name(tcc_tensor_t *tensor,
  * file's contents justify. */
 TCC_API tcc_status_t tcc_tensor_load_file(const char *path,
                                           tcc_tensor_t **out_tensor);
+
+/* The default cap of tcc_tensor_load_file on a file's size: 4 GiB. */
+#define TCC_TENSOR_FILE_MAX_BYTES (UINT64_C(1) << 32)
+
+typedef struct tcc_tensor_load_options_t {
+  /* The largest file accepted, in bytes; 0: TCC_TENSOR_FILE_MAX_BYTES.
+   * A bigger file is RESOURCE_EXHAUSTED (naming the file and the cap)
+   * before anything is read or allocated. */
+  uint64_t max_file_bytes;
+} tcc_tensor_load_options_t;
+
+/* tcc_tensor_load_file with options; `options` may be NULL. */
+TCC_API tcc_status_t tcc_tensor_load_file_with_options(
+    const char *path, const tcc_tensor_load_options_t *options,
+    tcc_tensor_t **out_tensor);
 /* Writes a .pb (dims, data_type, name, raw_data) or .npy (format 1.0)
  * file, by the path's extension, through a temporary file in the same
  * directory renamed into place: readers never see a partial file. bf16 has

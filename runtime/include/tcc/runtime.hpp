@@ -141,9 +141,12 @@ public:
     return Tensor(t);
   }
   /// A .pb or .npy file.
-  static Tensor load(const std::string &path) {
+  /// Reads a .pb or .npy file of at most `maxFileBytes` (0: the default
+  /// cap, TCC_TENSOR_FILE_MAX_BYTES).
+  static Tensor load(const std::string &path, uint64_t maxFileBytes = 0) {
     tcc_tensor_t *t;
-    check(tcc_tensor_load_file(path.c_str(), &t));
+    tcc_tensor_load_options_t options{maxFileBytes};
+    check(tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
     return Tensor(t);
   }
   void save(const std::string &path) const {

@@ -7,11 +7,3 @@ func.func @dynamic(%a: tensor<?x3xf32>) -> tensor<?x3xf32> {
   return %0 : tensor<?x3xf32>
 }
 
-// -----
-
-// Tests that unsigned integers are reported.
-func.func @unsigned(%a: tensor<3xui8>) -> tensor<3xui8> {
-  // expected-error @+1 {{'tcc.add' op on unsigned integers ('tensor<3xui8>') is not supported by the CPU lowering yet}}
-  %0 = tcc.add %a, %a : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
-  return %0 : tensor<3xui8>
-}

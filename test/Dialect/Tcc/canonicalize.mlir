@@ -373,3 +373,31 @@ func.func @gather_constants() -> (tensor<i64>, tensor<2x2xi64>, tensor<1xi64>) {
   %2 = tcc.gather %s, %k axis = 0 : (tensor<4xi64>, tensor<1xi64>) -> tensor<1xi64>
   return %0, %1, %2 : tensor<i64>, tensor<2x2xi64>, tensor<1xi64>
 }
+
+// -----
+
+// Tests that remainders and bitwise logic on small constants fold (shape
+// code of ONNX function bodies uses them).
+// CHECK-LABEL: func @fold_logic
+func.func @fold_logic() -> (tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xf32>) {
+  %a = tcc.constant dense<[7, -7]> : tensor<2xi64>
+  %b = tcc.constant dense<3> : tensor<i64>
+  // CHECK-DAG: tcc.constant dense<[1, 2]> : tensor<2xi64>
+  %0 = tcc.rem %a, %b : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
+  %t = tcc.constant dense<[true, false]> : tensor<2xi1>
+  %f = tcc.constant dense<[true, true]> : tensor<2xi1>
+  // CHECK-DAG: tcc.constant dense<[true, false]> : tensor<2xi1>
+  %1 = tcc.and %t, %f : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  // CHECK-DAG: tcc.constant dense<true> : tensor<2xi1>
+  %2 = tcc.or %t, %f : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  // CHECK-DAG: tcc.constant dense<[false, true]> : tensor<2xi1>
+  %3 = tcc.xor %t, %f : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  %4 = tcc.not %t : tensor<2xi1>
+  %x = tcc.constant dense<[5.5, -5.5]> : tensor<2xf32>
+  %y = tcc.constant dense<2.0> : tensor<f32>
+  // CHECK-DAG: tcc.constant dense<[1.500000e+00, -1.500000e+00]> : tensor<2xf32>
+  %5 = tcc.rem %x, %y : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  // CHECK-NOT: tcc.rem
+  // CHECK-NOT: tcc.and
+  return %0, %1, %2, %3, %4, %5 : tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xf32>
+}

@@ -575,6 +575,222 @@ func.func @fused_terminator(%a: tensor<4xf32>) {
 
 // Tests that tcc.yield lives only in a fused body.
 func.func @yield_outside(%a: tensor<4xf32>) {
-  // expected-error @+1 {{expects parent op 'tcc.fused'}}
+  // expected-error @+1 {{expects parent op to be one of 'tcc.fused, tcc.if, tcc.loop'}}
   tcc.yield %a : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a micro-kernel call does not mix tensors and memrefs.
+func.func @ukernel_mixed(%a: tensor<4xf32>, %c: memref<4xf32>) {
+  // expected-error @+1 {{operands must be all tensors or all memrefs}}
+  tcc.ukernel "sgemm" ins(%a : tensor<4xf32>) outs(%c : memref<4xf32>) params {}
+  return
+}
+
+// -----
+
+// Tests that a call on memrefs returns nothing.
+func.func @ukernel_memref_results(%a: memref<4xf32>, %c: memref<4xf32>) {
+  // expected-error @+1 {{on memrefs has no results}}
+  %r = "tcc.ukernel"(%a, %c) <{name = "sgemm", params = {}, operandSegmentSizes = array<i32: 1, 1>}> : (memref<4xf32>, memref<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a call on tensors returns one value per output.
+func.func @ukernel_tensor_results(%a: tensor<4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{on tensors returns one value per output, of the same type}}
+  %r = tcc.ukernel "sgemm" ins(%a : tensor<4xf32>) outs(%c : tensor<4xf32>) params {} -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// Tests that a bit cast keeps the bit width.
+func.func @bitcast_width(%a: tensor<4xf32>) {
+  // expected-error @+1 {{cannot reinterpret 32-bit 'f32' as 16-bit 'i16'}}
+  %r = tcc.bitcast %a : tensor<4xf32> -> tensor<4xi16>
+  return
+}
+
+// -----
+
+// Tests that a cumulative op's axis lies in the input.
+func.func @cumsum_axis(%a: tensor<4xf32>) {
+  // expected-error @+1 {{axis 1 is out of range for rank 1}}
+  %r = tcc.cumsum %a axis = 1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that top-k's axis lies in the input.
+func.func @topk_axis(%a: tensor<4xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for rank 1}}
+  %v, %i = tcc.topk %a axis = 2 largest : tensor<4xf32> -> tensor<2xf32>, tensor<2xi64>
+  return
+}
+
+// -----
+
+// Tests that top-k's values and indices have one shape.
+func.func @topk_shapes(%a: tensor<4xf32>) {
+  // expected-error @+1 {{values 2 and indices 3 differ in shape}}
+  %v, %i = tcc.topk %a axis = 0 largest : tensor<4xf32> -> tensor<2xf32>, tensor<3xi64>
+  return
+}
+
+// -----
+
+// Tests that top-k's results differ from the input only along the axis.
+func.func @topk_result(%a: tensor<2x4xf32>) {
+  // expected-error @+1 {{result shape 3x2 does not match the expected shape 2x2}}
+  %v, %i = tcc.topk %a axis = 1 : tensor<2x4xf32> -> tensor<3x2xf32>, tensor<3x2xi64>
+  return
+}
+
+// -----
+
+// Tests that k cannot exceed the axis' length.
+func.func @topk_k(%a: tensor<4xf32>) {
+  // expected-error @+1 {{k = 5 exceeds the 4 elements along axis 0}}
+  %v, %i = tcc.topk %a axis = 0 : tensor<4xf32> -> tensor<5xf32>, tensor<5xi64>
+  return
+}
+
+// -----
+
+// Tests that scatter's axis lies in the data.
+func.func @scatter_axis(%d: tensor<3xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) {
+  // expected-error @+1 {{axis 1 is out of range for rank 1}}
+  %r = tcc.scatter %d, %i, %u axis = 1 reduction = none : (tensor<3xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that scatter's indices and updates have one shape.
+func.func @scatter_shapes(%d: tensor<3xf32>, %i: tensor<2xi64>, %u: tensor<1xf32>) {
+  // expected-error @+1 {{indices 2 and updates 1 differ in shape}}
+  %r = tcc.scatter %d, %i, %u axis = 0 reduction = none : (tensor<3xf32>, tensor<2xi64>, tensor<1xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that scatter's indices have the data's rank.
+func.func @scatter_rank(%d: tensor<3x3xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) {
+  // expected-error @+1 {{indices must have the rank of data (2); got 2}}
+  %r = tcc.scatter %d, %i, %u axis = 0 reduction = none : (tensor<3x3xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// Tests that updates fit the data outside the scatter axis.
+func.func @scatter_fit(%d: tensor<3x2xf32>, %i: tensor<2x3xi64>, %u: tensor<2x3xf32>) {
+  // expected-error @+1 {{updates 2x3 exceed data 3x2 in dimension 1}}
+  %r = tcc.scatter %d, %i, %u axis = 0 reduction = none : (tensor<3x2xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+// Tests that an if's condition holds one element.
+func.func @if_condition(%c: tensor<2xi1>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{condition must hold one element; it has 2}}
+  %r = tcc.if %c : tensor<2xi1> -> tensor<2xf32> {
+    tcc.yield %a : tensor<2xf32>
+  } else {
+    tcc.yield %a : tensor<2xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that both branches yield the results' types.
+func.func @if_types(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{the else region yields types other than the results'}}
+  %r = tcc.if %c : tensor<i1> -> tensor<2xf32> {
+    tcc.yield %a : tensor<2xf32>
+  } else {
+    tcc.yield %b : tensor<3xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a loop's condition holds one element.
+func.func @loop_condition(%n: tensor<i64>, %c: tensor<2xi1>) {
+  // expected-error @+1 {{condition must hold one element; it has 2}}
+  tcc.loop %n, %c : (tensor<i64>, tensor<2xi1>) -> () {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>):
+    tcc.yield %go : tensor<i1>
+  }
+  return
+}
+
+// -----
+
+// Tests that a loop's trip count holds one element.
+func.func @loop_trip_count(%n: tensor<2xi64>, %c: tensor<i1>) {
+  // expected-error @+1 {{trip count must hold one element}}
+  tcc.loop %n, %c : (tensor<2xi64>, tensor<i1>) -> () {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>):
+    tcc.yield %go : tensor<i1>
+  }
+  return
+}
+
+// -----
+
+// Tests that the body takes the iteration number, condition and carried values.
+func.func @loop_args(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{body arguments must be the iteration number (tensor<i64>), the condition (tensor<i1>) and the carried values}}
+  %r = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>):
+    tcc.yield %go, %a : tensor<i1>, tensor<2xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that the first results are the carried values.
+func.func @loop_results(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{the first results must have the types of the carried values}}
+  %r = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<3xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %x: tensor<2xf32>):
+    tcc.yield %go, %x : tensor<i1>, tensor<2xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that the body yields the condition, the carried values and the scans.
+func.func @loop_yield(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{body must yield the condition (tensor<i1>), the carried values and one value per scan output}}
+  %r = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %x: tensor<2xf32>):
+    tcc.yield %x : tensor<2xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a scan output stacks the yielded values along a static leading
+// dimension.
+func.func @loop_scan(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) {
+  // expected-error @+1 {{scan output 0 of type 'tensor<3x4xf32>' must stack 'tensor<2xf32>' along a new leading dimension of static size}}
+  %r:2 = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x4xf32>) {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %x: tensor<2xf32>):
+    tcc.yield %go, %x, %x : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  return
 }

@@ -195,3 +195,79 @@ func.func @fused(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
     }
   }
 #-}
+
+// CHECK-LABEL: func @ukernel
+func.func @ukernel(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x2xf32>, %ma: memref<4x8xf32>, %mc: memref<4x2xf32>) -> tensor<4x2xf32> {
+  // CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x2xf32>) outs(%{{.*}} : tensor<4x2xf32>) params {m = 4 : i64} -> tensor<4x2xf32>
+  %0 = tcc.ukernel "sgemm" ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%c : tensor<4x2xf32>) params {m = 4 : i64} -> tensor<4x2xf32>
+  // CHECK: tcc.ukernel "sgemm" ins(%{{.*}} : memref<4x8xf32>) outs(%{{.*}} : memref<4x2xf32>) params {}
+  tcc.ukernel "sgemm" ins(%ma : memref<4x8xf32>) outs(%mc : memref<4x2xf32>) params {}
+  return %0 : tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func @more_math
+func.func @more_math(%x: tensor<3xf32>, %i: tensor<3xui8>, %s: tensor<3xui8>,
+                     %b: tensor<3xi1>) {
+  // CHECK: tcc.tan %{{.*}} : tensor<3xf32>
+  %0 = tcc.tan %x : tensor<3xf32>
+  // CHECK: tcc.asin
+  %1 = tcc.asin %x : tensor<3xf32>
+  // CHECK: tcc.acos
+  %2 = tcc.acos %x : tensor<3xf32>
+  // CHECK: tcc.atan
+  %3 = tcc.atan %x : tensor<3xf32>
+  // CHECK: tcc.sinh
+  %4 = tcc.sinh %x : tensor<3xf32>
+  // CHECK: tcc.cosh
+  %5 = tcc.cosh %x : tensor<3xf32>
+  // CHECK: tcc.asinh
+  %6 = tcc.asinh %x : tensor<3xf32>
+  // CHECK: tcc.acosh
+  %7 = tcc.acosh %x : tensor<3xf32>
+  // CHECK: tcc.atanh
+  %8 = tcc.atanh %x : tensor<3xf32>
+  // CHECK: tcc.shift_left %{{.*}}, %{{.*}} : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+  %9 = tcc.shift_left %i, %s : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+  // CHECK: tcc.shift_right
+  %10 = tcc.shift_right %i, %s : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>
+  // CHECK: tcc.bitcast %{{.*}} : tensor<3xf32> -> tensor<3xi32>
+  %11 = tcc.bitcast %x : tensor<3xf32> -> tensor<3xi32>
+  // CHECK: tcc.bitcast %{{.*}} : tensor<3xi1> -> tensor<3xui8>
+  %12 = tcc.bitcast %b : tensor<3xi1> -> tensor<3xui8>
+  return
+}
+
+// CHECK-LABEL: func @scans
+func.func @scans(%x: tensor<2x5xf32>, %d: tensor<3x3xf32>, %idx: tensor<2x3xi64>,
+                 %u: tensor<2x3xf32>) {
+  // CHECK: tcc.cumsum %{{.*}} axis = 1 exclusive reverse : tensor<2x5xf32>
+  %0 = tcc.cumsum %x axis = 1 exclusive reverse : tensor<2x5xf32>
+  // CHECK: tcc.cumprod %{{.*}} axis = 0 : tensor<2x5xf32>
+  %1 = tcc.cumprod %x axis = 0 : tensor<2x5xf32>
+  // CHECK: tcc.topk %{{.*}} axis = 1 largest : tensor<2x5xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+  %2:2 = tcc.topk %x axis = 1 largest : tensor<2x5xf32> -> tensor<2x2xf32>, tensor<2x2xi64>
+  // CHECK: tcc.scatter %{{.*}}, %{{.*}}, %{{.*}} axis = 0 reduction = add : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  %3 = tcc.scatter %d, %idx, %u axis = 0 reduction = add : (tensor<3x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// CHECK-LABEL: func @control_flow
+func.func @control_flow(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xf32>,
+                        %n: tensor<i64>) -> (tensor<2xf32>, tensor<2xf32>, tensor<3x2xf32>) {
+  // CHECK: tcc.if %{{.*}} : tensor<i1> -> tensor<2xf32> {
+  // CHECK:   tcc.yield %{{.*}} : tensor<2xf32>
+  // CHECK: } else {
+  %0 = tcc.if %c : tensor<i1> -> tensor<2xf32> {
+    tcc.yield %a : tensor<2xf32>
+  } else {
+    tcc.yield %b : tensor<2xf32>
+  }
+  // CHECK: tcc.loop %{{.*}}, %{{.*}}, %{{.*}} : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  // CHECK: ^bb0(%{{.*}}: tensor<i64>, %{{.*}}: tensor<i1>, %{{.*}}: tensor<2xf32>):
+  %1:2 = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %acc: tensor<2xf32>):
+    %next = tcc.add %acc, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    tcc.yield %go, %next, %next : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %0, %1#0, %1#1 : tensor<2xf32>, tensor<2xf32>, tensor<3x2xf32>
+}

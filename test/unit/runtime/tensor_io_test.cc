@@ -167,6 +167,48 @@ TEST(TensorIo, MissingOrIrregularFiles) {
   EXPECT_EQ(t, nullptr);
 }
 
+TEST(TensorIo, FileSizeCapRefusesBeforeReading) {
+  TempDir dir;
+  tcc::Tensor f = patterned(TCC_DTYPE_F32, {16});
+  std::string path = dir / "x.pb";
+  ASSERT_EQ(tcc_tensor_save_file(f.get(), path.c_str()), nullptr);
+  uint64_t size = readBytes(path).size();
+  tcc_tensor_load_options_t options{};
+  options.max_file_bytes = size - 1;
+  tcc_tensor_t *t = nullptr;
+  Result r = result(
+      tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
+  EXPECT_EQ(r.code, TCC_STATUS_RESOURCE_EXHAUSTED);
+  EXPECT_NE(r.message.find("more than the limit of " +
+                           std::to_string(size - 1)),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(t, nullptr);
+  // At the cap, and with the default cap (options NULL or zero), it loads.
+  options.max_file_bytes = size;
+  r = result(tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
+  EXPECT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  tcc::Tensor loaded(t);
+  EXPECT_TRUE(sameTensor(loaded, f));
+  options.max_file_bytes = 0;
+  t = nullptr;
+  r = result(tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
+  EXPECT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  tcc_tensor_free(t);
+}
+
+TEST(TensorIo, AccessorsTolerateNull) {
+  EXPECT_EQ(tcc_tensor_dtype(nullptr), TCC_DTYPE_INVALID);
+  EXPECT_EQ(tcc_tensor_rank(nullptr), 0);
+  EXPECT_EQ(tcc_tensor_shape(nullptr), nullptr);
+  EXPECT_EQ(tcc_tensor_data(nullptr), nullptr);
+  EXPECT_EQ(tcc_tensor_byte_size(nullptr), 0u);
+  EXPECT_STREQ(tcc_tensor_name(nullptr), "");
+  EXPECT_EQ(tcc_model_num_inputs(nullptr), 0u);
+  EXPECT_STREQ(tcc_model_name(nullptr), "");
+  EXPECT_EQ(tcc_context_model(nullptr), nullptr);
+}
+
 TEST(TensorIo, SaveErrorsLeaveNoFiles) {
   TempDir dir;
   tcc::Tensor t = patterned(TCC_DTYPE_BF16, {2});

@@ -1,0 +1,340 @@
+//===- Ukernels.cpp - contractions as micro-kernel calls ------------------===//
+//
+// 2-D f32 convolutions and f32 matrix products become tcc.ukernel calls of
+// runtime/ukernels, built for the target's ISA. Constant weights are packed
+// here, at compile time, into the layout the kernels read (with the same
+// packing code the kernels use, compiled into the compiler). A tcc.fused
+// "contraction" group passes its bias, residual add and clamp to the kernel
+// as its epilogue. Anything else keeps the generic lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/TccToLinalg/Patterns.h"
+#include "compiler/Conversion/TccToLinalg/Utils.h"
+#include "compiler/Transforms/Epilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+
+#include "ukernels.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+/// The values of a constant f32 tensor, if `v` is one.
+static std::optional<std::vector<float>> constantFloats(Value v) {
+  ElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
+    return std::nullopt;
+  int64_t n = attr.getNumElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    auto values = dense.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != size_t(n) * sizeof(float))
+      return std::nullopt;
+    const float *data = reinterpret_cast<const float *>(blob->getData().data());
+    return std::vector<float>(data, data + n);
+  }
+  return std::nullopt;
+}
+
+/// A constant holding `packed` (kernel-specific layout, as a flat tensor).
+static Value packedConstant(OpBuilder &b, Location loc,
+                            const std::vector<float> &packed) {
+  auto type = RankedTensorType::get({int64_t(packed.size())}, b.getF32Type());
+  auto attr = DenseResourceElementsAttr::get(
+      type, "packed_weight",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(packed)));
+  return b.create<arith::ConstantOp>(loc, attr);
+}
+
+static Value scratchTensor(OpBuilder &b, Location loc, int64_t bytes) {
+  return b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{bytes},
+                                   b.getI8Type());
+}
+
+static bool isF32Static(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getElementType().isF32();
+}
+
+/// A product of f32 matrices (or stacks of them); a vector operand, which
+/// numpy semantics promote and then squeeze, keeps the generic lowering.
+static bool matmulFits(MatmulOp op) {
+  return isF32Static(op.getLhs()) && isF32Static(op.getRhs()) &&
+         op.getLhs().getType().getRank() >= 2 &&
+         op.getRhs().getType().getRank() >= 2;
+}
+
+namespace {
+/// Shared by the plain and the fused forms.
+struct UkernelBuilder {
+  int32_t isa;
+
+  /// conv2d: input, weight (packed now if `weightSource`, the weight as the
+  /// graph has it, is a constant), bias?, residual?
+  FailureOr<Value> conv(OpBuilder &b, ConvOp op, Value input, Value weight,
+                        Value weightSource, Value bias,
+                        const Epilogue &epilogue) const {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(input.getType());
+    auto w = cast<RankedTensorType>(weight.getType());
+    tcc_uk_conv2d_params_t p = {};
+    p.n = in.getDimSize(0), p.c = in.getDimSize(1);
+    p.h = in.getDimSize(2), p.w = in.getDimSize(3);
+    p.f = w.getDimSize(0), p.kh = w.getDimSize(2), p.kw = w.getDimSize(3);
+    p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
+    p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
+    p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
+    p.pad_bottom = op.getPadding()[2], p.pad_right = op.getPadding()[3];
+    p.groups = op.getGroups();
+    if (std::optional<std::vector<float>> values =
+            constantFloats(weightSource)) {
+      std::vector<float> packed(
+          tcc_uk_conv2d_pack_weights_bytes(isa, &p) / sizeof(float));
+      tcc_uk_conv2d_pack_weights(isa, &p, values->data(), packed.data());
+      weight = packedConstant(b, loc, packed);
+      p.flags |= TCC_UK_PACKED_A;
+    }
+    int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
+    SmallVector<Value> inputs = {input, weight};
+    if (bias)
+      inputs.push_back(bias);
+    if (epilogue.residual)
+      inputs.push_back(epilogue.residual);
+    SmallVector<Value> outputs = {emptyTensor(b, loc, op.getType())};
+    if (scratch > 0)
+      outputs.push_back(scratchTensor(b, loc, scratch));
+    SmallVector<NamedAttribute> params;
+    auto add = [&](StringRef name, int64_t v) {
+      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+    };
+    add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
+    add("f", p.f), add("kh", p.kh), add("kw", p.kw);
+    add("stride_h", p.stride_h), add("stride_w", p.stride_w);
+    add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
+    add("pad_top", p.pad_top), add("pad_left", p.pad_left);
+    add("pad_bottom", p.pad_bottom), add("pad_right", p.pad_right);
+    add("groups", p.groups), add("flags", p.flags);
+    add("has_bias", bias != nullptr);
+    add("has_residual", epilogue.residual != nullptr);
+    addClamp(b, epilogue, params);
+    return call(b, loc, "conv2d", inputs, outputs, params);
+  }
+
+  /// sgemm over a batch of matrices. `lhs`, `rhs` and `out` describe the
+  /// operands as strided views of the tensors the kernel receives
+  /// (`lhsValue`, `rhsValue`: as converted; `out`'s base: the result type);
+  /// a constant right-hand side with one matrix is packed now.
+  FailureOr<Value> matmul(OpBuilder &b, Location loc, const MatrixView &lhs,
+                          Value lhsValue, const MatrixView &rhs,
+                          Value rhsValue, const MatrixView &out,
+                          RankedTensorType outType,
+                          const Epilogue &epilogue) const {
+    int64_t batch = out.batch, m = out.rows, n = out.cols, k = lhs.cols;
+    if (lhs.rows != m || rhs.rows != k || rhs.cols != n ||
+        (lhs.batch != 1 && lhs.batch != batch) ||
+        (rhs.batch != 1 && rhs.batch != batch))
+      return failure();
+    uint32_t flags = 0;
+    auto leading = [&](const MatrixView &v, uint32_t transFlag) {
+      if (v.colStride != 1) {
+        flags |= transFlag;
+        return v.colStride;
+      }
+      return v.rowStride;
+    };
+    int64_t lda = leading(lhs, TCC_UK_TRANS_A);
+    int64_t ldb = leading(rhs, TCC_UK_TRANS_B);
+    int64_t ldc = out.rowStride;
+    int64_t strideA = lhs.batch == 1 ? 0 : lhs.batchStride;
+    int64_t strideB = rhs.batch == 1 ? 0 : rhs.batchStride;
+    int64_t strideC = out.batchStride;
+    // Matrices stacked row after row, times one matrix: one tall product.
+    if (batch > 1 && rhs.batch == 1 && !(flags & TCC_UK_TRANS_A) &&
+        strideA == m * lda && strideC == m * ldc) {
+      m *= batch;
+      batch = 1;
+    }
+    if (batch == 1)
+      strideA = strideB = strideC = 0;
+    if (rhs.batch == 1)
+      if (std::optional<std::vector<float>> values = constantFloats(rhs.base)) {
+        std::vector<float> packed(tcc_uk_pack_b_bytes(isa, k, n) /
+                                  sizeof(float));
+        tcc_uk_pack_b(isa, k, n, values->data(), ldb,
+                      (flags & TCC_UK_TRANS_B) != 0, packed.data());
+        rhsValue = packedConstant(b, loc, packed);
+        flags = (flags & ~uint32_t(TCC_UK_TRANS_B)) | TCC_UK_PACKED_B;
+      }
+    int64_t scratch = tcc_uk_sgemm_scratch_bytes(isa, flags, m, n, k);
+    SmallVector<Value> inputs = {lhsValue, rhsValue};
+    if (epilogue.bias)
+      inputs.push_back(epilogue.bias);
+    if (epilogue.residual)
+      inputs.push_back(epilogue.residual);
+    SmallVector<Value> outputs = {emptyTensor(b, loc, outType)};
+    if (scratch > 0)
+      outputs.push_back(scratchTensor(b, loc, scratch));
+    SmallVector<NamedAttribute> params;
+    auto add = [&](StringRef name, int64_t v) {
+      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+    };
+    add("batch", batch), add("m", m), add("n", n), add("k", k);
+    add("lda", lda), add("ldb", ldb), add("ldc", ldc);
+    add("stride_a", strideA), add("stride_b", strideB), add("stride_c", strideC);
+    add("flags", flags);
+    add("has_bias", epilogue.bias != nullptr), add("bias_per_row", 0);
+    add("has_residual", epilogue.residual != nullptr);
+    // A residual is shaped like the (contiguous) result.
+    add("ldr", n), add("stride_r", batch == 1 ? 0 : m * n);
+    addClamp(b, epilogue, params);
+    return call(b, loc, "sgemm", inputs, outputs, params);
+  }
+
+  static void addClamp(OpBuilder &b, const Epilogue &e,
+                       SmallVectorImpl<NamedAttribute> &params) {
+    params.push_back(
+        b.getNamedAttr("has_clamp", b.getI64IntegerAttr(e.hasClamp)));
+    params.push_back(b.getNamedAttr("clamp_min", b.getF32FloatAttr(e.clampMin)));
+    params.push_back(b.getNamedAttr("clamp_max", b.getF32FloatAttr(e.clampMax)));
+  }
+
+  FailureOr<Value> call(OpBuilder &b, Location loc, StringRef name,
+                        ValueRange inputs, ValueRange outputs,
+                        ArrayRef<NamedAttribute> params) const {
+    auto op = b.create<UkernelOp>(loc, outputs.getTypes(), name, inputs,
+                                  outputs, b.getDictionaryAttr(params));
+    return op.getResult(0);
+  }
+};
+
+bool convFits(ConvOp op) {
+  return op.getType().getRank() == 4 && isF32Static(op.getInput()) &&
+         isF32Static(op.getWeight()) &&
+         (!op.getBias() || isF32Static(op.getBias()));
+}
+
+struct ConvToUkernel : OpConversionPattern<ConvOp> {
+  ConvToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!convFits(op))
+      return rewriter.notifyMatchFailure(op, "not a 2-D f32 convolution");
+    FailureOr<Value> r =
+        builder.conv(rewriter, op, adaptor.getInput(), adaptor.getWeight(),
+                     op.getWeight(), adaptor.getBias(), Epilogue());
+    if (failed(r))
+      return failure();
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+
+struct MatmulToUkernel : OpConversionPattern<MatmulOp> {
+  MatmulToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!matmulFits(op))
+      return rewriter.notifyMatchFailure(op, "not an f32 matrix product");
+    // A constant weight behind a transpose is packed from its own layout.
+    MatrixView rhs = matchMatrixView(op.getRhs());
+    Value rhsValue = adaptor.getRhs();
+    if (constantFloats(rhs.base))
+      rhsValue = rhs.base;
+    else
+      rhs = plainMatrixView(op.getRhs());
+    FailureOr<Value> r = builder.matmul(
+        rewriter, op.getLoc(), plainMatrixView(op.getLhs()), adaptor.getLhs(), rhs,
+        rhsValue, plainMatrixView(op.getResult()), op.getType(), Epilogue());
+    if (failed(r))
+      return rewriter.notifyMatchFailure(op, "batch shapes not supported");
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+
+/// A "contraction" group: the contraction and its epilogue become one call.
+struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
+  ContractionGroupToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(FusedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getKind() != "contraction")
+      return rewriter.notifyMatchFailure(op, "not a contraction group");
+    Block &body = op.getBody().front();
+    // Body arguments stand for the group's inputs: as converted, and as the
+    // graph has them (to see constants).
+    IRMapping converted, original;
+    for (auto [arg, v, o] :
+         llvm::zip(body.getArguments(), adaptor.getInputs(), op.getInputs())) {
+      converted.map(arg, v);
+      original.map(arg, o);
+    }
+    Operation *contraction = nullptr;
+    for (Operation &inner : body)
+      if (isa<ConvOp, MatmulOp>(inner))
+        contraction = &inner;
+    if (!contraction)
+      return rewriter.notifyMatchFailure(op, "no contraction in the group");
+    SmallVector<Operation *> chain;
+    Epilogue e = matchEpilogue(contraction, chain);
+    e.bias = e.bias ? converted.lookup(e.bias) : Value();
+    e.residual = e.residual ? converted.lookup(e.residual) : Value();
+    auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    size_t covered = 2 + chain.size(); // The contraction and the yield.
+    FailureOr<Value> r = failure();
+    if (auto conv = dyn_cast<ConvOp>(contraction)) {
+      if (!convFits(conv) || covered != body.getOperations().size())
+        return rewriter.notifyMatchFailure(op, "convolution does not fit");
+      Value bias = conv.getBias() ? converted.lookup(conv.getBias()) : e.bias;
+      r = builder.conv(rewriter, conv, converted.lookup(conv.getInput()),
+                       converted.lookup(conv.getWeight()),
+                       original.lookup(conv.getWeight()), bias, e);
+    } else {
+      auto mm = cast<MatmulOp>(contraction);
+      MatrixView lhs = matchMatrixView(mm.getLhs());
+      MatrixView rhs = matchMatrixView(mm.getRhs());
+      MatrixView out = chain.empty() ? matchResultView(mm.getResult())
+                                     : plainMatrixView(mm.getResult());
+      covered += lhs.ops.size() + rhs.ops.size() + out.ops.size();
+      // Each operand must be a group input seen through the views.
+      if (!isa<BlockArgument>(lhs.base) || !isa<BlockArgument>(rhs.base) ||
+          covered != body.getOperations().size() || !matmulFits(mm))
+        return rewriter.notifyMatchFailure(op, "matmul does not fit");
+      Value rhsValue = converted.lookup(rhs.base);
+      rhs.base = original.lookup(rhs.base); // To see a constant.
+      r = builder.matmul(rewriter, op.getLoc(), lhs,
+                         converted.lookup(lhs.base), rhs, rhsValue, out,
+                         resultType, e);
+    }
+    if (failed(r))
+      return rewriter.notifyMatchFailure(op, "contraction does not fit");
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+} // namespace
+
+void mlir::tcc::populateUkernelPatterns(RewritePatternSet &patterns,
+                                        int32_t isa) {
+  patterns.add<ConvToUkernel, MatmulToUkernel, ContractionGroupToUkernel>(
+      patterns.getContext(), isa);
+}

@@ -1,0 +1,163 @@
+//===- UkernelsToCalls.cpp - the convert-ukernels-to-calls pass -----------===//
+
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/Transforms/BufferizableOpInterfaceImpl.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_CONVERTUKERNELSTOCALLS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+/// Builds the scalar argument list of one call.
+class CallBuilder {
+public:
+  CallBuilder(OpBuilder &b, Location loc, DictionaryAttr params)
+      : b(b), loc(loc), params(params) {}
+
+  LogicalResult address(Value memref) {
+    if (!memref) {
+      args.push_back(i64(0));
+      return success();
+    }
+    FailureOr<Value> at = byteAddress(memref);
+    if (failed(at))
+      return failure();
+    args.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), *at));
+    return success();
+  }
+
+  /// The address of a contiguous buffer's first element, as an index.
+  FailureOr<Value> byteAddress(Value memref) {
+    auto type = cast<MemRefType>(memref.getType());
+    if (!isContiguousRowMajor(type))
+      return failure();
+    auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
+    Value bytes = b.create<arith::MulIOp>(
+        loc, meta.getOffset(),
+        b.create<arith::ConstantIndexOp>(
+            loc, type.getElementTypeBitWidth() / 8));
+    return b.create<arith::AddIOp>(loc, alignedPointer(memref), bytes)
+        .getResult();
+  }
+
+  /// The aligned pointer of `memref`. View-like ops keep their source's,
+  /// except memref.view, which moves it by its byte shift (upstream's
+  /// expand-strided-metadata forwards extract_aligned_pointer_as_index
+  /// through every view-like op and would drop that shift).
+  Value alignedPointer(Value memref) {
+    Operation *def = memref.getDefiningOp();
+    if (auto view = dyn_cast_or_null<memref::ViewOp>(def))
+      return b.create<arith::AddIOp>(loc, alignedPointer(view.getSource()),
+                                     view.getByteShift());
+    if (auto viewLike = dyn_cast_or_null<ViewLikeOpInterface>(def))
+      return alignedPointer(viewLike.getViewSource());
+    return b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
+  }
+  void param(StringRef name) {
+    args.push_back(i64(cast<IntegerAttr>(params.get(name)).getInt()));
+  }
+  void floatParam(StringRef name) {
+    args.push_back(
+        b.create<arith::ConstantOp>(loc, cast<FloatAttr>(params.get(name))));
+  }
+  bool flag(StringRef name) {
+    return cast<IntegerAttr>(params.get(name)).getInt() != 0;
+  }
+
+  Value i64(int64_t v) {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v));
+  }
+
+  OpBuilder &b;
+  Location loc;
+  DictionaryAttr params;
+  SmallVector<Value> args;
+};
+
+struct ConvertUkernelsToCallsPass
+    : mlir::tcc::impl::ConvertUkernelsToCallsBase<ConvertUkernelsToCallsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<UkernelOp> calls;
+    module.walk([&](UkernelOp op) { calls.push_back(op); });
+    for (UkernelOp op : calls)
+      if (failed(lower(module, op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lower(ModuleOp module, UkernelOp op) {
+    if (op.getNumResults() != 0)
+      return op.emitOpError() << "must be bufferized before it becomes a call";
+    OpBuilder b(op);
+    CallBuilder call(b, op.getLoc(), op.getParams());
+    ValueRange ins = op.getInputs(), outs = op.getOutputs();
+    bool hasBias = call.flag("has_bias"), hasResidual = call.flag("has_residual");
+    Value bias = hasBias ? ins[2] : Value();
+    Value residual = hasResidual ? ins[2 + hasBias] : Value();
+    Value scratch = outs.size() > 1 ? outs[1] : Value();
+    auto addresses = [&](ArrayRef<Value> values) {
+      for (Value v : values)
+        if (failed(call.address(v)))
+          return failure();
+      return success();
+    };
+    LogicalResult ok = success();
+    if (op.getName() == "sgemm") {
+      for (StringRef p : {"batch", "m", "n", "k"})
+        call.param(p);
+      ok = addresses({ins[0]});
+      call.param("lda"), call.param("stride_a");
+      ok = succeeded(ok) ? addresses({ins[1]}) : ok;
+      call.param("ldb"), call.param("stride_b");
+      ok = succeeded(ok) ? addresses({outs[0]}) : ok;
+      call.param("ldc"), call.param("stride_c"), call.param("flags");
+      ok = succeeded(ok) ? addresses({bias}) : ok;
+      call.param("bias_per_row"), call.param("has_clamp");
+      call.floatParam("clamp_min"), call.floatParam("clamp_max");
+      ok = succeeded(ok) ? addresses({residual}) : ok;
+      call.param("ldr"), call.param("stride_r");
+      ok = succeeded(ok) ? addresses({scratch}) : ok;
+    } else if (op.getName() == "conv2d") {
+      ok = addresses({ins[0], ins[1], outs[0], bias, residual, scratch});
+      for (StringRef p :
+           {"n", "c", "h", "w", "f", "kh", "kw", "stride_h", "stride_w",
+            "dilation_h", "dilation_w", "pad_top", "pad_left", "pad_bottom",
+            "pad_right", "groups", "flags", "has_clamp"})
+        call.param(p);
+      call.floatParam("clamp_min"), call.floatParam("clamp_max");
+    } else {
+      return op.emitOpError() << "unknown micro-kernel '" << op.getName()
+                              << "'";
+    }
+    if (failed(ok))
+      return op.emitOpError() << "needs contiguous buffers";
+
+    std::string symbol = ("tcc_ukabi_" + op.getName()).str();
+    auto type = b.getFunctionType(
+        llvm::map_to_vector(call.args, [](Value v) { return v.getType(); }),
+        {b.getI32Type()});
+    auto callee = module.lookupSymbol<func::FuncOp>(symbol);
+    if (!callee) {
+      OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+      callee = mb.create<func::FuncOp>(op.getLoc(), symbol, type);
+      callee.setPrivate();
+    }
+    b.create<func::CallOp>(op.getLoc(), callee, call.args);
+    op.erase();
+    return success();
+  }
+};
+} // namespace

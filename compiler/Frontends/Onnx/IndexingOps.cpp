@@ -1,0 +1,920 @@
+//===- IndexingOps.cpp - ONNX gathers, scatters, selection and layout -----===//
+//
+// GatherElements and GatherND become one tcc.gather from the flattened data
+// at computed linear indices; ScatterElements, ScatterND and TensorScatter
+// become tcc.scatter (ScatterND on the data seen as [positions, slice]).
+// OneHot, Trilu, EyeLike and Hardmax compare against index ramps; TopK and
+// CumSum/CumProd have tcc ops; SpaceToDepth/DepthToSpace are reshapes and
+// transposes. Ops whose result shape depends on values (Compress, NonZero,
+// Unique) are computed at compile time and need those values constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Frontends/Onnx/NodeContext.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tcc;
+using namespace mlir::tcc::onnx;
+
+static LogicalResult requireStatic(NodeContext &ctx, Value v,
+                                   StringRef what = "input") {
+  if (cast<RankedTensorType>(v.getType()).hasStaticShape())
+    return success();
+  return ctx.emitError() << what << " shape " << shapes::str(shapeOf(v))
+                         << " must be static; fix it with --input-shape";
+}
+
+static LogicalResult requireIndices(NodeContext &ctx, Value v) {
+  Type et = elementTypeOf(v);
+  if (et.isSignlessInteger(32) || et.isSignlessInteger(64))
+    return success();
+  return ctx.emitError() << "indices must be int32 or int64; got "
+                         << v.getType();
+}
+
+/// Row-major strides of a static shape.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// `idx` (i64) with negative entries counted from the end of `size`.
+static Value wrapNegative(NodeContext &ctx, Value idx, Value size) {
+  Value zero = ctx.scalarLike(idx, 0);
+  Value neg = ctx.compare(ComparePredicate::lt, idx, zero);
+  return ctx.select(neg, ctx.binary<AddOp>(idx, size), idx);
+}
+
+static LogicalResult importGatherElements(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  if (failed(requireIndices(ctx, indices)) || failed(requireStatic(ctx, data)) ||
+      failed(requireStatic(ctx, indices, "indices")))
+    return failure();
+  ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
+  int64_t rank = dshape.size();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  if ((int64_t)ishape.size() != rank)
+    return ctx.emitError() << "indices " << shapes::str(ishape)
+                           << " must have the rank of data "
+                           << shapes::str(dshape);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && ishape[d] > dshape[d])
+      return ctx.emitError() << "indices " << shapes::str(ishape)
+                             << " exceed data " << shapes::str(dshape)
+                             << " in dimension " << d;
+  Type i64 = ctx.b.getI64Type();
+  SmallVector<int64_t> strides = stridesOf(dshape);
+  Value idx = wrapNegative(ctx, ctx.castTo(indices, i64),
+                           ctx.scalar(i64, dshape[*axis]));
+  // Out-of-range indices are clamped by tcc.gather; keep them in range of
+  // the axis so they never reach another row.
+  idx = ctx.b.createOrFold<ClampOp>(ctx.loc, idx.getType(), idx,
+                                    ctx.b.getF64FloatAttr(0),
+                                    ctx.b.getF64FloatAttr(dshape[*axis] - 1));
+  Value linear = ctx.binary<MulOp>(idx, ctx.scalar(i64, strides[*axis]));
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == *axis || ishape[d] == 1)
+      continue;
+    Value ramp = ctx.binary<MulOp>(ctx.iota(ishape[d], i64, d, rank),
+                                   ctx.scalar(i64, strides[d]));
+    linear = ctx.binary<AddOp>(linear, ramp);
+  }
+  Value flat = ctx.reshape(data, {shapes::numElements(dshape)});
+  Value y = ctx.gather(flat, linear, 0);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importGatherND(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  int64_t b = ctx.opset >= 12 ? ctx.getInt("batch_dims", 0) : 0;
+  if (failed(requireIndices(ctx, indices)) || failed(requireStatic(ctx, data)) ||
+      failed(requireStatic(ctx, indices, "indices")) || ctx.hasError())
+    return failure();
+  ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
+  int64_t r = dshape.size(), q = ishape.size();
+  if (q < 1 || b < 0 || b >= std::min(r, q))
+    return ctx.emitError() << "batch_dims = " << b << " is out of range";
+  int64_t k = ishape.back();
+  if (k < 1 || b + k > r)
+    return ctx.emitError() << "indices of depth " << k
+                           << " do not fit data " << shapes::str(dshape)
+                           << " after " << b << " batch dimensions";
+  for (int64_t i = 0; i < b; ++i)
+    if (ishape[i] != dshape[i])
+      return ctx.emitError() << "batch dimension " << i << " differs";
+  int64_t batch = shapes::numElements(dshape.take_front(b));
+  ArrayRef<int64_t> indexed = dshape.slice(b, k);
+  int64_t m = shapes::numElements(indexed);
+  ArrayRef<int64_t> rest = dshape.drop_front(b + k);
+  int64_t positions = shapes::numElements(ishape.slice(b, q - b - 1));
+  Type i64 = ctx.b.getI64Type();
+  SmallVector<double> dims, strides;
+  for (int64_t d : indexed)
+    dims.push_back(d);
+  for (int64_t s : stridesOf(indexed))
+    strides.push_back(s);
+  Value idx = ctx.reshape(ctx.castTo(indices, i64), {batch, positions, k});
+  idx = wrapNegative(ctx, idx, ctx.constant({k}, i64, dims));
+  Value linear = ctx.reduce<ReduceSumOp>(
+      ctx.binary<MulOp>(idx, ctx.constant({k}, i64, strides)), {2}, false);
+  if (batch > 1)
+    linear = ctx.binary<AddOp>(
+        linear, ctx.binary<MulOp>(ctx.iota(batch, i64, 0, 2),
+                                  ctx.scalar(i64, m)));
+  SmallVector<int64_t> flatShape = {batch * m};
+  flatShape.append(rest.begin(), rest.end());
+  Value y = ctx.gather(ctx.reshape(data, flatShape), linear, 0);
+  SmallVector<int64_t> out(ishape.drop_back());
+  out.append(rest.begin(), rest.end());
+  y = ctx.reshape(y, out);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static FailureOr<ScatterReduction> readReduction(NodeContext &ctx) {
+  std::string name = ctx.opset >= 16 ? ctx.getString("reduction", "none")
+                                     : std::string("none");
+  std::optional<ScatterReduction> r = symbolizeScatterReduction(name);
+  if (!r) {
+    (void)ctx.unsupportedValue("reduction", name);
+    return failure();
+  }
+  return *r;
+}
+
+static Value scatter(NodeContext &ctx, Value data, Value indices,
+                     Value updates, int64_t axis, ScatterReduction r) {
+  if (!data || !indices || !updates)
+    return {};
+  return ctx.b.create<ScatterOp>(ctx.loc, data.getType(), data, indices,
+                                 updates, axis, r);
+}
+
+static LogicalResult importScatterElements(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+  FailureOr<ScatterReduction> r = readReduction(ctx);
+  if (failed(r) || failed(requireIndices(ctx, indices)))
+    return failure();
+  if (elementTypeOf(data) != elementTypeOf(updates))
+    return ctx.emitError() << "data and updates differ in type";
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(data).size());
+  if (failed(axis))
+    return failure();
+  ctx.setResult(0, scatter(ctx, data, indices, updates, *axis, *r));
+  return success();
+}
+
+static LogicalResult importScatterND(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+  FailureOr<ScatterReduction> r = readReduction(ctx);
+  if (failed(r) || failed(requireIndices(ctx, indices)) ||
+      failed(requireStatic(ctx, data)) ||
+      failed(requireStatic(ctx, indices, "indices")))
+    return failure();
+  if (elementTypeOf(data) != elementTypeOf(updates))
+    return ctx.emitError() << "data and updates differ in type";
+  ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
+  int64_t k = ishape.empty() ? 0 : ishape.back();
+  if (k < 1 || k > (int64_t)dshape.size())
+    return ctx.emitError() << "indices of depth " << k << " do not fit data "
+                           << shapes::str(dshape);
+  int64_t positions = shapes::numElements(ishape.drop_back());
+  int64_t slice = shapes::numElements(dshape.drop_front(k));
+  int64_t m = shapes::numElements(dshape.take_front(k));
+  SmallVector<int64_t> expected(ishape.drop_back());
+  expected.append(dshape.begin() + k, dshape.end());
+  if (shapeOf(updates) != ArrayRef<int64_t>(expected))
+    return ctx.emitError() << "updates " << shapes::str(shapeOf(updates))
+                           << " must have shape " << shapes::str(expected);
+  Type i64 = ctx.b.getI64Type();
+  SmallVector<double> dims, strides;
+  for (int64_t d : dshape.take_front(k))
+    dims.push_back(d);
+  for (int64_t s : stridesOf(dshape.take_front(k)))
+    strides.push_back(s);
+  Value idx = ctx.reshape(ctx.castTo(indices, i64), {positions, k});
+  idx = wrapNegative(ctx, idx, ctx.constant({k}, i64, dims));
+  Value linear = ctx.reduce<ReduceSumOp>(
+      ctx.binary<MulOp>(idx, ctx.constant({k}, i64, strides)), {1}, true);
+  linear = ctx.broadcastTo(linear, {positions, slice});
+  Value y = scatter(ctx, ctx.reshape(data, {m, slice}), linear,
+                    ctx.reshape(updates, {positions, slice}), 0, *r);
+  y = ctx.reshape(y, dshape);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importTensorScatter(NodeContext &ctx) {
+  Value past = ctx.input(0), update = ctx.input(1), where = ctx.input(2);
+  std::string mode = ctx.getString("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return ctx.unsupportedValue("mode", mode);
+  if (failed(requireStatic(ctx, past)) ||
+      failed(requireStatic(ctx, update, "update")))
+    return failure();
+  ArrayRef<int64_t> pshape = shapeOf(past), ushape = shapeOf(update);
+  int64_t rank = pshape.size();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -2), rank);
+  if (failed(axis) || ctx.hasError())
+    return failure();
+  if (*axis == 0 || ushape.size() != pshape.size())
+    return ctx.emitError() << "update " << shapes::str(ushape)
+                           << " does not fit the cache "
+                           << shapes::str(pshape);
+  Type i64 = ctx.b.getI64Type();
+  // Row b of the update goes to positions write_indices[b] + s.
+  Value start = where ? ctx.castTo(where, i64)
+                      : ctx.constant({pshape[0]}, i64, {0.0});
+  SmallVector<int64_t> batchShape(rank, 1);
+  batchShape[0] = pshape[0];
+  Value idx = ctx.binary<AddOp>(ctx.reshape(start, batchShape),
+                                ctx.iota(ushape[*axis], i64, *axis, rank));
+  if (mode == "circular")
+    idx = ctx.binary<RemOp>(idx, ctx.scalar(i64, pshape[*axis]));
+  idx = ctx.broadcastTo(idx, ushape);
+  ctx.setResult(0, scatter(ctx, past, idx, update, *axis,
+                           ScatterReduction::none));
+  return success();
+}
+
+static LogicalResult importOneHot(NodeContext &ctx) {
+  Value indices = ctx.input(0), values = ctx.input(2);
+  FailureOr<double> depthValue = ctx.constScalar(1);
+  if (failed(depthValue))
+    return failure();
+  int64_t depth = saturatingInt(*depthValue);
+  if (depth < 1)
+    return ctx.emitError() << "depth " << depth << " must be positive";
+  if (shapes::numElements(shapeOf(values)) != 2)
+    return ctx.emitError() << "values must hold two elements (off, on)";
+  int64_t rank = shapeOf(indices).size() + 1;
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  Type i64 = ctx.b.getI64Type();
+  Value idx = ctx.castTo(indices, i64);
+  idx = wrapNegative(ctx, idx, ctx.scalar(i64, depth));
+  SmallVector<int64_t> expanded(shapeOf(indices));
+  expanded.insert(expanded.begin() + *axis, 1);
+  Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),
+                          ctx.iota(depth, i64, *axis, rank));
+  Value flat = ctx.reshape(values, {2});
+  Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
+  Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
+  Value y = ctx.select(hot, on, off);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+/// The integer of an optional constant scalar input, `dflt` when absent.
+static FailureOr<int64_t> optionalConstInt(NodeContext &ctx, unsigned i,
+                                           int64_t dflt) {
+  if (!ctx.input(i))
+    return dflt;
+  FailureOr<SmallVector<int64_t>> v = ctx.constInts(i);
+  if (failed(v))
+    return failure();
+  if (v->size() != 1) {
+    ctx.emitError() << "input " << i << " must hold one value";
+    return failure();
+  }
+  return v->front();
+}
+
+static LogicalResult importTrilu(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<int64_t> k = optionalConstInt(ctx, 1, 0);
+  bool upper = ctx.getInt("upper", 1);
+  if (failed(k) || ctx.hasError())
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (shape.size() < 2)
+    return ctx.emitError() << "input must have rank >= 2; got "
+                           << shapes::str(shape);
+  int64_t n = shape[shape.size() - 2], m = shape.back();
+  Type i64 = ctx.b.getI64Type();
+  // Keep (i, j) with j - i >= k (upper) or j - i <= k (lower).
+  Value diff = ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2),
+                                 ctx.iota(n, i64, 0, 2));
+  Value keep = ctx.compare(upper ? ComparePredicate::ge : ComparePredicate::le,
+                           diff, ctx.scalar(i64, (double)*k));
+  Value y = ctx.select(keep, x, ctx.scalarLike(x, 0));
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importEyeLike(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t k = ctx.getInt("k", 0);
+  Type et = elementTypeOf(x);
+  if (ctx.hasAttr("dtype")) {
+    int32_t dtype = ctx.getInt("dtype", 0);
+    et = convertDataType(ctx.b.getContext(), dtype);
+    if (!et)
+      return ctx.emitError() << "dtype " << dataTypeName(dtype)
+                             << " is not supported";
+  }
+  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (shape.size() != 2)
+    return ctx.emitError() << "input must be a matrix; got "
+                           << shapes::str(shape);
+  SmallVector<double> values(shape[0] * shape[1], 0.0);
+  for (int64_t i = 0; i < shape[0]; ++i)
+    if (i + k >= 0 && i + k < shape[1])
+      values[i * shape[1] + i + k] = 1;
+  ctx.setResult(0, values.empty() ? ctx.constant(shape, et, {0.0})
+                                  : ctx.constant(shape, et, values));
+  return success();
+}
+
+static LogicalResult importTopK(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t rank = shapeOf(x).size();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+  bool largest = ctx.opset < 11 || ctx.getInt("largest", 1);
+  // Results always come sorted, which `sorted = 0` allows.
+  if (ctx.opset >= 11)
+    ctx.ignoreAttrs({"sorted"});
+  if (failed(axis) || ctx.hasError())
+    return failure();
+  int64_t k;
+  if (ctx.opset < 10) {
+    if (!ctx.hasAttr("k"))
+      return ctx.emitError() << "attribute 'k' is required";
+    k = ctx.getInt("k", 0);
+  } else {
+    FailureOr<int64_t> given = optionalConstInt(ctx, 1, -1);
+    if (failed(given))
+      return failure();
+    k = *given;
+  }
+  int64_t d = shapeOf(x)[*axis];
+  if (elementTypeOf(x).isInteger(1))
+    return ctx.emitError() << "input must be a numeric tensor; got "
+                           << x.getType();
+  if (k < 0 || ShapedType::isDynamic(d) || k > d)
+    return ctx.emitError() << "k = " << k << " is out of range for the "
+                           << d << " elements along axis " << *axis;
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[*axis] = k;
+  auto values = RankedTensorType::get(shape, elementTypeOf(x));
+  auto indices = RankedTensorType::get(shape, ctx.b.getI64Type());
+  auto op = ctx.b.create<TopKOp>(ctx.loc, values, indices, x, *axis, largest);
+  ctx.setResult(0, op.getValues());
+  ctx.setResult(1, op.getIndices());
+  return success();
+}
+
+template <typename OpT> static LogicalResult importCumulative(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<int64_t> given = optionalConstInt(ctx, 1, 0);
+  bool exclusive = ctx.getInt("exclusive", 0), reverse = ctx.getInt("reverse", 0);
+  if (failed(given) || ctx.hasError())
+    return failure();
+  FailureOr<int64_t> axis = ctx.normalizeAxis(*given, shapeOf(x).size());
+  if (failed(axis))
+    return failure();
+  if (elementTypeOf(x).isInteger(1))
+    return ctx.emitError() << "input must be a numeric tensor; got "
+                           << x.getType();
+  ctx.setResult(0, ctx.b.create<OpT>(ctx.loc, x.getType(), x, *axis, exclusive,
+                                     reverse));
+  return success();
+}
+
+static LogicalResult importHardmax(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (failed(ctx.requireFloat(x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  // Before opset 13 the dimensions from `axis` on form one row.
+  Value v = x;
+  int64_t a = *axis;
+  if (ctx.opset < 13) {
+    v = ctx.reshape(x, {shapes::numElements(shape.take_front(a)),
+                        shapes::numElements(shape.drop_front(a))});
+    a = 1;
+  }
+  if (!v)
+    return failure();
+  int64_t vr = shapeOf(v).size();
+  auto idxType = RankedTensorType::get(
+      *shapes::reduce(shapeOf(v), {a}, true, ctx.errorFn()),
+      ctx.b.getI64Type());
+  Value best = ctx.b.create<ArgMaxOp>(ctx.loc, idxType, v, a, true, false);
+  Value hot = ctx.compare(ComparePredicate::eq, best,
+                          ctx.iota(shapeOf(v)[a], ctx.b.getI64Type(), a, vr));
+  Value y = ctx.reshape(ctx.castTo(hot, elementTypeOf(x)), shape);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importSpaceToDepth(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t bs = ctx.getInt("blocksize", 0);
+  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+    return failure();
+  ArrayRef<int64_t> s = shapeOf(x);
+  if (s.size() != 4 || bs < 1 || s[2] % bs || s[3] % bs)
+    return ctx.emitError() << "blocksize " << bs << " does not fit input "
+                           << shapes::str(s);
+  Value y = ctx.reshape(x, {s[0], s[1], s[2] / bs, bs, s[3] / bs, bs});
+  y = ctx.transpose(y, {0, 3, 5, 1, 2, 4});
+  y = ctx.reshape(y, {s[0], s[1] * bs * bs, s[2] / bs, s[3] / bs});
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importDepthToSpace(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t bs = ctx.getInt("blocksize", 0);
+  std::string mode = ctx.opset >= 11 ? ctx.getString("mode", "DCR") : "DCR";
+  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+    return failure();
+  ArrayRef<int64_t> s = shapeOf(x);
+  if (s.size() != 4 || bs < 1 || s[1] % (bs * bs))
+    return ctx.emitError() << "blocksize " << bs << " does not fit input "
+                           << shapes::str(s);
+  int64_t c = s[1] / (bs * bs);
+  Value y;
+  if (mode == "DCR") {
+    y = ctx.reshape(x, {s[0], bs, bs, c, s[2], s[3]});
+    y = ctx.transpose(y, {0, 3, 4, 1, 5, 2});
+  } else if (mode == "CRD") {
+    y = ctx.reshape(x, {s[0], c, bs, bs, s[2], s[3]});
+    y = ctx.transpose(y, {0, 1, 4, 2, 5, 3});
+  } else {
+    return ctx.unsupportedValue("mode", mode);
+  }
+  y = ctx.reshape(y, {s[0], c, s[2] * bs, s[3] * bs});
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importCenterCropPad(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
+  SmallVector<int64_t> axes = ctx.getInts("axes");
+  if (failed(target) || ctx.hasError() || failed(requireStatic(ctx, x)))
+    return failure();
+  int64_t rank = shapeOf(x).size();
+  if (axes.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (axes.size() != target->size())
+    return ctx.emitError() << "shape has " << target->size()
+                           << " entries for " << axes.size() << " axes";
+  Value y = x;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (auto [a, want] : llvm::zip(axes, *target)) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    int64_t dim = shapeOf(x)[*axis];
+    if (want < 0)
+      return ctx.emitError() << "shape has a negative dimension " << want;
+    if (want < dim)
+      y = ctx.slice(y, *axis, (dim - want) / 2, want);
+    else if (want > dim) {
+      low[*axis] = (want - dim) / 2;
+      high[*axis] = want - dim - low[*axis];
+    }
+  }
+  if (!y)
+    return failure();
+  if (llvm::any_of(low, [](int64_t p) { return p; }) ||
+      llvm::any_of(high, [](int64_t p) { return p; })) {
+    FailureOr<shapes::Shape> padded =
+        shapes::pad(shapeOf(y), low, high, ctx.errorFn());
+    if (failed(padded))
+      return failure();
+    Builder &b = ctx.b;
+    y = ctx.b.create<PadOp>(
+        ctx.loc, RankedTensorType::get(*padded, elementTypeOf(x)), y,
+        b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
+        PadModeAttr::get(b.getContext(), PadMode::constant),
+        b.getF64FloatAttr(0));
+  }
+  ctx.setResult(0, y);
+  return success();
+}
+
+static LogicalResult importReverseSequence(NodeContext &ctx) {
+  Value x = ctx.input(0), lens = ctx.input(1);
+  if (failed(requireStatic(ctx, x)))
+    return failure();
+  int64_t rank = shapeOf(x).size();
+  FailureOr<int64_t> batchAxis =
+      ctx.normalizeAxis(ctx.getInt("batch_axis", 1), rank);
+  FailureOr<int64_t> timeAxis =
+      ctx.normalizeAxis(ctx.getInt("time_axis", 0), rank);
+  if (failed(batchAxis) || failed(timeAxis))
+    return failure();
+  if (rank < 2 || *batchAxis == *timeAxis)
+    return ctx.emitError() << "batch_axis and time_axis must differ";
+  Type i64 = ctx.b.getI64Type();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  // Source time index: len - 1 - t inside the sequence, t after it.
+  SmallVector<int64_t> lenShape(rank, 1);
+  lenShape[*batchAxis] = shape[*batchAxis];
+  Value len = ctx.reshape(ctx.castTo(lens, i64), lenShape);
+  Value t = ctx.iota(shape[*timeAxis], i64, *timeAxis, rank);
+  Value inside = ctx.compare(ComparePredicate::lt, t, len);
+  Value reversed =
+      ctx.binary<SubOp>(ctx.binary<SubOp>(len, ctx.scalar(i64, 1)), t);
+  Value idx = ctx.broadcastTo(ctx.select(inside, reversed, t), shape);
+  if (!idx)
+    return failure();
+  // A GatherElements along the time axis, on the flattened data.
+  SmallVector<int64_t> strides = stridesOf(shape);
+  Value linear = ctx.binary<MulOp>(idx, ctx.scalar(i64, strides[*timeAxis]));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *timeAxis && shape[d] != 1)
+      linear = ctx.binary<AddOp>(
+          linear, ctx.binary<MulOp>(ctx.iota(shape[d], i64, d, rank),
+                                    ctx.scalar(i64, strides[d])));
+  Value y = ctx.gather(ctx.reshape(x, {shapes::numElements(shape)}), linear, 0);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+//===----------------------------------------------------------------------===//
+// Ops whose result shape depends on values: computed at compile time
+//===----------------------------------------------------------------------===//
+
+/// The elements of constant input `i` as doubles (its values decide the
+/// result's shape, so they must be known at compile time).
+static FailureOr<SmallVector<double>> constValues(NodeContext &ctx,
+                                                  unsigned i) {
+  DenseElementsAttr dense = ctx.constInput(i);
+  if (!dense)
+    return failure();
+  SmallVector<double> out;
+  Type et = dense.getElementType();
+  if (isa<FloatType>(et)) {
+    for (const APFloat &v : dense.getValues<APFloat>())
+      out.push_back(v.convertToDouble());
+  } else {
+    bool zext = et.isUnsignedInteger() || et.isInteger(1);
+    for (const APInt &v : dense.getValues<APInt>())
+      out.push_back(zext ? (double)v.getZExtValue() : (double)v.getSExtValue());
+  }
+  return out;
+}
+
+static LogicalResult importCompress(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<double>> cond = constValues(ctx, 1);
+  if (failed(cond) || failed(requireStatic(ctx, x)))
+    return failure();
+  Value data = x;
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    FailureOr<int64_t> a =
+        ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(x).size());
+    if (failed(a))
+      return failure();
+    axis = *a;
+  } else {
+    data = ctx.reshape(x, {shapes::numElements(shapeOf(x))});
+  }
+  int64_t d = shapeOf(data)[axis];
+  SmallVector<double> picked;
+  for (int64_t i = 0; i < (int64_t)cond->size() && i < d; ++i)
+    if ((*cond)[i] != 0)
+      picked.push_back(i);
+  Type i64 = ctx.b.getI64Type();
+  Value idx = picked.empty() ? ctx.constant({0}, i64, {0.0})
+                             : ctx.constant({(int64_t)picked.size()}, i64,
+                                            picked);
+  Value y = ctx.gather(data, idx, axis);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+static LogicalResult importNonZero(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<double>> values = constValues(ctx, 0);
+  if (failed(values))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> strides = stridesOf(shape);
+  SmallVector<SmallVector<double>> coords(rank);
+  int64_t count = 0;
+  for (auto [flat, v] : llvm::enumerate(*values)) {
+    if (v == 0)
+      continue;
+    ++count;
+    for (int64_t d = 0; d < rank; ++d)
+      coords[d].push_back((double)((flat / strides[d]) % shape[d]));
+  }
+  SmallVector<double> all;
+  for (auto &c : coords)
+    all.append(c.begin(), c.end());
+  Type i64 = ctx.b.getI64Type();
+  ctx.setResult(0, all.empty() ? ctx.constant({rank, count}, i64, {0.0})
+                               : ctx.constant({rank, count}, i64, all));
+  return success();
+}
+
+static LogicalResult importUnique(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  FailureOr<SmallVector<double>> values = constValues(ctx, 0);
+  bool sorted = ctx.getInt("sorted", 1);
+  if (failed(values) || ctx.hasError())
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  // Each unique entry is a slice along `axis` (an element when flattened).
+  bool hasAxis = ctx.hasAttr("axis");
+  int64_t axis = 0, n = values->size(), inner = 1, outer = 1, d = n;
+  if (hasAxis) {
+    FailureOr<int64_t> a = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
+    if (failed(a))
+      return failure();
+    axis = *a;
+    d = shape[axis];
+    inner = shapes::numElements(shape.drop_front(axis + 1));
+    outer = shapes::numElements(shape.take_front(axis));
+  }
+  auto sliceOf = [&](int64_t i) {
+    SmallVector<double> s;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j)
+        s.push_back((*values)[(o * d + i) * inner + j]);
+    return s;
+  };
+  std::vector<SmallVector<double>> uniques;
+  SmallVector<double> firstIndex, inverse, counts;
+  for (int64_t i = 0; i < d; ++i) {
+    SmallVector<double> s = sliceOf(i);
+    auto it = llvm::find(uniques, s);
+    if (it == uniques.end()) {
+      uniques.push_back(s);
+      firstIndex.push_back(i);
+      counts.push_back(0);
+      it = uniques.end() - 1;
+    }
+    int64_t u = it - uniques.begin();
+    inverse.push_back(u);
+    counts[u] += 1;
+  }
+  SmallVector<int64_t> order(uniques.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return std::lexicographical_compare(uniques[a].begin(), uniques[a].end(),
+                                          uniques[b].begin(), uniques[b].end());
+    });
+  SmallVector<double> rank2(order.size());
+  for (auto [r, u] : llvm::enumerate(order))
+    rank2[u] = r;
+  int64_t u = order.size();
+  // Y: the unique slices in order, laid out like the input along `axis`.
+  SmallVector<double> y;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t r = 0; r < u; ++r)
+      for (int64_t j = 0; j < inner; ++j)
+        y.push_back(uniques[order[r]][o * inner + j]);
+  SmallVector<int64_t> yShape = hasAxis ? SmallVector<int64_t>(shape)
+                                        : SmallVector<int64_t>{n};
+  yShape[hasAxis ? axis : 0] = u;
+  Type i64 = ctx.b.getI64Type();
+  SmallVector<double> idx, inv, cnt;
+  for (int64_t r = 0; r < u; ++r) {
+    idx.push_back(firstIndex[order[r]]);
+    cnt.push_back(counts[order[r]]);
+  }
+  for (double v : inverse)
+    inv.push_back(rank2[(int64_t)v]);
+  auto make = [&](ArrayRef<int64_t> s, Type et, ArrayRef<double> v) {
+    return v.empty() ? ctx.constant(s, et, {0.0}) : ctx.constant(s, et, v);
+  };
+  ctx.setResult(0, make(yShape, elementTypeOf(x), y));
+  ctx.setResult(1, make({u}, i64, idx));
+  ctx.setResult(2, make({d}, i64, inv));
+  ctx.setResult(3, make({u}, i64, cnt));
+  return success();
+}
+
+/// Whether box `a` suppresses box `b` (IoU above the threshold), as ONNX's
+/// reference decides it.
+static bool suppresses(ArrayRef<double> a, ArrayRef<double> b, bool center,
+                       double threshold) {
+  auto minMax = [](double p, double q) {
+    return p >= q ? std::make_pair(q, p) : std::make_pair(p, q);
+  };
+  double ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
+  if (!center) {
+    std::tie(ax0, ax1) = minMax(a[1], a[3]);
+    std::tie(bx0, bx1) = minMax(b[1], b[3]);
+    std::tie(ay0, ay1) = minMax(a[0], a[2]);
+    std::tie(by0, by1) = minMax(b[0], b[2]);
+  } else {
+    ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2;
+    bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2;
+    ay0 = a[1] - a[3] / 2, ay1 = a[1] + a[3] / 2;
+    by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+  }
+  double ix0 = std::max(ax0, bx0), ix1 = std::min(ax1, bx1);
+  double iy0 = std::max(ay0, by0), iy1 = std::min(ay1, by1);
+  if (ix1 <= ix0 || iy1 <= iy0)
+    return false;
+  double inter = (ix1 - ix0) * (iy1 - iy0);
+  double areaA = (ax1 - ax0) * (ay1 - ay0), areaB = (bx1 - bx0) * (by1 - by0);
+  double uni = areaA + areaB - inter;
+  if (inter <= 0 || areaA <= 0 || areaB <= 0 || uni <= 0)
+    return false;
+  return inter / uni > threshold;
+}
+
+/// NonMaxSuppression on constant boxes and scores (the number of selected
+/// boxes is the result's shape).
+static LogicalResult importNonMaxSuppression(NodeContext &ctx) {
+  bool center = ctx.getInt("center_point_box", 0);
+  if (ctx.hasError())
+    return failure();
+  FailureOr<SmallVector<double>> boxes = constValues(ctx, 0);
+  if (failed(boxes))
+    return failure();
+  FailureOr<SmallVector<double>> scores = constValues(ctx, 1);
+  if (failed(scores))
+    return failure();
+  auto optional = [&](unsigned i) -> FailureOr<std::optional<double>> {
+    if (!ctx.input(i) || shapes::numElements(shapeOf(ctx.input(i))) == 0)
+      return std::optional<double>();
+    FailureOr<SmallVector<double>> v = constValues(ctx, i);
+    if (failed(v))
+      return failure();
+    return std::optional<double>(v->front());
+  };
+  auto maxBoxes = optional(2), iou = optional(3), scoreMin = optional(4);
+  if (failed(maxBoxes) || failed(iou) || failed(scoreMin))
+    return failure();
+  ArrayRef<int64_t> bs = shapeOf(ctx.input(0)), ss = shapeOf(ctx.input(1));
+  if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] ||
+      ss[2] != bs[1])
+    return ctx.emitError() << "boxes " << shapes::str(bs) << " and scores "
+                           << shapes::str(ss) << " do not match";
+  int64_t batches = bs[0], boxCount = bs[1], classes = ss[1];
+  int64_t limit = std::max<int64_t>((int64_t)maxBoxes->value_or(0), 0);
+  double threshold = iou->value_or(0);
+  SmallVector<double> selected;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      SmallVector<std::pair<double, int64_t>> candidates;
+      for (int64_t i = 0; i < boxCount; ++i) {
+        double score = (*scores)[(b * classes + c) * boxCount + i];
+        if (!*scoreMin || score > **scoreMin)
+          candidates.push_back({score, i});
+      }
+      // Highest score first; equal scores keep the lower index first.
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [](auto &p, auto &q) { return p.first > q.first; });
+      SmallVector<int64_t> kept;
+      for (auto [score, i] : candidates) {
+        if ((int64_t)kept.size() >= limit)
+          break;
+        ArrayRef<double> box = ArrayRef(*boxes).slice((b * boxCount + i) * 4, 4);
+        if (llvm::any_of(kept, [&](int64_t k) {
+              return suppresses(
+                  box, ArrayRef(*boxes).slice((b * boxCount + k) * 4, 4),
+                  center, threshold);
+            }))
+          continue;
+        kept.push_back(i);
+        selected.append({(double)b, (double)c, (double)i});
+      }
+    }
+  int64_t n = selected.size() / 3;
+  Type i64 = ctx.b.getI64Type();
+  ctx.setResult(0, n ? ctx.constant({n, 3}, i64, selected)
+                     : ctx.constant({0, 3}, i64, {0.0}));
+  return success();
+}
+
+/// TfIdfVectorizer on integer tokens: each pool n-gram's count is a sum of
+/// matches of shifted slices of the rows against its tokens, for every skip
+/// distance (unigrams once), as ONNX's reference counts them.
+static LogicalResult importTfIdfVectorizer(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  int64_t minN = ctx.getInt("min_gram_length", 0);
+  int64_t maxN = ctx.getInt("max_gram_length", 0);
+  int64_t maxSkip = ctx.getInt("max_skip_count", 0);
+  std::string mode = ctx.getString("mode", "");
+  SmallVector<int64_t> counts = ctx.getInts("ngram_counts");
+  SmallVector<int64_t> indexes = ctx.getInts("ngram_indexes");
+  SmallVector<int64_t> pool = ctx.getInts("pool_int64s");
+  SmallVector<float> weights = ctx.getFloats("weights");
+  if (ctx.hasAttr("pool_strings"))
+    return ctx.emitError() << "attribute 'pool_strings' is not supported";
+  if (ctx.hasError())
+    return failure();
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return ctx.unsupportedValue("mode", mode);
+  Type et = elementTypeOf(x);
+  if (!isa<IntegerType>(et) || et.isInteger(1))
+    return ctx.emitError() << "input " << x.getType()
+                           << " must hold integer tokens";
+  ArrayRef<int64_t> xs = shapeOf(x);
+  if (xs.size() > 2 || xs.empty() ||
+      !cast<RankedTensorType>(x.getType()).hasStaticShape())
+    return ctx.emitError() << "input must be a static [C] or [B, C] tensor";
+  if (minN < 1 || maxN < minN || counts.size() < (size_t)maxN)
+    return ctx.emitError() << "gram lengths " << minN << ".." << maxN
+                           << " do not fit ngram_counts";
+  int64_t c = xs.back(), last = xs.size() - 1;
+  int64_t outSize = 0;
+  for (int64_t i : indexes)
+    outSize = std::max(outSize, i + 1);
+  Type f32 = ctx.b.getF32Type();
+  SmallVector<int64_t> countShape(xs.drop_back());
+  countShape.push_back(1);
+  SmallVector<Value> outputs(outSize);
+  size_t k = 0; // index into ngram_indexes
+  for (int64_t n = 1; n <= (int64_t)counts.size(); ++n) {
+    size_t begin = counts[n - 1];
+    size_t end = n < (int64_t)counts.size() ? counts[n] : pool.size();
+    for (size_t at = begin; at + n <= end; at += n, ++k) {
+      if (k >= indexes.size())
+        return ctx.emitError() << "ngram_indexes is shorter than the pool";
+      Value count = ctx.constant(countShape, f32, {0.0});
+      bool counted = n >= minN && n <= maxN;
+      int64_t skips = n == 1 ? 1 : maxSkip + 1;
+      for (int64_t s = 1; counted && s <= skips; ++s) {
+        int64_t len = c - s * (n - 1);
+        if (len <= 0)
+          continue;
+        Value match;
+        for (int64_t j = 0; j < n; ++j) {
+          Value eq = ctx.compare(ComparePredicate::eq,
+                                 ctx.slice(x, last, j * s, len),
+                                 ctx.scalar(et, (double)pool[at + j]));
+          match = match ? ctx.binary<AndOp>(match, eq) : eq;
+        }
+        count = ctx.binary<AddOp>(
+            count,
+            ctx.reduce<ReduceSumOp>(ctx.castTo(match, f32), {last}, true));
+      }
+      Value y = count;
+      double w = k < weights.size() ? weights[k] : 1.0;
+      if (mode == "IDF")
+        y = ctx.select(ctx.compare(ComparePredicate::gt, count,
+                                   ctx.scalar(f32, 0)),
+                       ctx.scalar(f32, w), ctx.scalar(f32, 0));
+      else if (mode == "TFIDF")
+        y = ctx.binary<MulOp>(count, ctx.scalar(f32, w));
+      outputs[indexes[k]] = y;
+    }
+  }
+  for (Value &v : outputs)
+    if (!v)
+      v = ctx.constant(countShape, f32, {0.0});
+  Value y = ctx.concat(outputs, last);
+  ctx.setResult(0, y);
+  return success(y);
+}
+
+void mlir::tcc::onnx::registerIndexingOps(OpTable &t) {
+  t.add("GatherElements", 11, 2, 2, 1, importGatherElements);
+  t.add("GatherND", 11, 2, 2, 1, importGatherND);
+  t.add("Scatter", 9, 3, 3, 1, importScatterElements);
+  t.add("ScatterElements", 11, 3, 3, 1, importScatterElements);
+  t.add("ScatterND", 11, 3, 3, 1, importScatterND);
+  t.add("TensorScatter", 24, 2, 3, 1, importTensorScatter);
+  t.add("OneHot", 9, 3, 3, 1, importOneHot);
+  t.add("Trilu", 14, 1, 2, 1, importTrilu);
+  t.add("EyeLike", 9, 1, 1, 1, importEyeLike);
+  t.add("TopK", 1, 1, 1, 2, importTopK);
+  t.add("TopK", 10, 2, 2, 2, importTopK);
+  t.add("CumSum", 11, 2, 2, 1, importCumulative<CumsumOp>);
+  t.add("CumProd", 26, 2, 2, 1, importCumulative<CumprodOp>);
+  t.add("Hardmax", 1, 1, 1, 1, importHardmax);
+  t.add("SpaceToDepth", 1, 1, 1, 1, importSpaceToDepth);
+  t.add("DepthToSpace", 1, 1, 1, 1, importDepthToSpace);
+  t.add("CenterCropPad", 18, 2, 2, 1, importCenterCropPad);
+  t.add("ReverseSequence", 10, 2, 2, 1, importReverseSequence);
+  t.add("Compress", 9, 2, 2, 1, importCompress);
+  t.add("NonZero", 9, 1, 1, 1, importNonZero);
+  t.add("Unique", 11, 1, 1, 4, importUnique);
+  t.add("NonMaxSuppression", 10, 2, 5, 1, importNonMaxSuppression);
+  t.add("TfIdfVectorizer", 9, 1, 1, 1, importTfIdfVectorizer);
+}

@@ -1,0 +1,241 @@
+//===- Epilogue.cpp - what a contraction kernel can do after the product --===//
+
+#include "compiler/Transforms/Epilogue.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+/// `shape` as a bias of `result`: one value per channel (dimension 1) of a
+/// convolution, or per column (last dimension) of a product.
+static bool isBiasShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> result,
+                        bool perChannel) {
+  int64_t lead = result.size() - shape.size();
+  if (lead < 0)
+    return false;
+  int64_t dim = perChannel ? 1 : result.size() - 1;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    int64_t r = lead + i;
+    if (d != (r == dim ? result[dim] : 1))
+      return false;
+  }
+  return dim >= lead && result[dim] > 0;
+}
+
+Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
+                                  SmallVectorImpl<Operation *> &chain) {
+  Epilogue e;
+  auto conv = dyn_cast<ConvOp>(contraction);
+  bool biasTaken = conv && conv.getBias();
+  Value cur = contraction->getResult(0);
+  auto type = cast<RankedTensorType>(cur.getType());
+  while (cur.hasOneUse()) {
+    Operation *user = *cur.getUsers().begin();
+    if (user->getBlock() != contraction->getBlock() || e.hasClamp)
+      break;
+    if (auto add = dyn_cast<AddOp>(user)) {
+      Value other = add.getLhs() == cur ? add.getRhs() : add.getLhs();
+      auto otherType = cast<RankedTensorType>(other.getType());
+      if (other == cur || add.getType() != type)
+        break;
+      if (otherType == type && !e.residual) {
+        e.residual = other;
+      } else if (!biasTaken &&
+                 isBiasShape(otherType.getShape(), type.getShape(),
+                             /*perChannel=*/conv != nullptr)) {
+        e.bias = other;
+        biasTaken = true;
+      } else {
+        break;
+      }
+    } else if (isa<ReluOp>(user)) {
+      e.hasClamp = true;
+      e.clampMin = 0;
+    } else if (auto clamp = dyn_cast<ClampOp>(user)) {
+      e.hasClamp = true;
+      if (clamp.getMin())
+        e.clampMin = static_cast<float>(clamp.getMin()->convertToDouble());
+      if (clamp.getMax())
+        e.clampMax = static_cast<float>(clamp.getMax()->convertToDouble());
+    } else {
+      break;
+    }
+    chain.push_back(user);
+    cur = user->getResult(0);
+  }
+  return e;
+}
+
+/// Row-major strides of a contiguous tensor.
+static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> strides(sizes.size(), 1);
+  for (int64_t i = (int64_t)sizes.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * sizes[i + 1];
+  return strides;
+}
+
+/// The strides of `newSizes` viewing the same elements as (sizes, strides),
+/// when a reshape of that view is itself a view (PyTorch's rule: merged
+/// dimensions must be contiguous with each other).
+static std::optional<SmallVector<int64_t>>
+reshapeStrides(ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> newSizes) {
+  if (llvm::is_contained(sizes, 0) || sizes.empty() || newSizes.empty())
+    return std::nullopt;
+  SmallVector<int64_t> out(newSizes.size(), 0);
+  int64_t viewD = newSizes.size() - 1;
+  int64_t chunkStride = strides.back(), tensorN = 1, viewN = 1;
+  for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+    tensorN *= sizes[d];
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensorN * chunkStride)) {
+      while (viewD >= 0 && (viewN < tensorN || newSizes[viewD] == 1)) {
+        out[viewD] = viewN * chunkStride;
+        viewN *= newSizes[viewD];
+        --viewD;
+      }
+      if (viewN != tensorN)
+        return std::nullopt;
+      if (d > 0) {
+        chunkStride = strides[d - 1];
+        tensorN = viewN = 1;
+      }
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return out;
+}
+
+namespace {
+/// A strided view being followed through transposes and reshapes.
+struct Strided {
+  SmallVector<int64_t> sizes, strides;
+
+  bool apply(Operation *op, ArrayRef<int64_t> resultShape) {
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t> s, st;
+      for (int64_t p : t.getPerm()) {
+        s.push_back(sizes[p]);
+        st.push_back(strides[p]);
+      }
+      sizes = s, strides = st;
+      return true;
+    }
+    std::optional<SmallVector<int64_t>> st =
+        reshapeStrides(sizes, strides, resultShape);
+    if (!st)
+      return false;
+    sizes.assign(resultShape.begin(), resultShape.end());
+    strides = *st;
+    return true;
+  }
+
+  /// Fills the matrix fields of `view`; fails when neither inner stride is
+  /// 1 or the batch dimensions do not merge into one stride.
+  bool toMatrix(MatrixView &view) const {
+    int64_t rank = sizes.size();
+    if (rank < 2)
+      return false;
+    view.rows = sizes[rank - 2], view.cols = sizes[rank - 1];
+    view.rowStride = view.rows == 1 ? view.cols * strides[rank - 1]
+                                    : strides[rank - 2];
+    view.colStride = view.cols == 1 ? 1 : strides[rank - 1];
+    if (view.colStride != 1 && view.rowStride != 1)
+      return false;
+    view.batch = 1, view.batchStride = 0;
+    int64_t last = -1;
+    for (int64_t i = rank - 3; i >= 0; --i) {
+      if (sizes[i] == 1)
+        continue;
+      if (last >= 0 && strides[i] != strides[last] * sizes[last])
+        return false;
+      if (last < 0)
+        view.batchStride = strides[i];
+      view.batch *= sizes[i];
+      last = i;
+    }
+    return true;
+  }
+};
+
+bool isLayoutOp(Operation *op) { return isa_and_nonnull<TransposeOp, ReshapeOp>(op); }
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+} // namespace
+
+MatrixView mlir::tcc::plainMatrixView(Value value) {
+  MatrixView view;
+  view.base = value;
+  Strided s{SmallVector<int64_t>(shapeOf(value)),
+            contiguousStrides(shapeOf(value))};
+  s.toMatrix(view);
+  return view;
+}
+
+MatrixView mlir::tcc::matchMatrixView(Value value) {
+  SmallVector<Operation *> chain;
+  Value base = value;
+  while (isLayoutOp(base.getDefiningOp()) && base.hasOneUse()) {
+    chain.push_back(base.getDefiningOp());
+    base = chain.back()->getOperand(0);
+  }
+  // Use the longest suffix of the chain that is still a strided view.
+  while (!chain.empty()) {
+    Strided s{SmallVector<int64_t>(shapeOf(base)),
+              contiguousStrides(shapeOf(base))};
+    bool ok = true;
+    for (Operation *op : llvm::reverse(chain))
+      ok = ok && s.apply(op, shapeOf(op->getResult(0)));
+    MatrixView view;
+    if (ok && s.toMatrix(view)) {
+      view.base = base;
+      view.ops.assign(chain.rbegin(), chain.rend());
+      return view;
+    }
+    base = chain.back()->getResult(0);
+    chain.pop_back();
+  }
+  return plainMatrixView(value);
+}
+
+MatrixView mlir::tcc::matchResultView(Value result) {
+  SmallVector<Operation *> chain;
+  Value last = result;
+  while (last.hasOneUse() && isLayoutOp(*last.getUsers().begin())) {
+    chain.push_back(*last.getUsers().begin());
+    last = chain.back()->getResult(0);
+  }
+  // Undo the chain from the final layout back to the result's shape.
+  while (!chain.empty()) {
+    Value end = chain.back()->getResult(0);
+    Strided s{SmallVector<int64_t>(shapeOf(end)),
+              contiguousStrides(shapeOf(end))};
+    bool ok = true;
+    for (Operation *op : llvm::reverse(chain)) {
+      if (auto t = dyn_cast<TransposeOp>(op)) {
+        SmallVector<int64_t> inverse(t.getPerm().size());
+        for (auto [i, p] : llvm::enumerate(t.getPerm()))
+          inverse[p] = i;
+        SmallVector<int64_t> sz, st;
+        for (int64_t p : inverse) {
+          sz.push_back(s.sizes[p]);
+          st.push_back(s.strides[p]);
+        }
+        s.sizes = sz, s.strides = st;
+      } else {
+        ok = ok && s.apply(op, shapeOf(op->getOperand(0)));
+      }
+    }
+    MatrixView view;
+    if (ok && s.toMatrix(view) && view.colStride == 1) {
+      view.base = end;
+      view.ops = chain;
+      return view;
+    }
+    chain.pop_back();
+  }
+  return plainMatrixView(result);
+}

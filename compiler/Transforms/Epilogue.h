@@ -1,0 +1,65 @@
+//===- Epilogue.h - what a contraction kernel can do after the product ----===//
+//
+// The micro-kernels finish each output element with
+//   clamp(product + bias + residual)
+// (runtime/ukernels/ukernels.h). This recognizes the chain of tcc ops after
+// a matmul or convolution that such an epilogue computes, so that fusion
+// (tcc-fuse) and the lowering agree on what fits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_TRANSFORMS_EPILOGUE_H
+#define TCC_COMPILER_TRANSFORMS_EPILOGUE_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <limits>
+
+namespace mlir::tcc {
+
+struct Epilogue {
+  Value bias;     ///< Per output channel (conv) or column (matmul).
+  Value residual; ///< Shaped like the result.
+  bool hasClamp = false;
+  float clampMin = -std::numeric_limits<float>::infinity();
+  float clampMax = std::numeric_limits<float>::infinity();
+};
+
+/// Follows single uses from `contraction` (a tcc.conv or tcc.matmul on f32)
+/// through adds of a bias or a residual and then at most one relu or clamp,
+/// collecting the ops it takes into `chain`. A convolution that already has
+/// a bias takes no other.
+Epilogue matchEpilogue(Operation *contraction,
+                       SmallVectorImpl<Operation *> &chain);
+
+/// A batch of matrices as the matmul kernel addresses them: element
+/// (b, i, j) of `value` is element b*batchStride + i*rowStride + j*colStride
+/// of the contiguous tensor `base`, where one of the two inner strides is 1.
+/// `ops` are the transposes and reshapes between `base` and `value`, which
+/// the kernel makes unnecessary (first to last).
+struct MatrixView {
+  Value base;
+  int64_t batch = 1, rows = 0, cols = 0;
+  int64_t batchStride = 0, rowStride = 0, colStride = 1;
+  SmallVector<Operation *> ops;
+};
+
+/// Describes `value` (rank >= 2: batch dimensions, rows, columns) as a view
+/// of the tensor that the single-use transposes and reshapes producing it
+/// re-arrange; without such ops, or when their composition is not a strided
+/// view, `value` itself.
+MatrixView matchMatrixView(Value value);
+
+/// `value` itself as a contiguous batch of matrices.
+MatrixView plainMatrixView(Value value);
+
+/// The same for a matmul's result: `result` then the single-use transposes
+/// and reshapes after it, described as a strided view into the last of
+/// them (the kernel then writes straight into its layout). Only views with
+/// contiguous columns qualify; otherwise `result` itself.
+MatrixView matchResultView(Value result);
+
+} // namespace mlir::tcc
+
+#endif // TCC_COMPILER_TRANSFORMS_EPILOGUE_H

@@ -1,0 +1,50 @@
+// RUN: tcc-opt %s --convert-tcc-to-linalg --split-input-file | FileCheck %s
+
+// Tests that tcc.if becomes scf.if on the condition's element, with the
+// regions moved over and their ops lowered in place.
+// CHECK-LABEL: func @if_else
+// CHECK: %[[C:.*]] = tensor.extract %{{.*}}[] : tensor<i1>
+// CHECK: scf.if %[[C]] -> (tensor<2xf32>) {
+// CHECK:   linalg.generic
+// CHECK:   scf.yield
+// CHECK: } else {
+// CHECK:   scf.yield
+// CHECK-NOT: tcc.
+func.func @if_else(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = tcc.if %c : tensor<i1> -> tensor<2xf32> {
+    %s = tcc.add %a, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    tcc.yield %s : tensor<2xf32>
+  } else {
+    tcc.yield %b : tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that tcc.loop becomes scf.while carrying the iteration number, the
+// condition, the carried value (copied into its block argument, so that
+// bufferization keeps one buffer) and a scan buffer filled slice by slice;
+// the loop stops at the trip count, the condition or the scan length.
+// CHECK-LABEL: func @loop
+// CHECK: %[[BUF:.*]] = tensor.empty() : tensor<3x2xf32>
+// CHECK: scf.while (%[[I:.*]] = %{{.*}}, %[[GO:.*]] = %{{.*}}, %[[X:.*]] = %{{.*}}, %[[S:.*]] = %[[BUF]])
+// CHECK:   arith.cmpi slt, %{{.*}}, %{{.*}} : i64
+// CHECK:   arith.cmpi slt, %[[I]], %{{.*}} : index
+// CHECK:   scf.condition
+// CHECK: } do {
+// CHECK: ^bb0(%[[AI:.*]]: index, %{{.*}}: i1, %[[AX:.*]]: tensor<2xf32>, %[[AS:.*]]: tensor<3x2xf32>):
+// CHECK:   %[[Y:.*]] = linalg.generic
+// CHECK:   %[[NEXT:.*]] = arith.addi %[[AI]], %{{.*}} : index
+// CHECK:   %[[COPY:.*]] = linalg.copy ins(%[[Y]] : tensor<2xf32>) outs(%[[AX]] : tensor<2xf32>)
+// CHECK:   %[[INS:.*]] = tensor.insert_slice %[[Y]] into %[[AS]][%[[AI]], 0] [1, 2] [1, 1]
+// CHECK:   scf.yield %[[NEXT]], %{{.*}}, %[[COPY]], %[[INS]]
+// CHECK-NOT: tcc.
+func.func @loop(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  %r:2 = tcc.loop %n, %c, %a : (tensor<i64>, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %go: tensor<i1>, %x: tensor<2xf32>):
+    %y = tcc.add %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    tcc.yield %go, %y, %y : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %r#0, %r#1 : tensor<2xf32>, tensor<3x2xf32>
+}

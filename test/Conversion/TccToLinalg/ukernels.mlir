@@ -1,0 +1,110 @@
+// RUN: tcc-opt %s --convert-tcc-to-linalg=ukernels=avx512 --canonicalize --split-input-file | FileCheck %s
+
+// Tests that a convolution group becomes one conv2d kernel call: weights
+// packed at compile time, the bias and the relu as the kernel's epilogue,
+// and the scratch the kernel needs as a second output.
+// CHECK-LABEL: func @conv_bias_relu
+// CHECK-DAG: %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense_resource<packed_weight> : tensor<144xf32>
+// CHECK: %[[R:.*]]:2 = tcc.ukernel "conv2d" ins(%{{.*}}, %[[W]], %[[B]] : tensor<1x2x6x6xf32>, tensor<144xf32>, tensor<4xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x4x6x6xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: clamp_min = 0.000000e+00 : f32
+// CHECK-SAME: flags = 8 : i64
+// CHECK-SAME: has_bias = 1 : i64, has_clamp = 1 : i64, has_residual = 0 : i64
+// CHECK: return %[[R]]#0
+func.func @conv_bias_relu(%x: tensor<1x2x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  %w = tcc.constant dense<0.5> : tensor<4x2x3x3xf32>
+  %b = tcc.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = tcc.fused "contraction"(%x, %w, %b : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32> {
+  ^bb0(%a0: tensor<1x2x6x6xf32>, %a1: tensor<4x2x3x3xf32>, %a2: tensor<4xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
+    %r = tcc.relu %c : tensor<1x4x6x6xf32>
+    tcc.yield %r : tensor<1x4x6x6xf32>
+  }
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// Tests that rows times a weight matrix, plus a bias and a residual, is one
+// sgemm call whose epilogue adds both.
+// CHECK-LABEL: func @linear
+// CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x8xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<2x3x16xf32>)
+// CHECK-SAME: batch = 1 : i64
+// CHECK-SAME: has_bias = 1 : i64, has_clamp = 0 : i64, has_residual = 1 : i64
+// CHECK-SAME: m = 6 : i64, n = 16 : i64
+// CHECK-NOT: linalg.generic
+func.func @linear(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %res: tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
+  %0 = tcc.fused "contraction"(%x, %w, %b, %res : tensor<2x3x8xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
+  ^bb0(%a0: tensor<2x3x8xf32>, %a1: tensor<8x16xf32>, %a2: tensor<16xf32>, %a3: tensor<2x3x16xf32>):
+    %m = tcc.matmul %a0, %a1 : (tensor<2x3x8xf32>, tensor<8x16xf32>) -> tensor<2x3x16xf32>
+    %s = tcc.add %m, %a2 : (tensor<2x3x16xf32>, tensor<16xf32>) -> tensor<2x3x16xf32>
+    %t = tcc.add %s, %a3 : (tensor<2x3x16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32>
+    tcc.yield %t : tensor<2x3x16xf32>
+  }
+  return %0 : tensor<2x3x16xf32>
+}
+
+// -----
+
+// Tests that equal batches become one call over the batch.
+// CHECK-LABEL: func @batched
+// CHECK: tcc.ukernel "sgemm"
+// CHECK-SAME: batch = 2 : i64
+// CHECK-SAME: stride_a = 32 : i64, stride_b = 32 : i64, stride_c = 16 : i64
+func.func @batched(%q: tensor<2x4x8xf32>, %k: tensor<2x8x4xf32>) -> tensor<2x4x4xf32> {
+  %0 = tcc.matmul %q, %k : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+}
+
+// -----
+
+// Tests that a transposed constant weight is packed from its original
+// layout (no transpose at run time).
+// CHECK-LABEL: func @transposed_weight
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[W:.*]] = arith.constant dense_resource<packed_weight{{.*}}> : tensor<{{[0-9]+}}xf32>
+// CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %[[W]] :
+// CHECK-SAME: flags = 16 : i64
+func.func @transposed_weight(%x: tensor<3x8xf32>) -> tensor<3x5xf32> {
+  %w = tcc.constant dense<1.0> : tensor<5x8xf32>
+  %wt = tcc.transpose %w perm = [1, 0] : tensor<5x8xf32> -> tensor<8x5xf32>
+  %0 = tcc.matmul %x, %wt : (tensor<3x8xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Tests that a batch broadcast from one matrix is addressed with a zero
+// batch stride, not materialized.
+// CHECK-LABEL: func @broadcast_batch
+// CHECK-NOT: linalg.generic
+// CHECK: tcc.ukernel "sgemm" ins(%arg0, %arg1 : tensor<1x4x8xf32>, tensor<3x8x4xf32>)
+// CHECK-SAME: batch = 3 : i64
+// CHECK-SAME: stride_a = 0 : i64, stride_b = 32 : i64, stride_c = 16 : i64
+func.func @broadcast_batch(%a: tensor<1x4x8xf32>, %b: tensor<3x8x4xf32>) -> tensor<3x4x4xf32> {
+  %0 = tcc.matmul %a, %b : (tensor<1x4x8xf32>, tensor<3x8x4xf32>) -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
+
+// -----
+
+// Tests that an integer product keeps the linalg lowering.
+// CHECK-LABEL: func @integer_stays_linalg
+// CHECK-NOT: tcc.ukernel
+// CHECK: linalg.matmul
+func.func @integer_stays_linalg(%a: tensor<4x8xi32>, %b: tensor<8x4xi32>) -> tensor<4x4xi32> {
+  %0 = tcc.matmul %a, %b : (tensor<4x8xi32>, tensor<8x4xi32>) -> tensor<4x4xi32>
+  return %0 : tensor<4x4xi32>
+}
+
+// -----
+
+// Tests that a product with a vector operand keeps the linalg lowering
+// (the kernels take matrices).
+// CHECK-LABEL: func @vector_stays_linalg
+// CHECK-NOT: tcc.ukernel
+// CHECK: linalg.
+func.func @vector_stays_linalg(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
+  %0 = tcc.matmul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -1,0 +1,43 @@
+// RUN: tcc-opt %s --convert-ukernels-to-calls --split-input-file -verify-diagnostics | FileCheck %s
+
+// Tests that a bufferized sgemm becomes a call passing addresses and scalar
+// parameters, with the entry point declared once.
+// CHECK: func.func private @tcc_ukabi_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32, i64, i64, i64, i64) -> i32
+// CHECK-LABEL: func @sgemm
+// CHECK-SAME: (%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x2xf32>, %[[C:.*]]: memref<4x2xf32>)
+// CHECK: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK: call @tcc_ukabi_sgemm(
+// CHECK-NOT: tcc.ukernel
+func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
+  tcc.ukernel "sgemm" ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>) params {batch = 1 : i64, m = 4 : i64, n = 2 : i64, k = 8 : i64, lda = 8 : i64, ldb = 2 : i64, ldc = 2 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 8 : i64, flags = 0 : i64, has_bias = 0 : i64, bias_per_row = 0 : i64, has_residual = 0 : i64, ldr = 2 : i64, stride_r = 8 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 1.0 : f32}
+  return
+}
+
+// -----
+
+// Tests that a buffer viewed into the arena is passed at the arena's
+// address plus the view's byte shift, also through a reshape of the view.
+// CHECK-LABEL: func @arena_views
+// CHECK-SAME: (%[[ARENA:.*]]: memref<4096xi8>
+// CHECK: %[[SHIFT:.*]] = arith.constant 1024 : index
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[SHIFT]]
+// CHECK: call @tcc_ukabi_conv2d
+func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x2x2x2xf32>) {
+  %c1024 = arith.constant 1024 : index
+  %v = memref.view %arena[%c1024][] : memref<4096xi8> to memref<8xf32>
+  %x = memref.expand_shape %v [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : memref<8xf32> into memref<1x2x2x2xf32>
+  tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x2x2xf32>, memref<8xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32}
+  return
+}
+
+// -----
+
+// Tests that a kernel still on tensors is refused.
+func.func @unbufferized(%a: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{must be bufferized before it becomes a call}}
+  %r = tcc.ukernel "sgemm" ins(%a : tensor<4xf32>) outs(%c : tensor<4xf32>) params {has_bias = 0 : i64, has_residual = 0 : i64} -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

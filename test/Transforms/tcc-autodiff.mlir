@@ -1,0 +1,81 @@
+// RUN: tcc-opt %s --tcc-autodiff="function=dot_tanh wrt=0" --canonicalize | FileCheck %s --check-prefix=DOT
+// RUN: tcc-opt %s --tcc-autodiff="function=linear_softmax" --canonicalize | FileCheck %s --check-prefix=LINEAR
+// RUN: tcc-opt %s --tcc-autodiff="function=integer_path grad-function=g" --canonicalize | FileCheck %s --check-prefix=INT
+// RUN: not tcc-opt %s --tcc-autodiff="function=vector_loss" 2>&1 | FileCheck %s --check-prefix=ERR-LOSS
+// RUN: not tcc-opt %s --tcc-autodiff="function=dot_tanh wrt=5" 2>&1 | FileCheck %s --check-prefix=ERR-WRT
+// RUN: not tcc-opt %s --tcc-autodiff="function=missing" 2>&1 | FileCheck %s --check-prefix=ERR-MISSING
+
+// Tests that the gradient function runs the forward ops, then the VJPs in
+// reverse: d/dw sum(tanh(w * x)) = (1 - tanh^2) * x, only for `wrt`; the
+// forward function is kept.
+// DOT-LABEL: func.func @dot_tanh(
+// DOT-LABEL: func.func @dot_tanh_grad(
+// DOT-SAME: %[[W:.*]]: tensor<3xf32>, %[[X:.*]]: tensor<3xf32>) -> (tensor<f32>, tensor<3xf32> {tcc.name = "grad_arg0"})
+// DOT: %[[ONE:.*]] = tcc.constant dense<1.000000e+00> : tensor<f32>
+// DOT: %[[P:.*]] = tcc.mul %[[W]], %[[X]]
+// DOT: %[[T:.*]] = tcc.tanh %[[P]]
+// DOT: %[[L:.*]] = tcc.reduce_sum %[[T]]
+// DOT: %[[T2:.*]] = tcc.mul %[[T]], %[[T]]
+// DOT: %[[D:.*]] = tcc.sub %[[ONE]], %[[T2]]
+// DOT: %[[G:.*]] = tcc.mul %[[D]], %[[X]]
+// DOT: return %[[L]], %[[G]]
+func.func @dot_tanh(%w: tensor<3xf32>, %x: tensor<3xf32>) -> tensor<f32> {
+  %p = tcc.mul %w, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %t = tcc.tanh %p : tensor<3xf32>
+  %l = tcc.reduce_sum %t axes = [0] : tensor<3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// Tests matmul, a broadcast bias, relu, softmax and mean: the bias gradient
+// sums the broadcast rows away, the matmul gradients multiply by the
+// transposed operands, relu selects where its input was positive.
+// LINEAR-LABEL: func.func @linear_softmax_grad(
+// LINEAR-SAME: -> (tensor<f32>, tensor<4x8xf32> {tcc.name = "grad_x"}, tensor<8x3xf32> {tcc.name = "grad_w"}, tensor<3xf32> {tcc.name = "grad_arg2"})
+// LINEAR: %[[MEAN:.*]] = tcc.constant dense<0.0833333358> : tensor<4x3xf32>
+// LINEAR: %[[M:.*]] = tcc.matmul %arg0, %arg1
+// LINEAR: %[[R:.*]] = tcc.relu
+// LINEAR: %[[S:.*]] = tcc.softmax %[[R]] axis = 1
+// LINEAR: %[[L:.*]] = tcc.reduce_mean %[[S]]
+// LINEAR: tcc.reduce_sum {{.*}} axes = [1] keepdims
+// LINEAR: %[[POS:.*]] = tcc.cmp gt, %[[R]]
+// LINEAR: %[[DA:.*]] = tcc.select %[[POS]]
+// LINEAR: %[[DB:.*]] = tcc.reduce_sum %[[DA]] axes = [0] keepdims : tensor<4x3xf32> -> tensor<1x3xf32>
+// LINEAR: %[[DBR:.*]] = tcc.reshape %[[DB]] : tensor<1x3xf32> -> tensor<3xf32>
+// LINEAR: %[[WT:.*]] = tcc.transpose %arg1 perm = [1, 0]
+// LINEAR: %[[DX:.*]] = tcc.matmul %[[DA]], %[[WT]]
+// LINEAR: %[[XT:.*]] = tcc.transpose %arg0 perm = [1, 0]
+// LINEAR: %[[DW:.*]] = tcc.matmul %[[XT]], %[[DA]]
+// LINEAR: return %[[L]], %[[DX]], %[[DW]], %[[DBR]]
+func.func @linear_softmax(%x: tensor<4x8xf32> {tcc.name = "x"}, %w: tensor<8x3xf32> {tcc.name = "w"}, %b: tensor<3xf32>) -> tensor<f32> {
+  %m = tcc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+  %a = tcc.add %m, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %r = tcc.relu %a : tensor<4x3xf32>
+  %s = tcc.softmax %r axis = 1 : tensor<4x3xf32>
+  %l = tcc.reduce_mean %s axes = [0, 1] : tensor<4x3xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// Tests that integer values carry no gradient: argmax is not on the
+// gradient's path, so only the sum's VJP contributes.
+// INT-LABEL: func.func @g(
+// INT: %[[I:.*]] = tcc.argmax
+// INT: %[[F:.*]] = tcc.cast %[[I]]
+// INT-NOT: tcc.argmax
+// INT: %[[R:.*]] = tcc.reshape %[[F]] : tensor<f32> -> tensor<1xf32>
+// INT: %[[G:.*]] = tcc.broadcast_to %[[R]] : tensor<1xf32> -> tensor<3xf32>
+// INT: return %{{.*}}, %[[G]]
+func.func @integer_path(%x: tensor<3xf32>) -> tensor<f32> {
+  %i = tcc.argmax %x axis = 0 : tensor<3xf32> -> tensor<i64>
+  %f = tcc.cast %i : tensor<i64> -> tensor<f32>
+  %s = tcc.reduce_sum %x axes = [0] : tensor<3xf32> -> tensor<f32>
+  %l = tcc.mul %f, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// ERR-LOSS: error: tcc-autodiff: the loss (result 0 of @vector_loss) must be a floating-point tensor with one element, not 'tensor<3xf32>'
+func.func @vector_loss(%x: tensor<3xf32>) -> tensor<3xf32> {
+  return %x : tensor<3xf32>
+}
+
+// ERR-WRT: error: tcc-autodiff: wrt index 5 is out of range: @dot_tanh has 2 arguments
+// ERR-MISSING: error: tcc-autodiff: no function named 'missing'
