@@ -461,7 +461,13 @@ def run_tcc(name, mdir, a) -> dict:
         return {"status": "error", "compile_s": compile_s,
                 "reason": f"tcc-run timed out after {a.timeout}s"}
     doc = parse_tcc_json(r.stdout)
-    bench = (doc or {}).get("bench") if isinstance(doc, dict) else None
+    # tcc-run --json reports each data set's numbers under "sets".
+    bench = None
+    if isinstance(doc, dict):
+        bench = doc.get("bench")
+        sets = doc.get("sets") or []
+        if not bench and sets and isinstance(sets[0], dict):
+            bench = sets[0].get("bench")
     if not bench or "median_ms" not in bench:
         return {"status": "error", "compile_s": compile_s,
                 "reason": f"tcc-run exit {r.returncode}, no bench JSON: " + tail(r.stderr + r.stdout, 3)}
