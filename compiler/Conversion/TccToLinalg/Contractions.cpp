@@ -152,17 +152,9 @@ struct ConvToLinalg : OpConversionPattern<ConvOp> {
           withShape(inType, {groups, filters / groups}));
       SmallVector<AffineExpr> biasExprs = {getAffineDimExpr(1, ctx),
                                            getAffineDimExpr(2, ctx)};
-      SmallVector<AffineMap> maps = {
-          AffineMap::get(outShape.size(), 0, biasExprs, ctx),
-          rewriter.getMultiDimIdentityMap(outShape.size())};
-      init = rewriter
-                 .create<linalg::GenericOp>(
-                     loc, outType, b2, emptyTensor(rewriter, loc, outType),
-                     maps, parallelIterators(outShape.size()),
-                     [](OpBuilder &b, Location l, ValueRange args) {
-                       b.create<linalg::YieldOp>(l, args[0]);
-                     })
-                 .getResult(0);
+      init = gatherThroughMap(
+          rewriter, loc, b2, outType,
+          AffineMap::get(outShape.size(), 0, biasExprs, ctx));
     } else {
       init = filledTensor(rewriter, loc, outType,
                           scalarConstant(rewriter, loc, et, 0));

@@ -52,19 +52,10 @@ struct BroadcastToLinalg : OpConversionPattern<BroadcastToOp> {
     Location loc = op.getLoc();
     RankedTensorType type = signlessTensor(op.getType());
     auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
-    SmallVector<AffineMap> maps = {
-        broadcastMap(op.getContext(), inType.getShape(), type.getShape()),
-        rewriter.getMultiDimIdentityMap(type.getRank())};
     rewriter.replaceOp(
-        op, rewriter
-                .create<linalg::GenericOp>(
-                    loc, type, adaptor.getInput(),
-                    emptyTensor(rewriter, loc, type), maps,
-                    parallelIterators(type.getRank()),
-                    [](OpBuilder &b, Location l, ValueRange args) {
-                      b.create<linalg::YieldOp>(l, args[0]);
-                    })
-                .getResults());
+        op, gatherThroughMap(rewriter, loc, adaptor.getInput(), type,
+                             broadcastMap(op.getContext(), inType.getShape(),
+                                          type.getShape())));
     return success();
   }
 };
@@ -118,19 +109,10 @@ struct SliceToTensor : OpConversionPattern<SliceOp> {
     for (auto [i, off, step] :
          llvm::enumerate(op.getOffsets(), op.getSteps()))
       exprs.push_back(getAffineDimExpr(i, op.getContext()) * step + off);
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(type.getRank(), 0, exprs, op.getContext()),
-        rewriter.getMultiDimIdentityMap(type.getRank())};
     rewriter.replaceOp(
-        op, rewriter
-                .create<linalg::GenericOp>(
-                    loc, type, adaptor.getInput(),
-                    emptyTensor(rewriter, loc, type), maps,
-                    parallelIterators(type.getRank()),
-                    [](OpBuilder &b, Location l, ValueRange args) {
-                      b.create<linalg::YieldOp>(l, args[0]);
-                    })
-                .getResults());
+        op, gatherThroughMap(
+                rewriter, loc, adaptor.getInput(), type,
+                AffineMap::get(type.getRank(), 0, exprs, op.getContext())));
     return success();
   }
 };

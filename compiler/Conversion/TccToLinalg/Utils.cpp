@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -197,6 +198,20 @@ LogicalResult mlir::tcc::checkLowerable(Operation *op) {
 
 SmallVector<utils::IteratorType> mlir::tcc::parallelIterators(unsigned n) {
   return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+Value mlir::tcc::gatherThroughMap(OpBuilder &b, Location loc, Value input,
+                                  RankedTensorType type, AffineMap inputMap) {
+  SmallVector<AffineMap> maps = {inputMap,
+                                 b.getMultiDimIdentityMap(type.getRank())};
+  return b
+      .create<linalg::GenericOp>(
+          loc, type, input, emptyTensor(b, loc, type), maps,
+          parallelIterators(type.getRank()),
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, args[0]);
+          })
+      .getResult(0);
 }
 
 void mlir::tcc::padEmptyInterface(func::FuncOp func) {

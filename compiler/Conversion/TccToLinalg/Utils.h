@@ -77,6 +77,11 @@ void padEmptyInterface(func::FuncOp func);
 /// Every iterator parallel.
 SmallVector<utils::IteratorType> parallelIterators(unsigned n);
 
+/// A tensor of `type` whose element at index i is `input`'s element at
+/// `inputMap`(i): broadcasts, strided and reversed reads, re-layouts.
+Value gatherThroughMap(OpBuilder &b, Location loc, Value input,
+                       RankedTensorType type, AffineMap inputMap);
+
 } // namespace mlir::tcc
 
 #endif // TCC_COMPILER_CONVERSION_TCCTOLINALG_UTILS_H

@@ -62,6 +62,28 @@ static Value safeSoftmax(NodeContext &ctx, Value x) {
   return ctx.binary<DivOp>(e, s);
 }
 
+/// Grouped-query attention: repeats each of K's and V's heads (dimension 1
+/// of [batch, heads, seq, dim]) until there are `hq`, one per query head.
+static LogicalResult repeatKvHeads(NodeContext &ctx, int64_t hq, Value &k,
+                                   Value &v) {
+  int64_t hk = shapeOf(k)[1];
+  if (hq == hk)
+    return success();
+  if (hk == 0 || hq % hk)
+    return ctx.emitError() << hq << " query heads do not group over " << hk
+                           << " key/value heads";
+  int64_t reps = hq / hk;
+  auto repeat = [&](Value t) {
+    ArrayRef<int64_t> sh = shapeOf(t);
+    Value r = ctx.reshape(t, {sh[0], sh[1], 1, sh[2], sh[3]});
+    r = ctx.broadcastTo(r, {sh[0], sh[1], reps, sh[2], sh[3]});
+    return ctx.reshape(r, {sh[0], sh[1] * reps, sh[2], sh[3]});
+  };
+  k = repeat(k);
+  v = repeat(v);
+  return success();
+}
+
 static LogicalResult importAttention(NodeContext &ctx) {
   Value q = ctx.input(0), k = ctx.input(1), v = ctx.input(2);
   Value mask = ctx.input(3), pastK = ctx.input(4), pastV = ctx.input(5);
@@ -211,21 +233,8 @@ static LogicalResult importAttention(NodeContext &ctx) {
     return failure();
 
   // Grouped-query attention: repeat each KV head.
-  int64_t hk = shapeOf(k)[1];
-  if (hq != hk) {
-    if (hk == 0 || hq % hk)
-      return ctx.emitError() << hq << " query heads do not group over " << hk
-                             << " key/value heads";
-    int64_t reps = hq / hk;
-    auto repeat = [&](Value t) {
-      ArrayRef<int64_t> sh = shapeOf(t);
-      Value r = ctx.reshape(t, {sh[0], sh[1], 1, sh[2], sh[3]});
-      r = ctx.broadcastTo(r, {sh[0], sh[1], reps, sh[2], sh[3]});
-      return ctx.reshape(r, {sh[0], sh[1] * reps, sh[2], sh[3]});
-    };
-    k = repeat(k);
-    v = repeat(v);
-  }
+  if (failed(repeatKvHeads(ctx, hq, k, v)))
+    return failure();
 
   Value qk = ctx.matmul(ctx.binary<MulOp>(q, s),
                         ctx.binary<MulOp>(ctx.transpose(k, {0, 1, 3, 2}), s));
@@ -485,23 +494,11 @@ static LogicalResult importFlexAttention(NodeContext &ctx) {
     if (shapeOf(t).size() != 4 ||
         !cast<RankedTensorType>(t.getType()).hasStaticShape())
       return ctx.emitError() << "Q, K and V must be static 4-D tensors";
-  int64_t hq = shapeOf(q)[1], hk = shapeOf(k)[1];
+  int64_t hq = shapeOf(q)[1];
   if (!hasScale)
     scale = 1.0 / std::sqrt((double)shapeOf(q)[3]);
-  if (hq != hk) {
-    if (hk == 0 || hq % hk)
-      return ctx.emitError() << hq << " query heads do not group over " << hk
-                             << " key/value heads";
-    int64_t reps = hq / hk;
-    auto repeat = [&](Value t) {
-      ArrayRef<int64_t> sh = shapeOf(t);
-      Value r = ctx.reshape(t, {sh[0], sh[1], 1, sh[2], sh[3]});
-      r = ctx.broadcastTo(r, {sh[0], sh[1], reps, sh[2], sh[3]});
-      return ctx.reshape(r, {sh[0], sh[1] * reps, sh[2], sh[3]});
-    };
-    k = repeat(k);
-    v = repeat(v);
-  }
+  if (failed(repeatKvHeads(ctx, hq, k, v)))
+    return failure();
   Value s = ctx.scalar(et, std::sqrt((float)scale));
   Value scores = ctx.matmul(
       ctx.binary<MulOp>(q, s),
