@@ -15,3 +15,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%tcc_src", config.tcc_src_root))
 config.substitutions.append(("%tcc_lib", os.path.join(config.tcc_obj_root, "lib")))
+config.substitutions.append(("%tcc_bin", config.tcc_tools_dir))

@@ -13,6 +13,9 @@
 // RUN: tcc %S/Inputs/linear.mlir -o %t/net_b.o
 // RUN: nm %t/net_a.o | FileCheck %s --check-prefix=OBJECT
 // RUN: cc -shared %t/net_a.o %t/net_b.o -lm -o %t/both.so
+// RUN: mkdir -p %t/moved/bin && cp %tcc_bin/tcc %t/moved/bin/tcc
+// RUN: not %t/moved/bin/tcc %S/Inputs/linear.mlir -o %t/moved/linear.so 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not ls %t/moved/linear.so %t/moved/linear.h
 
 // Tests that the model's code calls the kernels' entry point, which the
 // compiler does not re-compile: it is only declared in the model's IR.
@@ -38,3 +41,7 @@
 // OBJECT-NOT: {{ T tcc_uk}}
 // OBJECT: T net_a_artifact_get
 // OBJECT-NOT: {{ T tcc_uk}}
+
+// Tests that a tcc installed without its lib/ folder says which kernels it
+// misses, and writes nothing.
+// MISSING: error: {{.*}}linear.mlir: the micro-kernels '{{.*}}moved/lib/tcc_ukernels_{{.*}}.o' are missing (is tcc installed whole?)
