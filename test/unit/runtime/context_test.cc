@@ -312,7 +312,13 @@ TEST(Context, EightThreadsShareOneModelAndOneAllocator) {
   EXPECT_EQ(failures.load(), 0);
   tcc_allocator_stats_t s = allocator.stats();
   EXPECT_EQ(s.active_blocks[TCC_POOL_ALL].current, 0u);
-  EXPECT_EQ(s.num_device_allocs, 1u) << allocator.summary(); // one segment
+  // The threads share the cache: every request after the first segments is
+  // a cache hit. The allocator calls the device without its lock, so threads
+  // that miss at the same moment each make a segment: at most one per
+  // thread, never one per request.
+  EXPECT_LE(s.num_device_allocs, 8u) << allocator.summary();
+  EXPECT_EQ(s.num_cache_hits + s.num_device_allocs, s.num_allocs)
+      << allocator.summary();
 }
 
 } // namespace
