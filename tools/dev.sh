@@ -14,7 +14,7 @@ jobs=${TCC_JOBS:-$(nproc)}
 
 apt_packages=(
   cmake ninja-build ccache g++ python3-venv python3-dev
-  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 libclang-rt-19-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
 )

@@ -68,6 +68,10 @@ LogicalResult tcc::linkExecutable(ArrayRef<std::string> objects,
   args.insert(args.end(), libraries.begin(), libraries.end());
   for (const char *lib : {"-lstdc++", "-lm", "-ldl", "-lpthread"})
     args.push_back(lib);
+#ifdef TCC_LINK_SANITIZE_FLAGS
+  // This tcc's own runtime library is instrumented (a TCC_SANITIZE build).
+  args.push_back(TCC_LINK_SANITIZE_FLAGS);
+#endif
   return runDriver(args, error);
 }
 

@@ -100,12 +100,16 @@ tcc_status_t tcc::checkType(const std::string &what, int32_t dtype,
                         describeType(dtype, rank, shape).c_str());
     empty |= shape[i] == 0;
   }
-  // Bytes, not just elements, must fit in both int64_t and size_t.
+  // Bytes, not just elements, must fit in both int64_t and size_t. As in
+  // numpy, this holds for the product of the non-zero dimensions even when
+  // another is zero, so that no caller multiplying dimensions overflows.
   const uint64_t limit = std::min<uint64_t>(std::numeric_limits<int64_t>::max(),
                                             std::numeric_limits<size_t>::max());
   uint64_t count = 1;
-  for (int64_t i = 0; i < rank && !empty; ++i) {
+  for (int64_t i = 0; i < rank; ++i) {
     uint64_t dim = static_cast<uint64_t>(shape[i]);
+    if (dim == 0)
+      continue;
     if (count > limit / elementSize / dim)
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                         "%s: %s is too large to address", what.c_str(),

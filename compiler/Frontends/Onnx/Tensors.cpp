@@ -360,8 +360,12 @@ ElementsAttr mlir::tcc::onnx::makeElements(RankedTensorType type,
   if (type.getNumElements() <= kMaxDenseElements)
     return cast<ElementsAttr>(DenseElementsAttr::getFromRawBuffer(type, raw));
   unsigned align = elementBytes(type.getElementType());
+  // Not allocateAndCopyWithAlign(..., /*dataIsMutable=*/false): MLIR 19's
+  // copies through getMutableData(), which asserts on an immutable blob.
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocate(raw.size(), align, /*dataIsMutable=*/false);
+  std::memcpy(const_cast<char *>(blob.getData().data()), raw.data(),
+              raw.size());
   return cast<ElementsAttr>(DenseResourceElementsAttr::get(
-      type, blobName(name),
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, align,
-                                                    /*dataIsMutable=*/false)));
+      type, blobName(name), std::move(blob)));
 }

@@ -35,7 +35,7 @@ TEST(Tensor, ScalarAndEmpty) {
   tcc::Tensor scalar = tcc::Tensor::create(TCC_DTYPE_F64, {});
   EXPECT_EQ(scalar.elementCount(), 1);
   EXPECT_EQ(scalar.byteSize(), 8u);
-  tcc::Tensor empty = tcc::Tensor::create(TCC_DTYPE_F32, {4, 0, 1LL << 62});
+  tcc::Tensor empty = tcc::Tensor::create(TCC_DTYPE_F32, {4, 0, 1LL << 40});
   EXPECT_EQ(empty.elementCount(), 0);
   EXPECT_EQ(empty.byteSize(), 0u);
   EXPECT_NE(empty.data(), nullptr);
@@ -78,6 +78,18 @@ TEST(Tensor, RejectsBadTypes) {
   int64_t wraps[] = {1LL << 32, 1LL << 32};
   r = result(tcc_tensor_create(TCC_DTYPE_U8, 2, wraps, &t));
   EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+
+  // Empty, yet its other dimensions multiply past int64_t (as numpy, refused;
+  // found by tcc-fuzz-tensor).
+  int64_t emptyHuge[] = {1LL << 40, 0, 1LL << 40};
+  r = result(tcc_tensor_create(TCC_DTYPE_F32, 3, emptyHuge, &t));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("too large"), std::string::npos) << r.message;
+  int64_t emptyFine[] = {1LL << 20, 0, 1LL << 20};
+  ASSERT_EQ(tcc_tensor_create(TCC_DTYPE_F32, 3, emptyFine, &t), nullptr);
+  EXPECT_EQ(tcc_tensor_element_count(t), 0);
+  tcc_tensor_free(t);
+  t = nullptr;
 
   int64_t shape[] = {2};
   EXPECT_EQ(result(tcc_tensor_create(8, 1, shape, &t)).code,
