@@ -6,7 +6,7 @@ import lit.formats
 config.name = "tcc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "unit", "e2e", "lit.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "unit", "e2e", "fuzz", "lit.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tcc_obj_root, "test")
 

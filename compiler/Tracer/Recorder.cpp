@@ -1,0 +1,660 @@
+//===- Recorder.cpp - recording, autograd, compiling and running ----------===//
+
+#include "compiler/Tracer/Recorder.h"
+
+#include "compiler/Driver/Driver.h"
+#include "compiler/Transforms/Autodiff.h"
+#include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/IR/TccShapes.h"
+#include "tcc/runtime.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+namespace m = mlir;
+namespace td = mlir::tcc;
+
+namespace tcc {
+namespace detail {
+
+//===----------------------------------------------------------------------===//
+// Storage and tensors
+//===----------------------------------------------------------------------===//
+
+Storage::Storage(size_t n) : bytes(n) {
+  size_t rounded = (n + 63) / 64 * 64;
+  data = std::aligned_alloc(64, rounded ? rounded : 64);
+  if (!data)
+    throw Error("tcc: out of memory allocating " + std::to_string(n) +
+                " bytes");
+}
+
+Storage::~Storage() { std::free(data); }
+
+static thread_local bool recorderAlive = false;
+
+TensorImpl::TensorImpl(m::Value value, DType dtype, Shape shape)
+    : value(value), dtype(dtype), shape(std::move(shape)) {
+  recorder().track(this);
+}
+
+TensorImpl::~TensorImpl() {
+  if (recorderAlive)
+    recorder().untrack(this);
+}
+
+Compiled::~Compiled() {
+  if (context)
+    tcc_context_free(context);
+  if (model)
+    tcc_model_free(model);
+  if (!path.empty()) {
+    llvm::sys::fs::remove(path);
+    llvm::sys::fs::remove(llvm::sys::path::parent_path(path) + "/" +
+                          llvm::sys::path::stem(path) + ".h");
+  }
+}
+
+size_t dtypeBytes(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return 4;
+  case DType::f64:
+  case DType::i64:
+    return 8;
+  case DType::boolean:
+    return 1;
+  }
+  return 0;
+}
+
+static int32_t runtimeDtype(DType dtype) {
+  switch (dtype) {
+  case DType::f32:
+    return TCC_DTYPE_F32;
+  case DType::f64:
+    return TCC_DTYPE_F64;
+  case DType::i64:
+    return TCC_DTYPE_I64;
+  case DType::boolean:
+    return TCC_DTYPE_BOOL;
+  }
+  return TCC_DTYPE_INVALID;
+}
+
+static DType dtypeOf(m::Type element) {
+  if (element.isF32())
+    return DType::f32;
+  if (element.isF64())
+    return DType::f64;
+  if (element.isInteger(1))
+    return DType::boolean;
+  if (element.isInteger(64))
+    return DType::i64;
+  throw Error("tcc: internal error: an op made a tensor of an unsupported "
+              "element type");
+}
+
+static int64_t product(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Recorder
+//===----------------------------------------------------------------------===//
+
+Recorder &recorder() {
+  struct Holder {
+    Holder() : r(new Recorder) { recorderAlive = true; }
+    ~Holder() {
+      recorderAlive = false;
+      delete r;
+    }
+    Recorder *r;
+  };
+  static thread_local Holder holder;
+  return *holder.r;
+}
+
+Recorder::Recorder() : b(&ctx) {
+  m::tcc::registerCompilerDialects(ctx);
+  module = m::ModuleOp::create(b.getUnknownLoc());
+  b.setInsertionPointToEnd(module->getBody());
+  auto fn = b.create<m::func::FuncOp>(b.getUnknownLoc(), "record",
+                                      b.getFunctionType({}, {}));
+  block = fn.addEntryBlock();
+  b.setInsertionPointToEnd(block);
+}
+
+Recorder::~Recorder() {
+  cache.clear();
+  if (!cacheDir.empty() && config.cacheDir.empty())
+    llvm::sys::fs::remove_directories(cacheDir);
+}
+
+m::Type Recorder::tensorType(DType dtype, const Shape &shape) {
+  m::Type element;
+  switch (dtype) {
+  case DType::f32:
+    element = b.getF32Type();
+    break;
+  case DType::f64:
+    element = b.getF64Type();
+    break;
+  case DType::i64:
+    element = b.getI64Type();
+    break;
+  case DType::boolean:
+    element = b.getI1Type();
+    break;
+  }
+  return m::RankedTensorType::get(shape, element);
+}
+
+std::shared_ptr<TensorImpl> Recorder::leaf(DType dtype, Shape shape,
+                                           std::shared_ptr<Storage> data) {
+  m::Value arg = block->addArgument(tensorType(dtype, shape), loc());
+  known[arg] = data;
+  auto impl = std::make_shared<TensorImpl>(arg, dtype, std::move(shape));
+  impl->data = std::move(data);
+  return impl;
+}
+
+std::shared_ptr<TensorImpl> Recorder::placeholder(DType dtype, Shape shape) {
+  m::Value arg = block->addArgument(tensorType(dtype, shape), loc());
+  return std::make_shared<TensorImpl>(arg, dtype, std::move(shape));
+}
+
+m::Operation *
+Recorder::build(const char *what,
+                const std::function<m::Operation *()> &buildFn) {
+  std::string message;
+  m::Operation *op = nullptr;
+  {
+    m::ScopedDiagnosticHandler handler(&ctx, [&](m::Diagnostic &diag) {
+      if (diag.getSeverity() == m::DiagnosticSeverity::Error && message.empty())
+        message = diag.str();
+      return m::success();
+    });
+    op = buildFn();
+    if (op && m::failed(m::verify(op)) && message.empty())
+      message = "the op does not verify";
+  }
+  if (!op || !message.empty()) {
+    if (op)
+      op->erase();
+    throw Error(std::string("tcc::") + what + ": " +
+                (message.empty() ? std::string("invalid operands") : message));
+  }
+  return op;
+}
+
+std::shared_ptr<TensorImpl>
+Recorder::result(m::Operation *op, const char *what,
+                 std::vector<const TensorImpl *> inputs) {
+  (void)what;
+  m::Value value = op->getResult(0);
+  auto type = m::cast<m::RankedTensorType>(value.getType());
+  auto impl = std::make_shared<TensorImpl>(
+      value, dtypeOf(type.getElementType()),
+      Shape(type.getShape().begin(), type.getShape().end()));
+  if (gradEnabled() && td::isDifferentiableType(type))
+    for (const TensorImpl *in : inputs)
+      if (in && active.contains(in->value)) {
+        active.insert(value);
+        break;
+      }
+  return impl;
+}
+
+const Storage &Recorder::dataOf(TensorImpl &impl) {
+  if (!impl.data) {
+    if (std::shared_ptr<Storage> d = known.lookup(impl.value))
+      impl.data = d;
+    else
+      sync();
+  }
+  if (!impl.data)
+    throw Error("tcc: internal error: a tensor has no data after sync()");
+  return *impl.data;
+}
+
+std::string Recorder::freshPath(const char *stem, const char *ext) {
+  if (cacheDir.empty()) {
+    if (!config.cacheDir.empty()) {
+      cacheDir = config.cacheDir;
+      if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
+        throw Error("tcc: cannot create the cache folder '" + cacheDir +
+                    "': " + ec.message());
+    } else {
+      llvm::SmallString<128> dir;
+      if (std::error_code ec =
+              llvm::sys::fs::createUniqueDirectory("tcc-tracer", dir))
+        throw Error("tcc: cannot create a temporary folder: " + ec.message());
+      cacheDir = dir.str().str();
+    }
+  }
+  return cacheDir + "/" + stem + std::to_string(counter++) + ext;
+}
+
+/// The ops of the block that `roots` depend on, stopping at `isBoundary`
+/// values, in block order.
+static std::vector<m::Operation *>
+sliceOf(llvm::ArrayRef<m::Value> roots,
+        const std::function<bool(m::Value)> &isBoundary) {
+  llvm::DenseSet<m::Operation *> seen;
+  llvm::SmallVector<m::Value> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    m::Value v = stack.pop_back_val();
+    m::Operation *def = v.getDefiningOp();
+    if (!def || isBoundary(v) || !seen.insert(def).second)
+      continue;
+    for (m::Value operand : def->getOperands())
+      stack.push_back(operand);
+  }
+  std::vector<m::Operation *> ops(seen.begin(), seen.end());
+  std::sort(ops.begin(), ops.end(), [](m::Operation *a, m::Operation *c) {
+    return a->isBeforeInBlock(c);
+  });
+  return ops;
+}
+
+m::OwningOpRef<m::ModuleOp>
+Recorder::extract(llvm::ArrayRef<m::Value> results,
+                  llvm::SmallVectorImpl<m::Value> &inputs,
+                  const llvm::SmallVector<m::Value> *fixedInputs) {
+  llvm::DenseSet<m::Value> fixed;
+  if (fixedInputs)
+    fixed.insert(fixedInputs->begin(), fixedInputs->end());
+  auto isBoundary = [&](m::Value v) {
+    return fixed.contains(v) || (!fixedInputs && known.count(v));
+  };
+  std::vector<m::Operation *> ops = sliceOf(results, isBoundary);
+  llvm::DenseSet<m::Operation *> inSlice(ops.begin(), ops.end());
+
+  // What comes from outside the slice, in order of first use.
+  llvm::SmallVector<m::Value> outside;
+  llvm::DenseSet<m::Value> outsideSet;
+  auto noteOutside = [&](m::Value v) {
+    m::Operation *def = v.getDefiningOp();
+    if ((!def || !inSlice.contains(def)) && outsideSet.insert(v).second)
+      outside.push_back(v);
+  };
+  for (m::Operation *op : ops)
+    for (m::Value operand : op->getOperands())
+      noteOutside(operand);
+  for (m::Value r : results)
+    noteOutside(r);
+
+  if (fixedInputs)
+    inputs.assign(fixedInputs->begin(), fixedInputs->end());
+  else
+    inputs.assign(outside.begin(), outside.end());
+
+  m::OpBuilder mb(&ctx);
+  m::OwningOpRef<m::ModuleOp> out = m::ModuleOp::create(mb.getUnknownLoc());
+  mb.setInsertionPointToEnd(out->getBody());
+  llvm::SmallVector<m::Type> argTypes, resultTypes;
+  for (m::Value v : inputs)
+    argTypes.push_back(v.getType());
+  for (m::Value v : results)
+    resultTypes.push_back(v.getType());
+  auto fn = mb.create<m::func::FuncOp>(
+      mb.getUnknownLoc(), "main", mb.getFunctionType(argTypes, resultTypes));
+  m::Block *body = fn.addEntryBlock();
+  mb.setInsertionPointToEnd(body);
+  m::IRMapping mapping;
+  for (auto [v, arg] : llvm::zip(inputs, body->getArguments()))
+    mapping.map(v, arg);
+  // In a trace, other leaves with data become constants.
+  for (m::Value v : outside) {
+    if (mapping.contains(v))
+      continue;
+    std::shared_ptr<Storage> data = known.lookup(v);
+    if (!data)
+      throw Error("tcc: a traced function reads a tensor that is neither an "
+                  "input, state, nor computed before tracing began");
+    auto type = m::cast<m::RankedTensorType>(v.getType());
+    m::DenseElementsAttr attr;
+    if (type.getElementType().isInteger(1)) {
+      const auto *p = static_cast<const uint8_t *>(data->data);
+      llvm::SmallVector<bool> bits(p, p + data->bytes);
+      attr = m::DenseElementsAttr::get(type, bits);
+    } else {
+      attr = m::DenseElementsAttr::getFromRawBuffer(
+          type, llvm::ArrayRef<char>(static_cast<const char *>(data->data),
+                                     data->bytes));
+    }
+    mapping.map(v, mb.create<td::ConstantOp>(mb.getUnknownLoc(), type, attr)
+                       .getResult());
+  }
+  for (m::Operation *op : ops)
+    mb.clone(*op, mapping);
+  llvm::SmallVector<m::Value> mapped;
+  for (m::Value r : results)
+    mapped.push_back(mapping.lookup(r));
+  mb.create<m::func::ReturnOp>(mb.getUnknownLoc(), mapped);
+  return out;
+}
+
+std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
+                                            const std::string &path) {
+  auto start = std::chrono::steady_clock::now();
+  m::OwningOpRef<m::ModuleOp> copy(m::cast<m::ModuleOp>(module->clone()));
+  m::tcc::CompileOptions options;
+  options.inputPath = "traced";
+  options.outputPath = path;
+  options.emit = m::tcc::EmitKind::Library;
+  options.mcpu = config.mcpu;
+  options.ukernels = config.ukernels;
+  const char *libDir = std::getenv("TCC_LIB_DIR");
+  options.libDir = libDir && *libDir ? libDir : TCC_TRACER_LIB_DIR;
+  std::string message;
+  int rc;
+  {
+    m::ScopedDiagnosticHandler handler(&ctx, [&](m::Diagnostic &diag) {
+      if (diag.getSeverity() == m::DiagnosticSeverity::Error) {
+        if (!message.empty())
+          message += "\n";
+        message += diag.str();
+      }
+      return m::success();
+    });
+    rc = m::tcc::compileModule(*copy, options);
+  }
+  if (rc != 0)
+    throw Error("tcc: compiling the recorded graph failed: " +
+                (message.empty() ? std::string("(no diagnostic)") : message));
+  auto compiled = std::make_unique<Compiled>();
+  compiled->path = path;
+  if (tcc_status_t s = tcc_model_load(path.c_str(), &compiled->model)) {
+    std::string msg = tcc_status_message(s);
+    tcc_status_free(s);
+    throw Error("tcc: loading the compiled graph failed: " + msg);
+  }
+  tcc_context_options_t contextOptions{};
+  contextOptions.num_threads = config.numThreads;
+  if (tcc_status_t s = tcc_context_create(compiled->model, &contextOptions,
+                                          &compiled->context)) {
+    std::string msg = tcc_status_message(s);
+    tcc_status_free(s);
+    throw Error("tcc: creating a context failed: " + msg);
+  }
+  ++stats.compiles;
+  stats.compileSeconds += std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  return compiled;
+}
+
+void Recorder::run(Compiled &compiled,
+                   llvm::ArrayRef<const TensorImpl *> inputTypes,
+                   llvm::ArrayRef<const Storage *> inputs,
+                   llvm::ArrayRef<const TensorImpl *> outputTypes,
+                   llvm::ArrayRef<Storage *> outputs) {
+  std::vector<tcc_tensor_t *> ins, outs;
+  auto release = [&] {
+    for (tcc_tensor_t *t : ins)
+      tcc_tensor_free(t);
+    for (tcc_tensor_t *t : outs)
+      tcc_tensor_free(t);
+  };
+  auto wrap = [&](const TensorImpl *type, const Storage *data,
+                  std::vector<tcc_tensor_t *> &into) {
+    tcc_tensor_t *t = nullptr;
+    if (tcc_status_t s = tcc_tensor_wrap(
+            runtimeDtype(type->dtype), static_cast<int32_t>(type->shape.size()),
+            type->shape.data(), data->data, data->bytes, &t)) {
+      std::string msg = tcc_status_message(s);
+      tcc_status_free(s);
+      release();
+      throw Error("tcc: " + msg);
+    }
+    into.push_back(t);
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    wrap(inputTypes[i], inputs[i], ins);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    wrap(outputTypes[i], outputs[i], outs);
+  tcc_status_t s = tcc_context_run(compiled.context, ins.data(), ins.size(),
+                                   outs.data(), outs.size());
+  release();
+  if (s) {
+    std::string msg = tcc_status_message(s);
+    tcc_status_free(s);
+    throw Error("tcc: running the compiled graph failed: " + msg);
+  }
+  ++stats.runs;
+}
+
+void Recorder::sync() {
+  if (tracing)
+    throw Error("tcc: a value was read while tracing; a traced function "
+                "must not depend on its data (compute it outside trace())");
+  // Every live tensor not computed yet, once per value, in block order.
+  llvm::SmallVector<m::Value> targets;
+  llvm::DenseMap<m::Value, std::vector<TensorImpl *>> holders;
+  for (TensorImpl *impl : live) {
+    if (impl->data || !impl->value)
+      continue;
+    if (std::shared_ptr<Storage> d = known.lookup(impl->value)) {
+      impl->data = d;
+      continue;
+    }
+    if (!impl->value.getDefiningOp())
+      throw Error("tcc: a tensor made while tracing outlived the trace; it "
+                  "has no value");
+    auto &list = holders[impl->value];
+    if (list.empty())
+      targets.push_back(impl->value);
+    list.push_back(impl);
+  }
+  if (targets.empty())
+    return;
+  std::sort(targets.begin(), targets.end(), [](m::Value a, m::Value c) {
+    m::Operation *x = a.getDefiningOp(), *y = c.getDefiningOp();
+    if (x == y)
+      return m::cast<m::OpResult>(a).getResultNumber() <
+             m::cast<m::OpResult>(c).getResultNumber();
+    return x->isBeforeInBlock(y);
+  });
+
+  llvm::SmallVector<m::Value> inputs;
+  m::OwningOpRef<m::ModuleOp> graph = extract(targets, inputs);
+  std::string key;
+  {
+    llvm::raw_string_ostream os(key);
+    graph->print(os);
+  }
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    std::string path = freshPath("graph", ".so");
+    // TCC_TRACER_DUMP=DIR keeps the tcc IR of every graph compiled.
+    if (const char *dump = std::getenv("TCC_TRACER_DUMP"); dump && *dump) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(std::string(dump) + "/" +
+                                  llvm::sys::path::stem(path).str() + ".mlir",
+                              ec);
+      if (!ec)
+        os << key;
+    }
+    it = cache.emplace(key, compile(*graph, path)).first;
+  } else {
+    ++stats.cacheHits;
+  }
+
+  std::vector<std::shared_ptr<Storage>> inputData;
+  std::vector<std::unique_ptr<TensorImpl>> scratchTypes;
+  std::vector<const TensorImpl *> inTypes, outTypes;
+  std::vector<const Storage *> inPtrs;
+  for (m::Value v : inputs) {
+    std::shared_ptr<Storage> d = known.lookup(v);
+    if (!d)
+      throw Error("tcc: internal error: an input of the graph has no data");
+    inputData.push_back(d);
+    inPtrs.push_back(d.get());
+  }
+  // Types of inputs: any holder will do, else rebuild from the value.
+  auto typeOf = [&](m::Value v) -> const TensorImpl * {
+    auto type = m::cast<m::RankedTensorType>(v.getType());
+    auto *impl = new TensorImpl(
+        v, dtypeOf(type.getElementType()),
+        Shape(type.getShape().begin(), type.getShape().end()));
+    untrack(impl);
+    scratchTypes.emplace_back(impl);
+    return impl;
+  };
+  for (m::Value v : inputs)
+    inTypes.push_back(typeOf(v));
+  std::vector<std::shared_ptr<Storage>> outData;
+  std::vector<Storage *> outPtrs;
+  for (m::Value v : targets) {
+    const TensorImpl *t = typeOf(v);
+    outTypes.push_back(t);
+    outData.push_back(std::make_shared<Storage>(
+        static_cast<size_t>(product(t->shape)) * dtypeBytes(t->dtype)));
+    outPtrs.push_back(outData.back().get());
+  }
+  run(*it->second, inTypes, inPtrs, outTypes, outPtrs);
+
+  // Computed values become leaves (block arguments with data), except the
+  // results that gradients still flow through: they keep their history.
+  for (auto [v, data] : llvm::zip(targets, outData)) {
+    std::vector<TensorImpl *> &list = holders[v];
+    bool keepHistory = false;
+    for (TensorImpl *impl : list)
+      keepHistory |= active.contains(v) && !impl->requiresGrad;
+    for (TensorImpl *impl : list)
+      impl->data = data;
+    if (keepHistory) {
+      known[v] = data;
+      continue;
+    }
+    m::Value arg = block->addArgument(v.getType(), loc());
+    known[arg] = data;
+    if (active.contains(v))
+      active.insert(arg);
+    v.replaceAllUsesWith(arg);
+    for (TensorImpl *impl : list)
+      impl->value = arg;
+  }
+  collect();
+}
+
+void Recorder::collect() {
+  llvm::DenseSet<m::Operation *> keep;
+  llvm::DenseSet<m::Value> keepArgs;
+  llvm::SmallVector<m::Value> stack;
+  for (TensorImpl *impl : live)
+    if (impl->value)
+      stack.push_back(impl->value);
+  while (!stack.empty()) {
+    m::Value v = stack.pop_back_val();
+    if (m::Operation *def = v.getDefiningOp()) {
+      if (def->getBlock() != block || !keep.insert(def).second)
+        continue;
+      for (m::Value operand : def->getOperands())
+        stack.push_back(operand);
+    } else {
+      keepArgs.insert(v);
+    }
+  }
+  for (m::Operation &op : llvm::make_early_inc_range(llvm::reverse(*block))) {
+    if (keep.contains(&op))
+      continue;
+    for (m::Value r : op.getResults()) {
+      known.erase(r);
+      active.erase(r);
+    }
+    op.erase();
+  }
+  llvm::BitVector dead(block->getNumArguments());
+  for (m::BlockArgument arg : block->getArguments())
+    if (!keepArgs.contains(arg)) {
+      dead.set(arg.getArgNumber());
+      known.erase(arg);
+      active.erase(arg);
+    }
+  block->eraseArguments(dead);
+}
+
+void Recorder::backward(TensorImpl &root, const TensorImpl *seed) {
+  if (!active.contains(root.value))
+    throw Error("tcc::backward: the tensor (" +
+                std::string(dtypeName(root.dtype)) +
+                ") does not require grad: no leaf it depends on has "
+                "requiresGrad_(), or it was computed under NoGradGuard");
+  if (!seed && product(root.shape) != 1) {
+    std::string shape;
+    for (int64_t d : root.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    throw Error("tcc::backward: a gradient can be implied only for a tensor "
+                "of one element; this one is " +
+                std::string(dtypeName(root.dtype)) + "[" + shape +
+                "]: pass backward(gradient)");
+  }
+  if (seed && (seed->shape != root.shape || seed->dtype != root.dtype))
+    throw Error("tcc::backward: the gradient's type differs from the "
+                "tensor's");
+  llvm::DenseSet<m::Value> leaves;
+  for (TensorImpl *impl : live)
+    if (impl->requiresGrad)
+      leaves.insert(impl->value);
+  std::vector<m::Operation *> ops =
+      sliceOf({root.value}, [&](m::Value v) {
+        return leaves.contains(v) || !active.contains(v);
+      });
+
+  llvm::DenseMap<m::Value, m::Value> cotangents;
+  m::Value seedValue;
+  if (seed) {
+    seedValue = seed->value;
+  } else {
+    auto type = m::cast<m::RankedTensorType>(root.value.getType());
+    m::Attribute one = b.getFloatAttr(type.getElementType(), 1.0);
+    seedValue = b.create<td::ConstantOp>(
+        loc(), type, m::DenseElementsAttr::get(type, one));
+  }
+  cotangents[root.value] = seedValue;
+  std::string message;
+  {
+    m::ScopedDiagnosticHandler handler(&ctx, [&](m::Diagnostic &diag) {
+      if (diag.getSeverity() == m::DiagnosticSeverity::Error && message.empty())
+        message = diag.str();
+      return m::success();
+    });
+    if (m::failed(td::backpropagate(
+            b, ops, cotangents,
+            [&](m::Value v) { return active.contains(v); })) ||
+        !message.empty())
+      throw Error("tcc::backward: " +
+                  (message.empty() ? std::string("no gradient rule") : message));
+  }
+  // Each leaf's gradient adds to what it had.
+  llvm::DenseMap<m::Value, std::shared_ptr<TensorImpl>> byValue;
+  std::vector<TensorImpl *> targets;
+  for (TensorImpl *impl : live)
+    if (impl->requiresGrad && cotangents.count(impl->value))
+      targets.push_back(impl);
+  for (TensorImpl *impl : targets) {
+    m::Value g = cotangents.lookup(impl->value);
+    if (impl->grad) {
+      g = b.create<td::AddOp>(loc(), g.getType(), impl->grad->value, g);
+    }
+    impl->grad = std::make_shared<TensorImpl>(g, impl->dtype, impl->shape);
+  }
+}
+
+} // namespace detail
+} // namespace tcc

@@ -1,0 +1,157 @@
+//===- Recorder.h - where the tracer records ops (private) ------*- C++ -*-===//
+//
+// One Recorder per thread holds an MLIR context and a block that every
+// tensor operation appends a tcc op to. A tensor is an SSA value of that
+// block plus, once known, its data on the host. Leaves with data are block
+// arguments. sync() compiles the ops that the live, not yet computed
+// tensors need into a func.func @main, compiles that once per distinct
+// graph (the printed function is the cache key) and runs it with the
+// runtime. See docs/tracer.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_COMPILER_TRACER_RECORDER_H
+#define TCC_COMPILER_TRACER_RECORDER_H
+
+#include "tcc/tracer.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <unordered_set>
+
+struct tcc_model_t;
+struct tcc_context_t;
+
+namespace tcc {
+namespace detail {
+
+/// Host memory of one tensor, 64-byte aligned as the runtime likes it.
+struct Storage {
+  explicit Storage(size_t bytes);
+  ~Storage();
+  Storage(const Storage &) = delete;
+  Storage &operator=(const Storage &) = delete;
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+struct TensorImpl {
+  TensorImpl(mlir::Value value, DType dtype, Shape shape);
+  ~TensorImpl();
+  mlir::Value value;             ///< in the recording block
+  DType dtype;
+  Shape shape;
+  std::shared_ptr<Storage> data; ///< set once computed
+  bool requiresGrad = false;     ///< a leaf gradients accumulate into
+  std::shared_ptr<TensorImpl> grad;
+};
+
+/// A compiled graph, loaded.
+struct Compiled {
+  ~Compiled();
+  std::string path;
+  tcc_model_t *model = nullptr;
+  tcc_context_t *context = nullptr;
+};
+
+class Recorder {
+public:
+  Recorder();
+  ~Recorder();
+
+  mlir::MLIRContext &context() { return ctx; }
+  mlir::OpBuilder &builder() { return b; }
+  mlir::Location loc() { return b.getUnknownLoc(); }
+
+  /// A new leaf holding `data`.
+  std::shared_ptr<TensorImpl> leaf(DType dtype, Shape shape,
+                                   std::shared_ptr<Storage> data);
+  /// Wraps the result of an op just built (verifies it first: a failure
+  /// erases it and throws with `what` and the diagnostic).
+  std::shared_ptr<TensorImpl> result(mlir::Operation *op, const char *what,
+                                     std::vector<const TensorImpl *> inputs);
+  /// Runs `build`, which returns the op it made, turning any diagnostic
+  /// emitted meanwhile (shape rules, verifiers) into a thrown Error.
+  mlir::Operation *build(const char *what,
+                         const std::function<mlir::Operation *()> &build);
+
+  void track(TensorImpl *impl) { live.insert(impl); }
+  void untrack(TensorImpl *impl) { live.erase(impl); }
+
+  bool isActive(mlir::Value v) const { return active.contains(v); }
+  void markActive(mlir::Value v) { active.insert(v); }
+  bool gradEnabled() const { return noGradDepth == 0; }
+  int noGradDepth = 0;
+
+  void sync();
+  void backward(TensorImpl &root, const TensorImpl *seed);
+  /// Data of a tensor, syncing first if needed.
+  const Storage &dataOf(TensorImpl &impl);
+
+  std::mt19937_64 &rng() { return generator; }
+  Stats stats;
+  CompileConfig config;
+
+  /// trace(): placeholders have no data; sync() is an error meanwhile.
+  bool tracing = false;
+  std::shared_ptr<TensorImpl> placeholder(DType dtype, Shape shape);
+
+  /// Builds func.func @main in a new module computing `results` from the
+  /// block arguments and known values they need; `inputs` gets the values
+  /// that became arguments, in order. With `fixedInputs`, exactly those
+  /// become the arguments (in that order), and any other leaf with data is
+  /// baked in as a constant.
+  mlir::OwningOpRef<mlir::ModuleOp>
+  extract(llvm::ArrayRef<mlir::Value> results,
+          llvm::SmallVectorImpl<mlir::Value> &inputs,
+          const llvm::SmallVector<mlir::Value> *fixedInputs = nullptr);
+  /// Compiles a module made by extract() (a clone of it) into a .so and
+  /// loads it.
+  std::unique_ptr<Compiled> compile(mlir::ModuleOp module,
+                                    const std::string &path);
+  /// Runs a compiled graph on host buffers.
+  void run(Compiled &compiled, llvm::ArrayRef<const TensorImpl *> inputTypes,
+           llvm::ArrayRef<const Storage *> inputs,
+           llvm::ArrayRef<const TensorImpl *> outputTypes,
+           llvm::ArrayRef<Storage *> outputs);
+  std::string freshPath(const char *stem, const char *ext);
+  mlir::Type tensorType(DType dtype, const Shape &shape);
+  /// The data of a block argument (null for a placeholder).
+  std::shared_ptr<Storage> argData(mlir::Value arg) const {
+    return known.lookup(arg);
+  }
+  /// Frees ops and arguments no live tensor needs any more.
+  void collect();
+
+private:
+  mlir::MLIRContext ctx;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::Block *block = nullptr;
+  mlir::OpBuilder b;
+  std::unordered_set<TensorImpl *> live;
+  /// Values whose data is known: leaf arguments, and computed results
+  /// kept for their history (they still need backward()).
+  llvm::DenseMap<mlir::Value, std::shared_ptr<Storage>> known;
+  llvm::DenseSet<mlir::Value> active;
+  std::map<std::string, std::unique_ptr<Compiled>> cache;
+  std::mt19937_64 generator{0};
+  std::string cacheDir;
+  int64_t counter = 0;
+};
+
+Recorder &recorder();
+size_t dtypeBytes(DType dtype);
+
+} // namespace detail
+} // namespace tcc
+
+#endif // TCC_COMPILER_TRACER_RECORDER_H

@@ -1,0 +1,363 @@
+// Tests of the define-by-run tracer (compiler/Tracer): values of recorded
+// ops against plain C++ loops, gradients against hand-derived ones, misuse
+// errors and their messages, the compile cache, and trace() with saved
+// artifacts run by the runtime alone. Training against PyTorch is in
+// test/tracer/test_training.py.
+#include "tcc/runtime.h"
+#include "tcc/tracer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+using tcc::DType;
+using tcc::Tensor;
+
+namespace {
+
+void expectNear(const std::vector<float> &got, const std::vector<float> &want,
+                float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
+}
+
+std::string errorOf(const std::function<void()> &fn) {
+  try {
+    fn();
+  } catch (const tcc::Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Tracer, ArithmeticBroadcastsAndReads) {
+  Tensor a = Tensor::fromVector({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = Tensor::fromVector({10, 20, 30}, {3});
+  Tensor c = (a + b) * 2.0 - 1.0;
+  EXPECT_FALSE(c.isMaterialized());
+  expectNear(c.toVector(), {21, 43, 65, 27, 49, 71});
+  EXPECT_TRUE(c.isMaterialized());
+  EXPECT_EQ(c.shape(), (tcc::Shape{2, 3}));
+  expectNear((a / b).toVector(), {0.1f, 0.1f, 0.1f, 0.4f, 0.25f, 0.2f});
+  EXPECT_DOUBLE_EQ(a.sum().item(), 21);
+  expectNear(a.sum({0}).toVector(), {5, 7, 9});
+  expectNear(a.mean({1}, true).toVector(), {2, 5});
+  EXPECT_EQ(a.mean({1}, true).shape(), (tcc::Shape{2, 1}));
+  expectNear(a.max(1).toVector(), {3, 6});
+  EXPECT_EQ(a.argmax(1).toInts(), (std::vector<int64_t>{2, 2}));
+}
+
+TEST(Tracer, ShapesAndIndexing) {
+  Tensor a = Tensor::fromVector({0, 1, 2, 3, 4, 5}, {2, 3});
+  expectNear(a.t().toVector(), {0, 3, 1, 4, 2, 5});
+  EXPECT_EQ(a.reshape({3, -1}).shape(), (tcc::Shape{3, 2}));
+  expectNear(a.slice(1, 1, 3).toVector(), {1, 2, 4, 5});
+  expectNear(a.slice(1, 0, 3, 2).toVector(), {0, 2, 3, 5});
+  expectNear(a.slice(0, -1, 100).toVector(), {3, 4, 5});
+  expectNear(tcc::cat({a, a.slice(0, 0, 1)}, 0).toVector(),
+             {0, 1, 2, 3, 4, 5, 0, 1, 2});
+  EXPECT_EQ(a.unsqueeze(0).shape(), (tcc::Shape{1, 2, 3}));
+  EXPECT_EQ(a.flatten().shape(), (tcc::Shape{6}));
+  expectNear(a.slice(0, 0, 1).expand({2, 3}).toVector(), {0, 1, 2, 0, 1, 2});
+}
+
+TEST(Tracer, NeuralNetworkOps) {
+  Tensor x = Tensor::fromVector({1, 2, 3, 1, 1, 1}, {2, 3});
+  std::vector<float> sm = x.softmax(1).toVector();
+  float z = std::exp(1.f) + std::exp(2.f) + std::exp(3.f);
+  expectNear(sm, {std::exp(1.f) / z, std::exp(2.f) / z, std::exp(3.f) / z,
+                  1 / 3.f, 1 / 3.f, 1 / 3.f});
+  expectNear(x.logSoftmax(1).toVector(),
+             {std::log(sm[0]), std::log(sm[1]), std::log(sm[2]),
+              std::log(1 / 3.f), std::log(1 / 3.f), std::log(1 / 3.f)});
+  // Cross-entropy of class 2 and class 0.
+  Tensor targets = Tensor::fromInts({2, 0}, {2});
+  EXPECT_NEAR(tcc::crossEntropy(x, targets).item(),
+              -(std::log(sm[2]) + std::log(1 / 3.f)) / 2, 1e-5);
+  Tensor w = Tensor::fromVector({1, 0, -1, 0.5f, 0.5f, 0.5f}, {2, 3});
+  Tensor bias = Tensor::fromVector({1, -1}, {2});
+  expectNear(tcc::linear(x, w, bias).toVector(), {-1, 2, 1, 0.5f});
+  // A 1x1x3x3 image, a 2x2 kernel of ones: sums of windows.
+  Tensor img = Tensor::fromVector({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  Tensor k = Tensor::ones({1, 1, 2, 2});
+  expectNear(tcc::conv2d(img, k).toVector(), {12, 16, 24, 28});
+  expectNear(tcc::maxPool2d(img, {2}, {1}).toVector(), {5, 6, 8, 9});
+  Tensor ln = tcc::layerNorm(x, {3});
+  float s = std::sqrt(2.f / 3.f + 1e-5f);
+  expectNear(ln.toVector(), {-1 / s, 0, 1 / s, 0, 0, 0}, 1e-4f);
+  expectNear(tcc::mseLoss(x, Tensor::zeros({2, 3})).toVector(),
+             {(1 + 4 + 9 + 3) / 6.f});
+}
+
+TEST(Tracer, BackwardOfElementwiseAndReductions) {
+  Tensor x = Tensor::fromVector({1, -2, 3}, {3});
+  x.requiresGrad_();
+  Tensor y = (x * x).sum() + x.relu().sum() * 3.0;
+  EXPECT_TRUE(y.requiresGrad());
+  EXPECT_FALSE(y.isLeaf());
+  y.backward();
+  // d/dx (x^2 + 3 relu(x)) = 2x + 3 [x > 0].
+  expectNear(x.grad().toVector(), {5, -4, 9});
+  // Gradients accumulate.
+  (x * 2.0).sum().backward();
+  expectNear(x.grad().toVector(), {7, -2, 11});
+}
+
+TEST(Tracer, BackwardOfMatmulBroadcastAndLoss) {
+  Tensor a = Tensor::fromVector({1, 2, 3, 4}, {2, 2});
+  Tensor b = Tensor::fromVector({1, -1}, {2});
+  a.requiresGrad_();
+  b.requiresGrad_();
+  Tensor w = Tensor::fromVector({0.5f, 1, -1, 2}, {2, 2});
+  // L = sum(a @ w + b): dL/da = ones @ w^T, dL/db = column count.
+  Tensor loss = (a.matmul(w) + b).sum();
+  loss.backward();
+  expectNear(a.grad().toVector(), {1.5f, 1, 1.5f, 1});
+  expectNear(b.grad().toVector(), {2, 2});
+  EXPECT_FALSE(w.grad().defined());
+  // a @ w = [[-1.5, 5], [-2.5, 11]]; b adds 1 - 1 per row.
+  EXPECT_NEAR(loss.item(), 12, 1e-5);
+}
+
+TEST(Tracer, NoGradAndDetach) {
+  Tensor x = Tensor::fromVector({2}, {1});
+  x.requiresGrad_();
+  {
+    tcc::NoGradGuard guard;
+    EXPECT_FALSE(tcc::isGradEnabled());
+    EXPECT_FALSE((x * 3.0).requiresGrad());
+  }
+  EXPECT_TRUE((x * 3.0).requiresGrad());
+  EXPECT_FALSE((x * 3.0).detach().requiresGrad());
+  Tensor y = x * x.detach(); // d/dx = x.detach() = 2
+  y.sum().backward();
+  expectNear(x.grad().toVector(), {2});
+}
+
+TEST(Tracer, BackwardAfterReadingTheLoss) {
+  Tensor x = Tensor::fromVector({3}, {1});
+  x.requiresGrad_();
+  Tensor y = (x * x * x).sum();
+  EXPECT_NEAR(y.item(), 27, 1e-5); // computed, but keeps its history
+  y.backward();
+  expectNear(x.grad().toVector(), {27});
+}
+
+TEST(Tracer, ErrorsSayWhatAndWhere) {
+  Tensor a = Tensor::zeros({2, 3});
+  Tensor b = Tensor::zeros({4, 5});
+  EXPECT_NE(errorOf([&] { a + b; }).find("tcc::add:"), std::string::npos)
+      << errorOf([&] { a + b; });
+  EXPECT_NE(errorOf([&] { a.matmul(b); }).find("tcc::matmul:"),
+            std::string::npos);
+  EXPECT_EQ(errorOf([&] { a.reshape({4, 2}); }),
+            "tcc::reshape: cannot reshape f32[2x3] (6 elements) to [4x2]");
+  Tensor x = Tensor::zeros({2, 3});
+  x.requiresGrad_();
+  EXPECT_EQ(errorOf([&] { (x * 2.0).backward(); }),
+            "tcc::backward: a gradient can be implied only for a tensor of "
+            "one element; this one is f32[2x3]: pass backward(gradient)");
+  EXPECT_NE(errorOf([&] { a.sum().backward(); }).find("does not require grad"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { Tensor::zeros({2}, DType::i64).requiresGrad_(); })
+                .find("only floating-point"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { (x * 2.0).requiresGrad_(); }).find("only leaves"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { a.item(); }).find("has 6 elements"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { x.assign(x * 2.0); }).find("NoGradGuard"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { a.transpose(0, 2); }).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { Tensor::fromVector({1, 2}, {3}); })
+                .find("2 values for f32[3]"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              tcc::crossEntropy(a, Tensor::zeros({2}));
+            }).find("targets must be i64[2]"),
+            std::string::npos);
+  // A failed op leaves the recorder usable.
+  expectNear((a + 1.0).sum({1}).toVector(), {3, 3});
+}
+
+TEST(Tracer, SameGraphCompilesOnce) {
+  tcc::Stats before = tcc::stats();
+  for (int i = 0; i < 4; ++i) {
+    Tensor x = Tensor::full({8}, i);
+    EXPECT_NEAR((x * x + 1.0).sum().item(), 8 * (i * i + 1), 1e-4);
+  }
+  tcc::Stats after = tcc::stats();
+  EXPECT_EQ(after.compiles - before.compiles, 1);
+  EXPECT_EQ(after.cacheHits - before.cacheHits, 3);
+}
+
+// A define-by-run training loop: SGD with momentum on a linear model. The
+// whole step (forward, backward, update) is one cached graph.
+TEST(Tracer, SgdStepsMatchTheClosedForm) {
+  Tensor w = Tensor::fromVector({0.5f}, {1, 1});
+  w.requiresGrad_();
+  Tensor x = Tensor::fromVector({1, 2, 3, 4}, {4, 1});
+  Tensor y = x * 3.0;
+  tcc::optim::SGD opt({w}, 0.01, 0.9);
+  double wRef = 0.5, buf = 0;
+  tcc::Stats before;
+  for (int step = 0; step < 5; ++step) {
+    // The first graph also computes y; from the second step on, every step
+    // is the same graph.
+    if (step == 2)
+      before = tcc::stats();
+    opt.zeroGrad();
+    Tensor loss = tcc::mseLoss(x.matmul(w), y);
+    loss.backward();
+    opt.step();
+    tcc::sync();
+    // loss = mean((x w - 3x)^2); dL/dw = 2 mean(x^2) (w - 3) = 15 (w - 3).
+    double g = 15 * (wRef - 3);
+    buf = 0.9 * buf + g;
+    wRef -= 0.01 * buf;
+    EXPECT_NEAR(w.item(), wRef, 1e-5) << "step " << step;
+  }
+  EXPECT_EQ(tcc::stats().compiles - before.compiles, 0);
+  EXPECT_EQ(tcc::stats().cacheHits - before.cacheHits, 3);
+}
+
+TEST(Tracer, AdamWMatchesTheFormula) {
+  Tensor p = Tensor::fromVector({1, -2}, {2});
+  p.requiresGrad_();
+  tcc::optim::AdamW opt({p}, 0.1, 0.9, 0.999, 1e-8, 0.01);
+  double ref[2] = {1, -2}, m[2] = {0, 0}, v[2] = {0, 0};
+  for (int t = 1; t <= 3; ++t) {
+    opt.zeroGrad();
+    (p * p).sum().backward(); // grad 2p
+    opt.step();
+    std::vector<float> got = p.toVector();
+    for (int i = 0; i < 2; ++i) {
+      double g = 2 * ref[i];
+      ref[i] *= 1 - 0.1 * 0.01;
+      m[i] = 0.9 * m[i] + 0.1 * g;
+      v[i] = 0.999 * v[i] + 0.001 * g * g;
+      double mh = m[i] / (1 - std::pow(0.9, t));
+      double vh = v[i] / (1 - std::pow(0.999, t));
+      ref[i] -= 0.1 * mh / (std::sqrt(vh) + 1e-8);
+      EXPECT_NEAR(got[i], ref[i], 1e-5) << "step " << t << " element " << i;
+    }
+  }
+}
+
+TEST(Tracer, ModulesRegisterParameters) {
+  tcc::manualSeed(7);
+  auto net = std::make_shared<tcc::nn::Sequential>(
+      std::initializer_list<std::shared_ptr<tcc::nn::Module>>{
+          std::make_shared<tcc::nn::Linear>(4, 3),
+          std::make_shared<tcc::nn::ReLU>(),
+          std::make_shared<tcc::nn::Linear>(3, 2)});
+  auto named = net->namedParameters();
+  ASSERT_EQ(named.size(), 4u);
+  EXPECT_EQ(named[0].first, "0.weight");
+  EXPECT_EQ(named[3].first, "2.bias");
+  EXPECT_EQ(named[0].second.shape(), (tcc::Shape{3, 4}));
+  for (float v : named[0].second.toVector())
+    EXPECT_LE(std::fabs(v), 0.5f); // U(+-1/sqrt(4))
+  Tensor out = (*net)(Tensor::ones({5, 4}));
+  EXPECT_EQ(out.shape(), (tcc::Shape{5, 2}));
+  out.sum().backward();
+  for (const Tensor &p : net->parameters())
+    EXPECT_TRUE(p.grad().defined());
+  net->zeroGrad();
+  EXPECT_FALSE(net->parameters()[0].grad().defined());
+}
+
+// trace(): a whole SGD step as one function with the parameters and the
+// momenta as state; it must agree with the same steps run define-by-run, and
+// its saved .so must run under the runtime alone.
+TEST(Tracer, TracedTrainStepMatchesDefineByRun) {
+  auto makeModel = [] {
+    tcc::manualSeed(3);
+    return std::make_shared<tcc::nn::Linear>(3, 2);
+  };
+  Tensor x = Tensor::fromVector({1, 2, 3, -1, 0, 1}, {2, 3});
+  Tensor target = Tensor::fromInts({1, 0}, {2});
+
+  auto eager = makeModel();
+  tcc::optim::SGD eagerOpt(eager->parameters(), 0.1, 0.9);
+  for (int i = 0; i < 3; ++i) {
+    eagerOpt.zeroGrad();
+    tcc::crossEntropy((*eager)(x), target).backward();
+    eagerOpt.step();
+  }
+
+  auto model = makeModel();
+  tcc::optim::SGD opt(model->parameters(), 0.1, 0.9);
+  std::vector<Tensor> state = model->parameters();
+  for (const Tensor &s : opt.state())
+    state.push_back(s);
+  tcc::Function step = tcc::trace(
+      [&](const std::vector<Tensor> &in) {
+        opt.zeroGrad();
+        Tensor loss = tcc::crossEntropy((*model)(in[0]), in[1]);
+        loss.backward();
+        opt.step();
+        return std::vector<Tensor>{loss};
+      },
+      {x, target}, state);
+  EXPECT_EQ(step.numInputs(), 2u);
+  EXPECT_EQ(step.numOutputs(), 1u);
+  std::string ir = step.mlir();
+  EXPECT_NE(ir.find("tcc.matmul"), std::string::npos);
+  EXPECT_NE(ir.find("tcc.log_softmax"), std::string::npos);
+  EXPECT_NE(ir.find("\"new_state0\""), std::string::npos);
+  // Tracing changed nothing.
+  expectNear(model->weight().toVector(), makeModel()->weight().toVector(), 0);
+  double firstLoss = 0;
+  for (int i = 0; i < 3; ++i) {
+    double loss = step({x, target})[0].item();
+    if (i == 0)
+      firstLoss = loss;
+  }
+  EXPECT_GT(firstLoss, 0);
+  expectNear(model->weight().toVector(), eager->weight().toVector(), 1e-5f);
+  expectNear(model->bias().toVector(), eager->bias().toVector(), 1e-5f);
+
+  // The saved artifact: inputs x, target, then the state; outputs the loss,
+  // then the new state.
+  char dir[] = "/tmp/tcc-tracer-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string so = std::string(dir) + "/step.so";
+  step.save(so);
+  tcc_model_t *artifact = nullptr;
+  ASSERT_EQ(tcc_model_load(so.c_str(), &artifact), nullptr);
+  EXPECT_EQ(tcc_model_num_inputs(artifact), 2u + 4u);
+  EXPECT_EQ(tcc_model_num_outputs(artifact), 1u + 4u);
+  EXPECT_STREQ(tcc_model_input(artifact, 0)->name, "input0");
+  EXPECT_STREQ(tcc_model_output(artifact, 1)->name, "new_state0");
+  tcc_model_free(artifact);
+  step.saveMlir(std::string(dir) + "/step.mlir");
+  EXPECT_EQ(access((std::string(dir) + "/step.mlir").c_str(), R_OK), 0);
+  std::remove(so.c_str());
+  std::remove((std::string(dir) + "/step.h").c_str());
+  std::remove((std::string(dir) + "/step.mlir").c_str());
+  rmdir(dir);
+}
+
+TEST(Tracer, ReadingInsideTraceIsAnError) {
+  Tensor x = Tensor::ones({2});
+  std::string msg = errorOf([&] {
+    tcc::trace(
+        [](const std::vector<Tensor> &in) {
+          if (in[0].sum().item() > 0) // data-dependent: not capturable
+            return std::vector<Tensor>{in[0]};
+          return std::vector<Tensor>{in[0] * 2.0};
+        },
+        {x});
+  });
+  EXPECT_NE(msg.find("read while tracing"), std::string::npos) << msg;
+  // The recorder still works.
+  expectNear((x + 1.0).toVector(), {2, 2});
+}
+
+} // namespace
