@@ -206,8 +206,20 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
   llvm::Value *args = run->getArg(0);
   auto *argsType = llvm::StructType::get(ctx, {d.ptr, d.ptr, d.ptr, d.ptr});
-  // The caller's thread pool reaches the micro-kernels for this run.
-  llvm::Function *setHost = module.getFunction("tcc_ukabi_set_host");
+  // The caller's thread pool reaches the micro-kernels for this run. The
+  // kernels are linked in later as an object, so the module only declares
+  // the entry points it calls: declare the setter beside them.
+  llvm::Function *setHost = nullptr;
+  if (llvm::any_of(module.functions(), [](const llvm::Function &f) {
+        return f.isDeclaration() && f.getName().starts_with("tcc_ukabi_");
+      }))
+    setHost = llvm::cast<llvm::Function>(
+        module
+            .getOrInsertFunction(
+                "tcc_ukabi_set_host",
+                llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {d.ptr},
+                                        false))
+            .getCallee());
   if (setHost)
     b.CreateCall(setHost,
                  {b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 3))});

@@ -312,7 +312,7 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor> &inputs) {
     for (int64_t d : t->shape)
       n *= d;
     outData.push_back(
-        std::make_shared<Storage>(n * detail::dtypeBytes(t->dtype)));
+        r.allocate(n * detail::dtypeBytes(t->dtype)));
     outPtrs.push_back(outData.back().get());
   }
   r.run(*impl.compiled, inTypes, inPtrs, outTypes, outPtrs);

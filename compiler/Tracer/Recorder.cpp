@@ -137,6 +137,31 @@ Recorder::Recorder() : b(&ctx) {
   b.setInsertionPointToEnd(block);
 }
 
+static constexpr size_t kMaxPooledBytes = size_t(1) << 30;
+
+std::shared_ptr<Storage> Recorder::allocate(size_t bytes) {
+  std::unique_ptr<Storage> storage;
+  auto it = pool.find(bytes);
+  if (it != pool.end()) {
+    storage = std::move(it->second);
+    pooledBytes -= bytes;
+    pool.erase(it);
+  } else {
+    storage = std::make_unique<Storage>(bytes);
+  }
+  return std::shared_ptr<Storage>(storage.release(), [](Storage *s) {
+    if (recorderAlive) {
+      Recorder &r = recorder();
+      if (r.pooledBytes + s->bytes <= kMaxPooledBytes) {
+        r.pooledBytes += s->bytes;
+        r.pool.emplace(s->bytes, std::unique_ptr<Storage>(s));
+        return;
+      }
+    }
+    delete s;
+  });
+}
+
 Recorder::~Recorder() {
   cache.clear();
   if (!cacheDir.empty() && config.cacheDir.empty())
@@ -522,7 +547,7 @@ void Recorder::sync() {
   for (m::Value v : targets) {
     const TensorImpl *t = typeOf(v);
     outTypes.push_back(t);
-    outData.push_back(std::make_shared<Storage>(
+    outData.push_back(allocate(
         static_cast<size_t>(product(t->shape)) * dtypeBytes(t->dtype)));
     outPtrs.push_back(outData.back().get());
   }

@@ -131,6 +131,10 @@ public:
   }
   /// Frees ops and arguments no live tensor needs any more.
   void collect();
+  /// Host memory for a tensor's data. Freed blocks are kept for reuse (up
+  /// to a cap): a training step frees and allocates the same sizes each
+  /// step, and fresh pages would fault and be zeroed every time.
+  std::shared_ptr<Storage> allocate(size_t bytes);
 
 private:
   mlir::MLIRContext ctx;
@@ -143,6 +147,8 @@ private:
   llvm::DenseMap<mlir::Value, std::shared_ptr<Storage>> known;
   llvm::DenseSet<mlir::Value> active;
   std::map<std::string, std::unique_ptr<Compiled>> cache;
+  std::multimap<size_t, std::unique_ptr<Storage>> pool;
+  size_t pooledBytes = 0;
   std::mt19937_64 generator{0};
   std::string cacheDir;
   int64_t counter = 0;

@@ -77,7 +77,7 @@ static Tensor fromHost(const std::vector<T> &values, Shape shape, DType dtype,
     throw Error(std::string("tcc::Tensor::") + what + ": " +
                 std::to_string(values.size()) + " values for " +
                 typeStr(dtype, shape));
-  auto data = std::make_shared<Storage>(values.size() * sizeof(T));
+  auto data = recorder().allocate(values.size() * sizeof(T));
   if (!values.empty())
     std::memcpy(data->data, values.data(), values.size() * sizeof(T));
   return Tensor(recorder().leaf(dtype, std::move(shape), std::move(data)));
@@ -96,7 +96,7 @@ Tensor Tensor::fromInts(const std::vector<int64_t> &values, Shape shape) {
 template <typename Fn>
 static Tensor generate(Shape shape, DType dtype, Fn &&next) {
   int64_t n = count(shape);
-  auto data = std::make_shared<Storage>(n * detail::dtypeBytes(dtype));
+  auto data = recorder().allocate(n * detail::dtypeBytes(dtype));
   for (int64_t i = 0; i < n; ++i) {
     double v = next();
     switch (dtype) {

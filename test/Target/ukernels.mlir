@@ -19,8 +19,14 @@
 
 // Tests that the model's code calls the kernels' entry point, which the
 // compiler does not re-compile: it is only declared in the model's IR.
-// IR: declare {{.*}} @tcc_ukabi_sgemm(
 // IR-NOT: define {{.*}} @tcc_uk_sgemm
+// IR: declare {{.*}} @tcc_ukabi_sgemm(
+// The run entry hands the caller's thread pool to the kernels for the run,
+// then takes it back (without it every kernel runs on one thread).
+// IR-LABEL: define internal {{.*}}i32 @{{.*}}run_entry(ptr
+// IR: call void @tcc_ukabi_set_host(ptr %
+// IR: call i32 @tcc_ukabi_sgemm(
+// IR: call void @tcc_ukabi_set_host(ptr null)
 
 // Tests that the precompiled kernels are linked into a library, an
 // executable and an object, and compute x @ w + b at float tolerance
