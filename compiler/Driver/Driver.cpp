@@ -414,7 +414,11 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   // linked with the model's object, so compiling a model never re-optimizes
   // them; --emit=llvm-ir and asm show the model's code alone.
   std::string ukernelObject;
-  if (failed(findUkernelObject(*llvmModule, opts.libDir, pipeline.ukernels,
+  // Without kernels the object still provides the parallel loops' runtime.
+  std::string objectIsa = pipeline.ukernels == "none"
+                              ? ukernelIsaFor(*machine)
+                              : pipeline.ukernels;
+  if (failed(findUkernelObject(*llvmModule, opts.libDir, objectIsa,
                                ukernelObject, error)))
     return fail(error);
   if (failed(addArtifactEntry(*llvmModule, *info, "main",

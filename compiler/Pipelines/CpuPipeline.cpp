@@ -14,7 +14,9 @@
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
@@ -78,12 +80,18 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
 
+  // Big ops get a parallel outer loop, run on the caller's thread pool
+  // through the OpenMP entry points the kernels' object provides.
   OpPassManager &fpm = pm.nest<func::FuncOp>();
   fpm.addPass(tcc::createConvertMemRefCopyToLinalg());
+  fpm.addPass(tcc::createTccParallelizeLoops());
   fpm.addPass(createConvertLinalgToLoopsPass());
   fpm.addPass(createLowerAffinePass());
-  fpm.addPass(createConvertSCFToCFPass());
-  fpm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  OpPassManager &lowerLoops = pm.nest<func::FuncOp>();
+  lowerLoops.addPass(tcc::createTccInlineAllocaScopes());
+  lowerLoops.addPass(createConvertSCFToCFPass());
+  lowerLoops.addPass(createCanonicalizerPass());
 
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -101,6 +109,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   ConvertFuncToLLVMPassOptions func;
   func.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

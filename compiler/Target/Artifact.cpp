@@ -211,7 +211,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   // the entry points it calls: declare the setter beside them.
   llvm::Function *setHost = nullptr;
   if (llvm::any_of(module.functions(), [](const llvm::Function &f) {
-        return f.isDeclaration() && f.getName().starts_with("tcc_ukabi_");
+        return f.isDeclaration() && (f.getName().starts_with("tcc_ukabi_") ||
+                                     f.getName().starts_with("__kmpc_"));
       }))
     setHost = llvm::cast<llvm::Function>(
         module

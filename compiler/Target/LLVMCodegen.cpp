@@ -4,6 +4,7 @@
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -81,6 +82,7 @@ tcc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
   module->getContext()->appendDialectRegistry(registry);
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context);
@@ -105,7 +107,10 @@ LogicalResult tcc::findUkernelObject(const llvm::Module &module,
                                      std::string &object, std::string &error) {
   object.clear();
   bool used = llvm::any_of(module, [](const llvm::Function &f) {
-    return f.isDeclaration() && f.getName().starts_with("tcc_ukabi_");
+    // The kernels' entry points, or the OpenMP ones of parallel loops,
+    // which the same object implements.
+    return f.isDeclaration() && (f.getName().starts_with("tcc_ukabi_") ||
+                                 f.getName().starts_with("__kmpc_"));
   });
   if (!used)
     return success();

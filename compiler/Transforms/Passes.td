@@ -188,4 +188,69 @@ def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
+  let summary = "Lower big linalg ops on buffers to loops with a parallel outer loop";
+  let description = [{
+    Runs after memory planning, in place of `convert-linalg-to-loops` for
+    the linalg ops worth splitting across threads: those on buffers with
+    static loop ranges and at least `min-iterations` iterations in all. Such
+    an op becomes its loop nest with one loop turned into an `scf.parallel`:
+    the first of its leading parallel loops that runs at least
+    `min-trip-count` times (so the batch dimension of 1 of an NCHW tensor is
+    skipped for the channels). The inner loops stay sequential, so LLVM
+    still vectorizes the innermost one. Smaller ops, reductions over their
+    outermost dimension and dynamic shapes are left to
+    `convert-linalg-to-loops`. `convert-scf-to-openmp` then makes each
+    `scf.parallel` a worksharing loop, which the artifact runs on the
+    caller's thread pool (runtime/ukernels/compiler_abi.cc).
+
+    Before:
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x : memref<256x512xf32>) outs(%y : memref<256x512xf32>) { ... }
+    ```
+    After:
+    ```mlir
+    scf.parallel (%i) = (%c0) to (%c256) step (%c1) {
+      scf.for %j = %c0 to %c512 step %c1 {
+        %v = memref.load %x[%i, %j] : memref<256x512xf32>
+        ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Iterations an op needs in all to be split across threads">,
+    Option<"minTripCount", "min-trip-count", "int64_t", /*default=*/"4",
+           "Iterations the parallel loop itself needs">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def TccInlineAllocaScopes : Pass<"tcc-inline-alloca-scopes", "func::FuncOp"> {
+  let summary = "Inline memref.alloca_scope regions that allocate nothing";
+  let description = [{
+    `convert-scf-to-openmp` wraps each parallel loop body in a
+    `memref.alloca_scope`; once the loops inside are lowered to branches,
+    such a scope holds several blocks, which it must not. A scope without a
+    `memref.alloca` directly inside scopes nothing: its body is inlined into
+    the parent block (a single-block body only, so this runs before
+    `convert-scf-to-cf`).
+
+    Before:
+    ```mlir
+    memref.alloca_scope {
+      scf.for %j = %c0 to %c8 step %c1 { ... }
+    }
+    ```
+    After:
+    ```mlir
+    scf.for %j = %c0 to %c8 step %c1 { ... }
+    ```
+  }];
+}
+
 #endif // TCC_TRANSFORMS_PASSES_TD

@@ -9,6 +9,8 @@
 
 #include "ukernels.h"
 
+#include <stdarg.h>
+
 namespace {
 __thread const tcc_host_api_t *currentHost;
 
@@ -81,5 +83,132 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
   return tcc_uk_conv2d_nchw(currentHost, &p, ptr<const float>(input),
                             ptr<const float>(weight), ptr<float>(output), &e);
 }
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// Parallel loops: the few OpenMP runtime entry points that MLIR's OpenMP
+// lowering of a worksharing loop calls (tcc-parallelize-loops makes them),
+// implemented on the caller's thread pool. A "team" is one task per pool
+// thread; each task takes its static share of the iterations. There is no
+// code between a loop and the end of its parallel region, so the barrier
+// closing the loop has nothing to order and the join of parallel_for is the
+// only synchronization needed. Without a pool (or inside a team) the loop
+// runs on the calling thread. Hidden, like everything in this object: an
+// artifact never clashes with a real OpenMP runtime in the same process.
+//===----------------------------------------------------------------------===//
+
+namespace {
+typedef void (*Microtask)(int32_t *gtid, int32_t *btid, ...);
+
+__thread int32_t teamRank;    // this task's rank in its team
+__thread int32_t teamSize = 1;
+
+struct Team {
+  Microtask task;
+  int32_t argc;
+  void *args[4];
+  int32_t size;
+};
+
+void runMicrotask(const Team &team, int32_t rank) {
+  int32_t gtid = rank, btid = rank;
+  switch (team.argc) {
+  case 0:
+    team.task(&gtid, &btid);
+    break;
+  case 1:
+    team.task(&gtid, &btid, team.args[0]);
+    break;
+  case 2:
+    team.task(&gtid, &btid, team.args[0], team.args[1]);
+    break;
+  case 3:
+    team.task(&gtid, &btid, team.args[0], team.args[1], team.args[2]);
+    break;
+  default:
+    team.task(&gtid, &btid, team.args[0], team.args[1], team.args[2],
+              team.args[3]);
+    break;
+  }
+}
+
+void runTeamTasks(void *ctx, int64_t begin, int64_t end) {
+  const Team &team = *static_cast<const Team *>(ctx);
+  int32_t savedRank = teamRank, savedSize = teamSize;
+  for (int64_t r = begin; r < end; ++r) {
+    teamRank = static_cast<int32_t>(r);
+    teamSize = team.size;
+    runMicrotask(team, teamRank);
+  }
+  teamRank = savedRank;
+  teamSize = savedSize;
+}
+
+template <typename T, typename S>
+void staticInit(int32_t *lastIter, T *lower, T *upper, S *stride) {
+  // Iterations [*lower, *upper] (inclusive), step 1 after MLIR's
+  // normalization; this rank gets a contiguous share.
+  T total = *upper - *lower + 1;
+  T size = static_cast<T>(teamSize), rank = static_cast<T>(teamRank);
+  T base = total / size, extra = total % size;
+  T first = *lower + rank * base + (rank < extra ? rank : extra);
+  T count = base + (rank < extra ? 1 : 0);
+  *lower = first;
+  *upper = first + count - 1; // count 0: upper = lower - 1, an empty range
+  if (stride)
+    *stride = static_cast<S>(total);
+  if (lastIter)
+    *lastIter = rank == size - 1;
+}
+} // namespace
+
+extern "C" {
+
+int32_t __kmpc_global_thread_num(void *) { return teamRank; }
+
+void __kmpc_fork_call(void *, int32_t argc, Microtask task, ...) {
+  Team team;
+  team.task = task;
+  team.argc = argc;
+  va_list ap;
+  va_start(ap, task);
+  for (int32_t i = 0; i < argc && i < 4; ++i)
+    team.args[i] = va_arg(ap, void *);
+  va_end(ap);
+  const tcc_host_api_t *host = currentHost;
+  team.size = host && host->parallel_for && host->num_threads > 1 &&
+                      teamSize == 1
+                  ? host->num_threads
+                  : 1;
+  if (team.size == 1) {
+    runTeamTasks(&team, 0, 1);
+    return;
+  }
+  host->parallel_for(host->self, team.size, 1, runTeamTasks, &team);
+}
+
+void __kmpc_for_static_init_8u(void *, int32_t, int32_t, int32_t *lastIter,
+                               uint64_t *lower, uint64_t *upper,
+                               int64_t *stride, int64_t, int64_t) {
+  staticInit(lastIter, lower, upper, stride);
+}
+void __kmpc_for_static_init_8(void *, int32_t, int32_t, int32_t *lastIter,
+                              int64_t *lower, int64_t *upper, int64_t *stride,
+                              int64_t, int64_t) {
+  staticInit(lastIter, lower, upper, stride);
+}
+void __kmpc_for_static_init_4u(void *, int32_t, int32_t, int32_t *lastIter,
+                               uint32_t *lower, uint32_t *upper,
+                               int32_t *stride, int32_t, int32_t) {
+  staticInit(lastIter, lower, upper, stride);
+}
+void __kmpc_for_static_init_4(void *, int32_t, int32_t, int32_t *lastIter,
+                              int32_t *lower, int32_t *upper, int32_t *stride,
+                              int32_t, int32_t) {
+  staticInit(lastIter, lower, upper, stride);
+}
+void __kmpc_for_static_fini(void *, int32_t) {}
+void __kmpc_barrier(void *, int32_t) {}
 
 } // extern "C"
