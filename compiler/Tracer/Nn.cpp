@@ -330,6 +330,8 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor> &inputs) {
     if (s.requiresGrad)
       r.markActive(s.value);
   }
+  // The state's previous values (and their data) are garbage now.
+  r.collect();
   return outputs;
 }
 

@@ -13,6 +13,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -295,21 +296,15 @@ sliceOf(llvm::ArrayRef<m::Value> roots,
   return ops;
 }
 
-m::OwningOpRef<m::ModuleOp>
-Recorder::extract(llvm::ArrayRef<m::Value> results,
-                  llvm::SmallVectorImpl<m::Value> &inputs,
-                  const llvm::SmallVector<m::Value> *fixedInputs) {
-  llvm::DenseSet<m::Value> fixed;
-  if (fixedInputs)
-    fixed.insert(fixedInputs->begin(), fixedInputs->end());
+void Recorder::slice(llvm::ArrayRef<m::Value> results,
+                     std::vector<m::Operation *> &ops,
+                     llvm::SmallVectorImpl<m::Value> &outside,
+                     const llvm::DenseSet<m::Value> *fixed) {
   auto isBoundary = [&](m::Value v) {
-    return fixed.contains(v) || (!fixedInputs && known.count(v));
+    return fixed ? fixed->contains(v) : known.count(v) != 0;
   };
-  std::vector<m::Operation *> ops = sliceOf(results, isBoundary);
+  ops = sliceOf(results, isBoundary);
   llvm::DenseSet<m::Operation *> inSlice(ops.begin(), ops.end());
-
-  // What comes from outside the slice, in order of first use.
-  llvm::SmallVector<m::Value> outside;
   llvm::DenseSet<m::Value> outsideSet;
   auto noteOutside = [&](m::Value v) {
     m::Operation *def = v.getDefiningOp();
@@ -321,6 +316,56 @@ Recorder::extract(llvm::ArrayRef<m::Value> results,
       noteOutside(operand);
   for (m::Value r : results)
     noteOutside(r);
+}
+
+std::vector<uintptr_t>
+Recorder::signature(llvm::ArrayRef<m::Operation *> ops,
+                    llvm::ArrayRef<m::Value> outside,
+                    llvm::ArrayRef<m::Value> results) {
+  // Attributes and types are uniqued by the context: their pointers stand
+  // for their contents. Values are numbered: inputs first, then results of
+  // the ops in order.
+  llvm::DenseMap<m::Value, uintptr_t> number;
+  std::vector<uintptr_t> sig;
+  sig.reserve(ops.size() * 8 + outside.size() + results.size() + 2);
+  sig.push_back(outside.size());
+  for (m::Value v : outside) {
+    number[v] = number.size();
+    sig.push_back(reinterpret_cast<uintptr_t>(v.getType().getAsOpaquePointer()));
+  }
+  for (m::Operation *op : ops) {
+    sig.push_back(reinterpret_cast<uintptr_t>(
+        op->getName().getAsOpaquePointer()));
+    sig.push_back(reinterpret_cast<uintptr_t>(
+        op->getPropertiesAsAttribute().getAsOpaquePointer()));
+    sig.push_back(reinterpret_cast<uintptr_t>(
+        op->getDiscardableAttrDictionary().getAsOpaquePointer()));
+    sig.push_back(op->getNumOperands());
+    for (m::Value operand : op->getOperands())
+      sig.push_back(number.lookup(operand));
+    sig.push_back(op->getNumResults());
+    for (m::Value r : op->getResults()) {
+      number[r] = number.size();
+      sig.push_back(
+          reinterpret_cast<uintptr_t>(r.getType().getAsOpaquePointer()));
+    }
+  }
+  sig.push_back(results.size());
+  for (m::Value r : results)
+    sig.push_back(number.lookup(r));
+  return sig;
+}
+
+m::OwningOpRef<m::ModuleOp>
+Recorder::extract(llvm::ArrayRef<m::Value> results,
+                  llvm::SmallVectorImpl<m::Value> &inputs,
+                  const llvm::SmallVector<m::Value> *fixedInputs) {
+  llvm::DenseSet<m::Value> fixed;
+  if (fixedInputs)
+    fixed.insert(fixedInputs->begin(), fixedInputs->end());
+  std::vector<m::Operation *> ops;
+  llvm::SmallVector<m::Value> outside;
+  slice(results, ops, outside, fixedInputs ? &fixed : nullptr);
 
   if (fixedInputs)
     inputs.assign(fixedInputs->begin(), fixedInputs->end());
@@ -495,15 +540,25 @@ void Recorder::sync() {
     return x->isBeforeInBlock(y);
   });
 
+  // The same structure as a graph compiled before: reuse it. Otherwise
+  // build the graph and compile it.
+  std::vector<m::Operation *> sliceOps;
   llvm::SmallVector<m::Value> inputs;
-  m::OwningOpRef<m::ModuleOp> graph = extract(targets, inputs);
-  std::string key;
-  {
-    llvm::raw_string_ostream os(key);
-    graph->print(os);
-  }
-  auto it = cache.find(key);
-  if (it == cache.end()) {
+  slice(targets, sliceOps, inputs);
+  std::vector<uintptr_t> sig = signature(sliceOps, inputs, targets);
+  uint64_t hash = llvm::hash_combine_range(sig.begin(), sig.end());
+  std::vector<CacheEntry> &bucket = cache[hash];
+  Compiled *compiled = nullptr;
+  for (CacheEntry &entry : bucket)
+    if (entry.signature == sig)
+      compiled = entry.compiled.get();
+  if (compiled) {
+    ++stats.cacheHits;
+  } else {
+    llvm::SmallVector<m::Value> graphInputs;
+    m::OwningOpRef<m::ModuleOp> graph = extract(targets, graphInputs);
+    if (graphInputs != inputs)
+      throw Error("tcc: internal error: a graph's inputs changed order");
     std::string path = freshPath("graph", ".so");
     // TCC_TRACER_DUMP=DIR keeps the tcc IR of every graph compiled.
     if (const char *dump = std::getenv("TCC_TRACER_DUMP"); dump && *dump) {
@@ -512,11 +567,10 @@ void Recorder::sync() {
                                   llvm::sys::path::stem(path).str() + ".mlir",
                               ec);
       if (!ec)
-        os << key;
+        graph->print(os);
     }
-    it = cache.emplace(key, compile(*graph, path)).first;
-  } else {
-    ++stats.cacheHits;
+    bucket.push_back({std::move(sig), compile(*graph, path)});
+    compiled = bucket.back().compiled.get();
   }
 
   std::vector<std::shared_ptr<Storage>> inputData;
@@ -551,7 +605,7 @@ void Recorder::sync() {
         static_cast<size_t>(product(t->shape)) * dtypeBytes(t->dtype)));
     outPtrs.push_back(outData.back().get());
   }
-  run(*it->second, inTypes, inPtrs, outTypes, outPtrs);
+  run(*compiled, inTypes, inPtrs, outTypes, outPtrs);
 
   // Computed values become leaves (block arguments with data), except the
   // results that gradients still flow through: they keep their history.

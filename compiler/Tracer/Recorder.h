@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <map>
 #include <random>
+#include <unordered_map>
 #include <unordered_set>
 
 struct tcc_model_t;
@@ -114,6 +115,17 @@ public:
   extract(llvm::ArrayRef<mlir::Value> results,
           llvm::SmallVectorImpl<mlir::Value> &inputs,
           const llvm::SmallVector<mlir::Value> *fixedInputs = nullptr);
+  /// What extract() would compile, without building it: the ops `results`
+  /// need (up to values with data), in block order, and the values they
+  /// read from outside, in order of first use.
+  void slice(llvm::ArrayRef<mlir::Value> results,
+             std::vector<mlir::Operation *> &ops,
+             llvm::SmallVectorImpl<mlir::Value> &outside,
+             const llvm::DenseSet<mlir::Value> *fixed = nullptr);
+  /// The structure of a slice: equal signatures compile to the same code.
+  std::vector<uintptr_t> signature(llvm::ArrayRef<mlir::Operation *> ops,
+                                   llvm::ArrayRef<mlir::Value> outside,
+                                   llvm::ArrayRef<mlir::Value> results);
   /// Compiles a module made by extract() (a clone of it) into a .so and
   /// loads it.
   std::unique_ptr<Compiled> compile(mlir::ModuleOp module,
@@ -146,7 +158,13 @@ private:
   /// kept for their history (they still need backward()).
   llvm::DenseMap<mlir::Value, std::shared_ptr<Storage>> known;
   llvm::DenseSet<mlir::Value> active;
-  std::map<std::string, std::unique_ptr<Compiled>> cache;
+  /// Compiled graphs by structure: signature() of the ops, operands and
+  /// types (pointers to the context's uniqued attributes and types), hashed.
+  struct CacheEntry {
+    std::vector<uintptr_t> signature;
+    std::unique_ptr<Compiled> compiled;
+  };
+  std::unordered_map<uint64_t, std::vector<CacheEntry>> cache;
   std::multimap<size_t, std::unique_ptr<Storage>> pool;
   size_t pooledBytes = 0;
   std::mt19937_64 generator{0};
