@@ -472,6 +472,42 @@ struct FoldTransposeOfTranspose : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+
+/// transpose(matmul(a, b)) swapping the last two dimensions ->
+/// matmul(transpose(b), transpose(a)): (AB)^T = B^T A^T. The transposes
+/// that appear are of operands, which contraction kernels read as strides
+/// (and which cancel against transposes already there, as in the weight
+/// gradient of a linear layer), rather than a copy of the product.
+struct SwapTransposedMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto mm = op.getInput().getDefiningOp<MatmulOp>();
+    if (!mm || !mm->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "input is not a matmul");
+    auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
+    auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
+    int64_t rank = op.getType().getRank();
+    if (rank < 2 || lhsType.getRank() != rank || rhsType.getRank() != rank ||
+        !lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a plain batched matmul");
+    SmallVector<int64_t> swap = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(swap[rank - 2], swap[rank - 1]);
+    if (!llvm::equal(op.getPerm(), swap))
+      return rewriter.notifyMatchFailure(op, "not a swap of the last two");
+    auto transposed = [&](Value v, RankedTensorType type) {
+      SmallVector<int64_t> shape(type.getShape());
+      std::swap(shape[rank - 2], shape[rank - 1]);
+      return rewriter.create<TransposeOp>(
+          op.getLoc(), RankedTensorType::get(shape, type.getElementType()), v,
+          swap);
+    };
+    Value bt = transposed(mm.getRhs(), rhsType);
+    Value at = transposed(mm.getLhs(), lhsType);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), bt, at);
+    return success();
+  }
+};
 } // namespace
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -481,7 +517,7 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<FoldTransposeOfTranspose>(context);
+  results.add<FoldTransposeOfTranspose, SwapTransposedMatmul>(context);
 }
 
 /// Builds `type` from `dense` by reading, for each result element, the input

@@ -168,6 +168,45 @@ func.func @transpose(%x: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x2x3x
 
 // -----
 
+// Tests that the transpose of a product becomes the product of transposes,
+// (AB)^T = B^T A^T, which cancel against transposes already there: the
+// weight gradient of a linear layer, transpose(matmul(transpose(x), g)),
+// becomes matmul(transpose(g), x) with no copy of the product.
+// CHECK-LABEL: func @transposed_matmul
+// CHECK-SAME: (%[[X:.*]]: tensor<64x784xf32>, %[[G:.*]]: tensor<64x512xf32>, %[[A:.*]]: tensor<8x4x3xf32>, %[[B:.*]]: tensor<8x3x5xf32>)
+func.func @transposed_matmul(%x: tensor<64x784xf32>, %g: tensor<64x512xf32>, %a: tensor<8x4x3xf32>, %b: tensor<8x3x5xf32>) -> (tensor<512x784xf32>, tensor<8x5x4xf32>) {
+  // CHECK: %[[GT:.*]] = tcc.transpose %[[G]] perm = [1, 0] : tensor<64x512xf32> -> tensor<512x64xf32>
+  // CHECK: %[[DW:.*]] = tcc.matmul %[[GT]], %[[X]] : (tensor<512x64xf32>, tensor<64x784xf32>) -> tensor<512x784xf32>
+  %xt = tcc.transpose %x perm = [1, 0] : tensor<64x784xf32> -> tensor<784x64xf32>
+  %0 = tcc.matmul %xt, %g : (tensor<784x64xf32>, tensor<64x512xf32>) -> tensor<784x512xf32>
+  %1 = tcc.transpose %0 perm = [1, 0] : tensor<784x512xf32> -> tensor<512x784xf32>
+  // CHECK: %[[BT:.*]] = tcc.transpose %[[B]] perm = [0, 2, 1] : tensor<8x3x5xf32> -> tensor<8x5x3xf32>
+  // CHECK: %[[AT:.*]] = tcc.transpose %[[A]] perm = [0, 2, 1] : tensor<8x4x3xf32> -> tensor<8x3x4xf32>
+  // CHECK: %[[P:.*]] = tcc.matmul %[[BT]], %[[AT]] : (tensor<8x5x3xf32>, tensor<8x3x4xf32>) -> tensor<8x5x4xf32>
+  %2 = tcc.matmul %a, %b : (tensor<8x4x3xf32>, tensor<8x3x5xf32>) -> tensor<8x4x5xf32>
+  %3 = tcc.transpose %2 perm = [0, 2, 1] : tensor<8x4x5xf32> -> tensor<8x5x4xf32>
+  // CHECK: return %[[DW]], %[[P]]
+  return %1, %3 : tensor<512x784xf32>, tensor<8x5x4xf32>
+}
+
+// -----
+
+// Tests that a transpose of a matmul used elsewhere too, or permuting more
+// than the last two dimensions, stays.
+// CHECK-LABEL: func @transposed_matmul_kept
+// CHECK: %[[P:.*]] = tcc.matmul
+// CHECK: tcc.transpose %[[P]]
+// CHECK: tcc.transpose %{{.*}} perm = [2, 1, 0]
+func.func @transposed_matmul_kept(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>, %c: tensor<8x4x3xf32>, %d: tensor<8x3x5xf32>) -> (tensor<4x5xf32>, tensor<5x4xf32>, tensor<5x4x8xf32>) {
+  %0 = tcc.matmul %a, %b : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %1 = tcc.transpose %0 perm = [1, 0] : tensor<4x5xf32> -> tensor<5x4xf32>
+  %2 = tcc.matmul %c, %d : (tensor<8x4x3xf32>, tensor<8x3x5xf32>) -> tensor<8x4x5xf32>
+  %3 = tcc.transpose %2 perm = [2, 1, 0] : tensor<8x4x5xf32> -> tensor<5x4x8xf32>
+  return %0, %1, %3 : tensor<4x5xf32>, tensor<5x4xf32>, tensor<5x4x8xf32>
+}
+
+// -----
+
 // Tests that broadcast_to to the same type folds and a splat constant
 // broadcasts at compile time.
 // CHECK-LABEL: func @broadcast_to
