@@ -191,12 +191,30 @@ inline Run runTraced(const Options &o, const ModelFactory &make,
     step.saveMlir(save + ".mlir");
     step.save(save + ".so");
   }
+  // The first step's inputs and outputs, in the artifact's order, as a
+  // test data set for tcc-run: the saved step.so must compute the same
+  // under the runtime alone.
+  std::string stepData = save.empty() ? "" : save + "_data";
+  if (!stepData.empty()) {
+    std::filesystem::create_directories(stepData);
+    std::vector<tcc::Tensor> in = {data[0].x, data[0].y};
+    in.insert(in.end(), state.begin(), state.end());
+    for (size_t i = 0; i < in.size(); ++i)
+      train::save(in[i], stepData + "/input_" + std::to_string(i) + ".npy");
+  }
   Run run;
   std::vector<double> times;
   for (int i = 0; i < o.steps; ++i) {
     const Batch &b = data[i % data.size()];
     auto start = std::chrono::steady_clock::now();
-    run.losses.push_back(step({b.x, b.y})[0].item());
+    std::vector<tcc::Tensor> out = step({b.x, b.y});
+    run.losses.push_back(out[0].item());
+    if (i == 0 && !stepData.empty()) {
+      out.insert(out.end(), state.begin(), state.end());
+      for (size_t k = 0; k < out.size(); ++k)
+        train::save(out[k],
+                    stepData + "/output_" + std::to_string(k) + ".npy");
+    }
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
