@@ -76,6 +76,11 @@ CASES = {
                "%y = tcc.conv %a0, %a1, %a2 strides = [2, 2] padding = [1, 1, 1, 1] "
                "dilations = [1, 1] groups = 1 : ({0}, {1}, {2}) -> {y}",
                lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1)),
+    "conv2d_dilated": ([(2, 2, 7, 6), (3, 2, 2, 3), (3,)], "nnn", (2, 3, 6, 3),
+                       "%y = tcc.conv %a0, %a1, %a2 strides = [1, 2] padding = [1, 0, 0, 2] "
+                       "dilations = [2, 1] groups = 1 : ({0}, {1}, {2}) -> {y}",
+                       lambda x, w, b: F.conv2d(F.pad(x, (0, 2, 1, 0)), w, b, stride=(1, 2),
+                                                dilation=(2, 1))),
     "conv2d_grouped": ([(1, 4, 4, 4), (4, 2, 2, 2), (4,)], "nnn", (1, 4, 3, 3),
                        "%y = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [0, 0, 0, 0] "
                        "dilations = [1, 1] groups = 2 : ({0}, {1}, {2}) -> {y}",

@@ -132,6 +132,35 @@ LogicalResult vjpConv(ConvOp op, VjpBuilder &b, ValueRange ct,
     out[0] = dx;
   }
 
+  // Weight, 2-D ungrouped with a modest im2col: one GEMM over every output
+  // position of every image, dW [F, C*KH*KW] = g [F, N*OH*OW] x cols
+  // [N*OH*OW, C*KH*KW], the columns being the KH*KW strided windows of the
+  // padded input. The general form below is a convolution whose kernel is
+  // the whole cotangent image, which packs poorly when the result (KH x KW)
+  // is small.
+  int64_t taps = n == 2 ? ws[2] * ws[3] : 0;
+  int64_t colsElements = n == 2 ? batch * gs[2] * gs[3] * channels * taps : 0;
+  if (n == 2 && groups == 1 && colsElements <= (int64_t(1) << 22)) {
+    Value xp = b.pad(x, {0, 0, padding[0], padding[1]},
+                     {0, 0, padding[2], padding[3]});
+    SmallVector<Value> windows;
+    SmallVector<int64_t> window = {batch, channels, gs[2], gs[3]};
+    SmallVector<int64_t> window5 = {batch, channels, 1, gs[2], gs[3]};
+    for (int64_t i = 0; i < ws[2]; ++i)
+      for (int64_t j = 0; j < ws[3]; ++j)
+        windows.push_back(b.reshape(
+            b.slice(xp, {0, 0, i * dilations[0], j * dilations[1]},
+                    {1, 1, strides[0], strides[1]}, window),
+            window5));
+    Value cols = windows.size() == 1 ? windows[0] : b.concat(windows, 2);
+    cols = b.reshape(b.transpose(cols, {0, 3, 4, 1, 2}),
+                     {batch * gs[2] * gs[3], channels * taps});
+    Value g2 = b.reshape(b.transpose(g, {1, 0, 2, 3}),
+                         {filters, batch * gs[2] * gs[3]});
+    out[1] = b.reshape(b.matmul(g2, cols), ws);
+    return success();
+  }
+
   // Weight: x as [C/G, G*N, S..] convolved with g as [G*F/G, N, O..] in G
   // groups, stride and dilation exchanged: [C/G, F, K'..] with K' >= K.
   {
