@@ -169,8 +169,8 @@ bool Tensor::isLeaf() const {
 }
 
 Tensor &Tensor::requiresGrad_(bool requires) {
-  TensorImpl &impl = *impl_;
   need(*this, "requiresGrad_");
+  TensorImpl &impl = *impl_;
   if (!isFloat(impl.dtype))
     throw Error("tcc::Tensor::requiresGrad_: only floating-point tensors can "
                 "require gradients; this one is " +

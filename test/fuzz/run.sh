@@ -73,13 +73,16 @@ for target in "${targets[@]}"; do
   log "$target: ${seconds}s over $(ls "$seeds/$kind" "$root/test/fuzz/corpus/$kind" 2>/dev/null | wc -l) seeds"
   # ASan: no leak check between runs (LLVM's and onnx's static state), but
   # at the end of the session it runs.
+  # The checked-in corpus of a target may not exist yet (git keeps no
+  # empty folders); libFuzzer refuses a missing folder.
+  dirs=("$corpus" "$seeds/$kind")
+  [ -d "$root/test/fuzz/corpus/$kind" ] && dirs+=("$root/test/fuzz/corpus/$kind")
   if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        "$build/bin/$target" -max_total_time="$seconds" -timeout=20 \
          -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
          -print_final_stats=1 -artifact_prefix="$crashes/" \
-         "$corpus" "$seeds/$kind" "$root/test/fuzz/corpus/$kind" \
-         > "$build/$kind.log" 2>&1; then
+         "${dirs[@]}" > "$build/$kind.log" 2>&1; then
     tail -n 60 "$build/$kind.log" >&2
     log "FAILED: $target; the input is in $crashes/ (reproduce: $build/bin/$target FILE)"
     status=1

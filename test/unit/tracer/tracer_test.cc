@@ -181,6 +181,10 @@ TEST(Tracer, ErrorsSayWhatAndWhere) {
               tcc::crossEntropy(a, Tensor::zeros({2}));
             }).find("targets must be i64[2]"),
             std::string::npos);
+  EXPECT_EQ(errorOf([&] { Tensor().requiresGrad_(); }),
+            "tcc::requiresGrad_: the tensor is undefined");
+  EXPECT_EQ(errorOf([&] { Tensor() + a; }),
+            "tcc::add: the tensor is undefined");
   // A failed op leaves the recorder usable.
   expectNear((a + 1.0).sum({1}).toVector(), {3, 3});
 }
