@@ -421,6 +421,12 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 1, 1000, 512, true,
               "resnet18 fc, B prepacked");
     benchGemm(*v, o, pools, 8, 1000, 512, false, "fc, batch 8");
+    // The encoder layer's projections (sequence 128, BERT-base), weights
+    // prepacked as the compiler packs constant weights.
+    benchGemm(*v, o, pools, 128, 2304, 768, true, "encoder QKV, B prepacked");
+    benchGemm(*v, o, pools, 128, 768, 768, true, "encoder out proj");
+    benchGemm(*v, o, pools, 128, 3072, 768, true, "encoder FFN up");
+    benchGemm(*v, o, pools, 128, 768, 3072, true, "encoder FFN down");
   }
   if (o.only.empty() || o.only == "conv") {
     const ConvShapeDesc convs[] = {
