@@ -70,12 +70,13 @@ def ConvertMemRefCopyToLinalg
 }
 
 def ApproximateMath : Pass<"tcc-approximate-math", "func::FuncOp"> {
-  let summary = "Compute f32 erf and tanh with vectorizable polynomials";
+  let summary = "Compute f32 erf, tanh and exp with vectorizable polynomials";
   let description = [{
-    `math.erf` and `math.tanh` would become calls of libm's scalar `erff`
-    and `tanhf`, which keep the loops around them (GELU, for one) from being
-    vectorized. Upstream's polynomial approximations (accurate to a few ULP
-    in f32) are plain arithmetic that LLVM vectorizes.
+    `math.erf`, `math.tanh` and `math.exp` would become calls of libm's
+    scalar `erff`, `tanhf` and `expf`, which keep the loops around them
+    (GELU, softmax, sigmoid) from being vectorized. Upstream's polynomial
+    approximations (accurate to a few ULP in f32) are plain arithmetic that
+    LLVM vectorizes.
 
     Before:
     ```mlir
@@ -84,7 +85,8 @@ def ApproximateMath : Pass<"tcc-approximate-math", "func::FuncOp"> {
     After: a rational polynomial in `%x` made of `arith` ops (and `math.fma`).
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvertUkernelsToCalls
