@@ -17,6 +17,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -297,6 +298,11 @@ int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
 
 int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   MLIRContext &ctx = *module.getContext();
+  // --timings: every pass, then each step of code generation, reported on
+  // stderr when the compile ends.
+  DefaultTimingManager timing;
+  timing.setEnabled(opts.timings);
+  TimingScope rootTiming = timing.getRootScope();
   auto fail = [&](const Twine &msg) {
     emitError(UnknownLoc::get(&ctx)) << msg;
     return 1;
@@ -351,16 +357,18 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
       return fail(error);
     return 0;
   };
-  auto runPipeline = [&](void (*build)(OpPassManager &)) {
+  auto runPipeline = [&](void (*build)(OpPassManager &), StringRef name) {
     PassManager pm(&ctx);
     build(pm);
+    TimingScope scope = rootTiming.nest(name);
+    pm.enableTiming(scope);
     return pm.run(module);
   };
 
   if (emit == EmitKind::Import)
     return writeModule();
   int64_t imported = countKernels(module);
-  if (failed(runPipeline(buildTccGraphPipeline)))
+  if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
     return 1;
   if (opts.stats)
     llvm::outs() << "ops after import: " << imported
@@ -391,12 +399,14 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   {
     PassManager pm(&ctx);
     buildTccToLinalgPipeline(pm, pipeline);
+    TimingScope scope = rootTiming.nest("tcc to linalg");
+    pm.enableTiming(scope);
     if (failed(pm.run(module)))
       return 1;
   }
   if (emit == EmitKind::Linalg)
     return writeModule();
-  if (failed(runPipeline(buildLinalgToLLVMPipeline)))
+  if (failed(runPipeline(buildLinalgToLLVMPipeline, "linalg to LLVM")))
     return 1;
   if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
     info->workspaceBytes = bytes.getInt();
@@ -406,8 +416,10 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
     return writeModule();
 
   llvm::LLVMContext llvmContext;
+  TimingScope translateTiming = rootTiming.nest("translate to LLVM IR");
   std::unique_ptr<llvm::Module> llvmModule =
       translateToLLVMIR(module, llvmContext, *machine);
+  translateTiming.stop();
   if (!llvmModule)
     return 1;
   // The micro-kernels come precompiled (one object per ISA level) and are
@@ -424,9 +436,13 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   if (failed(addArtifactEntry(*llvmModule, *info, "main",
                               emit != EmitKind::Object, error)))
     return fail(error);
-  optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
+  {
+    TimingScope scope = rootTiming.nest("LLVM optimization");
+    optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
+  }
 
   auto emitCode = [&](StringRef path, bool assembly) {
+    TimingScope scope = rootTiming.nest("machine code");
     return writeAtomically(
         path,
         [&](llvm::raw_pwrite_stream &os) {
@@ -486,6 +502,7 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
     if (!ukernelObject.empty())
       objects.push_back(ukernelObject);
     LogicalResult linkedOk = success();
+    TimingScope linkTiming = rootTiming.nest("link");
     if (emit == EmitKind::Library)
       linkedOk = linkSharedLibrary(objects, linked, error);
     else if (emit == EmitKind::Object)

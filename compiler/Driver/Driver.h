@@ -56,6 +56,8 @@ struct CompileOptions {
   /// Print how many ops the import made and how many kernels remain after
   /// the graph passes (fusion).
   bool stats = false;
+  /// Print how long each pass and each code generation step took (stderr).
+  bool timings = false;
   /// Print the memory plan: "text" or "json" (empty: don't).
   std::string memoryReport;
   /// tcc's lib/ folder: the runtime's static libraries (for executables)

@@ -81,6 +81,11 @@ static cl::opt<bool> kernelStats(
     cl::desc("Print the number of ops after import and of kernels after "
              "fusion"),
     cl::cat(category));
+static cl::opt<bool> timings(
+    "timings",
+    cl::desc("Print how long each pass and each code generation step took "
+             "(on stderr)"),
+    cl::cat(category));
 static cl::opt<std::string> maxElements(
     "max-elements",
     cl::desc("Refuse a model with a tensor of more elements than this "
@@ -131,6 +136,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;
+  options.timings = timings;
   options.name = name;
   if (ukernels != "auto" && ukernels != "none" && ukernels != "generic" &&
       ukernels != "avx2" && ukernels != "avx512")
