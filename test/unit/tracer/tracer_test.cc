@@ -365,3 +365,119 @@ TEST(Tracer, ReadingInsideTraceIsAnError) {
 }
 
 } // namespace
+
+namespace {
+
+// Gradient checks of the tracer's backward() in f64: each case is a loss
+// sum(op(inputs) * r) with a fixed random r; backward()'s gradient of every
+// input element is compared with central finite differences of the same
+// recorded function (eps 1e-6, atol 1e-5, rtol 1e-3, as gradcheck). Every
+// evaluation records the same graph, so all but the first are cache hits.
+using Fn = std::function<Tensor(const std::vector<Tensor> &)>;
+
+Tensor randomDoubles(tcc::Shape shape, double lo, double hi) {
+  return Tensor::uniform(std::move(shape), lo, hi, DType::f64);
+}
+
+void gradcheck(const char *name, const Fn &op, std::vector<Tensor> inputs) {
+  Tensor probe = op(inputs);
+  Tensor r = randomDoubles(probe.shape(), -1, 1);
+  auto loss = [&](const std::vector<Tensor> &in) { return (op(in) * r).sum(); };
+  // Fresh leaves (the callers share inputs between cases, and gradients
+  // accumulate).
+  for (Tensor &t : inputs) {
+    t = t.detach();
+    t.requiresGrad_();
+  }
+  loss(inputs).backward();
+  const double eps = 1e-6;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<double> base = inputs[i].toDoubles();
+    std::vector<double> grad = inputs[i].grad().toDoubles();
+    ASSERT_EQ(grad.size(), base.size()) << name;
+    for (size_t k = 0; k < base.size(); ++k) {
+      auto at = [&](double delta) {
+        tcc::NoGradGuard guard;
+        std::vector<double> moved = base;
+        moved[k] += delta;
+        std::vector<Tensor> in;
+        for (size_t j = 0; j < inputs.size(); ++j)
+          in.push_back(j == i ? Tensor::fromDoubles(moved, inputs[i].shape())
+                              : inputs[j].detach());
+        return loss(in).item();
+      };
+      double numeric = (at(eps) - at(-eps)) / (2 * eps);
+      EXPECT_NEAR(grad[k], numeric, 1e-5 + 1e-3 * std::fabs(numeric))
+          << name << ": input " << i << " element " << k;
+    }
+  }
+}
+
+TEST(TracerGradcheck, ElementwiseOps) {
+  tcc::manualSeed(11);
+  Tensor x = randomDoubles({2, 3}, -2, 2), y = randomDoubles({3}, 0.5, 2);
+  gradcheck("tanh", [](auto &in) { return in[0].tanh(); }, {x});
+  gradcheck("sigmoid", [](auto &in) { return in[0].sigmoid(); }, {x});
+  gradcheck("gelu", [](auto &in) { return in[0].gelu(); }, {x});
+  gradcheck("gelu tanh", [](auto &in) { return in[0].gelu(true); }, {x});
+  gradcheck("exp", [](auto &in) { return in[0].exp(); }, {x});
+  gradcheck("log sqrt", [](auto &in) { return in[0].log() + in[0].sqrt(); },
+            {y});
+  gradcheck("pow", [](auto &in) { return in[0].pow(3.0); }, {y});
+  gradcheck("div broadcast", [](auto &in) { return in[0] / in[1]; }, {x, y});
+  gradcheck("maximum", [](auto &in) { return tcc::maximum(in[0], in[1]); },
+            {x, randomDoubles({2, 3}, -2, 2)});
+}
+
+TEST(TracerGradcheck, ReductionsAndShapes) {
+  tcc::manualSeed(12);
+  Tensor x = randomDoubles({2, 3, 4}, -1, 1);
+  gradcheck("sum dims", [](auto &in) { return in[0].sum({0, 2}, true); }, {x});
+  gradcheck("mean", [](auto &in) { return in[0].mean({1}); }, {x});
+  gradcheck("softmax", [](auto &in) { return in[0].softmax(2); }, {x});
+  gradcheck("logSoftmax", [](auto &in) { return in[0].logSoftmax(1); }, {x});
+  gradcheck("permute reshape",
+            [](auto &in) { return in[0].permute({2, 0, 1}).reshape({4, 6}); },
+            {x});
+  gradcheck("slice cat",
+            [](auto &in) {
+              return tcc::cat({in[0].slice(2, 1, 4, 2), in[0].slice(2, 0, 1)},
+                              2);
+            },
+            {x});
+  gradcheck("layerNorm",
+            [](auto &in) { return tcc::layerNorm(in[0], {4}, in[1], in[2]); },
+            {x, randomDoubles({4}, 0.5, 1.5), randomDoubles({4}, -1, 1)});
+}
+
+TEST(TracerGradcheck, ContractionsAndLosses) {
+  tcc::manualSeed(13);
+  gradcheck("matmul", [](auto &in) { return in[0].matmul(in[1]); },
+            {randomDoubles({3, 4}, -1, 1), randomDoubles({4, 2}, -1, 1)});
+  gradcheck("linear",
+            [](auto &in) { return tcc::linear(in[0], in[1], in[2]); },
+            {randomDoubles({2, 3}, -1, 1), randomDoubles({4, 3}, -1, 1),
+             randomDoubles({4}, -1, 1)});
+  gradcheck("conv2d stride pad",
+            [](auto &in) {
+              return tcc::conv2d(in[0], in[1], in[2], {2, 1}, {1, 0});
+            },
+            {randomDoubles({2, 2, 5, 4}, -1, 1),
+             randomDoubles({3, 2, 3, 2}, -1, 1), randomDoubles({3}, -1, 1)});
+  gradcheck("avgPool2d", [](auto &in) { return tcc::avgPool2d(in[0], {2}); },
+            {randomDoubles({1, 2, 4, 4}, -1, 1)});
+  // Distinct values far apart: no ties for finite differences to cross.
+  std::vector<double> v(32);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<double>((i * 7) % 32) * 0.1;
+  gradcheck("maxPool2d", [](auto &in) { return tcc::maxPool2d(in[0], {2}); },
+            {Tensor::fromDoubles(v, {1, 2, 4, 4})});
+  Tensor targets = Tensor::fromInts({2, 0, 1}, {3});
+  gradcheck("crossEntropy",
+            [&](auto &in) { return tcc::crossEntropy(in[0], targets); },
+            {randomDoubles({3, 4}, -2, 2)});
+  gradcheck("mseLoss", [](auto &in) { return tcc::mseLoss(in[0], in[1]); },
+            {randomDoubles({2, 3}, -1, 1), randomDoubles({2, 3}, -1, 1)});
+}
+
+} // namespace
