@@ -71,16 +71,21 @@ inline Options parse(int argc, char **argv, const char *usage) {
 
 /// Writes `t` as a .npy file through the runtime.
 inline void save(const tcc::Tensor &t, const std::string &path) {
-  std::vector<float> v = t.toVector();
+  std::vector<float> v;
   std::vector<int64_t> ints;
-  void *data = v.data();
-  size_t bytes = v.size() * sizeof(float);
-  int32_t dtype = TCC_DTYPE_F32;
+  void *data;
+  size_t bytes;
+  int32_t dtype;
   if (t.dtype() == tcc::DType::i64) {
     ints = t.toInts();
     data = ints.data();
     bytes = ints.size() * sizeof(int64_t);
     dtype = TCC_DTYPE_I64;
+  } else {
+    v = t.toVector();
+    data = v.data();
+    bytes = v.size() * sizeof(float);
+    dtype = TCC_DTYPE_F32;
   }
   tcc_tensor_t *w = nullptr;
   tcc_status_t s = tcc_tensor_wrap(dtype, static_cast<int32_t>(t.dim()),

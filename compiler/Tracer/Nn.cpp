@@ -219,7 +219,7 @@ std::vector<Tensor> AdamW::state() const {
 struct Function::Impl {
   m::OwningOpRef<m::ModuleOp> module;
   std::unique_ptr<detail::Compiled> compiled;
-  std::vector<std::shared_ptr<TensorImpl>> inputTypes, outputTypes;
+  std::vector<detail::TensorType> inputTypes, outputTypes;
   std::vector<Tensor> state;
   size_t numOutputs = 0; ///< the function's own, before the state's
 };
@@ -289,37 +289,29 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor> &inputs) {
   if (inputs.size() != nIn)
     throw Error("tcc::Function: " + std::to_string(inputs.size()) +
                 " inputs given, the function takes " + std::to_string(nIn));
-  std::vector<const TensorImpl *> inTypes, outTypes;
   std::vector<const Storage *> inPtrs;
   for (size_t i = 0; i < nIn; ++i) {
     const Tensor &t = inputs[i];
-    const TensorImpl &want = *impl.inputTypes[i];
+    const detail::TensorType &want = impl.inputTypes[i];
     if (!t.defined() || t.shape() != want.shape || t.dtype() != want.dtype)
       throw Error("tcc::Function: input " + std::to_string(i) +
                   " must be " + dtypeName(want.dtype) + " of the traced shape");
   }
   std::vector<Tensor> all(inputs.begin(), inputs.end());
   all.insert(all.end(), impl.state.begin(), impl.state.end());
-  for (size_t i = 0; i < all.size(); ++i) {
-    inPtrs.push_back(&r.dataOf(*all[i].impl()));
-    inTypes.push_back(impl.inputTypes[i].get());
-  }
+  for (const Tensor &t : all)
+    inPtrs.push_back(&r.dataOf(*t.impl()));
   std::vector<std::shared_ptr<Storage>> outData;
   std::vector<Storage *> outPtrs;
-  for (auto &t : impl.outputTypes) {
-    outTypes.push_back(t.get());
-    int64_t n = 1;
-    for (int64_t d : t->shape)
-      n *= d;
-    outData.push_back(
-        r.allocate(n * detail::dtypeBytes(t->dtype)));
+  for (const detail::TensorType &t : impl.outputTypes) {
+    outData.push_back(r.allocate(t.bytes()));
     outPtrs.push_back(outData.back().get());
   }
-  r.run(*impl.compiled, inTypes, inPtrs, outTypes, outPtrs);
+  r.run(*impl.compiled, impl.inputTypes, inPtrs, impl.outputTypes, outPtrs);
   std::vector<Tensor> outputs;
   for (size_t i = 0; i < impl.numOutputs; ++i)
-    outputs.emplace_back(r.leaf(impl.outputTypes[i]->dtype,
-                                impl.outputTypes[i]->shape, outData[i]));
+    outputs.emplace_back(r.leaf(impl.outputTypes[i].dtype,
+                                impl.outputTypes[i].shape, outData[i]));
   // The state now holds its new values (leaves keep requiring grad).
   for (size_t i = 0; i < impl.state.size(); ++i) {
     TensorImpl &s = *impl.state[i].impl();
@@ -350,7 +342,7 @@ Function trace(
       throw Error("tcc::trace: an example input is undefined");
     placeholders.emplace_back(r.placeholder(t.dtype(), t.shape()));
     fixed.push_back(placeholders.back().impl()->value);
-    impl->inputTypes.push_back(placeholders.back().impl());
+    impl->inputTypes.push_back(placeholders.back().impl()->type());
   }
   // The state as it is now: its values, gradients and data are restored
   // after tracing, so that tracing changes nothing.
@@ -369,44 +361,42 @@ Function trace(
                   "optimizer state), not results of operations");
     saved.push_back({si.value, si.data, si.grad});
     fixed.push_back(si.value);
-    impl->inputTypes.push_back(
-        std::make_shared<TensorImpl>(m::Value(), si.dtype, si.shape));
+    impl->inputTypes.push_back(si.type());
   }
 
+  auto restore = [&] {
+    for (size_t i = 0; i < state.size(); ++i) {
+      state[i].impl()->value = saved[i].value;
+      state[i].impl()->data = saved[i].data;
+      state[i].impl()->grad = saved[i].grad;
+    }
+  };
   std::vector<Tensor> outputs;
   r.tracing = true;
   try {
     outputs = fn(placeholders);
   } catch (...) {
     r.tracing = false;
-    for (size_t i = 0; i < state.size(); ++i) {
-      state[i].impl()->value = saved[i].value;
-      state[i].impl()->data = saved[i].data;
-      state[i].impl()->grad = saved[i].grad;
-    }
+    restore();
     throw;
   }
   r.tracing = false;
 
   llvm::SmallVector<m::Value> results;
   for (const Tensor &t : outputs) {
-    if (!t.defined())
+    if (!t.defined()) {
+      restore();
       throw Error("tcc::trace: the function returned an undefined tensor");
+    }
     results.push_back(t.impl()->value);
-    impl->outputTypes.push_back(
-        std::make_shared<TensorImpl>(m::Value(), t.dtype(), t.shape()));
+    impl->outputTypes.push_back(t.impl()->type());
   }
   impl->numOutputs = outputs.size();
   for (const Tensor &s : state) {
     results.push_back(s.impl()->value);
-    impl->outputTypes.push_back(std::make_shared<TensorImpl>(
-        m::Value(), s.impl()->dtype, s.impl()->shape));
+    impl->outputTypes.push_back(s.impl()->type());
   }
-  for (size_t i = 0; i < state.size(); ++i) {
-    state[i].impl()->value = saved[i].value;
-    state[i].impl()->data = saved[i].data;
-    state[i].impl()->grad = saved[i].grad;
-  }
+  restore();
 
   llvm::SmallVector<m::Value> inputs;
   impl->module = r.extract(results, inputs, &fixed);

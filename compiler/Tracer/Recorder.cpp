@@ -111,6 +111,16 @@ static int64_t product(const Shape &shape) {
   return n;
 }
 
+TensorType TensorType::of(m::Value value) {
+  auto type = m::cast<m::RankedTensorType>(value.getType());
+  return {dtypeOf(type.getElementType()),
+          Shape(type.getShape().begin(), type.getShape().end())};
+}
+
+size_t TensorType::bytes() const {
+  return static_cast<size_t>(product(shape)) * dtypeBytes(dtype);
+}
+
 //===----------------------------------------------------------------------===//
 // Recorder
 //===----------------------------------------------------------------------===//
@@ -165,8 +175,8 @@ std::shared_ptr<Storage> Recorder::allocate(size_t bytes) {
 
 Recorder::~Recorder() {
   cache.clear();
-  if (!cacheDir.empty() && config.cacheDir.empty())
-    llvm::sys::fs::remove_directories(cacheDir);
+  if (!tempDir.empty())
+    llvm::sys::fs::remove_directories(tempDir);
 }
 
 m::Type Recorder::tensorType(DType dtype, const Shape &shape) {
@@ -227,15 +237,11 @@ Recorder::build(const char *what,
 }
 
 std::shared_ptr<TensorImpl>
-Recorder::result(m::Operation *op, const char *what,
-                 std::vector<const TensorImpl *> inputs) {
-  (void)what;
+Recorder::result(m::Operation *op, std::vector<const TensorImpl *> inputs) {
   m::Value value = op->getResult(0);
-  auto type = m::cast<m::RankedTensorType>(value.getType());
-  auto impl = std::make_shared<TensorImpl>(
-      value, dtypeOf(type.getElementType()),
-      Shape(type.getShape().begin(), type.getShape().end()));
-  if (gradEnabled() && td::isDifferentiableType(type))
+  TensorType type = TensorType::of(value);
+  auto impl = std::make_shared<TensorImpl>(value, type.dtype, type.shape);
+  if (gradEnabled() && td::isDifferentiableType(value.getType()))
     for (const TensorImpl *in : inputs)
       if (in && active.contains(in->value)) {
         active.insert(value);
@@ -257,21 +263,24 @@ const Storage &Recorder::dataOf(TensorImpl &impl) {
 }
 
 std::string Recorder::freshPath(const char *stem, const char *ext) {
-  if (cacheDir.empty()) {
-    if (!config.cacheDir.empty()) {
-      cacheDir = config.cacheDir;
-      if (std::error_code ec = llvm::sys::fs::create_directories(cacheDir))
-        throw Error("tcc: cannot create the cache folder '" + cacheDir +
-                    "': " + ec.message());
-    } else {
-      llvm::SmallString<128> dir;
+  // The configured folder (CompileConfig::cacheDir, which may change
+  // between compiles), else one of this recorder's own, removed at exit.
+  std::string dir = config.cacheDir;
+  if (!dir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      throw Error("tcc: cannot create the cache folder '" + dir +
+                  "': " + ec.message());
+  } else {
+    if (tempDir.empty()) {
+      llvm::SmallString<128> created;
       if (std::error_code ec =
-              llvm::sys::fs::createUniqueDirectory("tcc-tracer", dir))
+              llvm::sys::fs::createUniqueDirectory("tcc-tracer", created))
         throw Error("tcc: cannot create a temporary folder: " + ec.message());
-      cacheDir = dir.str().str();
+      tempDir = created.str().str();
     }
+    dir = tempDir;
   }
-  return cacheDir + "/" + stem + std::to_string(counter++) + ext;
+  return dir + "/" + stem + std::to_string(counter++) + ext;
 }
 
 /// The ops of the block that `roots` depend on, stopping at `isBoundary`
@@ -468,10 +477,9 @@ std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
   return compiled;
 }
 
-void Recorder::run(Compiled &compiled,
-                   llvm::ArrayRef<const TensorImpl *> inputTypes,
+void Recorder::run(Compiled &compiled, llvm::ArrayRef<TensorType> inputTypes,
                    llvm::ArrayRef<const Storage *> inputs,
-                   llvm::ArrayRef<const TensorImpl *> outputTypes,
+                   llvm::ArrayRef<TensorType> outputTypes,
                    llvm::ArrayRef<Storage *> outputs) {
   std::vector<tcc_tensor_t *> ins, outs;
   auto release = [&] {
@@ -480,12 +488,12 @@ void Recorder::run(Compiled &compiled,
     for (tcc_tensor_t *t : outs)
       tcc_tensor_free(t);
   };
-  auto wrap = [&](const TensorImpl *type, const Storage *data,
+  auto wrap = [&](const TensorType &type, const Storage *data,
                   std::vector<tcc_tensor_t *> &into) {
     tcc_tensor_t *t = nullptr;
     if (tcc_status_t s = tcc_tensor_wrap(
-            runtimeDtype(type->dtype), static_cast<int32_t>(type->shape.size()),
-            type->shape.data(), data->data, data->bytes, &t)) {
+            runtimeDtype(type.dtype), static_cast<int32_t>(type.shape.size()),
+            type.shape.data(), data->data, data->bytes, &t)) {
       std::string msg = tcc_status_message(s);
       tcc_status_free(s);
       release();
@@ -516,7 +524,7 @@ void Recorder::sync() {
   llvm::SmallVector<m::Value> targets;
   llvm::DenseMap<m::Value, std::vector<TensorImpl *>> holders;
   for (TensorImpl *impl : live) {
-    if (impl->data || !impl->value)
+    if (impl->data)
       continue;
     if (std::shared_ptr<Storage> d = known.lookup(impl->value)) {
       impl->data = d;
@@ -573,36 +581,20 @@ void Recorder::sync() {
     compiled = bucket.back().compiled.get();
   }
 
-  std::vector<std::shared_ptr<Storage>> inputData;
-  std::vector<std::unique_ptr<TensorImpl>> scratchTypes;
-  std::vector<const TensorImpl *> inTypes, outTypes;
+  std::vector<TensorType> inTypes, outTypes;
   std::vector<const Storage *> inPtrs;
   for (m::Value v : inputs) {
-    std::shared_ptr<Storage> d = known.lookup(v);
+    const Storage *d = known.lookup(v).get();
     if (!d)
       throw Error("tcc: internal error: an input of the graph has no data");
-    inputData.push_back(d);
-    inPtrs.push_back(d.get());
+    inPtrs.push_back(d);
+    inTypes.push_back(TensorType::of(v));
   }
-  // Types of inputs: any holder will do, else rebuild from the value.
-  auto typeOf = [&](m::Value v) -> const TensorImpl * {
-    auto type = m::cast<m::RankedTensorType>(v.getType());
-    auto *impl = new TensorImpl(
-        v, dtypeOf(type.getElementType()),
-        Shape(type.getShape().begin(), type.getShape().end()));
-    untrack(impl);
-    scratchTypes.emplace_back(impl);
-    return impl;
-  };
-  for (m::Value v : inputs)
-    inTypes.push_back(typeOf(v));
   std::vector<std::shared_ptr<Storage>> outData;
   std::vector<Storage *> outPtrs;
   for (m::Value v : targets) {
-    const TensorImpl *t = typeOf(v);
-    outTypes.push_back(t);
-    outData.push_back(allocate(
-        static_cast<size_t>(product(t->shape)) * dtypeBytes(t->dtype)));
+    outTypes.push_back(TensorType::of(v));
+    outData.push_back(allocate(outTypes.back().bytes()));
     outPtrs.push_back(outData.back().get());
   }
   run(*compiled, inTypes, inPtrs, outTypes, outPtrs);
@@ -636,8 +628,7 @@ void Recorder::collect() {
   llvm::DenseSet<m::Value> keepArgs;
   llvm::SmallVector<m::Value> stack;
   for (TensorImpl *impl : live)
-    if (impl->value)
-      stack.push_back(impl->value);
+    stack.push_back(impl->value);
   while (!stack.empty()) {
     m::Value v = stack.pop_back_val();
     if (m::Operation *def = v.getDefiningOp()) {

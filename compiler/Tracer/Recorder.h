@@ -45,6 +45,15 @@ struct Storage {
   size_t bytes = 0;
 };
 
+/// What the runtime needs to know of a tensor besides its data.
+struct TensorType {
+  DType dtype;
+  Shape shape;
+  /// The type of a recorded value.
+  static TensorType of(mlir::Value value);
+  size_t bytes() const;
+};
+
 struct TensorImpl {
   TensorImpl(mlir::Value value, DType dtype, Shape shape);
   ~TensorImpl();
@@ -54,6 +63,7 @@ struct TensorImpl {
   std::shared_ptr<Storage> data; ///< set once computed
   bool requiresGrad = false;     ///< a leaf gradients accumulate into
   std::shared_ptr<TensorImpl> grad;
+  TensorType type() const { return {dtype, shape}; }
 };
 
 /// A compiled graph, loaded.
@@ -76,9 +86,9 @@ public:
   /// A new leaf holding `data`.
   std::shared_ptr<TensorImpl> leaf(DType dtype, Shape shape,
                                    std::shared_ptr<Storage> data);
-  /// Wraps the result of an op just built (verifies it first: a failure
-  /// erases it and throws with `what` and the diagnostic).
-  std::shared_ptr<TensorImpl> result(mlir::Operation *op, const char *what,
+  /// Wraps the result of an op just built by build(); it requires grad
+  /// when one of `inputs` does (and gradients are recorded).
+  std::shared_ptr<TensorImpl> result(mlir::Operation *op,
                                      std::vector<const TensorImpl *> inputs);
   /// Runs `build`, which returns the op it made, turning any diagnostic
   /// emitted meanwhile (shape rules, verifiers) into a thrown Error.
@@ -131,9 +141,9 @@ public:
   std::unique_ptr<Compiled> compile(mlir::ModuleOp module,
                                     const std::string &path);
   /// Runs a compiled graph on host buffers.
-  void run(Compiled &compiled, llvm::ArrayRef<const TensorImpl *> inputTypes,
+  void run(Compiled &compiled, llvm::ArrayRef<TensorType> inputTypes,
            llvm::ArrayRef<const Storage *> inputs,
-           llvm::ArrayRef<const TensorImpl *> outputTypes,
+           llvm::ArrayRef<TensorType> outputTypes,
            llvm::ArrayRef<Storage *> outputs);
   std::string freshPath(const char *stem, const char *ext);
   mlir::Type tensorType(DType dtype, const Shape &shape);
@@ -168,7 +178,7 @@ private:
   std::multimap<size_t, std::unique_ptr<Storage>> pool;
   size_t pooledBytes = 0;
   std::mt19937_64 generator{0};
-  std::string cacheDir;
+  std::string tempDir; ///< created on the first compile without cacheDir
   int64_t counter = 0;
 };
 

@@ -222,7 +222,7 @@ static Tensor identity(const Tensor &x) {
         .create<td::ReshapeOp>(r.loc(), impl.value.getType(), impl.value)
         .getOperation();
   });
-  return Tensor(r.result(op, "detach", {}));
+  return Tensor(r.result(op, {}));
 }
 
 Tensor Tensor::detach() const {
@@ -349,7 +349,7 @@ struct OpBuilder {
   Tensor make(const std::function<m::Operation *()> &fn,
               std::vector<const TensorImpl *> inputs) {
     m::Operation *op = r.build(what, fn);
-    return Tensor(r.result(op, what, std::move(inputs)));
+    return Tensor(r.result(op, std::move(inputs)));
   }
   [[noreturn]] void fail(const std::string &message) {
     throw Error(std::string("tcc::") + what + ": " + message);
@@ -391,26 +391,39 @@ static Tensor scalarLike(const Tensor &t, double v) {
   return constant(t.dtype(), {}, {v});
 }
 
-template <typename OpTy>
-static Tensor binary(const char *what, const Tensor &a, const Tensor &c,
-                     bool boolResult = false) {
-  OpBuilder ob(what);
-  need(a, what);
-  need(c, what);
+/// Both operands defined and of one dtype.
+static void needSameDtype(OpBuilder &ob, const Tensor &a, const Tensor &c) {
+  need(a, ob.what);
+  need(c, ob.what);
   if (a.dtype() != c.dtype())
     ob.fail("operands are " + typeStr(a.dtype(), a.shape()) + " and " +
             typeStr(c.dtype(), c.shape()) + "; their dtypes differ");
+}
+
+/// An op of two operands broadcast against each other, built by
+/// `create(resultShape)`.
+static Tensor broadcasting(
+    OpBuilder &ob, const Tensor &a, const Tensor &c,
+    const std::function<m::Operation *(const shapes::Shape &)> &create,
+    std::vector<const TensorImpl *> inputs) {
+  needSameDtype(ob, a, c);
   return ob.make(
       [&]() -> m::Operation * {
         m::FailureOr<shapes::Shape> shape = shapes::broadcast(
             {a.shape(), c.shape()}, [&] { return ob.error(); });
-        if (m::failed(shape))
-          return nullptr;
+        return m::failed(shape) ? nullptr : create(*shape);
+      },
+      std::move(inputs));
+}
+
+template <typename OpTy>
+static Tensor binary(const char *what, const Tensor &a, const Tensor &c) {
+  OpBuilder ob(what);
+  return broadcasting(
+      ob, a, c,
+      [&](const shapes::Shape &shape) {
         return ob.b()
-            .create<OpTy>(ob.loc(),
-                          ob.type(boolResult ? DType::boolean : a.dtype(),
-                                  *shape),
-                          val(a), val(c))
+            .create<OpTy>(ob.loc(), ob.type(a.dtype(), shape), val(a), val(c))
             .getOperation();
       },
       {a.impl().get(), c.impl().get()});
@@ -446,20 +459,12 @@ Tensor minimum(const Tensor &a, const Tensor &b) {
 static Tensor compare(const char *what, td::ComparePredicate predicate,
                       const Tensor &a, const Tensor &c) {
   OpBuilder ob(what);
-  need(a, what);
-  need(c, what);
-  if (a.dtype() != c.dtype())
-    ob.fail("operands are " + typeStr(a.dtype(), a.shape()) + " and " +
-            typeStr(c.dtype(), c.shape()) + "; their dtypes differ");
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> shape = shapes::broadcast(
-            {a.shape(), c.shape()}, [&] { return ob.error(); });
-        if (m::failed(shape))
-          return nullptr;
+  return broadcasting(
+      ob, a, c,
+      [&](const shapes::Shape &shape) {
         return ob.b()
             .create<td::CompareOp>(
-                ob.loc(), ob.type(DType::boolean, *shape),
+                ob.loc(), ob.type(DType::boolean, shape),
                 td::ComparePredicateAttr::get(&ob.r.context(), predicate),
                 val(a), val(c))
             .getOperation();
@@ -830,11 +835,7 @@ Tensor logSoftmax(const Tensor &x, int64_t dim) { return x.logSoftmax(dim); }
 
 Tensor Tensor::matmul(const Tensor &other) const {
   OpBuilder ob("matmul");
-  need(*this, "matmul");
-  need(other, "matmul");
-  if (dtype() != other.dtype())
-    ob.fail("operands are " + typeStr(dtype(), shape()) + " and " +
-            typeStr(other.dtype(), other.shape()) + "; their dtypes differ");
+  needSameDtype(ob, *this, other);
   return ob.make(
       [&]() -> m::Operation * {
         m::FailureOr<shapes::Shape> out = shapes::matmul(

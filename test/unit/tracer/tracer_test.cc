@@ -10,6 +10,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 
@@ -346,6 +349,139 @@ TEST(Tracer, TracedTrainStepMatchesDefineByRun) {
   std::remove((std::string(dir) + "/step.h").c_str());
   std::remove((std::string(dir) + "/step.mlir").c_str());
   rmdir(dir);
+}
+
+// Every other misuse the API reports, each with its message.
+TEST(Tracer, MoreMisuseErrors) {
+  Tensor a = Tensor::zeros({2, 3});
+  auto has = [](const std::string &msg, const char *part) {
+    return msg.find(part) != std::string::npos;
+  };
+  EXPECT_TRUE(has(errorOf([&] { a.size(2); }), "tcc::Tensor::size: dimension 2"));
+  EXPECT_TRUE(has(errorOf([&] { a.reshape({-1, -1}); }),
+                  "tcc::reshape: only one dimension can be -1"));
+  EXPECT_TRUE(has(errorOf([&] { a.permute({0}); }),
+                  "tcc::permute: 1 dimensions for a tensor of rank 2"));
+  EXPECT_TRUE(has(errorOf([&] { a.slice(1, 0, 2, 0); }),
+                  "tcc::slice: the step must be positive"));
+  EXPECT_TRUE(has(errorOf([&] { a.expand({4, 3}); }),
+                  "does not broadcast to f32[4x3]"));
+  EXPECT_TRUE(has(errorOf([&] { a.sum({1, 1}); }), "listed twice"));
+  EXPECT_TRUE(has(errorOf([&] { a.clamp(1, 0); }), "exceeds max"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::cat({}); }), "no tensors to concatenate"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::where(a, a, a); }), "not bool"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::conv2d(a, a); }), "needs a 4-d input"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::maxPool2d(a, {2}); }),
+                  "tcc::maxPool2d: needs a 4-d input"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::layerNorm(a, {2}); }),
+                  "trailing dimensions of f32[2x3]"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::mseLoss(a, Tensor::zeros({3})); }),
+                  "tcc::mseLoss: the input is f32[2x3]"));
+  EXPECT_TRUE(has(errorOf([&] { a + Tensor::zeros({3}, DType::f64); }),
+                  "their dtypes differ"));
+  EXPECT_TRUE(has(errorOf([&] { Tensor::fromInts({1}, {1}).exp(); }),
+                  "tcc::exp: needs a floating-point tensor"));
+  EXPECT_TRUE(has(errorOf([&] { a.setGrad(Tensor::zeros({3})); }),
+                  "tcc::Tensor::setGrad: the gradient is f32[3]"));
+  EXPECT_TRUE(has(errorOf([&] { a.assign(Tensor::zeros({3})); }),
+                  "tcc::Tensor::assign: cannot assign f32[3] to f32[2x3]"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::nn::Linear(0, 3); }),
+                  "tcc::nn::Linear: sizes must be positive"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::optim::SGD({a}, 0.1); }),
+                  "every parameter must be a leaf with requiresGrad_()"));
+  Tensor p = Tensor::zeros({2});
+  p.requiresGrad_();
+  EXPECT_TRUE(has(errorOf([&] { tcc::optim::SGD({p}, -1); }),
+                  "must not be negative"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::optim::SGD({p}, 0.1, 0, 0, true); }),
+                  "Nesterov momentum needs a momentum"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::optim::AdamW({p}, 0.1, 1.0); }),
+                  "betas in [0, 1)"));
+  EXPECT_TRUE(has(errorOf([&] { tcc::Function()({}); }),
+                  "tcc::Function: empty"));
+}
+
+TEST(Tracer, TraceAndFunctionErrors) {
+  Tensor w = Tensor::fromVector({1, 2}, {2});
+  w.requiresGrad_();
+  auto scale = [&](const std::vector<Tensor> &in) {
+    return std::vector<Tensor>{in[0] * w};
+  };
+  tcc::Function f = tcc::trace(scale, {Tensor::ones({2})});
+  EXPECT_EQ(errorOf([&] { f({}); }),
+            "tcc::Function: 0 inputs given, the function takes 1");
+  EXPECT_EQ(errorOf([&] { f({Tensor::ones({3})}); }),
+            "tcc::Function: input 0 must be f32 of the traced shape");
+  expectNear(f({Tensor::fromVector({3, 4}, {2})})[0].toVector(), {3, 8});
+
+  EXPECT_TRUE(errorOf([&] { tcc::trace(scale, {Tensor::ones({2})}, {w * 2.0}); })
+                  .find("state tensors must be leaves") != std::string::npos);
+  EXPECT_EQ(errorOf([&] {
+              tcc::trace(
+                  [&](const std::vector<Tensor> &in) {
+                    tcc::trace(scale, in);
+                    return in;
+                  },
+                  {Tensor::ones({2})});
+            }),
+            "tcc::trace: already tracing (trace() does not nest)");
+  // A failed trace leaves the state as it was.
+  tcc::optim::SGD opt({w}, 0.5);
+  EXPECT_EQ(errorOf([&] {
+              tcc::trace(
+                  [&](const std::vector<Tensor> &in) {
+                    (in[0] * w).sum().backward();
+                    opt.step();
+                    return std::vector<Tensor>{Tensor()};
+                  },
+                  {Tensor::ones({2})}, {w});
+            }),
+            "tcc::trace: the function returned an undefined tensor");
+  expectNear(w.toVector(), {1, 2});
+  EXPECT_FALSE(w.grad().defined());
+}
+
+// TCC_TRACER_DUMP keeps the IR of each graph compiled, and
+// CompileConfig::cacheDir puts the compiled graphs where it says.
+TEST(Tracer, DumpAndCacheFolder) {
+  char dump[] = "/tmp/tcc-tracer-dump-XXXXXX";
+  ASSERT_NE(mkdtemp(dump), nullptr);
+  std::string cache = std::string(dump) + "/cache";
+  tcc::CompileConfig config;
+  config.cacheDir = cache;
+  tcc::setCompileConfig(config);
+  setenv("TCC_TRACER_DUMP", dump, 1);
+  // A graph no other test compiles: it is compiled here, whatever ran
+  // before in this process.
+  Tensor x = Tensor::full({7}, 0.5);
+  EXPECT_NEAR(x.tanh().sigmoid().sum().item(),
+              7 / (1 + std::exp(-std::tanh(0.5))), 1e-5);
+  unsetenv("TCC_TRACER_DUMP");
+  bool dumped = false, cached = false;
+  auto files = [](const std::string &dir) {
+    std::vector<std::string> names;
+    if (DIR *d = opendir(dir.c_str())) {
+      while (dirent *e = readdir(d))
+        names.push_back(dir + "/" + e->d_name);
+      closedir(d);
+    }
+    return names;
+  };
+  for (const std::string &path : files(dump)) {
+    if (path.size() < 5 || path.substr(path.size() - 5) != ".mlir")
+      continue;
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+    dumped |= text.find("func.func @main") != std::string::npos &&
+              text.find("tcc.tanh") != std::string::npos;
+    std::remove(path.c_str());
+  }
+  for (const std::string &path : files(cache))
+    cached |= path.size() > 3 && path.substr(path.size() - 3) == ".so";
+  EXPECT_TRUE(dumped) << "no graph with tcc.tanh dumped in " << dump;
+  EXPECT_TRUE(cached) << "no compiled graph in " << cache;
+  tcc::setCompileConfig(tcc::CompileConfig());
 }
 
 TEST(Tracer, ReadingInsideTraceIsAnError) {

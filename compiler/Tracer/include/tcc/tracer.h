@@ -220,7 +220,8 @@ struct CompileConfig {
   std::string mcpu;              ///< "" = the host
   std::string ukernels = "auto"; ///< auto, none, generic, avx2, avx512
   int32_t numThreads = 0;        ///< threads a run uses; 0 = all CPUs
-  /// Where compiled graphs are kept; "" = a fresh folder under $TMPDIR.
+  /// Where graphs compiled from now on are kept (created if missing);
+  /// "" = a folder of the process's own under $TMPDIR, removed at exit.
   std::string cacheDir;
 };
 void setCompileConfig(const CompileConfig &config);
