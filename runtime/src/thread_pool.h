@@ -14,19 +14,30 @@
 namespace tcc {
 
 /// A fixed set of worker threads that, together with the calling thread,
-/// run one parallelFor at a time. Workers sleep on a condition variable
-/// between jobs and claim chunks of a job from an atomic counter, so uneven
-/// chunks balance themselves.
+/// run one parallelFor at a time. Workers claim chunks of a job from an
+/// atomic counter, so uneven chunks balance themselves.
+///
+/// Between jobs a worker first spins on the job counter for a while
+/// (`spinMicros`) and only then sleeps on a condition variable: a model
+/// run is a sequence of short parallel loops and kernels, and waking a
+/// sleeping thread (a futex call, and in a virtual machine an inter-processor
+/// interrupt) costs tens of microseconds each time, which is what OpenMP
+/// runtimes and ONNX Runtime's pool avoid the same way. A pool with more
+/// threads than the machine has CPUs never spins: a spinning thread would
+/// take the CPU from one with work.
 class ThreadPool {
 public:
   /// Starts numThreads - 1 workers (none for numThreads <= 1). Throws
-  /// std::system_error when a thread cannot be started.
-  explicit ThreadPool(int numThreads);
+  /// std::system_error when a thread cannot be started. spinMicros < 0
+  /// means the default (TCC_POOL_SPIN_US in the environment, else 1000).
+  explicit ThreadPool(int numThreads, int spinMicros = -1);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
 
   int numThreads() const { return static_cast<int>(workers.size()) + 1; }
+  /// How long idle workers spin before they sleep (0: never spin).
+  int spinMicros() const { return spinUs; }
 
   /// Calls fn(ctx, b, e) over disjoint ranges covering [0, n), each at least
   /// `grain` long but the last, and returns when all are done. A call made
@@ -38,15 +49,21 @@ private:
   void stop();
   void workerLoop();
   void runChunks();
+  /// Waits, spinning first, until the job counter differs from `seen`;
+  /// returns false when the pool stops.
+  bool waitForJob(uint64_t seen);
 
   std::vector<std::thread> workers;
+  int spinUs = 0;
   std::mutex submitMutex; // held by the caller of the job in flight
-  std::mutex mutex;       // guards everything below but `next`
+  std::mutex mutex;       // for sleeping and waking only
   std::condition_variable wake;
-  std::condition_variable done;
-  uint64_t generation = 0; // bumped for each job
-  int pending = 0;         // workers yet to finish the current job
-  bool stopping = false;
+  std::atomic<uint64_t> generation{0}; // bumped for each job
+  std::atomic<int> sleepers{0};        // workers asleep (or about to be)
+  std::atomic<int> pending{0};         // workers yet to finish the job
+  std::atomic<bool> stopping{false};
+  // The job: written by the caller before it bumps `generation`, read by
+  // the workers after they see the new value.
   tcc_parallel_fn_t fn = nullptr;
   void *ctx = nullptr;
   int64_t n = 0;

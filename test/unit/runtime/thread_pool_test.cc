@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -122,6 +123,39 @@ TEST(ThreadPool, ConcurrentCallersAllFinish) {
     t.join();
   for (auto &c : coverages)
     c->expectEachOnce();
+}
+
+// Workers that spin between jobs and workers that sleep (spin 0, or a long
+// pause past the spin time) both pick up every job.
+TEST(ThreadPool, SpinningAndSleepingWorkersFinishEveryJob) {
+  for (int spin : {0, 50, 100000}) {
+    tcc::ThreadPool pool(2, spin);
+    SCOPED_TRACE(::testing::Message() << "spin " << spin << " us");
+    for (int job = 0; job < 200; ++job) {
+      Coverage c(97, 1);
+      pool.parallelFor(c.n, c.grain, Coverage::visit, &c);
+      c.expectEachOnce();
+      if (job % 50 == 0) // let the workers give up spinning and sleep
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+    }
+  }
+}
+
+TEST(ThreadPool, SpinTimeFromOptionEnvironmentAndCpuCount) {
+  unsigned cpus = std::thread::hardware_concurrency();
+  if (cpus >= 2) {
+    EXPECT_EQ(tcc::ThreadPool(2, 123).spinMicros(), 123);
+    ::setenv("TCC_POOL_SPIN_US", "77", 1);
+    EXPECT_EQ(tcc::ThreadPool(2).spinMicros(), 77);
+    ::setenv("TCC_POOL_SPIN_US", "junk", 1);
+    EXPECT_EQ(tcc::ThreadPool(2).spinMicros(), 1000);
+    ::unsetenv("TCC_POOL_SPIN_US");
+    EXPECT_EQ(tcc::ThreadPool(2).spinMicros(), 1000);
+  }
+  // More threads than CPUs: a spinning thread would starve a working one.
+  if (cpus > 0)
+    EXPECT_EQ(tcc::ThreadPool(static_cast<int>(cpus) + 1, 500).spinMicros(),
+              0);
 }
 
 } // namespace
