@@ -74,6 +74,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   // Intermediates go to the arena (loop-invariant buffers first leave their
   // loops); whatever the plan cannot place is freed by the deallocation
   // pipeline.
+  pm.addNestedPass<func::FuncOp>(tcc::createTccMarkRowTemporaries());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());
   pm.addPass(tcc::createConvertUkernelsToCalls());

@@ -11,12 +11,15 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tcc {
 #define GEN_PASS_DEF_TCCPARALLELIZELOOPS
 #define GEN_PASS_DEF_TCCINLINEALLOCASCOPES
+#define GEN_PASS_DEF_TCCMARKROWTEMPORARIES
 #include "compiler/Transforms/Passes.h.inc"
 } // namespace mlir::tcc
 
@@ -62,6 +65,53 @@ void makeParallel(RewriterBase &rewriter, scf::ForOp loop) {
   rewriter.eraseOp(loop);
 }
 
+/// Bytes of a statically shaped memref, or -1.
+int64_t staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return -1;
+  return type.getNumElements() *
+         ((type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+}
+
+/// The temporaries of a rows loop: buffers that tcc-mark-row-temporaries
+/// marked inside it, which buffer hoisting then moved out of it and the
+/// memory plan placed once for all iterations (arena views, or allocations
+/// the plan left alone). Fails if one is used outside the loop.
+FailureOr<SmallVector<Operation *>> loopTemporaries(scf::ForOp loop) {
+  SmallVector<Operation *> temps;
+  for (Operation &op : *loop->getBlock()) {
+    if (!op.hasAttr(mlir::tcc::kRowTemporaryAttrName) ||
+        !isa<memref::ViewOp, memref::AllocOp>(op))
+      continue;
+    bool inside = false, outside = false;
+    for (Operation *user : op.getUsers()) {
+      if (loop->isAncestor(user))
+        inside = true;
+      else if (!isa<memref::DeallocOp>(user))
+        outside = true;
+    }
+    if (!inside)
+      continue;
+    auto type = cast<MemRefType>(op.getResult(0).getType());
+    if (outside || staticBytes(type) < 0 || !type.getLayout().isIdentity())
+      return failure();
+    temps.push_back(&op);
+  }
+  return temps;
+}
+
+/// The most elements of any memref the body of `loop` reads or writes: an
+/// estimate of one row's work.
+int64_t rowElements(scf::ForOp loop) {
+  int64_t most = 1;
+  loop.getBody()->walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (auto t = dyn_cast<MemRefType>(v.getType()); t && t.hasStaticShape())
+        most = std::max(most, t.getNumElements());
+  });
+  return most;
+}
+
 struct TccParallelizeLoopsPass
     : mlir::tcc::impl::TccParallelizeLoopsBase<TccParallelizeLoopsPass> {
   using TccParallelizeLoopsBase::TccParallelizeLoopsBase;
@@ -78,6 +128,44 @@ struct TccParallelizeLoopsPass
         work.emplace_back(op, loop);
     });
     IRRewriter rewriter(&getContext());
+    // Rows loops: each iteration gets its own temporaries (stack buffers,
+    // which tcc-inline-alloca-scopes makes one per thread).
+    SmallVector<scf::ForOp> rowLoops;
+    if (!getOperation().isExternal())
+      for (Operation &op : getOperation().getBody().front())
+        if (auto loop = dyn_cast<scf::ForOp>(&op);
+            loop && loop->hasAttr(mlir::tcc::kRowsLoopAttrName))
+          rowLoops.push_back(loop);
+    for (scf::ForOp loop : rowLoops) {
+      std::optional<int64_t> trips = constantTripCount(
+          loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+      if (!trips || *trips < minTripCount || loop.getNumRegionIterArgs() != 0 ||
+          *trips * rowElements(loop) < minIterations)
+        continue;
+      FailureOr<SmallVector<Operation *>> temps = loopTemporaries(loop);
+      if (failed(temps))
+        continue;
+      int64_t bytes = 0;
+      for (Operation *temp : *temps)
+        bytes += staticBytes(cast<MemRefType>(temp->getResult(0).getType()));
+      if (bytes > maxPrivateBytes)
+        continue;
+      rewriter.setInsertionPointToStart(loop.getBody());
+      for (Operation *temp : *temps) {
+        auto alloca = rewriter.create<memref::AllocaOp>(
+            temp->getLoc(), cast<MemRefType>(temp->getResult(0).getType()),
+            rewriter.getI64IntegerAttr(64));
+        rewriter.replaceUsesWithIf(temp->getResult(0), alloca.getResult(),
+                                   [&](OpOperand &use) {
+                                     return loop->isAncestor(use.getOwner());
+                                   });
+        for (Operation *user : llvm::to_vector(temp->getUsers()))
+          rewriter.eraseOp(user); // deallocs
+        rewriter.eraseOp(temp);
+      }
+      loop->removeAttr(mlir::tcc::kRowsLoopAttrName);
+      makeParallel(rewriter, loop);
+    }
     for (auto [op, index] : work) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgLoops> loops =
@@ -98,6 +186,20 @@ struct TccParallelizeLoopsPass
   }
 };
 
+struct TccMarkRowTemporariesPass
+    : mlir::tcc::impl::TccMarkRowTemporariesBase<TccMarkRowTemporariesPass> {
+  void runOnOperation() override {
+    getOperation().walk([](scf::ForOp loop) {
+      if (!loop->hasAttr(mlir::tcc::kRowsLoopAttrName))
+        return;
+      loop.getBody()->walk([](memref::AllocOp alloc) {
+        alloc->setAttr(mlir::tcc::kRowTemporaryAttrName,
+                       UnitAttr::get(alloc.getContext()));
+      });
+    });
+  }
+};
+
 struct TccInlineAllocaScopesPass
     : mlir::tcc::impl::TccInlineAllocaScopesBase<TccInlineAllocaScopesPass> {
   void runOnOperation() override {
@@ -106,11 +208,24 @@ struct TccInlineAllocaScopesPass
       Region &region = scope.getBodyRegion();
       if (!region.hasOneBlock())
         return;
-      bool allocates = llvm::any_of(region.front(), [](Operation &op) {
-        return isa<memref::AllocaOp>(op);
-      });
-      if (!allocates)
-        scopes.push_back(scope);
+      SmallVector<memref::AllocaOp> allocas;
+      for (Operation &op : region.front())
+        if (auto alloca = dyn_cast<memref::AllocaOp>(&op))
+          allocas.push_back(alloca);
+      if (!allocas.empty()) {
+        // Statically shaped allocas in the body of a parallel loop are the
+        // iteration's private buffers: one per thread serves as well, at
+        // the top of the omp.parallel region, which every thread runs once.
+        auto parallel = scope->getParentOfType<omp::ParallelOp>();
+        if (!parallel || llvm::any_of(allocas, [](memref::AllocaOp a) {
+              return a->getNumOperands() != 0;
+            }))
+          return;
+        Block &entry = parallel.getRegion().front();
+        for (memref::AllocaOp alloca : allocas)
+          alloca->moveBefore(&entry, entry.begin());
+      }
+      scopes.push_back(scope);
     });
     IRRewriter rewriter(&getContext());
     for (memref::AllocaScopeOp scope : scopes) {

@@ -5,9 +5,20 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include "llvm/ADT/StringRef.h"
+
 namespace mlir {
 class RewritePatternSet;
 namespace tcc {
+
+/// Marks an scf.for over the rows of a "rows" fusion group: each iteration
+/// writes only its own rows of the results and uses its temporaries only
+/// within itself, so tcc-parallelize-loops may give each thread its own.
+inline constexpr llvm::StringLiteral kRowsLoopAttrName = "tcc.rows_loop";
+/// Marks a buffer allocated inside a rows loop (tcc-mark-row-temporaries);
+/// tcc-plan-memory keeps the mark on the arena view that replaces it.
+inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
+    "tcc.row_temporary";
 
 #define GEN_PASS_DECL
 #include "compiler/Transforms/Passes.h.inc"

@@ -204,6 +204,15 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
     `scf.parallel` a worksharing loop, which the artifact runs on the
     caller's thread pool (runtime/ukernels/compiler_abi.cc).
 
+    The loop over the rows of a "rows" fusion group (an `scf.for` marked
+    `tcc.rows_loop`: softmax, layer norm) becomes an `scf.parallel` too when
+    it runs at least `min-trip-count` times over at least `min-iterations`
+    elements. Its temporaries, which buffer hoisting moved out of the loop
+    and the memory plan placed once, become `memref.alloca`s in the body
+    (at most `max-private-bytes` in all; a temporary also reached from
+    outside the loop keeps the loop sequential), so that each thread has
+    its own; `tcc-inline-alloca-scopes` then allocates them once per thread.
+
     Before:
     ```mlir
     linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
@@ -224,21 +233,56 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
            "Iterations an op needs in all to be split across threads">,
     Option<"minTripCount", "min-trip-count", "int64_t", /*default=*/"4",
            "Iterations the parallel loop itself needs">,
+    Option<"maxPrivateBytes", "max-private-bytes", "int64_t",
+           /*default=*/"65536",
+           "Bytes of temporaries a rows loop may give each thread">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
+def TccMarkRowTemporaries : Pass<"tcc-mark-row-temporaries", "func::FuncOp"> {
+  let summary = "Mark the buffers allocated inside rows loops";
+  let description = [{
+    Runs right after bufferization, before buffer hoisting moves
+    allocations out of loops. Every `memref.alloc` inside an `scf.for`
+    marked `tcc.rows_loop` (the loop over the rows of a "rows" fusion
+    group) is a temporary of one row: it gets the unit attribute
+    `tcc.row_temporary`, which `tcc-plan-memory` keeps on the arena view it
+    becomes, so that `tcc-parallelize-loops` can give each thread its own
+    copy when it runs the rows in parallel.
+
+    Before:
+    ```mlir
+    scf.for %i = %c0 to %c128 step %c1 {
+      %t = memref.alloc() : memref<1x768xf32>
+      ...
+    } {tcc.rows_loop}
+    ```
+    After:
+    ```mlir
+    scf.for %i = %c0 to %c128 step %c1 {
+      %t = memref.alloc() {tcc.row_temporary} : memref<1x768xf32>
+      ...
+    } {tcc.rows_loop}
+    ```
+  }];
+}
+
 def TccInlineAllocaScopes : Pass<"tcc-inline-alloca-scopes", "func::FuncOp"> {
-  let summary = "Inline memref.alloca_scope regions that allocate nothing";
+  let summary = "Inline memref.alloca_scope regions of parallel loop bodies";
   let description = [{
     `convert-scf-to-openmp` wraps each parallel loop body in a
     `memref.alloca_scope`; once the loops inside are lowered to branches,
     such a scope holds several blocks, which it must not. A scope without a
     `memref.alloca` directly inside scopes nothing: its body is inlined into
     the parent block (a single-block body only, so this runs before
-    `convert-scf-to-cf`).
+    `convert-scf-to-cf`). A scope inside an `omp.parallel` whose allocas all
+    have static shapes (the private buffers of a rows loop) is inlined as
+    well, its allocas moved to the top of the `omp.parallel` region, which
+    each thread runs once: one buffer per thread instead of one per
+    iteration. Any other scope with an alloca stays.
 
     Before:
     ```mlir

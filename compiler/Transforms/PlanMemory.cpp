@@ -188,6 +188,8 @@ struct TccPlanMemoryPass
       Value view = ob.create<memref::ViewOp>(
           buffer.alloc.getLoc(), buffer.alloc.getType(), arena, at,
           ValueRange{});
+      if (buffer.alloc->hasAttr(kRowTemporaryAttrName))
+        view.getDefiningOp()->setAttr(kRowTemporaryAttrName, ob.getUnitAttr());
       SmallVector<Operation *> deallocs;
       for (Operation *user : buffer.alloc->getUsers())
         if (isa<memref::DeallocOp>(user))

@@ -32,3 +32,32 @@ func.func @with_alloca(%x: f32) {
   }
   return
 }
+
+// Tests that the statically shaped allocas of a parallel loop body move to
+// the top of the omp.parallel region (one buffer per thread) and the scope
+// is inlined.
+// CHECK-LABEL: func.func @parallel_body
+// CHECK: omp.parallel {
+// CHECK-NEXT: %[[A:.*]] = memref.alloca() : memref<16xf32>
+// CHECK-NOT: memref.alloca_scope
+// CHECK: omp.wsloop
+// CHECK: memref.store %{{.*}}, %[[A]]
+func.func @parallel_body(%x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  omp.parallel {
+    omp.wsloop {
+      omp.loop_nest (%i) : index = (%c0) to (%c8) step (%c1) {
+        memref.alloca_scope {
+          %a = memref.alloca() : memref<16xf32>
+          memref.store %x, %a[%i] : memref<16xf32>
+        }
+        omp.yield
+      }
+      omp.terminator
+    }
+    omp.terminator
+  }
+  return
+}

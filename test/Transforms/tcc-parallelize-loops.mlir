@@ -1,4 +1,4 @@
-// RUN: tcc-opt %s --tcc-parallelize-loops --split-input-file | FileCheck %s
+// RUN: tcc-opt %s --tcc-parallelize-loops --allow-unregistered-dialect --split-input-file | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
@@ -93,5 +93,69 @@ func.func @row_sums(%x: memref<1024x256xf32>, %y: memref<1024xf32>) {
     %s = arith.addf %a, %b : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// Tests that a rows loop runs its rows in parallel, its marked temporaries
+// becoming buffers of the loop body (one per thread, later), while buffers
+// shared with the rest of the function stay where they are.
+// CHECK-LABEL: func.func @rows_loop
+// CHECK-SAME: (%[[X:.*]]: memref<256x512xf32>, %[[Y:.*]]: memref<256x512xf32>, %[[ARENA:.*]]: memref<4096xi8>)
+// CHECK: %[[SHARED:.*]] = memref.view %[[ARENA]]
+// CHECK-NOT: tcc.row_temporary
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%c256) step (%{{.*}}) {
+// CHECK:   %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1x512xf32>
+// CHECK:   memref.subview %[[X]][%[[I]], 0]
+// CHECK:   linalg.copy ins(%{{.*}} : {{.*}}) outs(%[[T]] :
+// CHECK:   linalg.copy ins(%[[T]] : {{.*}}) outs(%{{.*}} :
+// CHECK-NOT: tcc.rows_loop
+// CHECK: "test.use"(%[[SHARED]])
+func.func @rows_loop(%x: memref<256x512xf32>, %y: memref<256x512xf32>, %arena: memref<4096xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %c2048 = arith.constant 2048 : index
+  %t = memref.view %arena[%c0][] {tcc.row_temporary} : memref<4096xi8> to memref<1x512xf32>
+  %shared = memref.view %arena[%c2048][] : memref<4096xi8> to memref<1x512xf32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %row = memref.subview %x[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%row : memref<1x512xf32, strided<[512, 1], offset: ?>>) outs(%t : memref<1x512xf32>)
+    %dst = memref.subview %y[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%t : memref<1x512xf32>) outs(%dst : memref<1x512xf32, strided<[512, 1], offset: ?>>)
+  } {tcc.rows_loop}
+  "test.use"(%shared) : (memref<1x512xf32>) -> ()
+  return
+}
+
+// -----
+
+// Tests that a rows loop stays sequential when a temporary is also used
+// after it (a private copy would lose what it holds), when its temporaries
+// are too big for each thread's stack, and when it is too small to split.
+// CHECK-LABEL: func.func @rows_loop_kept
+// CHECK-NOT: scf.parallel
+// CHECK-COUNT-3: } {tcc.rows_loop}
+func.func @rows_loop_kept(%x: memref<256x512xf32>, %arena: memref<1048576xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c256 = arith.constant 256 : index
+  %t = memref.view %arena[%c0][] {tcc.row_temporary} : memref<1048576xi8> to memref<1x512xf32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %row = memref.subview %x[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%row : memref<1x512xf32, strided<[512, 1], offset: ?>>) outs(%t : memref<1x512xf32>)
+  } {tcc.rows_loop}
+  "test.use"(%t) : (memref<1x512xf32>) -> ()
+  %big = memref.view %arena[%c0][] {tcc.row_temporary} : memref<1048576xi8> to memref<256x512xf32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    linalg.copy ins(%x : memref<256x512xf32>) outs(%big : memref<256x512xf32>)
+  } {tcc.rows_loop}
+  %small = memref.view %arena[%c0][] {tcc.row_temporary} : memref<1048576xi8> to memref<1x512xf32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    %row = memref.subview %x[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%row : memref<1x512xf32, strided<[512, 1], offset: ?>>) outs(%small : memref<1x512xf32>)
+  } {tcc.rows_loop}
   return
 }

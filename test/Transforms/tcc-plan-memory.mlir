@@ -86,3 +86,23 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a row temporary's mark moves to the arena view replacing it.
+// CHECK-LABEL: func @main
+// CHECK: memref.view %{{.*}}[%{{.*}}][] {tcc.row_temporary} : memref<{{[0-9]+}}xi8> to memref<16xf32>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<64xf32>
+module {
+  func.func @main(%x: memref<64xf32>, %y: memref<64xf32>) {
+    %t = memref.alloc() {alignment = 64 : i64, tcc.row_temporary} : memref<16xf32>
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    %cst = arith.constant 0.0 : f32
+    linalg.fill ins(%cst : f32) outs(%t : memref<16xf32>)
+    linalg.copy ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
+    linalg.copy ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+    memref.dealloc %t : memref<16xf32>
+    memref.dealloc %a : memref<64xf32>
+    return
+  }
+}

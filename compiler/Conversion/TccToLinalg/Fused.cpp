@@ -10,6 +10,7 @@
 #include "compiler/Conversion/TccToLinalg/Patterns.h"
 #include "compiler/Conversion/TccToLinalg/ScalarOps.h"
 #include "compiler/Conversion/TccToLinalg/Utils.h"
+#include "compiler/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -195,6 +196,9 @@ struct FusedRowsToLoop : OpConversionPattern<FusedOp> {
           }
           b.create<scf::YieldOp>(l, updated);
         });
+    // Each iteration writes its own rows and keeps its temporaries to
+    // itself: tcc-parallelize-loops may run it in parallel.
+    loop->setAttr(kRowsLoopAttrName, rewriter.getUnitAttr());
     rewriter.replaceOp(op, loop.getResults());
     return success();
   }

@@ -261,7 +261,8 @@ func.func @fused_elementwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4
 // -----
 
 // Tests that a row group is one loop over the leading dimensions computing
-// a row at a time: slice in, the ops at row shape, slice out.
+// a row at a time: slice in, the ops at row shape, slice out; the loop is
+// marked as one whose rows may run in parallel.
 // CHECK-LABEL: func @fused_rows
 // CHECK: %[[N:.*]] = arith.constant 6 : index
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x3x10xf32>)
@@ -271,6 +272,7 @@ func.func @fused_elementwise(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4
 // CHECK:   arith.divf
 // CHECK:   tensor.insert_slice %{{.*}} into %[[ACC]]{{.*}} [1, 1, 10] [1, 1, 1] : tensor<1x1x10xf32> into tensor<2x3x10xf32>
 // CHECK:   scf.yield
+// CHECK: } {tcc.rows_loop}
 func.func @fused_rows(%x: tensor<2x3x10xf32>) -> tensor<2x3x10xf32> {
   %0 = tcc.fused "rows"(%x : tensor<2x3x10xf32>) -> tensor<2x3x10xf32> {
   ^bb0(%a: tensor<2x3x10xf32>):
