@@ -1,5 +1,6 @@
 // conv2d.cc - NCHW convolution: depthwise convolutions run the direct kernel
-// (depthwise.cc); every other one is a GEMM per image and group,
+// (depthwise.cc), 3x3 stride-1 ones with prepacked weights Winograd's
+// F(2x2, 3x3) (winograd.cc); every other one is a GEMM per image and group,
 //   out[f, oh*ow] = W[f, c*kh*kw] * im2col(x)[c*kh*kw, oh*ow],
 // whose B panels are packed straight from the image (implicit im2col), or
 // read from the image itself when the convolution is 1x1/stride 1/unpadded.
@@ -47,9 +48,16 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
   }
   const int64_t tailLane = nc % kNR, tailPanel = nc / kNR;
   const int64_t khw = s.kh * s.kw;
-  for (int64_t r = 0; r < kc; ++r) {
-    const int64_t kk = k0 + r;
-    const int64_t ci = kk / khw, ky = kk % khw / s.kw, kx = kk % s.kw;
+  // (channel, ky, kx) of row k0 + r, stepped along with r.
+  int64_t ci = k0 / khw, ky = k0 % khw / s.kw, kx = k0 % s.kw;
+  for (int64_t r = 0; r < kc; ++r, ++kx) {
+    if (kx == s.kw) {
+      kx = 0;
+      if (++ky == s.kh) {
+        ky = 0;
+        ++ci;
+      }
+    }
     const float *xc = src.x + ci * s.h * s.w;
     const int64_t iy0 = ky * s.dh - s.pt, ix0 = kx * s.dw - s.pl;
     for (int i = 0; i < nseg; ++i) {
@@ -60,11 +68,21 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
         zeroShort(d, g.len);
         continue;
       }
-      // Output columns t in [lo, hi) of the run read inside the image.
+      // Output columns t in [lo, hi) of the run read inside the image. (No
+      // division for strides 1 and 2: one per segment and row cost more
+      // than the copy.)
       const int64_t ix = g.ox0 * s.sw + ix0;
-      const int64_t lo = ix < 0 ? minI(g.len, ceilDiv(-ix, s.sw)) : 0;
-      const int64_t hi =
-          ix > s.w - 1 ? 0 : minI(g.len, (s.w - 1 - ix) / s.sw + 1);
+      int64_t lo = 0, hi = 0;
+      if (s.sw == 1) {
+        lo = ix < 0 ? minI(g.len, -ix) : 0;
+        hi = ix > s.w - 1 ? 0 : minI(g.len, s.w - ix);
+      } else if (s.sw == 2) {
+        lo = ix < 0 ? minI(g.len, (1 - ix) >> 1) : 0;
+        hi = ix > s.w - 1 ? 0 : minI(g.len, ((s.w - 1 - ix) >> 1) + 1);
+      } else {
+        lo = ix < 0 ? minI(g.len, ceilDiv(-ix, s.sw)) : 0;
+        hi = ix > s.w - 1 ? 0 : minI(g.len, (s.w - 1 - ix) / s.sw + 1);
+      }
       const float *xr = xc + iy * s.w + ix;
       if (hi <= lo) {
         zeroShort(d, g.len);
@@ -97,6 +115,8 @@ bool isPointwise(const ConvShape &s) {
 int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
   if (isDepthwise(s))
     return 0;
+  if (packedA && winogradFits(s))
+    return winogradScratchBytes(isa, s);
   if (isPointwise(s)) // the GEMM's own rule for an unpacked matrix B
     return tcc_uk_sgemm_scratch_bytes(isa, packedA ? TCC_UK_PACKED_A : 0,
                                       s.fg, s.oh * s.ow, s.kdim);
@@ -151,6 +171,8 @@ tcc_uk_conv2d_pack_weights_bytes(int32_t isa,
     return 0;
   if (isDepthwise(s))
     return s.f * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
+  if (winogradFits(s))
+    return winogradWeightBytes(isa, s);
   return s.groups * tcc_uk_pack_a_bytes(isa, s.fg, s.kdim);
 }
 
@@ -164,6 +186,8 @@ extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
     memcpy(out, weight, sizeof(float) * s.f * s.kh * s.kw);
     return;
   }
+  if (winogradFits(s))
+    return winogradPackWeights(isa, s, weight, out);
   const int64_t groupFloats =
       tcc_uk_pack_a_bytes(isa, s.fg, s.kdim) / static_cast<int64_t>(sizeof(float));
   for (int64_t g = 0; g < s.groups; ++g)
@@ -200,6 +224,12 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
     if (!owned)
       return -1;
     scratch = owned;
+  }
+  if (packedA && winogradFits(s)) {
+    winogradConv(host, s, input, weight, output, accumulate, epilogue,
+                 scratch);
+    free(owned);
+    return 0;
   }
   const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
   const int64_t packedGroupFloats =

@@ -212,6 +212,19 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
                    bool accumulate, const tcc_uk_epilogue_t *ep);
 
+/// Winograd F(2x2, 3x3) (winograd.cc): 3x3, stride 1, one group, big
+/// enough. A convolution that fits gets transformed weights at packing
+/// time and runs this way whenever they are prepacked (TCC_UK_PACKED_A).
+bool winogradFits(const ConvShape &s);
+int64_t winogradWeightBytes(int32_t isa, const ConvShape &s);
+void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
+                         float *out);
+int64_t winogradScratchBytes(int32_t isa, const ConvShape &s);
+void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
+                  const float *input, const float *weight, float *output,
+                  bool accumulate, const tcc_uk_epilogue_t *ep,
+                  void *scratch);
+
 /// Rounds scratch up to 64 bytes (the *_scratch_bytes sizes allow for it).
 inline float *alignScratch(void *p) {
   return reinterpret_cast<float *>((reinterpret_cast<uintptr_t>(p) + 63) &

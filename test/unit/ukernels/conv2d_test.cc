@@ -251,6 +251,55 @@ TEST_P(Conv2d, PrepackedWeights) {
   }
 }
 
+// 3x3 stride-1 convolutions of 32 tiles (2x2 outputs) or more run
+// Winograd's F(2x2, 3x3) once their weights are prepacked: odd and even
+// output sizes (edge tiles), each padding, the epilogue, accumulation, a
+// batch, and packing by another variant. The reference tolerance holds as
+// is: the transforms only add and subtract.
+TEST_P(Conv2d, WinogradThreeByThree) {
+  const Variant &host = variantNamed("host");
+  const uint32_t packed = TCC_UK_PACKED_A;
+  for (const Variant *packer : {v, &host}) {
+    checkConv(*v, ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).withFlags(packed)
+                      .epilogue(), packer);
+    checkConv(*v, ConvCase{1, 20, 13, 11, 17, 3, 3}.pad(1).withFlags(packed)
+                      .epilogue(), packer);
+  }
+  checkConv(*v, ConvCase{2, 16, 18, 18, 16, 3, 3}.withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 16, 15, 16, 32, 3, 3}.pads(0, 1, 2, 1).withFlags(
+                    packed).epilogue());
+  checkConv(*v, ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1).withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 32, 20, 70, 48, 3, 3}.pad(1).withFlags(packed));
+}
+
+// Which convolutions take the Winograd path shows in the packed weights'
+// size: 16 transformed 3x3 matrices instead of one.
+TEST_P(Conv2d, WinogradOnlyWhereItFits) {
+  auto packedBytes = [&](const ConvCase &c) {
+    const tcc_uk_conv2d_params_t p = c.params();
+    return v->convPackWeightsBytes(isa(), &p);
+  };
+  auto plainBytes = [&](const ConvCase &c) {
+    return c.groups *
+           v->packABytes(isa(), c.f / c.groups, c.c / c.groups * c.kh * c.kw);
+  };
+  const ConvCase fits = ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(fits), 16 * v->packABytes(isa(), 24, 16));
+  for (const ConvCase &c : {
+           ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).stride(2),
+           ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(2).dilation(2),
+           ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).group(2),
+           ConvCase{1, 16, 10, 10, 24, 3, 3}.pad(1), // 25 tiles
+           ConvCase{1, 8, 14, 14, 24, 3, 3}.pad(1),  // few channels
+           ConvCase{1, 16, 14, 14, 24, 5, 5}.pad(2),
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(packedBytes(c), plainBytes(c));
+  }
+}
+
 TEST_P(Conv2d, EmptyOutputWritesNothing) {
   ConvCase c{1, 2, 2, 2, 3, 5, 5}; // kernel larger than the image
   tcc_uk_conv2d_params_t p = c.params();
@@ -267,6 +316,8 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
       ConvCase{1, 256, 7, 7, 512, 3, 3}.pad(1),
       ConvCase{2, 32, 30, 30, 32, 3, 3}.stride(2).pad(1).group(32).epilogue(),
       ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
+      ConvCase{1, 32, 28, 28, 48, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+          .epilogue(), // Winograd
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(describe(c));
