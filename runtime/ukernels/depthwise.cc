@@ -2,7 +2,9 @@
 // (depthwise, with any number of outputs per group): little arithmetic per
 // byte, so no GEMM; vectors run along output rows.
 //
-// A band of the input rows that some output rows need is copied into a
+// On AVX-512, 3x3 kernels of stride 1 or 2 read their taps straight from
+// the input rows with masked vector loads (planeDirect). Otherwise a band
+// of the input rows that some output rows need is copied into a
 // zero-padded stack buffer, each row split by stride phase (phase q holds
 // columns q, q+s, q+2s, ...), so that every tap is a plain unaligned vector
 // load with no bounds checks. Planes narrower than a vector (7x7, 14x14 in
@@ -39,7 +41,7 @@ struct Epi {
 
 /// How a convolution's planes are cut to fit the buffer.
 struct Plan {
-  enum Mode { kScalar, kRows, kFlat } mode;
+  enum Mode { kScalar, kRows, kFlat, kDirect } mode;
   int64_t nb;      // output columns per block (rows mode)
   int64_t bandOut; // output rows per band
 };
@@ -283,8 +285,83 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
   }
 }
 
+#if TCC_UK_NATIVE_ISA == 2
+/// 16 input columns from `at` of a row of w, zeros outside it.
+TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 16 <= w)
+    return _mm512_loadu_ps(row + at);
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  const __mmask16 m =
+      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+              : 0;
+  return _mm512_maskz_loadu_ps(m, row + at);
+}
+
+/// 3x3 taps, dilation 1, stride S (1 or 2), straight from the input: each
+/// tap is a vector load of the input row (masked at the edges; for stride
+/// 2, two loads split by parity in registers), nothing goes through a
+/// buffer. Lanes past the row's end compute on zeros and are not stored.
+template <int S>
+void planeDirect(const ConvShape &s, const PlaneArgs &p, const Epi &e,
+                 const vf *wv) {
+  const vf lo = vset1(e.lo), hi = vset1(e.hi), bias = vset1(p.bias);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                         20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    const float *rows[3];
+    int nrows = 0, taps[3];
+    for (int ky = 0; ky < 3; ++ky) {
+      const int64_t iy = oy * S - s.pt + ky;
+      if (iy >= 0 && iy < s.h) {
+        rows[nrows] = p.x + iy * s.w;
+        taps[nrows++] = ky * 3;
+      }
+    }
+    float *out = p.y + oy * s.ow;
+    const float *res = p.res ? p.res + oy * s.ow : NULL;
+    for (int64_t ox = 0; ox < s.ow; ox += 16) {
+      const int64_t base = ox * S - s.pl;
+      vf acc = vzero();
+      for (int r = 0; r < nrows; ++r) {
+        const vf *wt = wv + taps[r];
+        if (S == 1) {
+          acc = vfma(wt[0], loadCols(rows[r], s.w, base), acc);
+          acc = vfma(wt[1], loadCols(rows[r], s.w, base + 1), acc);
+          acc = vfma(wt[2], loadCols(rows[r], s.w, base + 2), acc);
+        } else {
+          const __m512 a0 = loadCols(rows[r], s.w, base);
+          const __m512 a1 = loadCols(rows[r], s.w, base + 16);
+          const __m512 b0 = loadCols(rows[r], s.w, base + 2);
+          const __m512 b1 = loadCols(rows[r], s.w, base + 18);
+          acc = vfma(wt[0], _mm512_permutex2var_ps(a0, even, a1), acc);
+          acc = vfma(wt[1], _mm512_permutex2var_ps(a0, odd, a1), acc);
+          acc = vfma(wt[2], _mm512_permutex2var_ps(b0, even, b1), acc);
+        }
+      }
+      const bool full = ox + 16 <= s.ow;
+      const vmask m = vmaskFirst(static_cast<int>(minI(16, s.ow - ox)));
+      const vf v = finish(acc, out + ox, res ? res + ox : NULL, full, m, e,
+                          bias, lo, hi);
+      if (full)
+        vstore(out + ox, v);
+      else
+        vstoreMask(out + ox, v, m);
+    }
+  }
+}
+#endif
+
 Plan makePlan(const ConvShape &s) {
   Plan plan = {Plan::kScalar, 0, 0};
+#if TCC_UK_NATIVE_ISA == 2
+  if (s.kh == 3 && s.kw == 3 && s.dh == 1 && s.dw == 1 && s.sh == s.sw &&
+      (s.sh == 1 || s.sh == 2)) {
+    plan.mode = Plan::kDirect;
+    return plan;
+  }
+#endif
   if (s.kh > kMaxTaps || s.kw > kMaxTaps)
     return plan;
   const int64_t span = (s.kh - 1) * s.dh + 1;
@@ -361,6 +438,14 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
       break;
     case Plan::kScalar:
       planeScalar(s, p, job.e);
+      break;
+    case Plan::kDirect:
+#if TCC_UK_NATIVE_ISA == 2
+      if (s.sh == 1)
+        planeDirect<1>(s, p, job.e, wv);
+      else
+        planeDirect<2>(s, p, job.e, wv);
+#endif
       break;
     }
   }
