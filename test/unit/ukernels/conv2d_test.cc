@@ -251,7 +251,7 @@ TEST_P(Conv2d, PrepackedWeights) {
   }
 }
 
-// 3x3 stride-1 convolutions of 32 tiles (2x2 outputs) or more run
+// 3x3 stride-1 convolutions of 16 tiles (2x2 outputs) or more run
 // Winograd's F(2x2, 3x3) once their weights are prepacked: odd and even
 // output sizes (edge tiles), each padding, the epilogue, accumulation, a
 // batch, and packing by another variant. The reference tolerance holds as
@@ -272,6 +272,8 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   checkConv(*v, ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1).withFlags(packed)
                     .epilogue());
   checkConv(*v, ConvCase{1, 32, 20, 70, 48, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{1, 64, 7, 7, 72, 3, 3}.pad(1).withFlags(packed)
+                    .epilogue()); // 16 tiles, the last row and column half
 }
 
 // Which convolutions take the Winograd path shows in the packed weights'
@@ -291,7 +293,7 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).stride(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(2).dilation(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).group(2),
-           ConvCase{1, 16, 10, 10, 24, 3, 3}.pad(1), // 25 tiles
+           ConvCase{1, 16, 6, 6, 24, 3, 3}.pad(1), // 9 tiles
            ConvCase{1, 8, 14, 14, 24, 3, 3}.pad(1),  // few channels
            ConvCase{1, 16, 14, 14, 24, 5, 5}.pad(2),
        }) {
