@@ -47,10 +47,11 @@ Tiles tilesOf(const ConvShape &s) {
 
 int64_t roundUp(int64_t x, int64_t m) { return ceilDiv(x, m) * m; }
 
-/// Floats of one xi's V: the packed-B panels of a C x P matrix.
+/// Floats of one xi's V: the packed-B panels of a C x P matrix, P rounded
+/// up to blocks of two panels (the blocked mode's).
 int64_t vFloats(int32_t isa, const ConvShape &s, const Tiles &t) {
   const int64_t nr = tilesFor(isa).nr;
-  return roundUp(ceilDiv(t.p, nr) * nr * s.c, 16);
+  return roundUp(roundUp(t.p, 2 * nr) * s.c, 16);
 }
 
 /// Floats of one xi's packed weights: the A panels of an F x C matrix.
@@ -141,17 +142,53 @@ TCC_UK_INLINE void rowTransform(const float *xrow, int64_t w, int64_t base,
 }
 #endif
 
-/// V for channels [c0, c1): each 4x4 input block d becomes B^T d B, kVL
-/// tiles of a tile row at a time.
-void inputTransform(void *ctx, int64_t c0, int64_t c1) {
-  const Job &job = *static_cast<const Job *>(ctx);
+/// Where one step works: tiles [t0, t1) of the image, whose V sits at
+/// column t - t0 of the panels at v (one xi every vStride floats) and whose
+/// M at column t - t0 of rows ldm floats long at m (one xi every mStride).
+struct Range {
+  int64_t t0, t1;
+  float *v;
+  int64_t vStride;
+  float *m;
+  int64_t mStride, ldm;
+};
+
+/// Zeros the columns of the range's last panel past its tiles: never
+/// stored, but computed on, and left as they were they could be anything
+/// (denormals slow the products down).
+void zeroPanelTail(const Range &rg, int64_t c) {
+  const int64_t n = rg.t1 - rg.t0, pad = ceilDiv(n, kNR) * kNR - n;
+  if (pad == 0)
+    return;
+  for (int xi = 0; xi < kTransformed; ++xi) {
+    float *last = rg.v + xi * rg.vStride + (n / kNR) * c * kNR;
+    for (int64_t k = 0; k < c; ++k)
+      zeroShort(last + k * kNR + kNR - pad, pad);
+  }
+}
+
+/// Calls fn(ty, txBegin, txEnd) for the runs of tiles [t0, t1) within
+/// each tile row.
+template <typename Fn>
+TCC_UK_INLINE void forTileRuns(const Tiles &t, int64_t t0, int64_t t1,
+                               Fn fn) {
+  for (int64_t at = t0; at < t1;) {
+    const int64_t ty = at / t.tw, tx = at % t.tw;
+    const int64_t end = minI(t.tw, tx + (t1 - at));
+    fn(ty, tx, end);
+    at += end - tx;
+  }
+}
+
+/// V of channels [c0, c1) for the range's tiles: each 4x4 input block d
+/// becomes B^T d B, kVL tiles of a tile row at a time.
+void transformInput(const Job &job, const Range &rg, int64_t c0, int64_t c1) {
   const ConvShape &s = *job.s;
-  const Tiles &t = job.t;
   for (int64_t c = c0; c < c1; ++c) {
     const float *xc = job.x + c * s.h * s.w;
-    for (int64_t ty = 0; ty < t.th; ++ty) {
-      for (int64_t tx = 0; tx < t.tw; tx += kVL) {
-        const int n = static_cast<int>(minI(kVL, t.tw - tx));
+    forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
+      for (int64_t tx = txa; tx < txb; tx += kVL) {
+        const int n = static_cast<int>(minI(kVL, txb - tx));
         vf h[4][4];
         for (int r = 0; r < 4; ++r) {
           const int64_t iy = 2 * ty - s.pt + r;
@@ -161,32 +198,32 @@ void inputTransform(void *ctx, int64_t c0, int64_t c1) {
           }
           rowTransform(xc + iy * s.w, s.w, 2 * tx - s.pl, h[r]);
         }
-        const int64_t t0 = ty * t.tw + tx;
+        const int64_t col = ty * job.t.tw + tx - rg.t0;
         for (int j = 0; j < 4; ++j) { // B^T (d B)
-          const vf col[4] = {vsub(h[0][j], h[2][j]), vadd(h[1][j], h[2][j]),
-                             vsub(h[2][j], h[1][j]), vsub(h[1][j], h[3][j])};
+          const vf v[4] = {vsub(h[0][j], h[2][j]), vadd(h[1][j], h[2][j]),
+                           vsub(h[2][j], h[1][j]), vsub(h[1][j], h[3][j])};
           for (int i = 0; i < 4; ++i)
-            storeV(job.v + (4 * i + j) * job.vStride, c, s.c, t0, n, col[i]);
+            storeV(rg.v + (4 * i + j) * rg.vStride, c, s.c, col, n, v[i]);
         }
       }
-    }
+    });
   }
 }
 
-/// M[xi] = U[xi] * V[xi] for xi in [x0, x1), each on one thread.
-void products(void *ctx, int64_t x0, int64_t x1) {
-  const Job &job = *static_cast<const Job *>(ctx);
+/// M[xi] = U[xi] * V[xi] over the range's tiles for xi in [x0, x1), each
+/// on the calling thread.
+void multiply(const Job &job, const Range &rg, int64_t x0, int64_t x1) {
   const ConvShape &s = *job.s;
   for (int64_t xi = x0; xi < x1; ++xi) {
     GemmArgs g = {};
     g.m = s.f;
-    g.n = job.t.p;
+    g.n = rg.t1 - rg.t0;
     g.k = s.c;
     g.a = job.u + xi * job.uStride;
     g.packedA = true;
-    g.bPacked = job.v + xi * job.vStride;
-    g.c = job.m + xi * s.f * job.t.p;
-    g.ldc = job.t.p;
+    g.bPacked = rg.v + xi * rg.vStride;
+    g.c = rg.m + xi * rg.mStride;
+    g.ldc = rg.ldm;
     runGemm(NULL, g, NULL);
   }
 }
@@ -211,14 +248,11 @@ TCC_UK_INLINE void interleave(const float *a, const float *b, float *dst,
   }
 }
 
-/// The outputs of channels [f0, f1): each tile's 4x4 M becomes A^T M A,
-/// then the epilogue, row by row.
-void outputTransform(void *ctx, int64_t f0, int64_t f1) {
-  const Job &job = *static_cast<const Job *>(ctx);
+/// The outputs of channels [f0, f1) in the range's tiles: each tile's 4x4
+/// M becomes A^T M A, then the epilogue, a run of a tile row at a time.
+void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
   const ConvShape &s = *job.s;
-  const Tiles &t = job.t;
-  const int64_t plane = s.f * t.p; // one xi's M
-  // y[r][q][tx]: output (2ty + r, 2tx + q) of the tile row; then the rows.
+  // y[r][q][tx]: output (2ty + r, 2tx + q) of the run; then the rows.
   float y[2][2][kMaxTileCols + 16];
   float out[2][2 * kMaxTileCols + 32];
   const tcc_uk_epilogue_t *ep = job.ep;
@@ -226,34 +260,38 @@ void outputTransform(void *ctx, int64_t f0, int64_t f1) {
   const vf lo = vset1(clamp ? ep->clamp_min : 0.0f);
   const vf hi = vset1(clamp ? ep->clamp_max : 0.0f);
   for (int64_t f = f0; f < f1; ++f) {
-    const float *mf = job.m + f * t.p;
+    const float *mf = rg.m + f * rg.ldm;
     const vf bias = vset1(ep && ep->bias ? ep->bias[f] : 0.0f);
-    for (int64_t ty = 0; ty < t.th; ++ty) {
-      for (int64_t tx = 0; tx < t.tw; tx += kVL) {
-        const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, t.tw - tx)));
-        const float *at = mf + ty * t.tw + tx;
+    forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
+      const int64_t len = txb - txa;
+      for (int64_t k = 0; k < len; k += kVL) {
+        const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, len - k)));
+        const float *at = mf + ty * job.t.tw + txa + k - rg.t0;
         vf s0[4], s1[4];
         for (int j = 0; j < 4; ++j) { // A^T M, per column of M
-          const vf m0 = vloadMask(at + j * plane, mask);
-          const vf m1 = vloadMask(at + (4 + j) * plane, mask);
-          const vf m2 = vloadMask(at + (8 + j) * plane, mask);
-          const vf m3 = vloadMask(at + (12 + j) * plane, mask);
+          const vf m0 = vloadMask(at + j * rg.mStride, mask);
+          const vf m1 = vloadMask(at + (4 + j) * rg.mStride, mask);
+          const vf m2 = vloadMask(at + (8 + j) * rg.mStride, mask);
+          const vf m3 = vloadMask(at + (12 + j) * rg.mStride, mask);
           s0[j] = vadd(vadd(m0, m1), m2);
           s1[j] = vsub(vsub(m1, m2), m3);
         }
         // (A^T M) A
-        vstore(y[0][0] + tx, vadd(vadd(s0[0], s0[1]), s0[2]));
-        vstore(y[0][1] + tx, vsub(vsub(s0[1], s0[2]), s0[3]));
-        vstore(y[1][0] + tx, vadd(vadd(s1[0], s1[1]), s1[2]));
-        vstore(y[1][1] + tx, vsub(vsub(s1[1], s1[2]), s1[3]));
+        vstore(y[0][0] + k, vadd(vadd(s0[0], s0[1]), s0[2]));
+        vstore(y[0][1] + k, vsub(vsub(s0[1], s0[2]), s0[3]));
+        vstore(y[1][0] + k, vadd(vadd(s1[0], s1[1]), s1[2]));
+        vstore(y[1][1] + k, vsub(vsub(s1[1], s1[2]), s1[3]));
       }
+      const int64_t ox0 = 2 * txa, ox1 = minI(s.ow, 2 * txb);
       for (int r = 0; r < 2 && 2 * ty + r < s.oh; ++r) {
         const int64_t oy = 2 * ty + r;
-        interleave(y[r][0], y[r][1], out[r], t.tw);
-        float *dst = job.y + (f * s.oh + oy) * s.ow;
-        const float *res = job.res ? job.res + (f * s.oh + oy) * s.ow : NULL;
-        for (int64_t ox = 0; ox < s.ow; ox += kVL) {
-          const vmask m = vmaskFirst(static_cast<int>(minI(kVL, s.ow - ox)));
+        interleave(y[r][0], y[r][1], out[r], len);
+        float *dst = job.y + (f * s.oh + oy) * s.ow + ox0;
+        const float *res =
+            job.res ? job.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
+        for (int64_t ox = 0; ox < ox1 - ox0; ox += kVL) {
+          const vmask m =
+              vmaskFirst(static_cast<int>(minI(kVL, ox1 - ox0 - ox)));
           vf x = vload(out[r] + ox);
           if (job.accumulate)
             x = vadd(vloadMask(dst + ox, m), x);
@@ -265,7 +303,49 @@ void outputTransform(void *ctx, int64_t f0, int64_t f1) {
           vstoreMask(dst + ox, x, m);
         }
       }
-    }
+    });
+  }
+}
+
+/// The whole image as one range, each step split across threads.
+Range wholeImage(const Job &job) {
+  return {0, job.t.p, job.v, job.vStride, job.m, job.s->f * job.t.p, job.t.p};
+}
+void inputTransform(void *ctx, int64_t c0, int64_t c1) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  transformInput(job, wholeImage(job), c0, c1);
+}
+void products(void *ctx, int64_t x0, int64_t x1) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  multiply(job, wholeImage(job), x0, x1);
+}
+void outputTransform(void *ctx, int64_t f0, int64_t f1) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  transformOutput(job, wholeImage(job), f0, f1);
+}
+
+/// Tiles a block of the blocked mode: two column panels.
+constexpr int64_t kBlockTiles = 2 * kNR;
+
+/// Blocks [b0, b1) of kBlockTiles tiles, each through all three steps on
+/// one thread, its V and M in a slice of the scratch of their own (about
+/// 16 * (c + f) * 96 floats: they stay in the thread's L2 between steps).
+void blocks(void *ctx, int64_t b0, int64_t b1) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  const ConvShape &s = *job.s;
+  for (int64_t b = b0; b < b1; ++b) {
+    Range rg;
+    rg.t0 = b * kBlockTiles;
+    rg.t1 = minI(job.t.p, rg.t0 + kBlockTiles);
+    rg.vStride = s.c * kBlockTiles;
+    rg.v = job.v + b * kTransformed * rg.vStride;
+    rg.ldm = rg.t1 - rg.t0;
+    rg.mStride = s.f * rg.ldm;
+    rg.m = job.m + kTransformed * s.f * rg.t0;
+    transformInput(job, rg, 0, s.c);
+    zeroPanelTail(rg, s.c);
+    multiply(job, rg, 0, kTransformed);
+    transformOutput(job, rg, 0, s.f);
   }
 }
 
@@ -333,20 +413,23 @@ void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
   job.m = job.v + kTransformed * job.vStride;
   job.ep = ep;
   job.accumulate = accumulate;
-  // The columns of the last panel past the tiles: finite, never stored.
-  const int64_t padCols = ceilDiv(job.t.p, kNR) * kNR - job.t.p;
-  if (padCols > 0)
-    for (int xi = 0; xi < kTransformed; ++xi) {
-      float *last = job.v + xi * job.vStride + (job.t.p / kNR) * s.c * kNR;
-      for (int64_t c = 0; c < s.c; ++c)
-        zeroShort(last + c * kNR + kNR - padCols, padCols);
-    }
+  // Enough blocks of tiles to keep every thread busy: each thread takes
+  // whole blocks through all three steps, in its own cache. Otherwise each
+  // step is split across the threads (channels, the 16 products, filters).
+  const int64_t nblocks = ceilDiv(job.t.p, kBlockTiles);
+  const bool blocked = nblocks >= 2 * hostThreads(host) && nblocks > 1;
   const int64_t ohw = s.oh * s.ow;
   for (int64_t img = 0; img < s.n; ++img) {
     job.x = input + img * s.c * s.h * s.w;
     job.y = output + img * s.f * ohw;
     job.res = ep && ep->residual ? ep->residual + img * s.f * ohw : NULL;
+    if (blocked) {
+      parallelFor(host, nblocks, 1, blocks, &job);
+      continue;
+    }
     parallelFor(host, s.c, 1, inputTransform, &job);
+    if (img == 0)
+      zeroPanelTail(wholeImage(job), s.c);
     parallelFor(host, kTransformed, 1, products, &job);
     parallelFor(host, s.f, 1, outputTransform, &job);
   }
