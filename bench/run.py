@@ -15,9 +15,11 @@ means tcc is faster). Peers:
 tcc is compiled with build/bin/tcc (the compile is timed) and timed by
 `tcc-run --bench N --warmup W --threads T --json`.
 
-Every (engine, model) pair is timed in its own fresh process: W warm-up calls,
-then the median (and min/p90/mean) of N timed calls, on the same input data
-(test_data_set_0/input_K.pb). Each engine's output is also checked against the
+Every (engine, model) pair is timed in its own process, on the same input
+data (test_data_set_0/input_K.pb), in R rounds (--rounds) that the engines
+take in turn: each round W warm-up calls, then N timed calls. An engine's
+figure is the median over its rounds of each round's median (and min/p90/
+mean); a ratio is the median over the rounds of peer / tcc in that round. Each engine's output is also checked against the
 PyTorch reference output (rtol 1e-3, atol 1e-4). A peer that cannot run a model
 gets the reason in its cell; the run itself never stops for that.
 
@@ -258,6 +260,11 @@ def check_outputs(outs, refs) -> dict:
 
 
 def worker(a) -> int:
+    """Sets the peer up and warms it up, prints @@READY@@, then times one
+    round of --warmup untimed and --runs timed calls for each line read on
+    stdin (--rounds of them),
+    printing @@ROUND@@ after each: the driver interleaves the engines'
+    rounds. Ends with @@RESULT@@ (the check and every round's summary)."""
     res = {"peer": a.worker, "model": a.name}
     try:
         inputs, refs = load_case(a.model_dir)
@@ -266,15 +273,24 @@ def worker(a) -> int:
         outs = None
         for _ in range(a.warmup):
             outs = fn()
-        times = []
-        for _ in range(a.runs):
-            t0 = time.perf_counter_ns()
-            outs = fn()
-            times.append((time.perf_counter_ns() - t0) / 1e6)
+        print("@@READY@@", flush=True)
+        rounds = []
+        for _ in range(a.rounds):
+            if not sys.stdin.readline():
+                break
+            for _ in range(a.warmup):  # as tcc-run does each round
+                outs = fn()
+            times = []
+            for _ in range(a.runs):
+                t0 = time.perf_counter_ns()
+                outs = fn()
+                times.append((time.perf_counter_ns() - t0) / 1e6)
+            rounds.append(summarize(times))
+            print("@@ROUND@@" + json.dumps(rounds[-1]), flush=True)
         if outs is None:
             outs = fn()
         res.update(check_outputs(outs, refs) if refs else {"check": "no reference"})
-        res["bench"] = summarize(times)
+        res["rounds"] = rounds
         res["status"] = "ok"
     except Exception as e:
         res["status"] = "error"
@@ -387,32 +403,94 @@ def prepare_models(names, cache: Path) -> dict:
     return found
 
 
-def run_worker(peer, name, mdir, a) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", peer,
-           "--name", name, "--model-dir", str(mdir), "--threads", str(a.threads),
-           "--runs", str(a.runs), "--warmup", str(a.warmup), "--cache", str(a.cache),
-           "--iree-cpu", a.iree_cpu, f"--iree-flags={a.iree_flags}"] + \
-        (["--recompile"] if a.recompile else [])
-    env = thread_env(a.threads)
-    if peer == "inductor":
-        # Measure a cold compile every time (comparable with tcc's compile).
-        env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
-    t0 = time.perf_counter()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=a.timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "error", "reason": f"timed out after {a.timeout}s"}
-    wall = time.perf_counter() - t0
-    for line in reversed(r.stdout.splitlines()):
-        if line.startswith("@@RESULT@@"):
-            res = json.loads(line[len("@@RESULT@@"):])
-            res["process_wall_s"] = wall
-            if res.get("status") == "error" and a.verbose:
-                log(res.get("traceback", ""))
-            res.pop("traceback", None)
-            return res
-    return {"status": "error",
-            "reason": f"worker exited {r.returncode} without a result: " + tail(r.stderr, 3)}
+class PeerProcess:
+    """A peer's worker process, kept alive across the rounds of one model."""
+
+    def __init__(self, peer, name, mdir, a):
+        self.peer, self.a = peer, a
+        self.result = None
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", peer,
+               "--name", name, "--model-dir", str(mdir), "--threads", str(a.threads),
+               "--runs", str(a.runs), "--warmup", str(a.warmup),
+               "--rounds", str(a.rounds), "--cache", str(a.cache),
+               "--iree-cpu", a.iree_cpu, f"--iree-flags={a.iree_flags}"] + \
+            (["--recompile"] if a.recompile else [])
+        env = thread_env(a.threads)
+        if peer == "inductor":
+            # Measure a cold compile every time (comparable with tcc's compile).
+            env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
+        self.rounds = []
+
+    def _read_until(self, tag: str):
+        """The payload of the next line starting with `tag`; None once the
+        worker has ended (its result, if any, is kept)."""
+        deadline = time.monotonic() + self.a.timeout
+        while True:
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                self.result = {"status": "error",
+                               "reason": f"timed out after {self.a.timeout}s"}
+                return None
+            line = self.proc.stdout.readline()
+            if not line:
+                self._finish()
+                return None
+            if line.startswith("@@RESULT@@"):
+                self.result = json.loads(line[len("@@RESULT@@"):])
+                if self.result.get("status") == "error" and self.a.verbose:
+                    log(self.result.get("traceback", ""))
+                self.result.pop("traceback", None)
+                if tag != "@@RESULT@@":
+                    return None
+                return self.result
+            if line.startswith(tag):
+                return line[len(tag):]
+
+    def _finish(self):
+        try:
+            _, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        if self.result is None:
+            self.result = {"status": "error",
+                           "reason": f"worker exited {self.proc.returncode} without a "
+                                     "result: " + tail(err, 3)}
+
+    def ready(self) -> bool:
+        """Waits for the set-up (compilation) and warm-up."""
+        ok = self._read_until("@@READY@@") is not None
+        self.setup_s = time.perf_counter() - self.t0
+        return ok
+
+    def run_round(self):
+        """One round of timed calls; its summary, or None if the worker failed."""
+        if self.result is not None:
+            return None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        payload = self._read_until("@@ROUND@@")
+        if payload is None:
+            return None
+        self.rounds.append(json.loads(payload))
+        return self.rounds[-1]
+
+    def close(self) -> dict:
+        if self.result is None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self._read_until("@@RESULT@@")
+            if self.result is None:
+                self._finish()
+        self.proc.wait()
+        res = self.result
+        res["process_wall_s"] = time.perf_counter() - self.t0
+        return res
 
 
 def parse_tcc_json(stdout: str):
@@ -430,7 +508,7 @@ def parse_tcc_json(stdout: str):
     return None
 
 
-def run_tcc(name, mdir, a) -> dict:
+def compile_tcc(name, mdir, a) -> dict:
     tcc, tcc_run = a.bin_dir / "tcc", a.bin_dir / "tcc-run"
     if not (tcc.exists() and tcc_run.exists()):
         return {"status": "n/a", "reason": "tcc not built"}
@@ -448,6 +526,12 @@ def run_tcc(name, mdir, a) -> dict:
     if r.returncode != 0 or not so.exists():
         return {"status": "error", "compile_s": compile_s,
                 "reason": f"tcc compile failed (exit {r.returncode}): " + tail(r.stderr + r.stdout, 3)}
+    return {"status": "ok", "compile_s": compile_s, "so": so}
+
+
+def run_tcc_round(so, mdir, a, compile_s) -> dict:
+    """One tcc-run process: W warm-up and N timed runs (and the check)."""
+    tcc_run = a.bin_dir / "tcc-run"
     cmd = [str(tcc_run), str(so), "--inputs", str(mdir / "test_data_set_0"),
            "--bench", str(a.runs), "--warmup", str(a.warmup),
            "--threads", str(a.threads), "--json"]
@@ -493,7 +577,7 @@ def cell(res: dict | None, tcc_ms: float | None, width: int = 40) -> str:
     ms = res["bench"]["median_ms"]
     s = f"{ms:.3f}" if ms < 10 else f"{ms:.2f}"
     if tcc_ms:
-        s += f" ({ms / tcc_ms:.2f}x)"
+        s += f" ({res.get('ratio', ms / tcc_ms):.2f}x)"
     if res.get("check") == "fail":
         s += " WRONG"
     return s
@@ -562,6 +646,82 @@ def notes(report: dict) -> list[str]:
     return out
 
 
+def combine_rounds(res: dict, rounds: list[dict]) -> None:
+    """The engine's figures over its rounds: the median of the rounds'
+    medians (min and p90 likewise), every round kept."""
+    res["rounds"] = rounds
+    if rounds:
+        res["bench"] = {k: statistics.median(r[k] for r in rounds)
+                        for k in ("median_ms", "min_ms", "p90_ms", "mean_ms")}
+        res["bench"]["runs"] = sum(r["runs"] for r in rounds)
+
+
+def bench_model(name, mdir, peers, iree_problem, a) -> dict:
+    """Every engine on one model. Each peer runs in its own process, set up
+    (compiled) and warmed up one after another; then the engines take turns,
+    a round of --runs calls each, --rounds times, so that a machine whose
+    speed drifts (a shared VM) slows every engine alike. Ratios are the
+    median over the rounds of peer / tcc in that round."""
+    per = {}
+    log(f"[bench] {name} / tcc: compiling ...")
+    tcc = compile_tcc(name, mdir, a)
+    if tcc.get("status") != "ok":
+        per["tcc"] = tcc
+        log(f"[bench]   -> {tcc.get('reason', tcc.get('status'))}")
+    procs = {}
+    for engine in peers:
+        if engine == "iree" and iree_problem:
+            per[engine] = {"status": "n/a", "reason": iree_problem}
+            continue
+        log(f"[bench] {name} / {engine}: setting up ...")
+        p = PeerProcess(engine, name, mdir, a)
+        if p.ready():
+            procs[engine] = p
+        else:
+            per[engine] = p.close()
+            log(f"[bench]   -> {per[engine].get('reason', per[engine].get('status'))}")
+    tcc_rounds, tcc_last = [], None
+    pause = 0.0 if a.smoke else 0.3  # let the last engine's spinning threads sleep
+    for r in range(a.rounds):
+        if tcc.get("status") == "ok":
+            time.sleep(pause)
+            tcc_last = run_tcc_round(tcc["so"], mdir, a, tcc["compile_s"])
+            if tcc_last.get("status") == "ok":
+                tcc_rounds.append(tcc_last["bench"])
+        for engine, p in procs.items():
+            time.sleep(pause)
+            p.run_round()
+        line = [f"tcc {tcc_rounds[-1]['median_ms']:.3f}" if len(tcc_rounds) > r else "tcc -"]
+        line += [f"{e} {p.rounds[-1]['median_ms']:.3f}" if len(p.rounds) > r else f"{e} -"
+                 for e, p in procs.items()]
+        log(f"[bench] {name} round {r + 1}/{a.rounds} (ms): " + ", ".join(line))
+    if tcc.get("status") == "ok":
+        res = dict(tcc_last or {})
+        res.pop("bench", None)
+        combine_rounds(res, tcc_rounds)
+        if not tcc_rounds:
+            res.setdefault("status", "error")
+        per["tcc"] = res
+    for engine, p in procs.items():
+        res = p.close()
+        if res.get("status") == "ok":
+            combine_rounds(res, p.rounds)
+            if not p.rounds:
+                res["status"], res["reason"] = "error", "no timed round"
+        per[engine] = res
+    # Per-round ratios against tcc.
+    for engine in peers:
+        res = per.get(engine, {})
+        pr = res.get("rounds") or []
+        n = min(len(pr), len(tcc_rounds))
+        if res.get("status") == "ok" and n:
+            ratios = [pr[i]["median_ms"] / tcc_rounds[i]["median_ms"] for i in range(n)]
+            res["ratio"] = statistics.median(ratios)
+            res["round_ratios"] = ratios
+    order = ["tcc"] + peers
+    return {e: per[e] for e in order if e in per}
+
+
 # ------------------------------- main -------------------------------------- #
 
 def parse_args(argv):
@@ -573,6 +733,9 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=50, help="timed runs (median of N)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed warm-up runs")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds of --runs calls per engine, the engines taking turns "
+                         "(default %(default)s)")
     ap.add_argument("--peers", default=",".join(ALL_PEERS),
                     help="comma list of %s (tcc always runs if built)" % ",".join(ALL_PEERS))
     ap.add_argument("--json", type=Path, metavar="OUT", help="write all numbers to OUT")
@@ -602,6 +765,7 @@ def parse_args(argv):
     a = ap.parse_args(argv)
     if a.smoke:
         a.models, a.runs, a.warmup = "tiny_cnn", min(a.runs, 5), min(a.warmup, 2)
+        a.rounds = min(a.rounds, 2)
     a.cache = a.cache.resolve()
     a.bin_dir = a.bin_dir.resolve()
     return a
@@ -618,8 +782,8 @@ def main(argv=None) -> int:
     if bad:
         print(f"unknown peer(s): {', '.join(bad)}; known: {', '.join(ALL_PEERS)}", file=sys.stderr)
         return 2
-    if a.threads < 1 or a.runs < 1 or a.warmup < 0:
-        print("--threads and --runs must be >= 1, --warmup >= 0", file=sys.stderr)
+    if a.threads < 1 or a.runs < 1 or a.warmup < 0 or a.rounds < 1:
+        print("--threads, --runs and --rounds must be >= 1, --warmup >= 0", file=sys.stderr)
         return 2
 
     iree_problem = ensure_iree(not a.no_install) if "iree" in peers else None
@@ -643,19 +807,12 @@ def main(argv=None) -> int:
     for name in models:
         mdir, why = model_dirs[name]
         per = report["results"][name] = {}
-        for engine in ["tcc"] + peers:
-            if mdir is None:
+        if mdir is None:
+            for engine in ["tcc"] + peers:
                 per[engine] = {"status": "error", "reason": why}
-                continue
-            if engine == "iree" and iree_problem:
-                per[engine] = {"status": "n/a", "reason": iree_problem}
-                continue
-            log(f"[bench] {name} / {engine} ...")
-            res = run_tcc(name, mdir, a) if engine == "tcc" else run_worker(engine, name, mdir, a)
-            per[engine] = res
-            msg = (f"{res['bench']['median_ms']:.3f} ms" if res.get("status") == "ok"
-                   else res.get("reason", res.get("status")))
-            log(f"[bench]   -> {msg}" + (f"  (check {res['check']})" if "check" in res else ""))
+            continue
+        per.update(bench_model(name, mdir, peers, iree_problem, a))
+        for engine, res in per.items():
             if res.get("status") == "error" or res.get("check") == "fail":
                 expected_fail.append(f"{name}/{engine}")
 
