@@ -1,24 +1,24 @@
-// winograd.cc - 3x3 stride-1 convolutions as Winograd F(2x2, 3x3): each 2x2
-// block of outputs ("tile") is computed from a 4x4 block of inputs with 16
-// multiplications per channel pair instead of 36, as 16 independent GEMMs
-// over the channels (Lavin and Gray, "Fast Algorithms for Convolutional
-// Neural Networks", 2016):
+// winograd.cc - 3x3 stride-1 convolutions as Winograd F(m x m, 3x3), m = 2
+// or 4: each m x m block of outputs ("tile") is computed from an a x a block
+// of inputs (a = m + 2) with a^2 multiplications per channel pair instead of
+// 9 m^2, as a^2 independent GEMMs over the channels (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", 2016):
 //
 //   V[xi][c, t] = (B^T d_{c,t} B)[xi]     the input tiles, transformed
-//   U[xi][f, c] = (G g_{f,c} G^T)[xi]     the weights, at compile time
-//   M[xi]       = U[xi] * V[xi]           16 GEMMs, F x P x C
-//   y_{f,t}     = A^T M_{f,t} A           the 2x2 outputs of tile t
+//   U[xi][f, c] = (G g_{f,c} G^T)[xi]     the weights, at packing time
+//   M[xi]       = U[xi] * V[xi]           a^2 GEMMs, F x P x C
+//   y_{f,t}     = A^T M_{f,t} A           the m x m outputs of tile t
 //
-// with xi = 4i + j over the 4x4 transform domain and P the tiles of an
-// image. The transforms of F(2x2, 3x3) only add and subtract (the 1/2 of G
-// goes into the weights), so the result is as accurate as a direct
-// convolution to within a small constant factor.
+// with xi = a i + j over the transform domain and P the tiles of an image.
+// F(2x2, 3x3) (16 products for 4 outputs) only adds and subtracts in its
+// transforms (the 1/2 of G goes into the weights); F(4x4, 3x3) (36 for 16,
+// interpolation points 0, +-1, +-2) needs a little over half the products
+// per output but scales by up to 8 in its transforms and makes U four times
+// the weights, so it serves the layers with few channels and many tiles.
 //
 // The weights are packed per xi as the GEMM's A panels; V is written
-// straight into the GEMM's packed-B layout, so the 16 GEMMs run the tile
-// kernels without packing anything. Threads: one parallel_for per step
-// (channels; the 16 GEMMs, one each; output channels), which splits evenly
-// whatever the image size.
+// straight into the GEMM's packed-B layout, so the GEMMs run the tile
+// kernels without packing anything.
 #include "simd.h"
 
 #include <stdlib.h>
@@ -28,7 +28,14 @@ namespace uk {
 inline namespace TCC_UK_ISA_NS {
 namespace {
 
-constexpr int kTransformed = 16; // 4x4
+/// The geometry of F(M x M, 3x3).
+template <int M> struct Wino {
+  static constexpr int kIn = M + 2;       // input tile a
+  static constexpr int kT = kIn * kIn;   // transformed values per tile
+  /// Tiles of a block in the blocked mode: two column panels, one for
+  /// F(4x4) whose V and M are 36 matrices a block.
+  static constexpr int64_t kBlock = (M == 2 ? 2 : 1) * kNR;
+};
 /// Tile rows wider than this (images over ~2000 columns) use im2col: the
 /// transforms keep a few rows of tiles on the stack.
 constexpr int64_t kMaxTileCols = 1024;
@@ -37,10 +44,10 @@ struct Tiles {
   int64_t th, tw, p; // tile rows, tile columns, tiles of an image
 };
 
-Tiles tilesOf(const ConvShape &s) {
+Tiles tilesOf(const ConvShape &s, int m) {
   Tiles t;
-  t.th = (s.oh + 1) / 2;
-  t.tw = (s.ow + 1) / 2;
+  t.th = ceilDiv(s.oh, m);
+  t.tw = ceilDiv(s.ow, m);
   t.p = t.th * t.tw;
   return t;
 }
@@ -48,7 +55,7 @@ Tiles tilesOf(const ConvShape &s) {
 int64_t roundUp(int64_t x, int64_t m) { return ceilDiv(x, m) * m; }
 
 /// Floats of one xi's V: the packed-B panels of a C x P matrix, P rounded
-/// up to blocks of two panels (the blocked mode's).
+/// up to two panels (at least the blocked mode's blocks).
 int64_t vFloats(int32_t isa, const ConvShape &s, const Tiles &t) {
   const int64_t nr = tilesFor(isa).nr;
   return roundUp(roundUp(t.p, 2 * nr) * s.c, 16);
@@ -93,52 +100,98 @@ TCC_UK_INLINE void storeV(float *v, int64_t c, int64_t C, int64_t t0, int n,
   copyShort(dst + (C - 1) * kNR + kNR - lane, tmp + first, n - first);
 }
 
-/// d B for one input row (row 2ty - pt + r of a channel) and kVL tile
-/// columns from tx: h[j] over the tiles. Each tile reads four input columns
-/// from 2tx - pl; those outside the row are zeros.
+/// The 1-D input transform B^T of F(M x M, 3x3) on in[0..M+2).
+template <int M> TCC_UK_INLINE void inputTransform1(const vf *in, vf *out) {
+  if (M == 2) {
+    out[0] = vsub(in[0], in[2]);
+    out[1] = vadd(in[1], in[2]);
+    out[2] = vsub(in[2], in[1]);
+    out[3] = vsub(in[1], in[3]);
+  } else {
+    const vf four = vset1(4.0f), five = vset1(-5.0f), two = vset1(2.0f);
+    const vf p12 = vadd(in[1], in[2]), m12 = vsub(in[1], in[2]);
+    const vf m13 = vsub(in[1], in[3]), d4m2 = vsub(in[4], in[2]);
+    out[0] = vfma(four, in[0], vfma(five, in[2], in[4]));
+    out[1] = vsub(vadd(in[3], in[4]), vmul(four, p12));
+    out[2] = vfma(four, m12, vsub(in[4], in[3]));
+    out[3] = vsub(d4m2, vmul(two, m13));
+    out[4] = vfma(two, m13, d4m2);
+    out[5] = vfma(four, in[1], vfma(five, in[3], in[5]));
+  }
+}
+
+/// The 1-D output transform A^T of F(M x M, 3x3): M values from M + 2.
+template <int M> TCC_UK_INLINE void outputTransform1(const vf *in, vf *out) {
+  if (M == 2) {
+    out[0] = vadd(vadd(in[0], in[1]), in[2]);
+    out[1] = vsub(vsub(in[1], in[2]), in[3]);
+  } else {
+    const vf p12 = vadd(in[1], in[2]), m12 = vsub(in[1], in[2]);
+    const vf p34 = vadd(in[3], in[4]), m34 = vsub(in[3], in[4]);
+    out[0] = vadd(vadd(in[0], p12), p34);
+    out[1] = vfma(vset1(2.0f), m34, m12);
+    out[2] = vfma(vset1(4.0f), p34, p12);
+    out[3] = vadd(vfma(vset1(8.0f), m34, m12), in[5]);
+  }
+}
+
+/// The M + 2 input columns of kVL tiles of one input row: d[q], lane l =
+/// xrow[base + M l + q], zeros outside [0, w).
 #if TCC_UK_NATIVE_ISA == 2
-TCC_UK_INLINE void rowTransform(const float *xrow, int64_t w, int64_t base,
-                                vf h[4]) {
-  // Columns base + [0, 32) and base + 2 + [0, 32), read under masks that
-  // zero what lies outside [0, w); then split by parity in registers (no
-  // trip through memory, whose masked stores would stall the loads).
-  auto load = [&](int64_t at) {
-    const int64_t lo = at < 0 ? minI(16, -at) : 0;
-    const int64_t hi = maxI(0, minI(16, w - at));
-    const __mmask16 m = hi > lo ? static_cast<__mmask16>(
-                                      ((1u << hi) - 1u) & ~((1u << lo) - 1u))
-                                : 0;
-    return _mm512_maskz_loadu_ps(m, xrow + at);
-  };
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                         20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-  const __m512 a0 = load(base), a1 = load(base + 16);
-  const __m512 b0 = load(base + 2), b1 = load(base + 18);
-  const vf e0 = _mm512_permutex2var_ps(a0, even, a1);
-  const vf o0 = _mm512_permutex2var_ps(a0, odd, a1);
-  const vf e1 = _mm512_permutex2var_ps(b0, even, b1);
-  const vf o1 = _mm512_permutex2var_ps(b0, odd, b1);
-  h[0] = vsub(e0, e1);
-  h[1] = vadd(o0, e1);
-  h[2] = vsub(e1, o0);
-  h[3] = vsub(o0, o1);
+/// 16 input columns from `at`, zeros outside the row (masked loads: no copy
+/// of the row, whose masked stores would stall the loads).
+TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 16 <= w)
+    return _mm512_loadu_ps(row + at);
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  const __mmask16 m =
+      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+              : 0;
+  return _mm512_maskz_loadu_ps(m, row + at);
+}
+
+template <int M>
+TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
+                              vf *d) {
+  if (M == 2) {
+    // Columns base + [0, 32) and base + 2 + [0, 32), split by parity.
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                           20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512 a0 = loadCols(xrow, w, base), a1 = loadCols(xrow, w, base + 16);
+    const __m512 b0 = loadCols(xrow, w, base + 2);
+    const __m512 b1 = loadCols(xrow, w, base + 18);
+    d[0] = _mm512_permutex2var_ps(a0, even, a1);
+    d[1] = _mm512_permutex2var_ps(a0, odd, a1);
+    d[2] = _mm512_permutex2var_ps(b0, even, b1);
+    d[3] = _mm512_permutex2var_ps(b0, odd, b1);
+  } else {
+    // Every fourth of columns base + q + [0, 64): two halves of 8 lanes.
+    const __m512i four = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4,
+                                           8, 12, 16, 20, 24, 28);
+    for (int q = 0; q < M + 2; ++q) {
+      const __m512 lo = _mm512_permutex2var_ps(
+          loadCols(xrow, w, base + q), four, loadCols(xrow, w, base + q + 16));
+      const __m512 hi =
+          _mm512_permutex2var_ps(loadCols(xrow, w, base + q + 32), four,
+                                 loadCols(xrow, w, base + q + 48));
+      d[q] = _mm512_shuffle_f32x4(lo, hi, 0x44);
+    }
+  }
 }
 #else
-TCC_UK_INLINE void rowTransform(const float *xrow, int64_t w, int64_t base,
-                                vf h[4]) {
-  alignas(64) float col[4][kVL];
+template <int M>
+TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
+                              vf *d) {
+  alignas(64) float col[M + 2][kVL];
   for (int l = 0; l < kVL; ++l)
-    for (int q = 0; q < 4; ++q) {
-      const int64_t ix = base + 2 * l + q;
+    for (int q = 0; q < M + 2; ++q) {
+      const int64_t ix = base + M * l + q;
       col[q][l] = ix >= 0 && ix < w ? xrow[ix] : 0.0f;
     }
-  const vf d0 = vload(col[0]), d1 = vload(col[1]);
-  const vf d2 = vload(col[2]), d3 = vload(col[3]);
-  h[0] = vsub(d0, d2);
-  h[1] = vadd(d1, d2);
-  h[2] = vsub(d2, d1);
-  h[3] = vsub(d1, d3);
+  for (int q = 0; q < M + 2; ++q)
+    d[q] = vload(col[q]);
 }
 #endif
 
@@ -156,11 +209,11 @@ struct Range {
 /// Zeros the columns of the range's last panel past its tiles: never
 /// stored, but computed on, and left as they were they could be anything
 /// (denormals slow the products down).
-void zeroPanelTail(const Range &rg, int64_t c) {
+void zeroPanelTail(const Range &rg, int64_t c, int transformed) {
   const int64_t n = rg.t1 - rg.t0, pad = ceilDiv(n, kNR) * kNR - n;
   if (pad == 0)
     return;
-  for (int xi = 0; xi < kTransformed; ++xi) {
+  for (int xi = 0; xi < transformed; ++xi) {
     float *last = rg.v + xi * rg.vStride + (n / kNR) * c * kNR;
     for (int64_t k = 0; k < c; ++k)
       zeroShort(last + k * kNR + kNR - pad, pad);
@@ -180,30 +233,37 @@ TCC_UK_INLINE void forTileRuns(const Tiles &t, int64_t t0, int64_t t1,
   }
 }
 
-/// V of channels [c0, c1) for the range's tiles: each 4x4 input block d
+/// V of channels [c0, c1) for the range's tiles: each input block d
 /// becomes B^T d B, kVL tiles of a tile row at a time.
+template <int M>
 void transformInput(const Job &job, const Range &rg, int64_t c0, int64_t c1) {
+  constexpr int A = Wino<M>::kIn;
   const ConvShape &s = *job.s;
   for (int64_t c = c0; c < c1; ++c) {
     const float *xc = job.x + c * s.h * s.w;
     forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
       for (int64_t tx = txa; tx < txb; tx += kVL) {
         const int n = static_cast<int>(minI(kVL, txb - tx));
-        vf h[4][4];
-        for (int r = 0; r < 4; ++r) {
-          const int64_t iy = 2 * ty - s.pt + r;
+        vf h[A][A]; // h[r][j]: (d B)[r][j], per input row r
+        for (int r = 0; r < A; ++r) {
+          const int64_t iy = M * ty - s.pt + r;
+          vf d[A];
           if (iy < 0 || iy >= s.h) {
-            h[r][0] = h[r][1] = h[r][2] = h[r][3] = vzero();
-            continue;
+            for (int q = 0; q < A; ++q)
+              d[q] = vzero();
+          } else {
+            gatherTaps<M>(xc + iy * s.w, s.w, M * tx - s.pl, d);
           }
-          rowTransform(xc + iy * s.w, s.w, 2 * tx - s.pl, h[r]);
+          inputTransform1<M>(d, h[r]);
         }
         const int64_t col = ty * job.t.tw + tx - rg.t0;
-        for (int j = 0; j < 4; ++j) { // B^T (d B)
-          const vf v[4] = {vsub(h[0][j], h[2][j]), vadd(h[1][j], h[2][j]),
-                           vsub(h[2][j], h[1][j]), vsub(h[1][j], h[3][j])};
-          for (int i = 0; i < 4; ++i)
-            storeV(rg.v + (4 * i + j) * rg.vStride, c, s.c, col, n, v[i]);
+        for (int j = 0; j < A; ++j) { // B^T (d B), column j
+          vf in[A], v[A];
+          for (int r = 0; r < A; ++r)
+            in[r] = h[r][j];
+          inputTransform1<M>(in, v);
+          for (int i = 0; i < A; ++i)
+            storeV(rg.v + (A * i + j) * rg.vStride, c, s.c, col, n, v[i]);
         }
       }
     });
@@ -212,7 +272,7 @@ void transformInput(const Job &job, const Range &rg, int64_t c0, int64_t c1) {
 
 /// M[xi] = U[xi] * V[xi] over the range's tiles for xi in [x0, x1), each
 /// on the calling thread.
-void multiply(const Job &job, const Range &rg, int64_t x0, int64_t x1) {
+inline void multiply(const Job &job, const Range &rg, int64_t x0, int64_t x1) {
   const ConvShape &s = *job.s;
   for (int64_t xi = x0; xi < x1; ++xi) {
     GemmArgs g = {};
@@ -248,13 +308,43 @@ TCC_UK_INLINE void interleave(const float *a, const float *b, float *dst,
   }
 }
 
-/// The outputs of channels [f0, f1) in the range's tiles: each tile's 4x4
+/// dst[4t + q] = src[q][t] for t < n.
+TCC_UK_INLINE void interleave4(const float *const *src, float *dst, int64_t n) {
+  int64_t t = 0;
+#if TCC_UK_NATIVE_ISA == 2
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                       21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+  const __m512i plo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+  const __m512i phi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+  for (; t + 16 <= n; t += 16) {
+    const __m512 a = _mm512_loadu_ps(src[0] + t), b = _mm512_loadu_ps(src[1] + t);
+    const __m512 c = _mm512_loadu_ps(src[2] + t), d = _mm512_loadu_ps(src[3] + t);
+    // (a b) and (c d) pairs, then the pairs interleaved as 64-bit elements.
+    const __m512d ab0 = _mm512_castps_pd(_mm512_permutex2var_ps(a, lo, b));
+    const __m512d ab1 = _mm512_castps_pd(_mm512_permutex2var_ps(a, hi, b));
+    const __m512d cd0 = _mm512_castps_pd(_mm512_permutex2var_ps(c, lo, d));
+    const __m512d cd1 = _mm512_castps_pd(_mm512_permutex2var_ps(c, hi, d));
+    _mm512_storeu_pd(dst + 4 * t, _mm512_permutex2var_pd(ab0, plo, cd0));
+    _mm512_storeu_pd(dst + 4 * t + 16, _mm512_permutex2var_pd(ab0, phi, cd0));
+    _mm512_storeu_pd(dst + 4 * t + 32, _mm512_permutex2var_pd(ab1, plo, cd1));
+    _mm512_storeu_pd(dst + 4 * t + 48, _mm512_permutex2var_pd(ab1, phi, cd1));
+  }
+#endif
+  for (; t < n; ++t)
+    for (int q = 0; q < 4; ++q)
+      dst[4 * t + q] = src[q][t];
+}
+
+/// The outputs of channels [f0, f1) in the range's tiles: each tile's
 /// M becomes A^T M A, then the epilogue, a run of a tile row at a time.
+template <int M>
 void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
+  constexpr int A = Wino<M>::kIn;
   const ConvShape &s = *job.s;
-  // y[r][q][tx]: output (2ty + r, 2tx + q) of the run; then the rows.
-  float y[2][2][kMaxTileCols + 16];
-  float out[2][2 * kMaxTileCols + 32];
+  // y[r][q][k]: output (M ty + r, M (txa + k) + q) of the run; then the rows.
+  float y[M][M][kMaxTileCols + 16];
+  float out[M * kMaxTileCols + 32];
   const tcc_uk_epilogue_t *ep = job.ep;
   const bool clamp = ep && ep->has_clamp;
   const vf lo = vset1(clamp ? ep->clamp_min : 0.0f);
@@ -267,32 +357,38 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
       for (int64_t k = 0; k < len; k += kVL) {
         const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, len - k)));
         const float *at = mf + ty * job.t.tw + txa + k - rg.t0;
-        vf s0[4], s1[4];
-        for (int j = 0; j < 4; ++j) { // A^T M, per column of M
-          const vf m0 = vloadMask(at + j * rg.mStride, mask);
-          const vf m1 = vloadMask(at + (4 + j) * rg.mStride, mask);
-          const vf m2 = vloadMask(at + (8 + j) * rg.mStride, mask);
-          const vf m3 = vloadMask(at + (12 + j) * rg.mStride, mask);
-          s0[j] = vadd(vadd(m0, m1), m2);
-          s1[j] = vsub(vsub(m1, m2), m3);
+        vf cols[M][A]; // (A^T M)[r][j]
+        for (int j = 0; j < A; ++j) {
+          vf in[A], o[M];
+          for (int i = 0; i < A; ++i)
+            in[i] = vloadMask(at + (A * i + j) * rg.mStride, mask);
+          outputTransform1<M>(in, o);
+          for (int r = 0; r < M; ++r)
+            cols[r][j] = o[r];
         }
-        // (A^T M) A
-        vstore(y[0][0] + k, vadd(vadd(s0[0], s0[1]), s0[2]));
-        vstore(y[0][1] + k, vsub(vsub(s0[1], s0[2]), s0[3]));
-        vstore(y[1][0] + k, vadd(vadd(s1[0], s1[1]), s1[2]));
-        vstore(y[1][1] + k, vsub(vsub(s1[1], s1[2]), s1[3]));
+        for (int r = 0; r < M; ++r) { // (A^T M) A
+          vf o[M];
+          outputTransform1<M>(cols[r], o);
+          for (int q = 0; q < M; ++q)
+            vstore(y[r][q] + k, o[q]);
+        }
       }
-      const int64_t ox0 = 2 * txa, ox1 = minI(s.ow, 2 * txb);
-      for (int r = 0; r < 2 && 2 * ty + r < s.oh; ++r) {
-        const int64_t oy = 2 * ty + r;
-        interleave(y[r][0], y[r][1], out[r], len);
+      const int64_t ox0 = M * txa, ox1 = minI(s.ow, M * txb);
+      for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
+        const int64_t oy = M * ty + r;
+        if (M == 2) {
+          interleave(y[r][0], y[r][1], out, len);
+        } else {
+          const float *src[4] = {y[r][0], y[r][1], y[r][2], y[r][3]};
+          interleave4(src, out, len);
+        }
         float *dst = job.y + (f * s.oh + oy) * s.ow + ox0;
         const float *res =
             job.res ? job.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
         for (int64_t ox = 0; ox < ox1 - ox0; ox += kVL) {
           const vmask m =
               vmaskFirst(static_cast<int>(minI(kVL, ox1 - ox0 - ox)));
-          vf x = vload(out[r] + ox);
+          vf x = vload(out + ox);
           if (job.accumulate)
             x = vadd(vloadMask(dst + ox, m), x);
           x = vadd(x, bias);
@@ -311,80 +407,127 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
 Range wholeImage(const Job &job) {
   return {0, job.t.p, job.v, job.vStride, job.m, job.s->f * job.t.p, job.t.p};
 }
-void inputTransform(void *ctx, int64_t c0, int64_t c1) {
+template <int M> void inputTransform(void *ctx, int64_t c0, int64_t c1) {
   const Job &job = *static_cast<const Job *>(ctx);
-  transformInput(job, wholeImage(job), c0, c1);
+  transformInput<M>(job, wholeImage(job), c0, c1);
 }
 void products(void *ctx, int64_t x0, int64_t x1) {
   const Job &job = *static_cast<const Job *>(ctx);
   multiply(job, wholeImage(job), x0, x1);
 }
-void outputTransform(void *ctx, int64_t f0, int64_t f1) {
+template <int M> void outputTransform(void *ctx, int64_t f0, int64_t f1) {
   const Job &job = *static_cast<const Job *>(ctx);
-  transformOutput(job, wholeImage(job), f0, f1);
+  transformOutput<M>(job, wholeImage(job), f0, f1);
 }
 
-/// Tiles a block of the blocked mode: two column panels.
-constexpr int64_t kBlockTiles = 2 * kNR;
-
-/// Blocks [b0, b1) of kBlockTiles tiles, each through all three steps on
-/// one thread, its V and M in a slice of the scratch of their own (about
-/// 16 * (c + f) * 96 floats: they stay in the thread's L2 between steps).
-void blocks(void *ctx, int64_t b0, int64_t b1) {
+/// Blocks [b0, b1) of Wino<M>::kBlock tiles, each through all three steps
+/// on one thread, its V and M in a slice of the scratch of their own (about
+/// a^2 (c + f) kBlock floats: they stay in the thread's L2 between steps).
+template <int M> void blocks(void *ctx, int64_t b0, int64_t b1) {
+  constexpr int T = Wino<M>::kT;
+  constexpr int64_t kB = Wino<M>::kBlock;
   const Job &job = *static_cast<const Job *>(ctx);
   const ConvShape &s = *job.s;
   for (int64_t b = b0; b < b1; ++b) {
     Range rg;
-    rg.t0 = b * kBlockTiles;
-    rg.t1 = minI(job.t.p, rg.t0 + kBlockTiles);
-    rg.vStride = s.c * kBlockTiles;
-    rg.v = job.v + b * kTransformed * rg.vStride;
+    rg.t0 = b * kB;
+    rg.t1 = minI(job.t.p, rg.t0 + kB);
+    rg.vStride = s.c * kB;
+    rg.v = job.v + b * T * rg.vStride;
     rg.ldm = rg.t1 - rg.t0;
     rg.mStride = s.f * rg.ldm;
-    rg.m = job.m + kTransformed * s.f * rg.t0;
-    transformInput(job, rg, 0, s.c);
-    zeroPanelTail(rg, s.c);
-    multiply(job, rg, 0, kTransformed);
-    transformOutput(job, rg, 0, s.f);
+    rg.m = job.m + T * s.f * rg.t0;
+    transformInput<M>(job, rg, 0, s.c);
+    zeroPanelTail(rg, s.c, T);
+    multiply(job, rg, 0, T);
+    transformOutput<M>(job, rg, 0, s.f);
   }
 }
 
-} // namespace
+template <int M>
+void run(const tcc_host_api_t *host, Job &job, const float *input,
+         float *output) {
+  constexpr int T = Wino<M>::kT;
+  const ConvShape &s = *job.s;
+  // Enough blocks of tiles to keep every thread busy: each thread takes
+  // whole blocks through all three steps, in its own cache. Otherwise each
+  // step is split across the threads (channels, the products, filters).
+  const int64_t nblocks = ceilDiv(job.t.p, Wino<M>::kBlock);
+  const bool blocked = nblocks >= 2 * hostThreads(host) && nblocks > 1;
+  const int64_t ohw = s.oh * s.ow;
+  const tcc_uk_epilogue_t *ep = job.ep;
+  for (int64_t img = 0; img < s.n; ++img) {
+    job.x = input + img * s.c * s.h * s.w;
+    job.y = output + img * s.f * ohw;
+    job.res = ep && ep->residual ? ep->residual + img * s.f * ohw : NULL;
+    if (blocked) {
+      parallelFor(host, nblocks, 1, blocks<M>, &job);
+      continue;
+    }
+    parallelFor(host, s.c, 1, inputTransform<M>, &job);
+    if (img == 0)
+      zeroPanelTail(wholeImage(job), s.c, T);
+    parallelFor(host, T, 1, products, &job);
+    parallelFor(host, s.f, 1, outputTransform<M>, &job);
+  }
+}
 
-bool winogradFits(const ConvShape &s) {
+/// F(4x4) or F(2x2) for a 3x3 stride-1 convolution, or 0 for neither.
+int tileSize(const ConvShape &s) {
   if (s.kh != 3 || s.kw != 3 || s.sh != 1 || s.sw != 1 || s.dh != 1 ||
       s.dw != 1 || s.groups != 1 || s.pt > 2 || s.pl > 2 || s.pb > 2 ||
-      s.pr > 2 || s.oh < 2 || s.ow < 2)
-    return false;
-  const Tiles t = tilesOf(s);
+      s.pr > 2 || s.oh < 2 || s.ow < 2 || s.c < 16 || s.f < 16)
+    return 0;
+  // F(4x4) where there are tiles enough and few channels: its U is four
+  // times the weights, read once a run, which the wide layers cannot afford
+  // (resnet18's 56x56 and 28x28 layers take it, the 14x14 and 7x7 ones not).
+  const Tiles t4 = tilesOf(s, 4);
+  if (t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128)
+    return 4;
   // Small problems: the transforms would cost more than they save. From 16
   // tiles (resnet's 7x7 layers: 4x4 tiles) the GEMMs fill a vector of
   // columns; measured on resnet18, taking those too saved 7%.
-  return t.tw <= kMaxTileCols && t.p >= 16 && s.c >= 16 && s.f >= 16;
+  const Tiles t2 = tilesOf(s, 2);
+  return t2.tw <= kMaxTileCols && t2.p >= 16 ? 2 : 0;
 }
 
+int transformedOf(int m) { return (m + 2) * (m + 2); }
+
+} // namespace
+
+bool winogradFits(const ConvShape &s) { return tileSize(s) != 0; }
+
 int64_t winogradWeightBytes(int32_t isa, const ConvShape &s) {
-  return kTransformed * uFloats(isa, s) * static_cast<int64_t>(sizeof(float));
+  return transformedOf(tileSize(s)) * uFloats(isa, s) *
+         static_cast<int64_t>(sizeof(float));
 }
 
 void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
                          float *out) {
-  // U = G g G^T, with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in
-  // double, one F x C matrix per xi, each packed as A panels.
+  // U = G g G^T in double, one F x C matrix per xi, each packed as A
+  // panels. F(2x2): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+  static const double G2[4][3] = {
+      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static const double G4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  const int m = tileSize(s), a = m + 2;
+  const double(*G)[3] = m == 4 ? G4 : G2;
   const int64_t fc = s.f * s.c;
   float *u = static_cast<float *>(malloc(sizeof(float) * fc));
   if (!u)
     return;
-  static const double G[4][3] = {
-      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  for (int xi = 0; xi < kTransformed; ++xi) {
-    const int i = xi / 4, j = xi % 4;
+  for (int xi = 0; xi < a * a; ++xi) {
+    const int i = xi / a, j = xi % a;
     for (int64_t k = 0; k < fc; ++k) {
       const float *g = w + k * 9;
       double acc = 0;
-      for (int a = 0; a < 3; ++a)
-        for (int b = 0; b < 3; ++b)
-          acc += G[i][a] * g[a * 3 + b] * G[j][b];
+      for (int p = 0; p < 3; ++p)
+        for (int q = 0; q < 3; ++q)
+          acc += G[i][p] * g[p * 3 + q] * G[j][q];
       u[k] = static_cast<float>(acc);
     }
     tcc_uk_pack_a(isa, s.f, s.c, u, s.c, 0, out + xi * uFloats(isa, s));
@@ -393,8 +536,9 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
 }
 
 int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
-  const Tiles t = tilesOf(s);
-  return (kTransformed * vFloats(isa, s, t) + kTransformed * s.f * t.p) *
+  const int m = tileSize(s), t = transformedOf(m);
+  const Tiles tiles = tilesOf(s, m);
+  return (t * vFloats(isa, s, tiles) + t * s.f * tiles.p) *
              static_cast<int64_t>(sizeof(float)) +
          64;
 }
@@ -403,36 +547,21 @@ void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
                   bool accumulate, const tcc_uk_epilogue_t *ep,
                   void *scratch) {
+  const int m = tileSize(s);
   Job job = {};
   job.s = &s;
-  job.t = tilesOf(s);
+  job.t = tilesOf(s, m);
   job.u = weight;
   job.uStride = uFloats(TCC_UK_NATIVE_ISA, s);
   job.vStride = vFloats(TCC_UK_NATIVE_ISA, s, job.t);
   job.v = alignScratch(scratch);
-  job.m = job.v + kTransformed * job.vStride;
+  job.m = job.v + transformedOf(m) * job.vStride;
   job.ep = ep;
   job.accumulate = accumulate;
-  // Enough blocks of tiles to keep every thread busy: each thread takes
-  // whole blocks through all three steps, in its own cache. Otherwise each
-  // step is split across the threads (channels, the 16 products, filters).
-  const int64_t nblocks = ceilDiv(job.t.p, kBlockTiles);
-  const bool blocked = nblocks >= 2 * hostThreads(host) && nblocks > 1;
-  const int64_t ohw = s.oh * s.ow;
-  for (int64_t img = 0; img < s.n; ++img) {
-    job.x = input + img * s.c * s.h * s.w;
-    job.y = output + img * s.f * ohw;
-    job.res = ep && ep->residual ? ep->residual + img * s.f * ohw : NULL;
-    if (blocked) {
-      parallelFor(host, nblocks, 1, blocks, &job);
-      continue;
-    }
-    parallelFor(host, s.c, 1, inputTransform, &job);
-    if (img == 0)
-      zeroPanelTail(wholeImage(job), s.c);
-    parallelFor(host, kTransformed, 1, products, &job);
-    parallelFor(host, s.f, 1, outputTransform, &job);
-  }
+  if (m == 4)
+    run<4>(host, job, input, output);
+  else
+    run<2>(host, job, input, output);
 }
 
 } // namespace TCC_UK_ISA_NS

@@ -252,10 +252,12 @@ TEST_P(Conv2d, PrepackedWeights) {
 }
 
 // 3x3 stride-1 convolutions of 16 tiles (2x2 outputs) or more run
-// Winograd's F(2x2, 3x3) once their weights are prepacked: odd and even
-// output sizes (edge tiles), each padding, the epilogue, accumulation, a
-// batch, and packing by another variant. The reference tolerance holds as
-// is: the transforms only add and subtract.
+// Winograd's F(2x2, 3x3) once their weights are prepacked, and those with
+// 32 tiles of 4x4 and at most 128 channels F(4x4, 3x3): odd and even output
+// sizes (edge tiles), each padding, the epilogue, accumulation, a batch,
+// and packing by another variant. The direct convolution's tolerance holds
+// for both (F(2x2) only adds and subtracts; F(4x4)'s scaling by up to 8
+// stays within the 9c-term bound at these sizes).
 TEST_P(Conv2d, WinogradThreeByThree) {
   const Variant &host = variantNamed("host");
   const uint32_t packed = TCC_UK_PACKED_A;
@@ -274,6 +276,13 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   checkConv(*v, ConvCase{1, 32, 20, 70, 48, 3, 3}.pad(1).withFlags(packed));
   checkConv(*v, ConvCase{1, 64, 7, 7, 72, 3, 3}.pad(1).withFlags(packed)
                     .epilogue()); // 16 tiles, the last row and column half
+  // F(4x4): edge tiles of 1, 2 and 3 outputs, batch, accumulation.
+  checkConv(*v, ConvCase{1, 32, 25, 30, 40, 3, 3}.pad(1).withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{2, 48, 26, 27, 32, 3, 3}.pads(1, 0, 1, 2).withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 128, 56, 56, 128, 3, 3}.pad(1).withFlags(packed)
+                    .epilogue());
 }
 
 // Which convolutions take the Winograd path shows in the packed weights'
@@ -287,8 +296,14 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
     return c.groups *
            v->packABytes(isa(), c.f / c.groups, c.c / c.groups * c.kh * c.kw);
   };
+  // F(2x2): 16 transformed matrices; F(4x4) (32 tiles of 4x4 or more, at
+  // most 128 channels in and out): 36.
   const ConvCase fits = ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(fits), 16 * v->packABytes(isa(), 24, 16));
+  const ConvCase fits4 = ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(fits4), 36 * v->packABytes(isa(), 64, 64));
+  const ConvCase wide = ConvCase{1, 256, 28, 28, 160, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(wide), 16 * v->packABytes(isa(), 160, 256));
   for (const ConvCase &c : {
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).stride(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(2).dilation(2),
