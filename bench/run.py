@@ -34,11 +34,13 @@ import argparse
 import json
 import os
 import platform
+import queue
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -423,19 +425,37 @@ class PeerProcess:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
         self.rounds = []
+        # Lines arrive through a thread, so that a worker that hangs without
+        # printing anything still times out.
+        self.lines = queue.Queue()
+        self.err = []
+        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines),
+                         daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, None),
+                         daemon=True).start()
+
+    def _pump(self, stream, q):
+        for line in stream:
+            if q is not None:
+                q.put(line)
+            else:
+                self.err.append(line)
+        if q is not None:
+            q.put(None)
 
     def _read_until(self, tag: str):
         """The payload of the next line starting with `tag`; None once the
         worker has ended (its result, if any, is kept)."""
         deadline = time.monotonic() + self.a.timeout
         while True:
-            if time.monotonic() > deadline:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
                 self.proc.kill()
                 self.result = {"status": "error",
                                "reason": f"timed out after {self.a.timeout}s"}
                 return None
-            line = self.proc.stdout.readline()
-            if not line:
+            if line is None:
                 self._finish()
                 return None
             if line.startswith("@@RESULT@@"):
@@ -451,10 +471,11 @@ class PeerProcess:
 
     def _finish(self):
         try:
-            _, err = self.proc.communicate(timeout=60)
+            self.proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
+            self.proc.wait()
+        err = "".join(self.err)
         if self.result is None:
             self.result = {"status": "error",
                            "reason": f"worker exited {self.proc.returncode} without a "
