@@ -286,18 +286,6 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
 }
 
 #if TCC_UK_NATIVE_ISA == 2
-/// 16 input columns from `at` of a row of w, zeros outside it.
-TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
-  if (at >= 0 && at + 16 <= w)
-    return _mm512_loadu_ps(row + at);
-  const int64_t lo = at < 0 ? minI(16, -at) : 0;
-  const int64_t hi = maxI(0, minI(16, w - at));
-  const __mmask16 m =
-      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
-              : 0;
-  return _mm512_maskz_loadu_ps(m, row + at);
-}
-
 /// 3x3 taps, dilation 1, stride S (1 or 2), straight from the input: each
 /// tap is a vector load of the input row (masked at the edges; for stride
 /// 2, two loads split by parity in registers), nothing goes through a

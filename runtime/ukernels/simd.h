@@ -163,6 +163,23 @@ TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
     dst[t] = src[2 * t];
 }
 
+#if TCC_UK_NATIVE_ISA == 2
+/// row[at + l] for the 16 lanes l, zero where at + l lies outside [0, w):
+/// the taps of a convolution read straight from an input row, with masked
+/// loads at its edges (a zero-padded copy of the row, read back at once,
+/// would stall every load behind its masked stores).
+TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 16 <= w)
+    return _mm512_loadu_ps(row + at);
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  const __mmask16 m =
+      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+              : 0;
+  return _mm512_maskz_loadu_ps(m, row + at);
+}
+#endif
+
 } // namespace TCC_UK_ISA_NS
 } // namespace uk
 } // namespace tcc

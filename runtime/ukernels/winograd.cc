@@ -138,19 +138,6 @@ template <int M> TCC_UK_INLINE void outputTransform1(const vf *in, vf *out) {
 /// The M + 2 input columns of kVL tiles of one input row: d[q], lane l =
 /// xrow[base + M l + q], zeros outside [0, w).
 #if TCC_UK_NATIVE_ISA == 2
-/// 16 input columns from `at`, zeros outside the row (masked loads: no copy
-/// of the row, whose masked stores would stall the loads).
-TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
-  if (at >= 0 && at + 16 <= w)
-    return _mm512_loadu_ps(row + at);
-  const int64_t lo = at < 0 ? minI(16, -at) : 0;
-  const int64_t hi = maxI(0, minI(16, w - at));
-  const __mmask16 m =
-      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
-              : 0;
-  return _mm512_maskz_loadu_ps(m, row + at);
-}
-
 template <int M>
 TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
                               vf *d) {
