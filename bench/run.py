@@ -483,9 +483,7 @@ class PeerProcess:
 
     def ready(self) -> bool:
         """Waits for the set-up (compilation) and warm-up."""
-        ok = self._read_until("@@READY@@") is not None
-        self.setup_s = time.perf_counter() - self.t0
-        return ok
+        return self._read_until("@@READY@@") is not None
 
     def run_round(self):
         """One round of timed calls; its summary, or None if the worker failed."""

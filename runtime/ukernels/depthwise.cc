@@ -294,9 +294,6 @@ template <int S>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const Epi &e,
                  const vf *wv) {
   const vf lo = vset1(e.lo), hi = vset1(e.hi), bias = vset1(p.bias);
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                         20, 22, 24, 26, 28, 30);
-  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
   for (int64_t oy = 0; oy < s.oh; ++oy) {
     const float *rows[3];
     int nrows = 0, taps[3];
@@ -319,13 +316,12 @@ void planeDirect(const ConvShape &s, const PlaneArgs &p, const Epi &e,
           acc = vfma(wt[1], loadCols(rows[r], s.w, base + 1), acc);
           acc = vfma(wt[2], loadCols(rows[r], s.w, base + 2), acc);
         } else {
-          const __m512 a0 = loadCols(rows[r], s.w, base);
-          const __m512 a1 = loadCols(rows[r], s.w, base + 16);
-          const __m512 b0 = loadCols(rows[r], s.w, base + 2);
-          const __m512 b1 = loadCols(rows[r], s.w, base + 18);
-          acc = vfma(wt[0], _mm512_permutex2var_ps(a0, even, a1), acc);
-          acc = vfma(wt[1], _mm512_permutex2var_ps(a0, odd, a1), acc);
-          acc = vfma(wt[2], _mm512_permutex2var_ps(b0, even, b1), acc);
+          __m512 e0, o0, e1, o1;
+          loadColsByParity(rows[r], s.w, base, e0, o0);
+          loadColsByParity(rows[r], s.w, base + 2, e1, o1);
+          acc = vfma(wt[0], e0, acc);
+          acc = vfma(wt[1], o0, acc);
+          acc = vfma(wt[2], e1, acc);
         }
       }
       const bool full = ox + 16 <= s.ow;

@@ -178,6 +178,19 @@ TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
               : 0;
   return _mm512_maskz_loadu_ps(m, row + at);
 }
+
+/// Columns at, at+2, ..., at+30 (even) and at+1, ..., at+31 (odd) of a row,
+/// zeros outside [0, w): the taps of a stride-2 window, split by parity in
+/// registers.
+TCC_UK_INLINE void loadColsByParity(const float *row, int64_t w, int64_t at,
+                                    __m512 &even, __m512 &odd) {
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                            20, 22, 24, 26, 28, 30);
+  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  const __m512 lo = loadCols(row, w, at), hi = loadCols(row, w, at + 16);
+  even = _mm512_permutex2var_ps(lo, evenIdx, hi);
+  odd = _mm512_permutex2var_ps(lo, oddIdx, hi);
+}
 #endif
 
 } // namespace TCC_UK_ISA_NS

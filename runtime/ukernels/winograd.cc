@@ -143,16 +143,8 @@ TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
                               vf *d) {
   if (M == 2) {
     // Columns base + [0, 32) and base + 2 + [0, 32), split by parity.
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                           20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    const __m512 a0 = loadCols(xrow, w, base), a1 = loadCols(xrow, w, base + 16);
-    const __m512 b0 = loadCols(xrow, w, base + 2);
-    const __m512 b1 = loadCols(xrow, w, base + 18);
-    d[0] = _mm512_permutex2var_ps(a0, even, a1);
-    d[1] = _mm512_permutex2var_ps(a0, odd, a1);
-    d[2] = _mm512_permutex2var_ps(b0, even, b1);
-    d[3] = _mm512_permutex2var_ps(b0, odd, b1);
+    loadColsByParity(xrow, w, base, d[0], d[1]);
+    loadColsByParity(xrow, w, base + 2, d[2], d[3]);
   } else {
     // Every fourth of columns base + q + [0, 64): two halves of 8 lanes.
     const __m512i four = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4,

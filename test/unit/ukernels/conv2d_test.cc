@@ -317,6 +317,17 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   }
 }
 
+// Depthwise planes are cheap: mobilenet's 7x7 layer (960 planes of 49
+// outputs) is still split across two threads.
+TEST_P(Conv2d, DepthwiseSmallPlanesUseEveryThread) {
+  const ConvCase c = ConvCase{1, 960, 7, 7, 960, 3, 3}.pad(1).group(960);
+  const ConvData d(*v, c, v);
+  ThreadHost host(2);
+  runConv(*v, c, d, host.get());
+  EXPECT_EQ(host.calls, 1);
+  EXPECT_EQ(host.lastParts, 2u);
+}
+
 TEST_P(Conv2d, EmptyOutputWritesNothing) {
   ConvCase c{1, 2, 2, 2, 3, 5, 5}; // kernel larger than the image
   tcc_uk_conv2d_params_t p = c.params();

@@ -68,7 +68,8 @@ public:
     api.parallel_for = &ThreadHost::parallelFor;
   }
   const tcc_host_api_t *get() const { return &api; }
-  int calls = 0; // parallel_for calls seen
+  int calls = 0;      // parallel_for calls seen
+  size_t lastParts = 0; // ranges the last call was split into
 
 private:
   static void parallelFor(void *self, int64_t n, int64_t grain,
@@ -81,6 +82,7 @@ private:
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (int64_t b = 0; b < n; b += chunk)
       ranges.push_back({b, std::min(n, b + chunk)});
+    h->lastParts = ranges.size();
     std::reverse(ranges.begin(), ranges.end());
     std::vector<std::thread> pool;
     for (size_t i = 1; i < ranges.size(); ++i)
