@@ -138,6 +138,24 @@ struct ConvertUkernelsToCallsPass
             "pad_right", "groups", "flags", "has_clamp"})
         call.param(p);
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
+    } else if (op.getName() == "dwpw_conv2d") {
+      // input, dw weight, dw bias?, pw weight, bias?, residual?
+      bool hasDwBias = call.flag("has_dw_bias");
+      Value dwBias = hasDwBias ? ins[2] : Value();
+      Value pwWeight = ins[2 + hasDwBias];
+      Value pwBias = hasBias ? ins[3 + hasDwBias] : Value();
+      Value pwResidual = hasResidual ? ins[3 + hasDwBias + hasBias] : Value();
+      ok = addresses(
+          {ins[0], ins[1], dwBias, pwWeight, outs[0], pwBias, pwResidual,
+           scratch});
+      for (StringRef p :
+           {"n", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
+            "dilation_h", "dilation_w", "pad_top", "pad_left", "pad_bottom",
+            "pad_right", "dw_has_clamp"})
+        call.param(p);
+      call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
+      call.param("f"), call.param("flags"), call.param("has_clamp");
+      call.floatParam("clamp_min"), call.floatParam("clamp_max");
     } else {
       return op.emitOpError() << "unknown micro-kernel '" << op.getName()
                               << "'";

@@ -67,6 +67,39 @@ Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
   return e;
 }
 
+static bool isStaticF32Rank4(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && t.hasStaticShape() && t.getRank() == 4 &&
+         t.getElementType().isF32();
+}
+
+Operation *mlir::tcc::matchPointwiseAfterDepthwise(
+    Operation *op, const Epilogue &dwEpilogue, ArrayRef<Operation *> dwChain) {
+  auto dw = dyn_cast<ConvOp>(op);
+  if (!dw || !isStaticF32Rank4(dw.getInput()) ||
+      !isStaticF32Rank4(dw.getResult()))
+    return nullptr;
+  int64_t channels = dw.getInput().getType().getDimSize(1);
+  if (channels < 2 || dw.getGroups() != uint64_t(channels) ||
+      dw.getType().getDimSize(1) != channels || dwEpilogue.residual)
+    return nullptr;
+  Value mid = dwChain.empty() ? Value(dw.getResult()) : dwChain.back()->getResult(0);
+  if (!mid.hasOneUse())
+    return nullptr;
+  auto pw = dyn_cast<ConvOp>(*mid.getUsers().begin());
+  if (!pw || pw.getInput() != mid || pw->getBlock() != dw->getBlock() ||
+      !isStaticF32Rank4(pw.getResult()) || pw.getGroups() != 1)
+    return nullptr;
+  auto weight = dyn_cast<RankedTensorType>(pw.getWeight().getType());
+  if (!weight || !weight.hasStaticShape() || weight.getDimSize(2) != 1 ||
+      weight.getDimSize(3) != 1 ||
+      llvm::any_of(pw.getStrides(), [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(pw.getPadding(), [](int64_t p) { return p != 0; }) ||
+      (pw.getBias() && !isa<RankedTensorType>(pw.getBias().getType())))
+    return nullptr;
+  return pw;
+}
+
 /// Row-major strides of a contiguous tensor.
 static SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> sizes) {
   SmallVector<int64_t> strides(sizes.size(), 1);

@@ -33,6 +33,17 @@ struct Epilogue {
 Epilogue matchEpilogue(Operation *contraction,
                        SmallVectorImpl<Operation *> &chain);
 
+/// The 1x1 convolution that a depthwise convolution's kernel can compute
+/// in the same pass (runtime/ukernels: tcc_uk_dwpw_conv2d_nchw): `dw` is an
+/// f32 convolution with one filter per input channel, `dwEpilogue` and
+/// `dwChain` what matchEpilogue found after it (a bias and a clamp at
+/// most: no residual), the last value has a single use, and that use is
+/// the input of an unpadded stride-1 1x1 f32 convolution with one group.
+/// Null otherwise.
+Operation *matchPointwiseAfterDepthwise(Operation *dw,
+                                        const Epilogue &dwEpilogue,
+                                        ArrayRef<Operation *> dwChain);
+
 /// A batch of matrices as the matmul kernel addresses them: element
 /// (b, i, j) of `value` is element b*batchStride + i*rowStride + j*colStride
 /// of the contiguous tensor `base`, where one of the two inner strides is 1.

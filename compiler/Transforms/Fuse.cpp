@@ -122,13 +122,23 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
             if (!grouped.contains(view))
               group.ops.insert(view);
       SmallVector<Operation *> chain;
-      matchEpilogue(op, chain);
+      Epilogue epilogue = matchEpilogue(op, chain);
       group.ops.insert(chain.begin(), chain.end());
       if (!chain.empty())
         root = chain.back();
       else if (isa<MatmulOp>(op))
         for (Operation *view : matchResultView(op->getResult(0)).ops)
           group.ops.insert(root = view);
+      // A depthwise convolution takes the 1x1 convolution after it: the
+      // kernel computes the depthwise output block by block as the 1x1's
+      // packed input, so it is never stored.
+      if (Operation *pw = matchPointwiseAfterDepthwise(op, epilogue, chain)) {
+        SmallVector<Operation *> pwChain;
+        matchEpilogue(pw, pwChain);
+        group.ops.insert(pw);
+        group.ops.insert(pwChain.begin(), pwChain.end());
+        root = pwChain.empty() ? pw : pwChain.back();
+      }
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());

@@ -87,7 +87,11 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
       that the micro-kernels' epilogue computes: a bias add, a residual add,
       then a relu or clamp; for a matmul also the transposes and reshapes
       that only re-view its operands or its result, which the kernel
-      addresses through strides (see compiler/Transforms/Epilogue.h);
+      addresses through strides (see compiler/Transforms/Epilogue.h); a
+      depthwise convolution also takes the unpadded stride-1 1x1
+      convolution that alone reads its output, with that one's epilogue
+      (mobilenet's block tail: one kernel that never stores the depthwise
+      output);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;

@@ -84,6 +84,39 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                             ptr<const float>(weight), ptr<float>(output), &e);
 }
 
+/// A depthwise convolution (groups == c == f, its epilogue a bias and a
+/// clamp) and the 1x1 convolution to `f` channels after it, in one pass.
+int32_t tcc_ukabi_dwpw_conv2d(
+    int64_t input, int64_t dwWeight, int64_t dwBias, int64_t pwWeight,
+    int64_t output, int64_t bias, int64_t residual, int64_t scratch,
+    int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw,
+    int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,
+    int64_t padTop, int64_t padLeft, int64_t padBottom, int64_t padRight,
+    int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
+    int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
+  tcc_uk_dwpw_params_t p = {};
+  p.dw.n = n, p.dw.c = c, p.dw.h = h, p.dw.w = w, p.dw.f = c;
+  p.dw.kh = kh, p.dw.kw = kw;
+  p.dw.stride_h = strideH, p.dw.stride_w = strideW;
+  p.dw.dilation_h = dilationH, p.dw.dilation_w = dilationW;
+  p.dw.pad_top = padTop, p.dw.pad_left = padLeft;
+  p.dw.pad_bottom = padBottom, p.dw.pad_right = padRight;
+  p.dw.groups = c;
+  p.f = f;
+  p.dw_bias = ptr<const float>(dwBias);
+  p.dw_has_clamp = static_cast<int32_t>(dwHasClamp);
+  p.dw_clamp_min = dwClampMin;
+  p.dw_clamp_max = dwClampMax;
+  p.flags = static_cast<uint32_t>(flags);
+  p.scratch = ptr<void>(scratch);
+  tcc_uk_epilogue_t e =
+      epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
+  return tcc_uk_dwpw_conv2d_nchw(currentHost, &p, ptr<const float>(input),
+                                 ptr<const float>(dwWeight),
+                                 ptr<const float>(pwWeight),
+                                 ptr<float>(output), &e);
+}
+
 } // extern "C"
 
 //===----------------------------------------------------------------------===//

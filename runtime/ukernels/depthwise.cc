@@ -12,6 +12,8 @@
 // ("flat"), the padding columns included, and compacted when stored.
 #include "simd.h"
 
+#include <stdlib.h>
+
 #if TCC_UK_NATIVE_ISA != 0
 #include <immintrin.h>
 #endif
@@ -46,32 +48,40 @@ struct Plan {
   int64_t bandOut; // output rows per band
 };
 
-/// The rare shapes whose rows do not fit the buffers (huge dilations).
+/// Columns [ox0, ox1) of output row oy, one element at a time, into
+/// out[0:ox1-ox0] (res likewise): the rare shapes whose rows do not fit the
+/// buffers (huge dilations), and the depthwise/pointwise pair's fallback.
+void rowScalar(const ConvShape &s, const float *x, const float *wt,
+               int64_t oy, int64_t ox0, int64_t ox1, float bias,
+               const float *res, const Epi &e, float *out) {
+  for (int64_t ox = ox0; ox < ox1; ++ox) {
+    float acc = 0;
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+      const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+      if (iy < 0 || iy >= s.h)
+        continue;
+      for (int64_t kx = 0; kx < s.kw; ++kx) {
+        const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+        if (ix >= 0 && ix < s.w)
+          acc += wt[ky * s.kw + kx] * x[iy * s.w + ix];
+      }
+    }
+    float v = e.accumulate ? out[ox - ox0] + acc : acc;
+    v += bias;
+    if (res)
+      v += res[ox - ox0];
+    if (e.clamp) {
+      v = e.lo > v ? e.lo : v;
+      v = e.hi < v ? e.hi : v;
+    }
+    out[ox - ox0] = v;
+  }
+}
+
 void planeScalar(const ConvShape &s, const PlaneArgs &p, const Epi &e) {
   for (int64_t oy = 0; oy < s.oh; ++oy)
-    for (int64_t ox = 0; ox < s.ow; ++ox) {
-      float acc = 0;
-      for (int64_t ky = 0; ky < s.kh; ++ky) {
-        const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
-        if (iy < 0 || iy >= s.h)
-          continue;
-        for (int64_t kx = 0; kx < s.kw; ++kx) {
-          const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
-          if (ix >= 0 && ix < s.w)
-            acc += p.wt[ky * s.kw + kx] * p.x[iy * s.w + ix];
-        }
-      }
-      float *out = p.y + oy * s.ow + ox;
-      float v = e.accumulate ? *out + acc : acc;
-      v += p.bias;
-      if (p.res)
-        v += p.res[oy * s.ow + ox];
-      if (e.clamp) {
-        v = e.lo > v ? e.lo : v;
-        v = e.hi < v ? e.hi : v;
-      }
-      *out = v;
-    }
+    rowScalar(s, p.x, p.wt, oy, 0, s.ow, p.bias,
+              p.res ? p.res + oy * s.ow : NULL, e, p.y + oy * s.ow);
 }
 
 /// even[t] = src[2t], odd[t] = src[2t+1] for t < n.
@@ -286,66 +296,157 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
 }
 
 #if TCC_UK_NATIVE_ISA == 2
-/// 3x3 taps, dilation 1, stride S (1 or 2), straight from the input: each
-/// tap is a vector load of the input row (masked at the edges; for stride
-/// 2, two loads split by parity in registers), nothing goes through a
-/// buffer. Lanes past the row's end compute on zeros and are not stored.
+/// Columns at, at+1, ... of an input row for one tap: a plain load inside
+/// the row, masked at its edges.
+template <bool Inside>
+TCC_UK_INLINE __m512 tapCols(const float *row, int64_t w, int64_t at) {
+  return Inside ? _mm512_loadu_ps(row + at) : loadCols(row, w, at);
+}
+
+/// R output rows oy0.. of a 3x3, dilation-1, stride-S (1 or 2) plane,
+/// columns [ox0, ox1), straight from the input: each input row of the band
+/// is loaded once a vector of columns (masked at the row's edges; for
+/// stride 2, two loads split by parity in registers) and feeds every
+/// output row whose window holds it, R accumulators at a time, so the FMA
+/// chains overlap. Input rows outside the plane are skipped (zero pads).
+/// sink(r, ox, acc, n) finishes and stores n <= 16 outputs of row oy0 + r.
+template <int S, int R, bool Inside, typename Sink>
+TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
+                              const vf *wv, int64_t oy0, int64_t ox,
+                              int n, Sink &sink) {
+  const int64_t base = ox * S - s.pl;
+  vf acc[R];
+  TCC_UK_UNROLL
+  for (int r = 0; r < R; ++r)
+    acc[r] = vzero();
+  TCC_UK_UNROLL
+  for (int i = 0; i < (R - 1) * S + 3; ++i) {
+    const int64_t iy = oy0 * S - s.pt + i;
+    if (iy < 0 || iy >= s.h)
+      continue;
+    const float *row = x + iy * s.w;
+    vf t0, t1, t2;
+    if (S == 1) {
+      t0 = tapCols<Inside>(row, s.w, base);
+      t1 = tapCols<Inside>(row, s.w, base + 1);
+      t2 = tapCols<Inside>(row, s.w, base + 2);
+    } else {
+      const __m512i evenIdx = _mm512_setr_epi32(
+          0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+      const __m512 a0 = tapCols<Inside>(row, s.w, base);
+      const __m512 a1 = tapCols<Inside>(row, s.w, base + 16);
+      t0 = _mm512_permutex2var_ps(a0, evenIdx, a1);
+      t1 = _mm512_permutex2var_ps(a0, oddIdx, a1);
+      t2 = _mm512_permutex2var_ps(tapCols<Inside>(row, s.w, base + 2),
+                                  evenIdx,
+                                  tapCols<Inside>(row, s.w, base + 18));
+    }
+    TCC_UK_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const int ky = i - r * S;
+      if (ky < 0 || ky > 2)
+        continue;
+      acc[r] = vfma(wv[ky * 3], t0, acc[r]);
+      acc[r] = vfma(wv[ky * 3 + 1], t1, acc[r]);
+      acc[r] = vfma(wv[ky * 3 + 2], t2, acc[r]);
+    }
+  }
+  TCC_UK_UNROLL
+  for (int r = 0; r < R; ++r)
+    sink(r, ox, acc[r], n);
+}
+
+/// bandVector over columns [ox0, ox1): plain loads where a vector's taps
+/// all lie inside the row, masked ones at its edges.
+template <int S, int R, typename Sink>
+TCC_UK_INLINE void bandDirect(const ConvShape &s, const float *x,
+                              const vf *wv, int64_t oy0, int64_t ox0,
+                              int64_t ox1, Sink &sink) {
+  // The vector at ox reads columns [ox*S - pl, ox*S - pl + 16*S + 2).
+  const int64_t reach = 16 * S + 2;
+  for (int64_t ox = ox0; ox < ox1; ox += 16) {
+    const int n = static_cast<int>(minI(16, ox1 - ox));
+    const int64_t base = ox * S - s.pl;
+    if (base >= 0 && base + reach <= s.w)
+      bandVector<S, R, true>(s, x, wv, oy0, ox, n, sink);
+    else
+      bandVector<S, R, false>(s, x, wv, oy0, ox, n, sink);
+  }
+}
+
+/// Rows [oy0, oy1), columns [ox0, ox1): bands of four rows, then one band
+/// of the rest.
+template <int S, typename Sink>
+void rowsDirect(const ConvShape &s, const float *x, const vf *wv,
+                int64_t oy0, int64_t oy1, int64_t ox0, int64_t ox1,
+                Sink &sink) {
+  int64_t oy = oy0;
+  for (; oy + 4 <= oy1; oy += 4) {
+    sink.setRow(oy);
+    bandDirect<S, 4>(s, x, wv, oy, ox0, ox1, sink);
+  }
+  sink.setRow(oy);
+  switch (oy1 - oy) {
+  case 3:
+    bandDirect<S, 3>(s, x, wv, oy, ox0, ox1, sink);
+    break;
+  case 2:
+    bandDirect<S, 2>(s, x, wv, oy, ox0, ox1, sink);
+    break;
+  case 1:
+    bandDirect<S, 1>(s, x, wv, oy, ox0, ox1, sink);
+    break;
+  default:
+    break;
+  }
+}
+
+/// Stores into an output plane, with the depthwise epilogue.
+struct PlaneSink {
+  const ConvShape &s;
+  const PlaneArgs &p;
+  const Epi &e;
+  vf bias, lo, hi;
+  int64_t oy = 0;
+  void setRow(int64_t row) { oy = row; }
+  __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
+                                                 int n) {
+    const int64_t at = (oy + r) * s.ow + ox;
+    const bool full = n == 16;
+    const vmask m = vmaskFirst(n);
+    const vf v = finish(acc, p.y + at, p.res ? p.res + at : NULL, full, m, e,
+                        bias, lo, hi);
+    if (full)
+      vstore(p.y + at, v);
+    else
+      vstoreMask(p.y + at, v, m);
+  }
+};
+
 template <int S>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const Epi &e,
                  const vf *wv) {
-  const vf lo = vset1(e.lo), hi = vset1(e.hi), bias = vset1(p.bias);
-  for (int64_t oy = 0; oy < s.oh; ++oy) {
-    const float *rows[3];
-    int nrows = 0, taps[3];
-    for (int ky = 0; ky < 3; ++ky) {
-      const int64_t iy = oy * S - s.pt + ky;
-      if (iy >= 0 && iy < s.h) {
-        rows[nrows] = p.x + iy * s.w;
-        taps[nrows++] = ky * 3;
-      }
-    }
-    float *out = p.y + oy * s.ow;
-    const float *res = p.res ? p.res + oy * s.ow : NULL;
-    for (int64_t ox = 0; ox < s.ow; ox += 16) {
-      const int64_t base = ox * S - s.pl;
-      vf acc = vzero();
-      for (int r = 0; r < nrows; ++r) {
-        const vf *wt = wv + taps[r];
-        if (S == 1) {
-          acc = vfma(wt[0], loadCols(rows[r], s.w, base), acc);
-          acc = vfma(wt[1], loadCols(rows[r], s.w, base + 1), acc);
-          acc = vfma(wt[2], loadCols(rows[r], s.w, base + 2), acc);
-        } else {
-          __m512 e0, o0, e1, o1;
-          loadColsByParity(rows[r], s.w, base, e0, o0);
-          loadColsByParity(rows[r], s.w, base + 2, e1, o1);
-          acc = vfma(wt[0], e0, acc);
-          acc = vfma(wt[1], o0, acc);
-          acc = vfma(wt[2], e1, acc);
-        }
-      }
-      const bool full = ox + 16 <= s.ow;
-      const vmask m = vmaskFirst(static_cast<int>(minI(16, s.ow - ox)));
-      const vf v = finish(acc, out + ox, res ? res + ox : NULL, full, m, e,
-                          bias, lo, hi);
-      if (full)
-        vstore(out + ox, v);
-      else
-        vstoreMask(out + ox, v, m);
-    }
-  }
+  PlaneSink sink = {s, p, e, vset1(p.bias), vset1(e.lo), vset1(e.hi)};
+  rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
 }
 #endif
 
+/// Whether the kernels of `isa` have rowDirect for this shape.
+bool hasDirectRows(int32_t isa, const ConvShape &s) {
+  return isa == TCC_UK_ISA_AVX512 && s.kh == 3 && s.kw == 3 && s.dh == 1 &&
+         s.dw == 1 && s.sh == s.sw && (s.sh == 1 || s.sh == 2);
+}
+bool hasDirectRows(const ConvShape &s) {
+  return hasDirectRows(TCC_UK_NATIVE_ISA, s);
+}
+
 Plan makePlan(const ConvShape &s) {
   Plan plan = {Plan::kScalar, 0, 0};
-#if TCC_UK_NATIVE_ISA == 2
-  if (s.kh == 3 && s.kw == 3 && s.dh == 1 && s.dw == 1 && s.sh == s.sw &&
-      (s.sh == 1 || s.sh == 2)) {
+  if (hasDirectRows(s)) {
     plan.mode = Plan::kDirect;
     return plan;
   }
-#endif
   if (s.kh > kMaxTaps || s.kw > kMaxTaps)
     return plan;
   const int64_t span = (s.kh - 1) * s.dh + 1;
@@ -454,6 +555,213 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
               runPlanes, &job);
 }
 
+//===----------------------------------------------------------------------===//
+// Depthwise then pointwise: the depthwise output as the GEMM's packed B
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Output columns computed at a time before they are copied into panels.
+constexpr int64_t kRowChunk = 1024;
+
+/// A PackBFn source: B[c][pixel] is the depthwise convolution of one image,
+/// bias and clamp applied.
+struct DepthwiseB {
+  const ConvShape *s; // groups == c == f
+  const float *x;     // the image's c input planes
+  const float *wt;    // c x kh x kw
+  const float *bias;  // NULL, or per channel
+  Epi e;              // never accumulating
+};
+
+#if TCC_UK_NATIVE_ISA == 2
+/// Stores depthwise outputs (bias and clamp applied) into packed B panels:
+/// output (oy, ox) is column oy*ow + ox - j0 of the block; a vector that
+/// crosses into the next panel is split into two masked stores.
+struct PanelSink {
+  float *panels; // this channel's row of the first panel
+  int64_t panelStride, ow, j0;
+  bool clamp;
+  vf bias, lo, hi;
+  int64_t oy = 0;
+  void setRow(int64_t row) { oy = row; }
+  __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
+                                                 int n) {
+    vf v = vadd(acc, bias);
+    if (clamp)
+      v = vclamp(v, lo, hi);
+    const int64_t t = (oy + r) * ow + ox - j0;
+    const int64_t q = t / kNR, lane = t - q * kNR;
+    float *at = panels + q * panelStride + lane;
+    if (lane + n <= kNR) {
+      if (n == 16)
+        vstore(at, v);
+      else
+        vstoreMask(at, v, vmaskFirst(n));
+      return;
+    }
+    const int first = static_cast<int>(kNR - lane);
+    vstoreMask(at, v, vmaskFirst(first));
+    // Lane i >= first goes to lane i - first of the next panel.
+    _mm512_mask_storeu_ps(panels + (q + 1) * panelStride - first,
+                          static_cast<__mmask16>(vmaskFirst(n) &
+                                                 ~vmaskFirst(first)),
+                          v);
+  }
+};
+
+/// The direct rows of a block: the first and last output rows may be
+/// partial, the ones between are whole and go in bands.
+template <int S>
+void packPanelsDirect(const ConvShape &s, const float *x, const vf *wv,
+                      int64_t j0, int64_t nc, PanelSink &sink) {
+  const int64_t ow = s.ow;
+  const int64_t oyBegin = j0 / ow, oyEnd = (j0 + nc - 1) / ow + 1;
+  const int64_t firstCol = j0 - oyBegin * ow;
+  const int64_t lastEnd = j0 + nc - (oyEnd - 1) * ow;
+  if (oyEnd - oyBegin == 1) {
+    rowsDirect<S>(s, x, wv, oyBegin, oyEnd, firstCol, lastEnd, sink);
+    return;
+  }
+  int64_t oy = oyBegin;
+  if (firstCol > 0)
+    rowsDirect<S>(s, x, wv, oy, oy + 1, firstCol, ow, sink), ++oy;
+  const int64_t wholeEnd = lastEnd < ow ? oyEnd - 1 : oyEnd;
+  rowsDirect<S>(s, x, wv, oy, wholeEnd, 0, ow, sink);
+  if (wholeEnd < oyEnd)
+    rowsDirect<S>(s, x, wv, wholeEnd, oyEnd, 0, lastEnd, sink);
+}
+#endif
+
+/// Rows [k0, k0+kc) (channels) by columns [j0, j0+nc) (pixels, row-major
+/// over the output plane) of B: with direct rows (AVX-512, 3x3) stored
+/// straight into the panels, otherwise a row segment at a time through a
+/// stack buffer.
+void packBDepthwise(const void *src, int64_t k0, int64_t kc, int64_t j0,
+                    int64_t nc, float *dst, int64_t panelStride) {
+  const DepthwiseB &d = *static_cast<const DepthwiseB *>(src);
+  const ConvShape &s = *d.s;
+  const int64_t ow = s.ow, hw = s.h * s.w, taps = s.kh * s.kw;
+  for (int64_t p = k0; p < k0 + kc; ++p) {
+    const float *x = d.x + p * hw, *wt = d.wt + p * taps;
+    const float bias = d.bias ? d.bias[p] : 0.0f;
+    float *panels = dst + (p - k0) * kNR;
+    if (hasDirectRows(s)) {
+#if TCC_UK_NATIVE_ISA == 2
+      vf wv[9];
+      for (int i = 0; i < 9; ++i)
+        wv[i] = vset1(wt[i]);
+      PanelSink sink = {panels,      panelStride,    ow,
+                        j0,          d.e.clamp,      vset1(bias),
+                        vset1(d.e.lo), vset1(d.e.hi)};
+      if (s.sh == 1)
+        packPanelsDirect<1>(s, x, wv, j0, nc, sink);
+      else
+        packPanelsDirect<2>(s, x, wv, j0, nc, sink);
+#endif
+    } else {
+      alignas(64) float row[kRowChunk];
+      int64_t t = 0; // column of B within the block
+      for (int64_t oy = j0 / ow; oy < (j0 + nc - 1) / ow + 1; ++oy) {
+        const int64_t a = maxI(j0, oy * ow) - oy * ow;
+        const int64_t b = minI(j0 + nc, (oy + 1) * ow) - oy * ow;
+        for (int64_t c0 = a; c0 < b; c0 += kRowChunk) {
+          const int64_t c1 = minI(b, c0 + kRowChunk);
+          rowScalar(s, x, wt, oy, c0, c1, bias, NULL, d.e, row);
+          for (int64_t i = 0, n = c1 - c0; i < n;) {
+            const int64_t q = t / kNR, lane = t - q * kNR;
+            const int64_t len = minI(n - i, kNR - lane);
+            copyShort(panels + q * panelStride + lane, row + i, len);
+            i += len;
+            t += len;
+          }
+        }
+      }
+    }
+    if (const int64_t lane = nc % kNR)
+      zeroShort(panels + (nc / kNR) * panelStride + lane, kNR - lane);
+  }
+}
+
+/// The depthwise convolution of a pair, checked.
+bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s) {
+  return p && p->f > 0 && resolveConv(&p->dw, s) && s.groups == s.c &&
+         s.f == s.c;
+}
+
+} // namespace
+
 } // namespace TCC_UK_ISA_NS
 } // namespace uk
 } // namespace tcc
+
+using namespace tcc::uk;
+
+extern "C" int32_t tcc_uk_dwpw_fast(int32_t isa,
+                                    const tcc_uk_dwpw_params_t *p) {
+  ConvShape s;
+  return resolvePair(p, s) && hasDirectRows(isa, s);
+}
+
+extern "C" int64_t tcc_uk_dwpw_scratch_bytes(int32_t isa,
+                                             const tcc_uk_dwpw_params_t *p) {
+  ConvShape s;
+  if (!resolvePair(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  return packedBScratchBytes(isa, s.c, s.oh * s.ow);
+}
+
+extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
+                                           const tcc_uk_dwpw_params_t *p,
+                                           const float *input,
+                                           const float *dwWeight,
+                                           const float *pwWeight,
+                                           float *output,
+                                           const tcc_uk_epilogue_t *epilogue) {
+  ConvShape s;
+  if (!resolvePair(p, s))
+    return -2;
+  if (s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  void *scratch = p->scratch, *owned = NULL;
+  if (!scratch) {
+    owned = malloc(static_cast<size_t>(
+        tcc_uk_dwpw_scratch_bytes(TCC_UK_NATIVE_ISA, p)));
+    if (!owned)
+      return -1;
+    scratch = owned;
+  }
+  const int64_t ohw = s.oh * s.ow;
+  for (int64_t img = 0; img < s.n; ++img) {
+    DepthwiseB b = {&s, input + img * s.c * s.h * s.w, dwWeight, p->dw_bias,
+                    {}};
+    b.e.clamp = p->dw_has_clamp != 0;
+    b.e.lo = p->dw_clamp_min;
+    b.e.hi = p->dw_clamp_max;
+    const int64_t outOffset = img * p->f * ohw;
+    tcc_uk_epilogue_t ep = {};
+    if (epilogue) {
+      ep = *epilogue;
+      ep.bias_per_row = 1;
+      ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
+      ep.ldr = ohw;
+    }
+    GemmArgs ga = {};
+    ga.m = p->f;
+    ga.n = ohw;
+    ga.k = s.c;
+    ga.packedA = (p->flags & TCC_UK_PACKED_A) != 0;
+    ga.a = pwWeight;
+    ga.ars = s.c;
+    ga.acs = 1;
+    ga.packB = packBDepthwise;
+    ga.bSrc = &b;
+    ga.computedB = true;
+    ga.c = output + outOffset;
+    ga.ldc = ohw;
+    ga.ep = epilogue ? &ep : NULL;
+    runGemm(host, ga, scratch);
+  }
+  free(owned);
+  return 0;
+}

@@ -35,6 +35,7 @@ struct Job {
   const float *bFull; // all of B packed with full-k panels, or NULL
   float *bBuf;        // scratch for packing B
   int64_t tm, tn, mp, np;
+  int64_t rowChunk; // rows of B a packRows task packs
 };
 
 /// C[i0:i1, j0:j1], all of k. i0 and j0 are multiples of MR and NR, so each
@@ -122,9 +123,21 @@ void packPanels(void *ctx, int64_t begin, int64_t end) {
   const Job &job = *static_cast<const Job *>(ctx);
   const GemmArgs &g = *job.g;
   // At most nc columns a call: the bound a PackBFn may rely on.
-  for (int64_t j0 = begin * kNR; j0 < minI(g.n, end * kNR); j0 += kTiles.nc)
-    g.packB(g.bSrc, 0, g.k, j0, minI(kTiles.nc, g.n - j0),
-            job.bBuf + j0 * g.k, g.k * kNR);
+  const int64_t j1 = minI(g.n, end * kNR);
+  for (int64_t j0 = begin * kNR; j0 < j1; j0 += kTiles.nc)
+    g.packB(g.bSrc, 0, g.k, j0, minI(kTiles.nc, j1 - j0), job.bBuf + j0 * g.k,
+            g.k * kNR);
+}
+
+/// Packs rows [begin, end) * rowChunk of all of B (full-k panels).
+void packRows(void *ctx, int64_t begin, int64_t end) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  const GemmArgs &g = *job.g;
+  const int64_t k0 = begin * job.rowChunk;
+  const int64_t k1 = minI(g.k, end * job.rowChunk);
+  for (int64_t j0 = 0; j0 < g.n; j0 += kTiles.nc)
+    g.packB(g.bSrc, k0, k1 - k0, j0, minI(kTiles.nc, g.n - j0),
+            job.bBuf + j0 * g.k + k0 * kNR, g.k * kNR);
 }
 
 /// Picks the tm x tn grid of at most one task a thread. Splitting n is
@@ -155,9 +168,9 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
       const int64_t vecs = ceilDiv(cols, kVL);
       int64_t cost = rows * vecs + (g.packedA ? 0 : rows);
       if (tm > 1)
-        cost = g.bPacked ? cost * 21 / 20
+        cost = job.bFull ? cost * 21 / 20
                          : cost * 5 / 4 + 2 * ceilDiv(g.n, kVL) / threads;
-      else if (!g.bPacked)
+      else if (!job.bFull)
         cost += vecs;
       if (best < 0 || cost < best) {
         best = cost;
@@ -211,7 +224,14 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     return;
   }
   Job job = {&g, g.bPacked, g.bPacked ? NULL : alignScratch(scratch), 1, 1,
-             0, 0};
+             0, 0, 0};
+  const int64_t threads = hostThreads(host);
+  if (g.computedB && !job.bFull && threads > 1 && g.k > 1 &&
+      ceilDiv(g.n, kNR) < 4 * threads) {
+    job.rowChunk = ceilDiv(g.k, minI(g.k, 2 * threads));
+    parallelFor(host, ceilDiv(g.k, job.rowChunk), 1, packRows, &job);
+    job.bFull = job.bBuf;
+  }
   planTasks(host, job);
   if (job.tm > 1 && !job.bFull) {
     // Several tasks read each column of B: pack it once, up front.

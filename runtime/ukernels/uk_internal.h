@@ -183,6 +183,10 @@ struct GemmArgs {
   int64_t ldc;
   bool accumulate;
   const tcc_uk_epilogue_t *ep; // NULL when there is no epilogue
+  // Packing B computes it (the depthwise/pointwise pair): with few panels
+  // of B, pack all of it first with its rows split across the threads,
+  // since a split by columns would leave threads idle.
+  bool computedB;
 };
 
 /// Bytes of scratch runGemm needs to pack B for a k x n problem.

@@ -30,6 +30,9 @@ struct Variant {
   decltype(&tcc_uk_conv2d_pack_weights) convPackWeights;
   decltype(&tcc_uk_conv2d_scratch_bytes) convScratchBytes;
   decltype(&tcc_uk_conv2d_nchw) conv2d;
+  decltype(&tcc_uk_dwpw_fast) dwpwFast;
+  decltype(&tcc_uk_dwpw_scratch_bytes) dwpwScratchBytes;
+  decltype(&tcc_uk_dwpw_conv2d_nchw) dwpwConv2d;
 };
 
 /// All variants in the program, lowest ISA first; sets *count.

@@ -53,6 +53,9 @@
 #define tcc_uk_conv2d_pack_weights TCC_UK_RENAME(tcc_uk_conv2d_pack_weights)
 #define tcc_uk_conv2d_scratch_bytes TCC_UK_RENAME(tcc_uk_conv2d_scratch_bytes)
 #define tcc_uk_conv2d_nchw TCC_UK_RENAME(tcc_uk_conv2d_nchw)
+#define tcc_uk_dwpw_fast TCC_UK_RENAME(tcc_uk_dwpw_fast)
+#define tcc_uk_dwpw_scratch_bytes TCC_UK_RENAME(tcc_uk_dwpw_scratch_bytes)
+#define tcc_uk_dwpw_conv2d_nchw TCC_UK_RENAME(tcc_uk_dwpw_conv2d_nchw)
 #endif
 
 #ifdef __cplusplus
@@ -176,6 +179,48 @@ int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                            const tcc_uk_conv2d_params_t *p, const float *input,
                            const float *weight, float *output,
                            const tcc_uk_epilogue_t *epilogue);
+
+/*===------------------------------------------------------------------===*
+ * Depthwise then pointwise convolution, NCHW, in one pass
+ *===------------------------------------------------------------------===*/
+
+/* mid = clamp_dw(depthwise(input, dw_weight) + dw_bias[c])
+ * output = clamp(pw_weight[f x c] * mid (per pixel) + bias[f] + residual)
+ * where `dw` is a convolution with groups == c == f (one filter a channel)
+ * and the second is 1x1, stride 1, unpadded, over its c output channels
+ * (mobilenet's block tail). mid is never stored: the GEMM's packing step
+ * computes it, one cache block of packed B at a time, so it goes from
+ * registers to L2 and straight into the tile kernels. */
+typedef struct tcc_uk_dwpw_params_t {
+  tcc_uk_conv2d_params_t dw; /* the depthwise convolution (its flags and
+                                scratch are ignored) */
+  int64_t f;                 /* outputs of the pointwise convolution */
+  const float *dw_bias;      /* NULL, or one value per channel */
+  int32_t dw_has_clamp;
+  float dw_clamp_min, dw_clamp_max;
+  uint32_t flags; /* TCC_UK_PACKED_A: pw_weight is the pointwise conv's
+                     tcc_uk_conv2d_pack_weights output */
+  void *scratch;  /* tcc_uk_dwpw_scratch_bytes bytes, or NULL */
+} tcc_uk_dwpw_params_t;
+
+/* Whether the kernels of `isa` compute this pair's depthwise part a vector
+ * at a time (3x3, stride 1 or 2, dilation 1, on AVX-512). Elsewhere it
+ * goes one element at a time, and two tcc_uk_conv2d_nchw calls are faster:
+ * a compiler should make those instead. 0 if p is not such a pair. */
+int32_t tcc_uk_dwpw_fast(int32_t isa, const tcc_uk_dwpw_params_t *p);
+
+/* Scratch tcc_uk_dwpw_conv2d_nchw needs (0 if p is not such a pair). */
+int64_t tcc_uk_dwpw_scratch_bytes(int32_t isa, const tcc_uk_dwpw_params_t *p);
+
+/* The epilogue is the pointwise convolution's, as for tcc_uk_conv2d_nchw
+ * (bias per output channel, residual shaped like the output). Returns 0,
+ * or -1 when scratch was NULL and malloc failed; a p that is not a
+ * depthwise/pointwise pair writes nothing and returns -2. */
+int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
+                                const tcc_uk_dwpw_params_t *p,
+                                const float *input, const float *dw_weight,
+                                const float *pw_weight, float *output,
+                                const tcc_uk_epilogue_t *epilogue);
 
 #ifdef __cplusplus
 }

@@ -110,3 +110,50 @@ func.func @contractions(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: te
   %5 = tcc.exp %4 : tensor<3x7xf32>
   return %2, %5 : tensor<1x2x4x4xf32>, tensor<3x7xf32>
 }
+
+// -----
+
+// Tests that a depthwise convolution (with its bias and relu6) takes the
+// 1x1 convolution after it, with that one's bias and residual: one
+// contraction group, one kernel.
+// CHECK-LABEL: func @depthwise_pointwise
+// CHECK: %[[G:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.conv {{.*}} groups = 4
+// CHECK:   tcc.add
+// CHECK:   tcc.clamp
+// CHECK:   tcc.conv {{.*}} groups = 1
+// CHECK:   tcc.add
+// CHECK:   tcc.add
+// CHECK:   tcc.yield
+// CHECK-NOT: tcc.fused
+// CHECK: return %[[G]]
+func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %dw: tensor<4x1x3x3xf32>, %db: tensor<1x4x1x1xf32>, %pw: tensor<8x4x1x1xf32>, %pb: tensor<1x8x1x1xf32>, %r: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %0 = tcc.conv %x, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = tcc.add %0, %db : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %2 = tcc.clamp %1 min = 0.0 max = 6.0 : tensor<1x4x6x6xf32>
+  %3 = tcc.conv %2, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %4 = tcc.add %3, %pb : (tensor<1x8x6x6xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %5 = tcc.add %4, %r : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  return %5 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// Tests what stays two groups: a depthwise output read twice, and a 1x1
+// convolution with a stride (the kernel reads every pixel).
+// CHECK-LABEL: func @depthwise_pointwise_kept_apart
+// CHECK: %[[A:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.relu
+// CHECK: tcc.conv %[[A]], %{{.*}} strides = [1, 1]
+// CHECK: %[[B:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.relu
+// CHECK: tcc.conv %[[B]], %{{.*}} strides = [2, 2]
+func.func @depthwise_pointwise_kept_apart(%x: tensor<1x4x6x6xf32>, %dw: tensor<4x1x3x3xf32>, %pw: tensor<8x4x1x1xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x8x3x3xf32>) {
+  %0 = tcc.conv %x, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = tcc.relu %0 : tensor<1x4x6x6xf32>
+  %2 = tcc.conv %1, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %3 = tcc.conv %x, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %4 = tcc.relu %3 : tensor<1x4x6x6xf32>
+  %5 = tcc.conv %4, %pw strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+  return %2, %1, %5 : tensor<1x8x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x8x3x3xf32>
+}

@@ -38,8 +38,20 @@ def _output(r: subprocess.CompletedProcess) -> str:
     return f"exit {r.returncode}\n--- stdout ---\n{r.stdout[-4000:]}\n--- stderr ---\n{r.stderr[-4000:]}"
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_model(name, tmp_path):
+# Besides the default build (the host's kernels), mobilenet_v2 with the AVX2
+# kernels, where each depthwise/pointwise group is two kernel calls instead
+# of one, and with no micro-kernels at all (the group's convolutions as
+# linalg loops).
+CASES = [(name, []) for name in MODELS] + [
+    ("mobilenet_v2", ["--mcpu=haswell"]),
+    ("mobilenet_v2", ["--ukernels=none"]),
+]
+
+
+@pytest.mark.parametrize("name,flags", CASES,
+                         ids=[n + "".join(f.replace("--", "_").replace("=", "-")
+                                          for f in fl) for n, fl in CASES])
+def test_model(name, flags, tmp_path):
     model_dir = MODELS[name]
     case = model_dir / "test_data_set_0"
     for f in (model_dir / "model.onnx", case / "input_0.pb", case / "output_0.pb"):
@@ -52,7 +64,7 @@ def test_model(name, tmp_path):
     assert tcc_run.is_file(), f"tcc-run not found at {tcc_run} (set TCC_BIN_DIR)"
 
     so = tmp_path / "model.so"
-    r = subprocess.run([str(tcc), str(model_dir / "model.onnx"), "-o", str(so)],
+    r = subprocess.run([str(tcc), str(model_dir / "model.onnx"), *flags, "-o", str(so)],
                        capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
     assert r.returncode == 0, f"tcc failed on {name}: {_output(r)}"
     assert so.is_file(), f"tcc exited 0 but wrote no {so}"

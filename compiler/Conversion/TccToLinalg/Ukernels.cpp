@@ -86,25 +86,8 @@ struct UkernelBuilder {
                         Value weightSource, Value bias,
                         const Epilogue &epilogue) const {
     Location loc = op.getLoc();
-    auto in = cast<RankedTensorType>(input.getType());
-    auto w = cast<RankedTensorType>(weight.getType());
-    tcc_uk_conv2d_params_t p = {};
-    p.n = in.getDimSize(0), p.c = in.getDimSize(1);
-    p.h = in.getDimSize(2), p.w = in.getDimSize(3);
-    p.f = w.getDimSize(0), p.kh = w.getDimSize(2), p.kw = w.getDimSize(3);
-    p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
-    p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
-    p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
-    p.pad_bottom = op.getPadding()[2], p.pad_right = op.getPadding()[3];
-    p.groups = op.getGroups();
-    if (std::optional<std::vector<float>> values =
-            constantFloats(weightSource)) {
-      std::vector<float> packed(
-          tcc_uk_conv2d_pack_weights_bytes(isa, &p) / sizeof(float));
-      tcc_uk_conv2d_pack_weights(isa, &p, values->data(), packed.data());
-      weight = packedConstant(b, loc, packed);
-      p.flags |= TCC_UK_PACKED_A;
-    }
+    tcc_uk_conv2d_params_t p = convParams(op);
+    weight = packWeights(b, loc, p, weight, weightSource);
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
     SmallVector<Value> inputs = {input, weight};
     if (bias)
@@ -129,6 +112,96 @@ struct UkernelBuilder {
     add("has_residual", epilogue.residual != nullptr);
     addClamp(b, epilogue, params);
     return call(b, loc, "conv2d", inputs, outputs, params);
+  }
+
+  /// The kernel's parameters for a 2-D convolution (flags: none yet).
+  static tcc_uk_conv2d_params_t convParams(ConvOp op) {
+    auto in = op.getInput().getType();
+    auto w = op.getWeight().getType();
+    tcc_uk_conv2d_params_t p = {};
+    p.n = in.getDimSize(0), p.c = in.getDimSize(1);
+    p.h = in.getDimSize(2), p.w = in.getDimSize(3);
+    p.f = w.getDimSize(0), p.kh = w.getDimSize(2), p.kw = w.getDimSize(3);
+    p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
+    p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
+    p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
+    p.pad_bottom = op.getPadding()[2], p.pad_right = op.getPadding()[3];
+    p.groups = op.getGroups();
+    return p;
+  }
+
+  /// The weight packed now for the kernels of `isa` when `weightSource` is
+  /// a constant (setting TCC_UK_PACKED_A in p), else `weight`.
+  Value packWeights(OpBuilder &b, Location loc, tcc_uk_conv2d_params_t &p,
+                    Value weight, Value weightSource) const {
+    std::optional<std::vector<float>> values = constantFloats(weightSource);
+    if (!values)
+      return weight;
+    std::vector<float> packed(tcc_uk_conv2d_pack_weights_bytes(isa, &p) /
+                              sizeof(float));
+    tcc_uk_conv2d_pack_weights(isa, &p, values->data(), packed.data());
+    p.flags |= TCC_UK_PACKED_A;
+    return packedConstant(b, loc, packed);
+  }
+
+  /// Whether the kernels run this depthwise/pointwise pair in one pass
+  /// faster than as two convolutions.
+  bool pairFast(ConvOp dw, ConvOp pw) const {
+    tcc_uk_dwpw_params_t p = {};
+    p.dw = convParams(dw);
+    p.f = pw.getType().getDimSize(1);
+    return tcc_uk_dwpw_fast(isa, &p) != 0;
+  }
+
+  /// A depthwise convolution (with its bias and clamp) and the 1x1
+  /// convolution after it as one call; the operands as converted, weight
+  /// sources as the graph has them (to see constants).
+  FailureOr<Value> pair(OpBuilder &b, ConvOp dw, ConvOp pw, Value input,
+                        Value dwWeight, Value dwBias, const Epilogue &dwEpi,
+                        Value pwWeight, Value pwWeightSource, Value bias,
+                        const Epilogue &epilogue) const {
+    Location loc = pw.getLoc();
+    tcc_uk_dwpw_params_t p = {};
+    p.dw = convParams(dw);
+    p.f = pw.getType().getDimSize(1);
+    tcc_uk_conv2d_params_t pwParams = convParams(pw);
+    pwWeight = packWeights(b, loc, pwParams, pwWeight, pwWeightSource);
+    p.flags = pwParams.flags;
+    int64_t scratch = tcc_uk_dwpw_scratch_bytes(isa, &p);
+    if (scratch <= 0)
+      return failure();
+    SmallVector<Value> inputs = {input, dwWeight};
+    if (dwBias)
+      inputs.push_back(dwBias);
+    inputs.push_back(pwWeight);
+    if (bias)
+      inputs.push_back(bias);
+    if (epilogue.residual)
+      inputs.push_back(epilogue.residual);
+    SmallVector<Value> outputs = {emptyTensor(b, loc, pw.getType()),
+                                  scratchTensor(b, loc, scratch)};
+    SmallVector<NamedAttribute> params;
+    auto add = [&](StringRef name, int64_t v) {
+      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+    };
+    const tcc_uk_conv2d_params_t &d = p.dw;
+    add("n", d.n), add("c", d.c), add("h", d.h), add("w", d.w);
+    add("kh", d.kh), add("kw", d.kw);
+    add("stride_h", d.stride_h), add("stride_w", d.stride_w);
+    add("dilation_h", d.dilation_h), add("dilation_w", d.dilation_w);
+    add("pad_top", d.pad_top), add("pad_left", d.pad_left);
+    add("pad_bottom", d.pad_bottom), add("pad_right", d.pad_right);
+    add("has_dw_bias", dwBias != nullptr);
+    add("dw_has_clamp", dwEpi.hasClamp);
+    params.push_back(
+        b.getNamedAttr("dw_clamp_min", b.getF32FloatAttr(dwEpi.clampMin)));
+    params.push_back(
+        b.getNamedAttr("dw_clamp_max", b.getF32FloatAttr(dwEpi.clampMax)));
+    add("f", p.f), add("flags", p.flags);
+    add("has_bias", bias != nullptr);
+    add("has_residual", epilogue.residual != nullptr);
+    addClamp(b, epilogue, params);
+    return call(b, loc, "dwpw_conv2d", inputs, outputs, params);
   }
 
   /// sgemm over a batch of matrices. `lhs`, `rhs` and `out` describe the
@@ -287,12 +360,15 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
       converted.map(arg, v);
       original.map(arg, o);
     }
-    Operation *contraction = nullptr;
+    SmallVector<Operation *> contractions;
     for (Operation &inner : body)
       if (isa<ConvOp, MatmulOp>(inner))
-        contraction = &inner;
-    if (!contraction)
+        contractions.push_back(&inner);
+    if (contractions.size() == 2)
+      return rewritePair(op, contractions, converted, original, rewriter);
+    if (contractions.size() != 1)
       return rewriter.notifyMatchFailure(op, "no contraction in the group");
+    Operation *contraction = contractions.front();
     SmallVector<Operation *> chain;
     Epilogue e = matchEpilogue(contraction, chain);
     e.bias = e.bias ? converted.lookup(e.bias) : Value();
@@ -326,6 +402,50 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     }
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "contraction does not fit");
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+
+  /// A depthwise convolution and the 1x1 after it (tcc-fuse's pair): one
+  /// call where the kernels run it fast, else one call each.
+  LogicalResult rewritePair(FusedOp op, ArrayRef<Operation *> contractions,
+                            IRMapping &converted, IRMapping &original,
+                            ConversionPatternRewriter &rewriter) const {
+    auto dw = dyn_cast<ConvOp>(contractions[0]);
+    auto pw = dyn_cast<ConvOp>(contractions[1]);
+    if (!dw || !pw)
+      return rewriter.notifyMatchFailure(op, "not two convolutions");
+    SmallVector<Operation *> dwChain, pwChain;
+    Epilogue dwEpi = matchEpilogue(dw, dwChain);
+    Epilogue pwEpi = matchEpilogue(pw, pwChain);
+    Block &body = op.getBody().front();
+    if (matchPointwiseAfterDepthwise(dw, dwEpi, dwChain) != pw ||
+        3 + dwChain.size() + pwChain.size() != body.getOperations().size() ||
+        !convFits(dw) || !convFits(pw))
+      return rewriter.notifyMatchFailure(op, "not a depthwise/1x1 pair");
+    auto lookup = [&](Value v) { return v ? converted.lookup(v) : Value(); };
+    Value dwBias = dw.getBias() ? lookup(dw.getBias()) : lookup(dwEpi.bias);
+    Value pwBias = pw.getBias() ? lookup(pw.getBias()) : lookup(pwEpi.bias);
+    dwEpi.bias = Value();
+    pwEpi.bias = Value();
+    pwEpi.residual = lookup(pwEpi.residual);
+    FailureOr<Value> r = failure();
+    if (builder.pairFast(dw, pw)) {
+      r = builder.pair(rewriter, dw, pw, lookup(dw.getInput()),
+                       lookup(dw.getWeight()), dwBias, dwEpi,
+                       lookup(pw.getWeight()), original.lookup(pw.getWeight()),
+                       pwBias, pwEpi);
+    } else {
+      FailureOr<Value> mid =
+          builder.conv(rewriter, dw, lookup(dw.getInput()),
+                       lookup(dw.getWeight()), original.lookup(dw.getWeight()),
+                       dwBias, dwEpi);
+      if (succeeded(mid))
+        r = builder.conv(rewriter, pw, *mid, lookup(pw.getWeight()),
+                         original.lookup(pw.getWeight()), pwBias, pwEpi);
+    }
+    if (failed(r))
+      return rewriter.notifyMatchFailure(op, "pair does not fit");
     rewriter.replaceOp(op, *r);
     return success();
   }

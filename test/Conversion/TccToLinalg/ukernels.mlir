@@ -1,4 +1,5 @@
 // RUN: tcc-opt %s --convert-tcc-to-linalg=ukernels=avx512 --canonicalize --split-input-file | FileCheck %s
+// RUN: tcc-opt %s --convert-tcc-to-linalg=ukernels=avx2 --canonicalize --split-input-file | FileCheck %s --check-prefix=AVX2
 
 // Tests that a convolution group becomes one conv2d kernel call: weights
 // packed at compile time, the bias and the relu as the kernel's epilogue,
@@ -107,4 +108,40 @@ func.func @integer_stays_linalg(%a: tensor<4x8xi32>, %b: tensor<8x4xi32>) -> ten
 func.func @vector_stays_linalg(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<f32> {
   %0 = tcc.matmul %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<f32>
   return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that a depthwise convolution grouped with the 1x1 after it is one
+// dwpw_conv2d call on AVX-512: the depthwise bias and relu6 as its own
+// epilogue, the 1x1's weights packed, its bias and residual as the call's
+// epilogue. The AVX2 kernels have no vector rows for it, so there the group
+// is two conv2d calls.
+// CHECK-LABEL: func @depthwise_pointwise
+// CHECK: %[[R:.*]]:2 = tcc.ukernel "dwpw_conv2d" ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>, tensor<{{[0-9]+}}xf32>, tensor<8xf32>, tensor<1x8x6x6xf32>)
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x8x6x6xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: dw_clamp_max = 6.000000e+00 : f32, dw_clamp_min = 0.000000e+00 : f32, dw_has_clamp = 1 : i64
+// CHECK-SAME: f = 8 : i64, flags = 8 : i64
+// CHECK-SAME: has_bias = 1 : i64, has_clamp = 0 : i64, has_dw_bias = 1 : i64, has_residual = 1 : i64
+// CHECK: return %[[R]]#0
+// AVX2-LABEL: func @depthwise_pointwise
+// AVX2: %[[D:.*]] = tcc.ukernel "conv2d" ins(%{{.*}} : tensor<1x4x6x6xf32>, tensor<36xf32>, tensor<4xf32>)
+// AVX2-SAME: groups = 4 : i64
+// AVX2: %[[P:.*]]:2 = tcc.ukernel "conv2d" ins(%[[D]], %{{.*}} : tensor<1x4x6x6xf32>, tensor<{{[0-9]+}}xf32>, tensor<8xf32>, tensor<1x8x6x6xf32>)
+// AVX2-SAME: groups = 1 : i64
+// AVX2: return %[[P]]#0
+func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %r: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %dw = tcc.constant dense<0.25> : tensor<4x1x3x3xf32>
+  %db = tcc.constant dense<1.0> : tensor<4xf32>
+  %pw = tcc.constant dense<0.5> : tensor<8x4x1x1xf32>
+  %pb = tcc.constant dense<2.0> : tensor<8xf32>
+  %0 = tcc.fused "contraction"(%x, %dw, %db, %pw, %pb, %r : tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  ^bb0(%a0: tensor<1x4x6x6xf32>, %a1: tensor<4x1x3x3xf32>, %a2: tensor<4xf32>, %a3: tensor<8x4x1x1xf32>, %a4: tensor<8xf32>, %a5: tensor<1x8x6x6xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<1x4x6x6xf32>
+    %k = tcc.clamp %c min = 0.0 max = 6.0 : tensor<1x4x6x6xf32>
+    %p = tcc.conv %k, %a3, %a4 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+    %s = tcc.add %p, %a5 : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+    tcc.yield %s : tensor<1x8x6x6xf32>
+  }
+  return %0 : tensor<1x8x6x6xf32>
 }

@@ -70,6 +70,7 @@ public:
   const tcc_host_api_t *get() const { return &api; }
   int calls = 0;      // parallel_for calls seen
   size_t lastParts = 0; // ranges the last call was split into
+  std::vector<size_t> parts; // ranges of each call, in order
 
 private:
   static void parallelFor(void *self, int64_t n, int64_t grain,
@@ -83,6 +84,7 @@ private:
     for (int64_t b = 0; b < n; b += chunk)
       ranges.push_back({b, std::min(n, b + chunk)});
     h->lastParts = ranges.size();
+    h->parts.push_back(ranges.size());
     std::reverse(ranges.begin(), ranges.end());
     std::vector<std::thread> pool;
     for (size_t i = 1; i < ranges.size(); ++i)

@@ -1,0 +1,266 @@
+// dwpw_test.cc - tcc_uk_dwpw_conv2d_nchw (a depthwise convolution and the
+// 1x1 convolution after it, in one pass) in every variant the CPU can run,
+// against the two convolutions done one after the other in double.
+#include "uk_test_util.h"
+
+#include <limits>
+
+namespace {
+
+using namespace uktest;
+
+struct PairCase {
+  int64_t n, c, h, w, f; // input [n, c, h, w]; f pointwise outputs
+  int64_t kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 1, pl = 1, pb = 1, pr = 1;
+  bool packed = true;     // pointwise weights prepacked (TCC_UK_PACKED_A)
+  bool dwBias = true, relu6 = true;      // the depthwise epilogue
+  bool bias = true, residual = false;    // the pointwise one
+  uint32_t seed = 7;
+
+  PairCase &stride(int64_t s) { sh = sw = s; return *this; }
+  PairCase &kernel(int64_t k, int64_t d, int64_t p) {
+    kh = kw = k; dh = dw = d; pt = pl = pb = pr = p; return *this;
+  }
+  PairCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t; pl = l; pb = b; pr = r; return *this;
+  }
+  PairCase &unpacked() { packed = false; return *this; }
+  PairCase &plain() { dwBias = relu6 = bias = false; return *this; }
+  PairCase &withResidual() { residual = true; return *this; }
+
+  int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  tcc_uk_dwpw_params_t params() const {
+    tcc_uk_dwpw_params_t p = {};
+    p.dw.n = n; p.dw.c = c; p.dw.h = h; p.dw.w = w; p.dw.f = c;
+    p.dw.kh = kh; p.dw.kw = kw; p.dw.stride_h = sh; p.dw.stride_w = sw;
+    p.dw.dilation_h = dh; p.dw.dilation_w = dw;
+    p.dw.pad_top = pt; p.dw.pad_left = pl; p.dw.pad_bottom = pb;
+    p.dw.pad_right = pr; p.dw.groups = c;
+    p.f = f;
+    p.dw_has_clamp = relu6;
+    p.dw_clamp_min = 0.0f;
+    p.dw_clamp_max = 6.0f;
+    p.flags = packed ? TCC_UK_PACKED_A : 0;
+    return p;
+  }
+  /// The pointwise convolution, for packing its weights.
+  tcc_uk_conv2d_params_t pointwise() const {
+    tcc_uk_conv2d_params_t p = {};
+    p.n = n; p.c = c; p.h = oh(); p.w = ow(); p.f = f; p.kh = p.kw = 1;
+    return p;
+  }
+};
+
+std::string describe(const PairCase &c) {
+  auto s = [](int64_t x) { return std::to_string(x); };
+  return "x[" + s(c.n) + "," + s(c.c) + "," + s(c.h) + "," + s(c.w) + "] " +
+         s(c.kh) + "x" + s(c.kw) + " stride " + s(c.sh) + " dilation " +
+         s(c.dh) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) + "," +
+         s(c.pr) + " -> " + s(c.f) + (c.packed ? " packed" : "") +
+         (c.residual ? " residual" : "");
+}
+
+struct PairData {
+  PairData(const Variant &v, const PairCase &c) {
+    const int64_t outSize = c.n * c.f * c.oh() * c.ow();
+    x = randomVector(c.n * c.c * c.h * c.w, c.seed, -2.0f, 2.0f);
+    dwW = randomVector(c.c * c.kh * c.kw, c.seed + 1);
+    dwBias = randomVector(c.c, c.seed + 2);
+    pwW = randomVector(c.f * c.c, c.seed + 3);
+    bias = randomVector(c.f, c.seed + 4);
+    res = randomVector(std::max<int64_t>(1, outSize), c.seed + 5);
+    if (c.packed) {
+      const tcc_uk_conv2d_params_t p = c.pointwise();
+      packedW.resize(v.convPackWeightsBytes(v.isaFn(), &p) / 4 + 1);
+      v.convPackWeights(v.isaFn(), &p, pwW.data(), packedW.data());
+    }
+  }
+  std::vector<float> x, dwW, dwBias, pwW, bias, res, packedW;
+};
+
+std::vector<float> runPair(const Variant &v, const PairCase &c,
+                           const PairData &d, const tcc_host_api_t *host) {
+  std::vector<float> out(std::max<int64_t>(1, c.n * c.f * c.oh() * c.ow()),
+                         std::nanf(""));
+  tcc_uk_dwpw_params_t p = c.params();
+  p.dw_bias = c.dwBias ? d.dwBias.data() : nullptr;
+  const int64_t need = v.dwpwScratchBytes(v.isaFn(), &p);
+  EXPECT_GT(need, 0);
+  Scratch scratch(need);
+  p.scratch = scratch.get();
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = c.bias ? d.bias.data() : nullptr;
+  ep.residual = c.residual ? d.res.data() : nullptr;
+  EXPECT_EQ(0, v.dwpwConv2d(host, &p, d.x.data(), d.dwW.data(),
+                            c.packed ? d.packedW.data() : d.pwW.data(),
+                            out.data(), &ep));
+  EXPECT_TRUE(scratch.guardIntact())
+      << describe(c) << ": wrote past " << need << " bytes of scratch";
+  return out;
+}
+
+void checkPair(const Variant &v, const PairCase &c) {
+  SCOPED_TRACE(describe(c));
+  const PairData d(v, c);
+  const std::vector<float> out = runPair(v, c, d, nullptr);
+  const int64_t oh = c.oh(), ow = c.ow(), hw = oh * ow;
+  // The depthwise output and the magnitudes that went into each element.
+  std::vector<double> mid(c.n * c.c * hw), midMag(mid.size());
+  for (int64_t img = 0; img < c.n; ++img)
+    for (int64_t ch = 0; ch < c.c; ++ch)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double s = c.dwBias ? d.dwBias[ch] : 0.0, m = std::fabs(s);
+          for (int64_t ky = 0; ky < c.kh; ++ky)
+            for (int64_t kx = 0; kx < c.kw; ++kx) {
+              const int64_t iy = oy * c.sh - c.pt + ky * c.dh;
+              const int64_t ix = ox * c.sw - c.pl + kx * c.dw;
+              if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
+                continue;
+              const double t =
+                  double(d.x[((img * c.c + ch) * c.h + iy) * c.w + ix]) *
+                  d.dwW[(ch * c.kh + ky) * c.kw + kx];
+              s += t;
+              m += std::fabs(t);
+            }
+          if (c.relu6)
+            s = std::min(std::max(s, 0.0), 6.0);
+          const int64_t at = (img * c.c + ch) * hw + oy * ow + ox;
+          mid[at] = s;
+          midMag[at] = m;
+        }
+  const int64_t rows = c.n * c.f;
+  std::vector<double> want(rows * hw), mag(rows * hw);
+  for (int64_t img = 0; img < c.n; ++img)
+    for (int64_t oc = 0; oc < c.f; ++oc)
+      for (int64_t j = 0; j < hw; ++j) {
+        const int64_t at = (img * c.f + oc) * hw + j;
+        double s = 0, m = 0;
+        for (int64_t ch = 0; ch < c.c; ++ch) {
+          const double wt = d.pwW[oc * c.c + ch];
+          s += wt * mid[(img * c.c + ch) * hw + j];
+          m += std::fabs(wt) * midMag[(img * c.c + ch) * hw + j];
+        }
+        if (c.bias) {
+          s += d.bias[oc];
+          m += std::fabs(d.bias[oc]);
+        }
+        if (c.residual) {
+          s += d.res[at];
+          m += std::fabs(d.res[at]);
+        }
+        want[at] = s;
+        mag[at] = m;
+      }
+  // The depthwise sum's rounding reaches the output through the pointwise
+  // weights, which `mag` accounts for: c products plus the taps.
+  expectClose(want, mag, out.data(), rows, hw, hw,
+              c.c + c.kh * c.kw + 3, v.name);
+}
+
+using DwPw = VariantTest;
+
+// mobilenet_v2's pairs: stride 1 and 2, planes from 112x112 to 7x7, more
+// channels than one K block (960 > 384), a residual on the last.
+TEST_P(DwPw, MobilenetShapes) {
+  checkPair(*v, PairCase{1, 32, 112, 112, 16});
+  checkPair(*v, PairCase{1, 96, 112, 112, 24}.stride(2));
+  checkPair(*v, PairCase{1, 144, 56, 56, 24}.withResidual());
+  checkPair(*v, PairCase{1, 576, 14, 14, 160}.stride(2));
+  checkPair(*v, PairCase{1, 960, 7, 7, 160}.withResidual());
+}
+
+TEST_P(DwPw, EdgesAndLayouts) {
+  checkPair(*v, PairCase{1, 5, 9, 13, 7}.pads(0, 2, 1, 0));
+  checkPair(*v, PairCase{1, 6, 10, 11, 5}.stride(2).pads(1, 0, 0, 1));
+  checkPair(*v, PairCase{2, 8, 17, 19, 50}.withResidual().unpacked());
+  checkPair(*v, PairCase{1, 3, 4, 4, 2}.plain());
+  // Rows longer than the kernel's row chunk (1024 columns).
+  checkPair(*v, PairCase{1, 4, 3, 1100, 9});
+  checkPair(*v, PairCase{1, 4, 3, 2100, 9}.stride(2));
+}
+
+// Shapes without the direct 3x3 rows take the one-element path.
+TEST_P(DwPw, OtherKernels) {
+  checkPair(*v, PairCase{1, 8, 15, 15, 12}.kernel(5, 2, 4));
+  checkPair(*v, PairCase{1, 8, 15, 15, 12}.kernel(3, 1, 1).stride(3));
+  checkPair(*v, PairCase{1, 8, 12, 12, 12}.kernel(1, 1, 0));
+}
+
+TEST_P(DwPw, ThreadCountDoesNotChangeResults) {
+  const std::vector<PairCase> cases = {
+      PairCase{1, 32, 56, 56, 24}.withResidual(),
+      PairCase{1, 96, 40, 40, 24}.stride(2),
+      PairCase{1, 480, 14, 14, 96}, // splits the output channels too
+      PairCase{2, 16, 20, 20, 40}.unpacked(),
+      PairCase{1, 960, 7, 7, 160}.withResidual(), // B packed by rows first
+  };
+  for (const PairCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    const PairData d(*v, c);
+    const std::vector<float> serial = runPair(*v, c, d, nullptr);
+    for (int threads : {2, 3}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runPair(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+    }
+  }
+}
+
+// With fewer panels of B than four a thread, the depthwise part (packing
+// B) is split by channels in a first pass; a split by columns would put
+// all of a 7x7 plane's 49 columns but one on one thread.
+TEST_P(DwPw, SmallPlanesSplitTheDepthwiseByChannels) {
+  const PairCase c{1, 960, 7, 7, 160};
+  const PairData d(*v, c);
+  ThreadHost host(2);
+  runPair(*v, c, d, host.get());
+  ASSERT_EQ(host.parts.size(), 2u);
+  EXPECT_EQ(host.parts[0], 2u); // packing: two halves of the channels
+  const PairCase big{1, 32, 56, 56, 24}; // 66 panels: each task packs its own
+  const PairData bd(*v, big);
+  ThreadHost one(2);
+  runPair(*v, big, bd, one.get());
+  EXPECT_EQ(one.parts.size(), 1u);
+}
+
+TEST_P(DwPw, RejectsWhatIsNotAPair) {
+  PairCase c{1, 4, 6, 6, 3};
+  tcc_uk_dwpw_params_t p = c.params();
+  p.dw.groups = 2; // not depthwise
+  float x[144] = {}, w[36] = {}, pw[12] = {}, out = 42.0f;
+  EXPECT_EQ(0, v->dwpwScratchBytes(isa(), &p));
+  EXPECT_EQ(-2, v->dwpwConv2d(nullptr, &p, x, w, pw, &out, nullptr));
+  p = c.params();
+  p.f = 0;
+  EXPECT_EQ(-2, v->dwpwConv2d(nullptr, &p, x, w, pw, &out, nullptr));
+  EXPECT_EQ(out, 42.0f);
+}
+
+// What a compiler asks before it makes the fused call: only the kernels
+// with vector rows beat two calls. Any build answers for any ISA.
+TEST_P(DwPw, FastOnlyWithVectorRows) {
+  auto fast = [&](const PairCase &c, int32_t target) {
+    const tcc_uk_dwpw_params_t p = c.params();
+    return v->dwpwFast(target, &p);
+  };
+  const PairCase s1{1, 32, 28, 28, 16}, s2 = PairCase{1, 32, 28, 28, 16}.stride(2);
+  EXPECT_EQ(1, fast(s1, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(s2, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(s1, TCC_UK_ISA_AVX2));
+  EXPECT_EQ(0, fast(s1, TCC_UK_ISA_GENERIC));
+  EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 1, 2), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.kernel(3, 2, 2), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.stride(3), TCC_UK_ISA_AVX512));
+  tcc_uk_dwpw_params_t p = s1.params();
+  p.dw.f = 64; // two filters a channel: not a pair
+  EXPECT_EQ(0, v->dwpwFast(TCC_UK_ISA_AVX512, &p));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, DwPw, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
