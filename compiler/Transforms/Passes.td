@@ -155,8 +155,9 @@ def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
     is still a straight sequence of ops on memrefs. Every statically shaped
     `memref.alloc` in its body becomes a `memref.view` into one workspace argument
     (appended to the function's arguments), at an offset chosen at compile
-    time: lifetimes come from the position of the last use (through views),
-    and the buffers are packed greedily by size so that buffers alive at the
+    time: a buffer lives from the first op that reads or writes it to the
+    last (through views; neither the alloc nor a view touches memory, and
+    bufferization places allocs well before their writers), and the buffers are packed greedily by size so that buffers alive at the
     same time never overlap. An elementwise op whose input buffer dies at
     that op writes its output into that buffer (in place). Graph inputs,
     outputs and constants are never placed in the arena.

@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <limits>
+
 namespace mlir::tcc {
 #define GEN_PASS_DEF_TCCPLANMEMORY
 #include "compiler/Transforms/Passes.h.inc"
@@ -112,8 +114,10 @@ struct TccPlanMemoryPass
     for (auto [i, op] : llvm::enumerate(body))
       position[&op] = i;
 
-    // Lifetimes: from the alloc to the last use through any view.
-    DenseMap<Operation *, int64_t> lastUse;
+    // Lifetimes: from the first op that reads or writes the buffer (through
+    // any view; views and the alloc itself touch no memory, and
+    // bufferization places allocs well before their writers) to the last.
+    DenseMap<Operation *, int64_t> firstUse, lastUse;
     SmallVector<memref::AllocOp> allocs;
     for (auto alloc : body.getOps<memref::AllocOp>()) {
       MemRefType type = alloc.getType();
@@ -123,15 +127,24 @@ struct TccPlanMemoryPass
       SmallVector<Value> aliases;
       collectAliases(alloc, aliases);
       int64_t last = position.lookup(alloc);
+      int64_t first = std::numeric_limits<int64_t>::max();
       bool escapes = false;
       for (Value v : aliases)
         for (Operation *user : v.getUsers()) {
           escapes |= isa<func::ReturnOp, func::CallOp>(user);
-          last = std::max(last, positionOf(user, body, position));
+          int64_t at = positionOf(user, body, position);
+          last = std::max(last, at);
+          auto view = dyn_cast<ViewLikeOpInterface>(user);
+          if (!isa<memref::DeallocOp>(user) &&
+              !(view && view.getViewSource() == v))
+            first = std::min(first, at);
         }
       if (escapes)
         continue;
       allocs.push_back(alloc);
+      firstUse[alloc] = first == std::numeric_limits<int64_t>::max()
+                            ? position.lookup(alloc)
+                            : first;
       lastUse[alloc] = last;
     }
     reuseInPlace(func, position, lastUse);
@@ -144,7 +157,7 @@ struct TccPlanMemoryPass
       MemRefType type = alloc.getType();
       int64_t bytes = type.getNumElements() *
                       ((type.getElementTypeBitWidth() + 7) / 8);
-      buffers.push_back({alloc, bytes, position.lookup(alloc),
+      buffers.push_back({alloc, bytes, firstUse.lookup(alloc),
                          lastUse.lookup(alloc)});
       requests.push_back({bytes, buffers.back().first, buffers.back().last});
     }

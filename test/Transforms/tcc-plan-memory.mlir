@@ -106,3 +106,28 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a buffer's life starts at the first op that touches it, not at
+// its alloc or at a view of it: %c, allocated (and viewed) first, shares %a's
+// memory because it is first written after %a's last use.
+// CHECK: module attributes {tcc.memory_plan = {arena_bytes = 512 : i64, buffers = [{bytes = 256 : i64, first = 8 : i64, last = 11 : i64, offset = 0 : i64, {{[^}]*}}}, {bytes = 256 : i64, first = 4 : i64, last = 6 : i64, offset = 0 : i64, {{[^}]*}}}, {bytes = 256 : i64, first = 5 : i64, last = 9 : i64, offset = 256 : i64, {{[^}]*}}}], naive_bytes = 768 : i64, peak_live_bytes = 512 : i64}
+// CHECK-LABEL: func @main
+module {
+  func.func @main(%x: memref<64xf32>, %y: memref<64xf32>) {
+    %c = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    %cv = memref.expand_shape %c [[0, 1]] output_shape [8, 8] : memref<64xf32> into memref<8x8xf32>
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    %b = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    linalg.add ins(%x, %x : memref<64xf32>, memref<64xf32>) outs(%a : memref<64xf32>)
+    linalg.mul ins(%a, %x : memref<64xf32>, memref<64xf32>) outs(%b : memref<64xf32>)
+    memref.dealloc %a : memref<64xf32>
+    %cf = memref.collapse_shape %cv [[0, 1]] : memref<8x8xf32> into memref<64xf32>
+    linalg.sub ins(%b, %x : memref<64xf32>, memref<64xf32>) outs(%cf : memref<64xf32>)
+    memref.dealloc %b : memref<64xf32>
+    linalg.copy ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
+    memref.dealloc %c : memref<64xf32>
+    return
+  }
+}
