@@ -67,14 +67,24 @@ public:
     return b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, memref);
   }
   void param(StringRef name) {
-    args.push_back(i64(cast<IntegerAttr>(params.get(name)).getInt()));
+    auto attr = dyn_cast_or_null<IntegerAttr>(params.get(name));
+    if (!attr)
+      missing.push_back(name);
+    args.push_back(i64(attr ? attr.getInt() : 0));
   }
   void floatParam(StringRef name) {
-    args.push_back(
-        b.create<arith::ConstantOp>(loc, cast<FloatAttr>(params.get(name))));
+    auto attr = dyn_cast_or_null<FloatAttr>(params.get(name));
+    if (!attr) {
+      missing.push_back(name);
+      attr = b.getF32FloatAttr(0);
+    }
+    args.push_back(b.create<arith::ConstantOp>(loc, attr));
   }
   bool flag(StringRef name) {
-    return cast<IntegerAttr>(params.get(name)).getInt() != 0;
+    auto attr = dyn_cast_or_null<IntegerAttr>(params.get(name));
+    if (!attr)
+      missing.push_back(name);
+    return attr && attr.getInt() != 0;
   }
 
   Value i64(int64_t v) {
@@ -85,6 +95,7 @@ public:
   Location loc;
   DictionaryAttr params;
   SmallVector<Value> args;
+  SmallVector<StringRef> missing; ///< Parameters asked for but absent.
 };
 
 struct ConvertUkernelsToCallsPass
@@ -130,6 +141,7 @@ struct ConvertUkernelsToCallsPass
       ok = succeeded(ok) ? addresses({residual}) : ok;
       call.param("ldr"), call.param("stride_r");
       ok = succeeded(ok) ? addresses({scratch}) : ok;
+      call.param("batch_parallel"), call.param("scratch_stride");
     } else if (op.getName() == "conv2d") {
       ok = addresses({ins[0], ins[1], outs[0], bias, residual, scratch});
       for (StringRef p :
@@ -158,6 +170,13 @@ struct ConvertUkernelsToCallsPass
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
     } else {
       return op.emitOpError() << "unknown micro-kernel '" << op.getName()
+                              << "'";
+    }
+    if (!call.missing.empty()) {
+      for (Value v : call.args)
+        if (v.use_empty())
+          v.getDefiningOp()->erase();
+      return op.emitOpError() << "has no parameter '" << call.missing.front()
                               << "'";
     }
     if (failed(ok))

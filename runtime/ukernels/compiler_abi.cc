@@ -31,6 +31,44 @@ tcc_uk_epilogue_t epilogue(int64_t bias, int64_t biasPerRow, int64_t hasClamp,
   e.ldr = ldr;
   return e;
 }
+
+/// One product of a batch (see tcc_ukabi_sgemm).
+struct BatchedGemm {
+  int64_t m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, flags,
+      bias, biasPerRow, hasClamp, residual, ldr, strideR, scratch,
+      scratchStride;
+  float clampMin, clampMax;
+  int32_t failed;
+
+  int32_t run(const tcc_host_api_t *host, int64_t i) const {
+    tcc_uk_epilogue_t e =
+        epilogue(bias, biasPerRow, hasClamp, clampMin, clampMax,
+                 residual ? residual + 4 * i * strideR : 0, ldr);
+    return tcc_uk_sgemm(
+        host, m, n, k, ptr<const float>(a) + i * strideA, lda,
+        ptr<const float>(b) + i * strideB, ldb, ptr<float>(c) + i * strideC,
+        ldc, static_cast<uint32_t>(flags), &e,
+        ptr<void>(scratch ? scratch + i * scratchStride : 0));
+  }
+};
+
+void runBatchRange(void *ctx, int64_t begin, int64_t end) {
+  BatchedGemm &g = *static_cast<BatchedGemm *>(ctx);
+  for (int64_t i = begin; i < end; ++i)
+    if (g.run(nullptr, i))
+      __atomic_store_n(&g.failed, 1, __ATOMIC_RELAXED);
+}
+
+/// Whether a batch goes one product a thread: allowed by the compiler
+/// (each product has its own scratch), enough products to share evenly,
+/// or products too small to split well.
+bool splitBatch(const tcc_host_api_t *host, int64_t batch, int64_t work) {
+  if (!host || !host->parallel_for || host->num_threads <= 1)
+    return false;
+  const int64_t threads = host->num_threads;
+  return batch >= threads && (batch % threads == 0 || batch >= 4 * threads ||
+                              work < (int64_t(1) << 22));
+}
 } // namespace
 
 extern "C" {
@@ -38,25 +76,30 @@ extern "C" {
 void tcc_ukabi_set_host(const tcc_host_api_t *host) { currentHost = host; }
 
 /// `batch` products C_i = A_i * B_i (+ epilogue), the i-th operands at
-/// element offsets i * stride (a stride of 0 broadcasts an operand).
+/// element offsets i * stride (a stride of 0 broadcasts an operand). With
+/// batchParallel the i-th product's scratch is at i * scratchStride bytes,
+/// and the products may run on different threads at once.
 int32_t tcc_ukabi_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                         int64_t a, int64_t lda, int64_t strideA, int64_t b,
                         int64_t ldb, int64_t strideB, int64_t c, int64_t ldc,
                         int64_t strideC, int64_t flags, int64_t bias,
                         int64_t biasPerRow, int64_t hasClamp, float clampMin,
                         float clampMax, int64_t residual, int64_t ldr,
-                        int64_t strideR, int64_t scratch) {
-  for (int64_t i = 0; i < batch; ++i) {
-    tcc_uk_epilogue_t e =
-        epilogue(bias, biasPerRow, hasClamp, clampMin, clampMax,
-                 residual ? residual + 4 * i * strideR : 0, ldr);
-    int32_t rc = tcc_uk_sgemm(
-        currentHost, m, n, k, ptr<const float>(a) + i * strideA, lda,
-        ptr<const float>(b) + i * strideB, ldb, ptr<float>(c) + i * strideC,
-        ldc, static_cast<uint32_t>(flags), &e, ptr<void>(scratch));
-    if (rc)
-      return rc;
+                        int64_t strideR, int64_t scratch,
+                        int64_t batchParallel, int64_t scratchStride) {
+  BatchedGemm g = {m,        n,        k,       a,       lda,     strideA,
+                   b,        ldb,      strideB, c,       ldc,     strideC,
+                   flags,    bias,     biasPerRow, hasClamp, residual, ldr,
+                   strideR,  scratch,  batchParallel ? scratchStride : 0,
+                   clampMin, clampMax, 0};
+  if (batchParallel && batch > 1 &&
+      splitBatch(currentHost, batch, m * n * (k > 0 ? k : 1))) {
+    currentHost->parallel_for(currentHost->self, batch, 1, runBatchRange, &g);
+    return g.failed ? -1 : 0;
   }
+  for (int64_t i = 0; i < batch; ++i)
+    if (int32_t rc = g.run(currentHost, i))
+      return rc;
   return 0;
 }
 

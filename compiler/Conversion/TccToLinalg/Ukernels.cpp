@@ -75,6 +75,10 @@ static bool matmulFits(MatmulOp op) {
          op.getRhs().getType().getRank() >= 2;
 }
 
+/// Bytes of scratch a batched product may take to run its products in
+/// parallel, each with scratch of its own.
+static constexpr int64_t kBatchScratchLimit = int64_t(4) << 20;
+
 namespace {
 /// Shared by the plain and the fused forms.
 struct UkernelBuilder {
@@ -250,6 +254,17 @@ struct UkernelBuilder {
         flags = (flags & ~uint32_t(TCC_UK_TRANS_B)) | TCC_UK_PACKED_B;
       }
     int64_t scratch = tcc_uk_sgemm_scratch_bytes(isa, flags, m, n, k);
+    // A batch may run one product a thread (attention's heads: small
+    // products, each split across threads would cost more in dispatch than
+    // it saves) when every product can have scratch of its own.
+    int64_t scratchStride = 0;
+    bool batchParallel = batch > 1;
+    if (batchParallel && scratch > 0) {
+      scratchStride = (scratch + 63) / 64 * 64;
+      batchParallel = scratchStride * batch <= kBatchScratchLimit;
+      scratch = batchParallel ? scratchStride * batch : scratch;
+      scratchStride = batchParallel ? scratchStride : 0;
+    }
     SmallVector<Value> inputs = {lhsValue, rhsValue};
     if (epilogue.bias)
       inputs.push_back(epilogue.bias);
@@ -270,6 +285,7 @@ struct UkernelBuilder {
     add("has_residual", epilogue.residual != nullptr);
     // A residual is shaped like the (contiguous) result.
     add("ldr", n), add("stride_r", batch == 1 ? 0 : m * n);
+    add("batch_parallel", batchParallel), add("scratch_stride", scratchStride);
     addClamp(b, epilogue, params);
     return call(b, loc, "sgemm", inputs, outputs, params);
   }
