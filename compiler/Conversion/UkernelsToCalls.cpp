@@ -142,6 +142,7 @@ struct ConvertUkernelsToCallsPass
       call.param("ldr"), call.param("stride_r");
       ok = succeeded(ok) ? addresses({scratch}) : ok;
       call.param("batch_parallel"), call.param("scratch_stride");
+      call.param("activation");
     } else if (op.getName() == "conv2d") {
       ok = addresses({ins[0], ins[1], outs[0], bias, residual, scratch});
       for (StringRef p :

@@ -35,6 +35,8 @@ Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
     if (user->getBlock() != contraction->getBlock() || e.hasClamp)
       break;
     if (auto add = dyn_cast<AddOp>(user)) {
+      if (e.activation != Activation::None)
+        break; // The kernels add before the activation.
       Value other = add.getLhs() == cur ? add.getRhs() : add.getLhs();
       auto otherType = cast<RankedTensorType>(other.getType());
       if (other == cur || add.getType() != type)
@@ -49,6 +51,12 @@ Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
       } else {
         break;
       }
+    } else if (auto gelu = dyn_cast<GeluOp>(user)) {
+      if (conv || e.activation != Activation::None)
+        break;
+      e.activation = gelu.getApproximate() == GeluApproximation::tanh
+                         ? Activation::GeluTanh
+                         : Activation::Gelu;
     } else if (isa<ReluOp>(user)) {
       e.hasClamp = true;
       e.clampMin = 0;

@@ -18,18 +18,23 @@
 
 namespace mlir::tcc {
 
+/// An activation the kernels apply after the bias and residual, before the
+/// clamp (the values are runtime/ukernels' TCC_UK_ACT_*).
+enum class Activation : int32_t { None = 0, Gelu = 1, GeluTanh = 2 };
+
 struct Epilogue {
   Value bias;     ///< Per output channel (conv) or column (matmul).
   Value residual; ///< Shaped like the result.
+  Activation activation = Activation::None; ///< Matmuls only.
   bool hasClamp = false;
   float clampMin = -std::numeric_limits<float>::infinity();
   float clampMax = std::numeric_limits<float>::infinity();
 };
 
 /// Follows single uses from `contraction` (a tcc.conv or tcc.matmul on f32)
-/// through adds of a bias or a residual and then at most one relu or clamp,
-/// collecting the ops it takes into `chain`. A convolution that already has
-/// a bias takes no other.
+/// through adds of a bias or a residual, for a matmul then a GELU, and then
+/// at most one relu or clamp, collecting the ops it takes into `chain`. A
+/// convolution that already has a bias takes no other.
 Epilogue matchEpilogue(Operation *contraction,
                        SmallVectorImpl<Operation *> &chain);
 

@@ -36,7 +36,7 @@ tcc_uk_epilogue_t epilogue(int64_t bias, int64_t biasPerRow, int64_t hasClamp,
 struct BatchedGemm {
   int64_t m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, flags,
       bias, biasPerRow, hasClamp, residual, ldr, strideR, scratch,
-      scratchStride;
+      scratchStride, activation;
   float clampMin, clampMax;
   int32_t failed;
 
@@ -44,6 +44,7 @@ struct BatchedGemm {
     tcc_uk_epilogue_t e =
         epilogue(bias, biasPerRow, hasClamp, clampMin, clampMax,
                  residual ? residual + 4 * i * strideR : 0, ldr);
+    e.activation = static_cast<int32_t>(activation);
     return tcc_uk_sgemm(
         host, m, n, k, ptr<const float>(a) + i * strideA, lda,
         ptr<const float>(b) + i * strideB, ldb, ptr<float>(c) + i * strideC,
@@ -75,7 +76,8 @@ extern "C" {
 
 void tcc_ukabi_set_host(const tcc_host_api_t *host) { currentHost = host; }
 
-/// `batch` products C_i = A_i * B_i (+ epilogue), the i-th operands at
+/// `batch` products C_i = act(A_i * B_i + ...) (the epilogue; activation a
+/// TCC_UK_ACT_*), the i-th operands at
 /// element offsets i * stride (a stride of 0 broadcasts an operand). With
 /// batchParallel the i-th product's scratch is at i * scratchStride bytes,
 /// and the products may run on different threads at once.
@@ -86,12 +88,14 @@ int32_t tcc_ukabi_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                         int64_t biasPerRow, int64_t hasClamp, float clampMin,
                         float clampMax, int64_t residual, int64_t ldr,
                         int64_t strideR, int64_t scratch,
-                        int64_t batchParallel, int64_t scratchStride) {
-  BatchedGemm g = {m,        n,        k,       a,       lda,     strideA,
-                   b,        ldb,      strideB, c,       ldc,     strideC,
-                   flags,    bias,     biasPerRow, hasClamp, residual, ldr,
-                   strideR,  scratch,  batchParallel ? scratchStride : 0,
-                   clampMin, clampMax, 0};
+                        int64_t batchParallel, int64_t scratchStride,
+                        int64_t activation) {
+  BatchedGemm g = {m,          n,        k,        a,       lda,
+                   strideA,    b,        ldb,      strideB, c,
+                   ldc,        strideC,  flags,    bias,    biasPerRow,
+                   hasClamp,   residual, ldr,      strideR, scratch,
+                   batchParallel ? scratchStride : 0, activation,
+                   clampMin,   clampMax, 0};
   if (batchParallel && batch > 1 &&
       splitBatch(currentHost, batch, m * n * (k > 0 ? k : 1))) {
     currentHost->parallel_for(currentHost->self, batch, 1, runBatchRange, &g);

@@ -719,7 +719,7 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
                                            float *output,
                                            const tcc_uk_epilogue_t *epilogue) {
   ConvShape s;
-  if (!resolvePair(p, s))
+  if (!resolvePair(p, s) || (epilogue && epilogue->activation))
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;

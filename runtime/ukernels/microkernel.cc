@@ -46,6 +46,8 @@ TCC_UK_UNROLL
                                      : load(tail->bias + v * kVL));
       if (tail->res)
         x = vadd(x, load(tail->res + i * tail->ldr + v * kVL));
+      if (tail->act)
+        x = vactivate(tail->act, x);
       if (tail->clamp)
         x = vclamp(x, lo, hi);
       if (full)
@@ -196,7 +198,7 @@ void smallMRows(int64_t nc, int64_t k, const float *a, int64_t ars,
                             nc);
 }
 
-/// C[0:m, 0:nc] = clamp(C + bias + residual); ep pointers are relative to
+/// C[0:m, 0:nc] = clamp(act(C + bias + residual)); ep pointers are relative to
 /// row 0, column j0.
 void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
                    const tcc_uk_epilogue_t *ep, int64_t j0) {
@@ -218,6 +220,8 @@ void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
         x = vadd(x, ep->bias_per_row ? biasRow : load(biasCol + j));
       if (res)
         x = vadd(x, load(res + j));
+      if (ep->activation)
+        x = vactivate(ep->activation, x);
       if (ep->has_clamp)
         x = vclamp(x, lo, hi);
       if (full)

@@ -12,7 +12,8 @@ inline namespace TCC_UK_ISA_NS {
 namespace {
 
 bool isTrivial(const tcc_uk_epilogue_t *ep) {
-  return !ep || (!ep->bias && !ep->residual && !ep->has_clamp);
+  return !ep ||
+         (!ep->bias && !ep->residual && !ep->has_clamp && !ep->activation);
 }
 
 /// The small-m path streams the rows of an unpacked, untransposed B; it
@@ -59,6 +60,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     tail.loadC = !first || g.accumulate;
     const bool withEpilogue = last && epilogue;
     tail.clamp = withEpilogue && g.ep->has_clamp;
+    tail.act = withEpilogue ? g.ep->activation : 0;
     const bool needTail = tail.loadC || withEpilogue;
     for (int64_t jc = j0; jc < j1; jc += kTiles.nc) {
       const int64_t nc = minI(kTiles.nc, j1 - jc);

@@ -48,6 +48,19 @@ TCC_UK_INLINE vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
 TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   return _mm512_min_ps(hi, _mm512_max_ps(lo, x));
 }
+TCC_UK_INLINE vf vdiv(vf a, vf b) { return _mm512_div_ps(a, b); }
+TCC_UK_INLINE vf vabs(vf x) { return _mm512_abs_ps(x); }
+/// x rounded to the nearest integer (ties to even).
+TCC_UK_INLINE vf vround(vf x) {
+  return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+/// x * 2^n for integer-valued n in [-126, 127].
+TCC_UK_INLINE vf vldexp(vf x, vf n) { return _mm512_scalef_ps(x, n); }
+/// where(c < 0, a, b).
+TCC_UK_INLINE vf vselectNegative(vf c, vf a, vf b) {
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, vzero(), _CMP_LT_OQ), b,
+                              a);
+}
 
 #elif TCC_UK_NATIVE_ISA == 1
 
@@ -73,6 +86,19 @@ TCC_UK_INLINE vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 TCC_UK_INLINE vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
 TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+}
+TCC_UK_INLINE vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
+TCC_UK_INLINE vf vabs(vf x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+TCC_UK_INLINE vf vround(vf x) {
+  return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+TCC_UK_INLINE vf vldexp(vf x, vf n) {
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(x, _mm256_castsi256_ps(e));
+}
+TCC_UK_INLINE vf vselectNegative(vf c, vf a, vf b) {
+  return _mm256_blendv_ps(b, a, _mm256_cmp_ps(c, vzero(), _CMP_LT_OQ));
 }
 
 #else
@@ -112,8 +138,85 @@ TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   }
   return x;
 }
+TCC_UK_INLINE vf vdiv(vf a, vf b) { return a / b; }
+TCC_UK_INLINE vf vabs(vf x) {
+  for (int i = 0; i < 4; ++i)
+    x[i] = x[i] < 0 ? -x[i] : x[i];
+  return x;
+}
+/// Adding and subtracting 1.5 * 2^23 rounds to an integer (ties to even)
+/// for |x| < 2^22, which is all vexp needs.
+TCC_UK_INLINE vf vround(vf x) {
+  const vf magic = vset1(12582912.0f);
+  return (x + magic) - magic;
+}
+TCC_UK_INLINE vf vldexp(vf x, vf n) {
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(static_cast<int>(n[i]) + 127)
+                          << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof(scale));
+    x[i] *= scale;
+  }
+  return x;
+}
+TCC_UK_INLINE vf vselectNegative(vf c, vf a, vf b) {
+  for (int i = 0; i < 4; ++i)
+    b[i] = c[i] < 0 ? a[i] : b[i];
+  return b;
+}
 
 #endif
+
+/// exp(x), within about 2 ulp: x = n ln2 + r with |r| <= ln2/2 (ln2 in two
+/// parts), exp(r) by its Taylor polynomial to r^6, times 2^n. Inputs are
+/// clamped to [-87, 88], where the result stays normal and finite.
+TCC_UK_INLINE vf vexp(vf x) {
+  x = vclamp(x, vset1(-87.0f), vset1(88.0f));
+  const vf n = vround(vmul(x, vset1(1.44269504088896341f)));
+  vf r = vfma(n, vset1(-0.693145751953125f), x);
+  r = vfma(n, vset1(-1.428606765330187045e-06f), r);
+  vf p = vset1(1.0f / 720);
+  p = vfma(p, r, vset1(1.0f / 120));
+  p = vfma(p, r, vset1(1.0f / 24));
+  p = vfma(p, r, vset1(1.0f / 6));
+  p = vfma(p, r, vset1(0.5f));
+  p = vfma(p, r, vset1(1.0f));
+  p = vfma(p, r, vset1(1.0f));
+  return vldexp(p, n);
+}
+
+/// GELU, x * Phi(x): Phi(x) = 1 - q/2 for x >= 0 and q/2 below, where
+/// q = 1 - erf(|x|/sqrt 2) by Abramowitz and Stegun 7.1.26 (absolute error
+/// of erf below 1.5e-7).
+TCC_UK_INLINE vf vgelu(vf x) {
+  const vf z = vmul(vabs(x), vset1(0.70710678118654752f));
+  const vf t = vdiv(vset1(1.0f), vfma(vset1(0.3275911f), z, vset1(1.0f)));
+  vf poly = vset1(1.061405429f);
+  poly = vfma(poly, t, vset1(-1.453152027f));
+  poly = vfma(poly, t, vset1(1.421413741f));
+  poly = vfma(poly, t, vset1(-0.284496736f));
+  poly = vfma(poly, t, vset1(0.254829592f));
+  const vf halfQ =
+      vmul(vmul(vmul(poly, t), vexp(vmul(vsub(vzero(), z), z))), vset1(0.5f));
+  return vmul(x, vselectNegative(x, halfQ, vsub(vset1(1.0f), halfQ)));
+}
+
+/// GELU's tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)),
+/// u = sqrt(2/pi) (x + 0.044715 x^3).
+TCC_UK_INLINE vf vgeluTanh(vf x) {
+  const vf x2 = vmul(x, x);
+  const vf u2 = vmul(vmul(x, vfma(vset1(0.044715f), x2, vset1(1.0f))),
+                     vset1(-1.5957691216057308f)); // -2 sqrt(2/pi)
+  return vdiv(x, vadd(vset1(1.0f), vexp(u2)));
+}
+
+/// The epilogue's activation (TCC_UK_ACT_*).
+TCC_UK_INLINE vf vactivate(int act, vf x) {
+  return act == TCC_UK_ACT_GELU        ? vgelu(x)
+         : act == TCC_UK_ACT_GELU_TANH ? vgeluTanh(x)
+                                       : x;
+}
 
 /// dst[0:n] = src[0:n] and dst[0:n] = 0 for the short runs of packing and
 /// padding: masked vector moves, which the compiler cannot turn into libc

@@ -150,6 +150,7 @@ struct Tail {
   int64_t ldr;
   int clamp;
   float lo, hi;
+  int act; // TCC_UK_ACT_*, before the clamp
 };
 
 /// C[mr x nr] (= or +=, see tail) A-panel[kc x MR] * B-panel[kc x NR]; mr

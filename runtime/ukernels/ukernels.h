@@ -83,10 +83,21 @@ enum {
   TCC_UK_PACKED_B = 1u << 4,   /* b is tcc_uk_pack_b output (ldb ignored) */
 };
 
+/* Activations of the epilogue (tcc_uk_epilogue_t::activation). */
+enum {
+  TCC_UK_ACT_NONE = 0,
+  TCC_UK_ACT_GELU = 1,      /* x * Phi(x), Phi through erf (Abramowitz and
+                               Stegun 7.1.26: |error of Phi| < 1e-7) */
+  TCC_UK_ACT_GELU_TANH = 2, /* x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3)))
+                               (the tanh form, as a sigmoid) */
+};
+
 /* What happens to each element of the product before it is stored:
- *   C = clamp(A*B (+ C if accumulating) + bias + residual)
- * which fuses a bias, a residual add (resnet's add) and relu/relu6/clip. A
- * NaN passes through the clamp. Zero-initialised means "no epilogue". */
+ *   C = clamp(act(A*B (+ C if accumulating) + bias + residual))
+ * which fuses a bias, a residual add (resnet's add), GELU and
+ * relu/relu6/clip. A NaN passes through the clamp. Zero-initialised means
+ * "no epilogue". The activation is the GEMM's only: the convolution entry
+ * points refuse one (they return -2 and write nothing). */
 typedef struct tcc_uk_epilogue_t {
   const float *bias;     /* NULL, or one value per row (bias_per_row != 0)
                             or per column of C */
@@ -96,6 +107,7 @@ typedef struct tcc_uk_epilogue_t {
   float clamp_min, clamp_max;
   const float *residual; /* NULL, or an m x n matrix with leading dim ldr */
   int64_t ldr;
+  int32_t activation;    /* TCC_UK_ACT_*, before the clamp */
 } tcc_uk_epilogue_t;
 
 /*===------------------------------------------------------------------===*
@@ -174,7 +186,9 @@ int64_t tcc_uk_conv2d_scratch_bytes(int32_t isa,
 
 /* output = clamp(conv(input, weight) (+ output) + bias[f] + residual) with
  * the epilogue's bias per output channel (bias_per_row is ignored) and its
- * residual a dense tensor shaped like the output (ldr is ignored). */
+ * residual a dense tensor shaped like the output (ldr is ignored). Returns
+ * 0, -1 (scratch NULL and malloc failed) or -2 (an epilogue activation,
+ * which convolutions do not have); nothing is written unless 0. */
 int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                            const tcc_uk_conv2d_params_t *p, const float *input,
                            const float *weight, float *output,
@@ -215,7 +229,8 @@ int64_t tcc_uk_dwpw_scratch_bytes(int32_t isa, const tcc_uk_dwpw_params_t *p);
 /* The epilogue is the pointwise convolution's, as for tcc_uk_conv2d_nchw
  * (bias per output channel, residual shaped like the output). Returns 0,
  * or -1 when scratch was NULL and malloc failed; a p that is not a
- * depthwise/pointwise pair writes nothing and returns -2. */
+ * depthwise/pointwise pair, or an epilogue activation, writes nothing and
+ * returns -2. */
 int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
                                 const tcc_uk_dwpw_params_t *p,
                                 const float *input, const float *dw_weight,

@@ -157,3 +157,25 @@ func.func @depthwise_pointwise_kept_apart(%x: tensor<1x4x6x6xf32>, %dw: tensor<4
   %5 = tcc.conv %4, %pw strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
   return %2, %1, %5 : tensor<1x8x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x8x3x3xf32>
 }
+
+// -----
+
+// Tests that a matmul takes its bias add and the GELU after it (the
+// kernel's activation), and that a convolution leaves its GELU to an
+// elementwise kernel.
+// CHECK-LABEL: func @gelu_epilogue
+// CHECK: %[[M:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.matmul
+// CHECK:   tcc.add
+// CHECK:   tcc.gelu
+// CHECK:   tcc.yield
+// CHECK: %[[C:.*]] = tcc.conv
+// CHECK: tcc.gelu %[[C]]
+func.func @gelu_epilogue(%a: tensor<3x5xf32>, %b: tensor<5x7xf32>, %bias: tensor<7xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<3x7xf32>, tensor<1x2x4x4xf32>) {
+  %0 = tcc.matmul %a, %b : (tensor<3x5xf32>, tensor<5x7xf32>) -> tensor<3x7xf32>
+  %1 = tcc.add %0, %bias : (tensor<3x7xf32>, tensor<7xf32>) -> tensor<3x7xf32>
+  %2 = tcc.gelu %1 : tensor<3x7xf32>
+  %3 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %4 = tcc.gelu %3 : tensor<1x2x4x4xf32>
+  return %2, %4 : tensor<3x7xf32>, tensor<1x2x4x4xf32>
+}

@@ -41,10 +41,11 @@ def _output(r: subprocess.CompletedProcess) -> str:
 # Besides the default build (the host's kernels), mobilenet_v2 with the AVX2
 # kernels, where each depthwise/pointwise group is two kernel calls instead
 # of one, and with no micro-kernels at all (the group's convolutions as
-# linalg loops).
+# linalg loops); the encoder with the AVX2 kernels (their GELU epilogue).
 CASES = [(name, []) for name in MODELS] + [
     ("mobilenet_v2", ["--mcpu=haswell"]),
     ("mobilenet_v2", ["--ukernels=none"]),
+    ("encoder", ["--mcpu=haswell"]),
 ]
 
 

@@ -24,6 +24,11 @@
 
 #include <limits>
 
+static_assert(int32_t(mlir::tcc::Activation::Gelu) == TCC_UK_ACT_GELU &&
+                  int32_t(mlir::tcc::Activation::GeluTanh) ==
+                      TCC_UK_ACT_GELU_TANH,
+              "the epilogue's activations are the kernels'");
+
 using namespace mlir;
 using namespace mlir::tcc;
 
@@ -90,6 +95,8 @@ struct UkernelBuilder {
                         Value weightSource, Value bias,
                         const Epilogue &epilogue) const {
     Location loc = op.getLoc();
+    if (epilogue.activation != Activation::None)
+      return failure(); // Convolutions have no activation.
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
@@ -286,6 +293,7 @@ struct UkernelBuilder {
     // A residual is shaped like the (contiguous) result.
     add("ldr", n), add("stride_r", batch == 1 ? 0 : m * n);
     add("batch_parallel", batchParallel), add("scratch_stride", scratchStride);
+    add("activation", static_cast<int64_t>(epilogue.activation));
     addClamp(b, epilogue, params);
     return call(b, loc, "sgemm", inputs, outputs, params);
   }

@@ -145,3 +145,25 @@ func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %r: tensor<1x8x6x6xf32>)
   }
   return %0 : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// Tests that a GELU after a matmul's bias is the sgemm's activation (1: the
+// erf form, 2: tanh), and that a GELU after a convolution stays a loop.
+// CHECK-LABEL: func @linear_gelu
+// CHECK: tcc.ukernel "sgemm"
+// CHECK-SAME: activation = 2 : i64
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @linear_gelu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
+  %w = tcc.constant dense<0.5> : tensor<16x8xf32>
+  %b = tcc.constant dense<1.0> : tensor<8xf32>
+  %0 = tcc.fused "contraction"(%x, %w, %b : tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a0: tensor<4x16xf32>, %a1: tensor<16x8xf32>, %a2: tensor<8xf32>):
+    %m = tcc.matmul %a0, %a1 : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+    %s = tcc.add %m, %a2 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    %g = tcc.gelu %s approximate = tanh : tensor<4x8xf32>
+    tcc.yield %g : tensor<4x8xf32>
+  }
+  return %0 : tensor<4x8xf32>
+}

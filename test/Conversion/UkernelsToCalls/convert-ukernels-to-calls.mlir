@@ -1,17 +1,18 @@
 // RUN: tcc-opt %s --convert-ukernels-to-calls --split-input-file -verify-diagnostics | FileCheck %s
 
 // Tests that a bufferized sgemm becomes a call passing addresses and scalar
-// parameters, with the entry point declared once.
-// CHECK: func.func private @tcc_ukabi_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32, i64, i64, i64, i64, i64, i64) -> i32
+// parameters (the activation last), with the entry point declared once.
+// CHECK: func.func private @tcc_ukabi_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32, i64, i64, i64, i64, i64, i64, i64) -> i32
 // CHECK-LABEL: func @sgemm
 // CHECK-SAME: (%[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x2xf32>, %[[C:.*]]: memref<4x2xf32>)
 // CHECK: memref.extract_aligned_pointer_as_index %[[A]]
 // CHECK: memref.extract_aligned_pointer_as_index %[[B]]
 // CHECK: memref.extract_aligned_pointer_as_index %[[C]]
-// CHECK: call @tcc_ukabi_sgemm(
+// CHECK: %[[ACT:.*]] = arith.constant 1 : i64
+// CHECK: call @tcc_ukabi_sgemm({{.*}}, %[[ACT]]) :
 // CHECK-NOT: tcc.ukernel
 func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
-  tcc.ukernel "sgemm" ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>) params {batch = 1 : i64, m = 4 : i64, n = 2 : i64, k = 8 : i64, lda = 8 : i64, ldb = 2 : i64, ldc = 2 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 8 : i64, flags = 0 : i64, has_bias = 0 : i64, bias_per_row = 0 : i64, has_residual = 0 : i64, ldr = 2 : i64, stride_r = 8 : i64, batch_parallel = 0 : i64, scratch_stride = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 1.0 : f32}
+  tcc.ukernel "sgemm" ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>) params {batch = 1 : i64, m = 4 : i64, n = 2 : i64, k = 8 : i64, lda = 8 : i64, ldb = 2 : i64, ldc = 2 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 8 : i64, flags = 0 : i64, has_bias = 0 : i64, bias_per_row = 0 : i64, has_residual = 0 : i64, ldr = 2 : i64, stride_r = 8 : i64, batch_parallel = 0 : i64, scratch_stride = 0 : i64, activation = 1 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 1.0 : f32}
   return
 }
 

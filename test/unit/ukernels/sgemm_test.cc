@@ -18,6 +18,7 @@ struct GemmCase {
   float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
   bool scratchNull = false;
   uint32_t seed = 1;
+  int32_t act = TCC_UK_ACT_NONE;
 };
 
 std::string describe(const GemmCase &c) {
@@ -32,6 +33,8 @@ std::string describe(const GemmCase &c) {
     s += " bias/col";
   if (c.residual)
     s += " residual";
+  if (c.act)
+    s += c.act == TCC_UK_ACT_GELU ? " gelu" : " gelu(tanh)";
   if (c.clamp)
     s += " clamp[" + std::to_string(c.lo) + "," + std::to_string(c.hi) + "]";
   return s;
@@ -91,6 +94,7 @@ std::vector<float> runGemm(const Variant &v, const GemmCase &c,
   ep.has_clamp = c.clamp;
   ep.clamp_min = c.lo;
   ep.clamp_max = c.hi;
+  ep.activation = c.act;
   const int64_t need = v.sgemmScratchBytes(v.isaFn(), c.flags, c.m, c.n, c.k);
   EXPECT_GE(need, 0);
   Scratch scratch(c.scratchNull ? 0 : need);
@@ -131,6 +135,19 @@ void checkGemm(const Variant &v, const GemmCase &c,
       if (c.residual) {
         s += d.res[i * d.ldr + j];
         m += std::fabs(d.res[i * d.ldr + j]);
+      }
+      if (c.act) {
+        // The activation of the exact sum: its slope is at most 1.13, so
+        // the sum's rounding (mag) carries over scaled by that, and the
+        // approximation itself adds up to 3e-7 |s| (Phi within 1e-7, exp
+        // and the division a few ulps).
+        const double phi =
+            c.act == TCC_UK_ACT_GELU
+                ? 0.5 * (1 + std::erf(s / std::sqrt(2.0)))
+                : 0.5 * (1 + std::tanh(std::sqrt(2 / M_PI) *
+                                       (s + 0.044715 * s * s * s)));
+        m = 1.13 * m + 3e-7 * std::fabs(s) / ((c.k + 6) * FLT_EPSILON);
+        s *= phi;
       }
       if (c.clamp)
         s = std::min<double>(std::max<double>(s, c.lo), c.hi);
@@ -237,6 +254,68 @@ TEST_P(Sgemm, AppliesEachEpilogueField) {
       checkGemm(*v, c);
     }
   }
+}
+
+// GELU after the bias and residual, before the clamp, in both forms and in
+// both paths (packed tiles, and small m streaming B).
+TEST_P(Sgemm, AppliesGelu) {
+  for (int32_t act : {TCC_UK_ACT_GELU, TCC_UK_ACT_GELU_TANH}) {
+    GemmCase packed{37, 100, 64};
+    packed.biasPerCol = packed.residual = true;
+    packed.act = act;
+    checkGemm(*v, packed);
+    GemmCase prepacked{20, 50, 30, 0, 0, 0, TCC_UK_PACKED_B};
+    prepacked.biasPerCol = true;
+    prepacked.act = act;
+    checkGemm(*v, prepacked);
+    GemmCase small{3, 70, 20};
+    small.biasPerCol = true;
+    small.act = act;
+    checkGemm(*v, small);
+    GemmCase clamped{9, 40, 16};
+    clamped.act = act;
+    clamped.clamp = true;
+    clamped.lo = -0.1f;
+    clamped.hi = 0.5f;
+    checkGemm(*v, clamped);
+  }
+}
+
+// Far out and near zero: GELU of large x is x, of very negative x about 0,
+// finite wherever exp's argument is clamped, within 3e-7 |x| everywhere.
+TEST_P(Sgemm, GeluTails) {
+  const float xs[8] = {-30.0f, -9.0f, -4.0f, -1e-3f, 0.0f, 1e-3f, 4.0f, 200.0f};
+  for (int32_t act : {TCC_UK_ACT_GELU, TCC_UK_ACT_GELU_TANH}) {
+    float one = 1.0f, out[8];
+    tcc_uk_epilogue_t ep = {};
+    ep.activation = act;
+    // C = x * 1 (m = 1, k = 1), then the activation.
+    EXPECT_EQ(0, v->sgemm(nullptr, 1, 8, 1, &one, 1, xs, 8, out, 8, 0, &ep,
+                          nullptr));
+    for (int i = 0; i < 8; ++i) {
+      const double x = xs[i];
+      const double want =
+          act == TCC_UK_ACT_GELU
+              ? 0.5 * x * std::erfc(-x / std::sqrt(2.0))
+              : x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) *
+                                  (x + 0.044715 * x * x * x)));
+      EXPECT_TRUE(std::isfinite(out[i])) << xs[i];
+      EXPECT_NEAR(out[i], want, 3e-7 * std::fabs(x) + 1e-30)
+          << "act " << act << " at " << xs[i];
+    }
+  }
+}
+
+// Convolutions have no activation: a GELU epilogue is refused, unwritten.
+TEST_P(Sgemm, ConvolutionsRefuseAnActivation) {
+  tcc_uk_conv2d_params_t p = {};
+  p.n = 1, p.c = 2, p.h = p.w = 3, p.f = 2, p.kh = p.kw = 1;
+  float x[18] = {}, w[4] = {}, out[18];
+  std::fill(out, out + 18, 42.0f);
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = TCC_UK_ACT_GELU;
+  EXPECT_EQ(-2, v->conv2d(nullptr, &p, x, w, out, &ep));
+  EXPECT_EQ(out[0], 42.0f);
 }
 
 TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
