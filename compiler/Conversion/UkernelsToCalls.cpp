@@ -115,7 +115,10 @@ struct ConvertUkernelsToCallsPass
     OpBuilder b(op);
     CallBuilder call(b, op.getLoc(), op.getParams());
     ValueRange ins = op.getInputs(), outs = op.getOutputs();
-    bool hasBias = call.flag("has_bias"), hasResidual = call.flag("has_residual");
+    // Pooling has no epilogue; the contractions say which inputs follow.
+    bool pool = op.getName() == "maxpool2d";
+    bool hasBias = !pool && call.flag("has_bias");
+    bool hasResidual = !pool && call.flag("has_residual");
     Value bias = hasBias ? ins[2] : Value();
     Value residual = hasResidual ? ins[2 + hasBias] : Value();
     Value scratch = outs.size() > 1 ? outs[1] : Value();
@@ -169,6 +172,12 @@ struct ConvertUkernelsToCallsPass
       call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
       call.param("f"), call.param("flags"), call.param("has_clamp");
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
+    } else if (pool) {
+      ok = addresses({ins[0], outs[0]});
+      for (StringRef p : {"n", "c", "h", "w", "kh", "kw", "stride_h",
+                          "stride_w", "dilation_h", "dilation_w", "pad_top",
+                          "pad_left", "oh", "ow"})
+        call.param(p);
     } else {
       return op.emitOpError() << "unknown micro-kernel '" << op.getName()
                               << "'";

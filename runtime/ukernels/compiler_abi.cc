@@ -164,6 +164,22 @@ int32_t tcc_ukabi_dwpw_conv2d(
                                  ptr<float>(output), &e);
 }
 
+/// 2-D max pooling (no epilogue).
+int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n,
+                            int64_t c, int64_t h, int64_t w, int64_t kh,
+                            int64_t kw, int64_t strideH, int64_t strideW,
+                            int64_t dilationH, int64_t dilationW,
+                            int64_t padTop, int64_t padLeft, int64_t oh,
+                            int64_t ow) {
+  tcc_uk_pool2d_params_t p = {};
+  p.n = n, p.c = c, p.h = h, p.w = w, p.kh = kh, p.kw = kw;
+  p.stride_h = strideH, p.stride_w = strideW;
+  p.dilation_h = dilationH, p.dilation_w = dilationW;
+  p.pad_top = padTop, p.pad_left = padLeft, p.oh = oh, p.ow = ow;
+  return tcc_uk_maxpool2d_nchw(currentHost, &p, ptr<const float>(input),
+                               ptr<float>(output));
+}
+
 } // extern "C"
 
 //===----------------------------------------------------------------------===//

@@ -30,6 +30,8 @@ const Variant TCC_UK_VAR_(kVariant_, TCC_UK_VARIANT_NAME) = {
     &tcc_uk_dwpw_fast,
     &tcc_uk_dwpw_scratch_bytes,
     &tcc_uk_dwpw_conv2d_nchw,
+    &tcc_uk_maxpool2d_fast,
+    &tcc_uk_maxpool2d_nchw,
 };
 
 } // namespace ukvariants

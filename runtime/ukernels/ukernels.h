@@ -56,6 +56,8 @@
 #define tcc_uk_dwpw_fast TCC_UK_RENAME(tcc_uk_dwpw_fast)
 #define tcc_uk_dwpw_scratch_bytes TCC_UK_RENAME(tcc_uk_dwpw_scratch_bytes)
 #define tcc_uk_dwpw_conv2d_nchw TCC_UK_RENAME(tcc_uk_dwpw_conv2d_nchw)
+#define tcc_uk_maxpool2d_fast TCC_UK_RENAME(tcc_uk_maxpool2d_fast)
+#define tcc_uk_maxpool2d_nchw TCC_UK_RENAME(tcc_uk_maxpool2d_nchw)
 #endif
 
 #ifdef __cplusplus
@@ -236,6 +238,34 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
                                 const float *input, const float *dw_weight,
                                 const float *pw_weight, float *output,
                                 const tcc_uk_epilogue_t *epilogue);
+
+/*===------------------------------------------------------------------===*
+ * 2-D max pooling, NCHW
+ *===------------------------------------------------------------------===*/
+
+/* output[n, c, oy, ox] = the largest input[n, c, oy*stride_h - pad_top +
+ * ky*dilation_h, ox*stride_w - pad_left + kx*dilation_w] over the kh x kw
+ * window's positions inside the input (padding never wins; a window with
+ * none is -inf; a NaN in a window is its result). oh and ow are given, so
+ * end padding and ceil mode are whatever they say. */
+typedef struct tcc_uk_pool2d_params_t {
+  int64_t n, c, h, w;
+  int64_t kh, kw;
+  int64_t stride_h, stride_w;     /* 0 means 1 */
+  int64_t dilation_h, dilation_w; /* 0 means 1 */
+  int64_t pad_top, pad_left;
+  int64_t oh, ow;
+} tcc_uk_pool2d_params_t;
+
+/* Whether the kernels of `isa` pool a vector at a time (AVX-512, dilation
+ * 1, stride 1 or 2); elsewhere one element at a time, and a compiler's own
+ * vectorized loops do better. */
+int32_t tcc_uk_maxpool2d_fast(int32_t isa, const tcc_uk_pool2d_params_t *p);
+
+/* Returns 0, or -2 (nothing written) if p is not a valid pooling. */
+int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
+                              const tcc_uk_pool2d_params_t *p,
+                              const float *input, float *output);
 
 #ifdef __cplusplus
 }

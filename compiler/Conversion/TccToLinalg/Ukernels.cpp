@@ -4,8 +4,10 @@
 // runtime/ukernels, built for the target's ISA. Constant weights are packed
 // here, at compile time, into the layout the kernels read (with the same
 // packing code the kernels use, compiled into the compiler). A tcc.fused
-// "contraction" group passes its bias, residual add and clamp to the kernel
-// as its epilogue. Anything else keeps the generic lowering.
+// "contraction" group passes its bias, residual add, GELU and clamp to the
+// kernel as its epilogue. 2-D f32 max pooling becomes a call where the
+// kernels do it a vector at a time. Anything else keeps the generic
+// lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -340,6 +342,47 @@ struct ConvToUkernel : OpConversionPattern<ConvOp> {
   UkernelBuilder builder;
 };
 
+/// A 2-D f32 max pooling the target's kernels do a vector at a time.
+struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
+  MaxPoolToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    RankedTensorType out = op.getType();
+    if (!in || in.getRank() != 4 || !isF32Static(op.getInput()) ||
+        !out.hasStaticShape() || op.getKernel().size() != 2)
+      return rewriter.notifyMatchFailure(op, "not a 2-D f32 pooling");
+    tcc_uk_pool2d_params_t p = {};
+    p.n = in.getDimSize(0), p.c = in.getDimSize(1);
+    p.h = in.getDimSize(2), p.w = in.getDimSize(3);
+    p.kh = op.getKernel()[0], p.kw = op.getKernel()[1];
+    p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
+    p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
+    p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
+    p.oh = out.getDimSize(2), p.ow = out.getDimSize(3);
+    if (!tcc_uk_maxpool2d_fast(builder.isa, &p))
+      return rewriter.notifyMatchFailure(op, "no vector kernel for it");
+    SmallVector<NamedAttribute> params;
+    auto add = [&](StringRef name, int64_t v) {
+      params.push_back(rewriter.getNamedAttr(name, rewriter.getI64IntegerAttr(v)));
+    };
+    add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
+    add("kh", p.kh), add("kw", p.kw);
+    add("stride_h", p.stride_h), add("stride_w", p.stride_w);
+    add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
+    add("pad_top", p.pad_top), add("pad_left", p.pad_left);
+    add("oh", p.oh), add("ow", p.ow);
+    FailureOr<Value> r = builder.call(
+        rewriter, op.getLoc(), "maxpool2d", ValueRange{adaptor.getInput()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, params);
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+
 struct MatmulToUkernel : OpConversionPattern<MatmulOp> {
   MatmulToUkernel(MLIRContext *ctx, int32_t isa)
       : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
@@ -479,6 +522,6 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
 
 void mlir::tcc::populateUkernelPatterns(RewritePatternSet &patterns,
                                         int32_t isa) {
-  patterns.add<ConvToUkernel, MatmulToUkernel, ContractionGroupToUkernel>(
-      patterns.getContext(), isa);
+  patterns.add<ConvToUkernel, MatmulToUkernel, ContractionGroupToUkernel,
+               MaxPoolToUkernel>(patterns.getContext(), isa);
 }

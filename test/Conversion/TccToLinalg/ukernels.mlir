@@ -167,3 +167,24 @@ func.func @linear_gelu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
   }
   return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that a 2-D max pooling is one maxpool2d call on AVX-512 (padding
+// and output size as parameters, no padded copy of the input), and stays a
+// padded linalg window reduction with the AVX2 kernels, which have no vector
+// pooling.
+// CHECK-LABEL: func @max_pool
+// CHECK-NOT: tensor.pad
+// CHECK: %[[R:.*]] = tcc.ukernel "maxpool2d" ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x4x5x5xf32>)
+// CHECK-SAME: kh = 3 : i64
+// CHECK-SAME: oh = 5 : i64, ow = 5 : i64, pad_left = 1 : i64, pad_top = 1 : i64, stride_h = 2 : i64
+// CHECK: return %[[R]]
+// AVX2-LABEL: func @max_pool
+// AVX2: tensor.pad
+// AVX2: linalg.generic
+// AVX2-NOT: tcc.ukernel
+func.func @max_pool(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = tcc.max_pool %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
+}

@@ -56,6 +56,18 @@ func.func @dwpw(%x: memref<1x4x6x6xf32>, %dw: memref<4x1x3x3xf32>, %pw: memref<4
 
 // -----
 
+// Tests that a max pooling passes its input and output, then its scalars
+// (it has no epilogue, so no bias or residual flags).
+// CHECK: func.func private @tcc_ukabi_maxpool2d(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i32
+// CHECK-LABEL: func @maxpool
+// CHECK: call @tcc_ukabi_maxpool2d(
+func.func @maxpool(%x: memref<1x4x9x9xf32>, %y: memref<1x4x5x5xf32>) {
+  tcc.ukernel "maxpool2d" ins(%x : memref<1x4x9x9xf32>) outs(%y : memref<1x4x5x5xf32>) params {n = 1 : i64, c = 4 : i64, h = 9 : i64, w = 9 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 2 : i64, stride_w = 2 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, oh = 5 : i64, ow = 5 : i64}
+  return
+}
+
+// -----
+
 // Tests that a kernel still on tensors is refused.
 func.func @unbufferized(%a: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{must be bufferized before it becomes a call}}

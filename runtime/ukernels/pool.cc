@@ -1,0 +1,172 @@
+// pool.cc - 2-D max pooling, NCHW: one (image, channel) plane per task,
+// vectors along output rows. On AVX-512, dilation 1 and strides 1 or 2
+// read each tap straight from the input row, with -inf loaded outside it
+// (the padding never wins), for stride 2 split by parity in registers;
+// anything else goes one element at a time. A NaN in a window is the
+// window's result, as with max pooling in PyTorch and ONNX Runtime.
+#include "simd.h"
+
+#if TCC_UK_NATIVE_ISA != 0
+#include <immintrin.h>
+#endif
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+namespace {
+
+struct PoolShape {
+  int64_t n, c, h, w, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow;
+};
+
+bool resolvePool(const tcc_uk_pool2d_params_t *p, PoolShape &s) {
+  if (!p)
+    return false;
+  s.n = p->n, s.c = p->c, s.h = p->h, s.w = p->w;
+  s.kh = p->kh, s.kw = p->kw;
+  s.sh = p->stride_h > 0 ? p->stride_h : 1;
+  s.sw = p->stride_w > 0 ? p->stride_w : 1;
+  s.dh = p->dilation_h > 0 ? p->dilation_h : 1;
+  s.dw = p->dilation_w > 0 ? p->dilation_w : 1;
+  s.pt = p->pad_top, s.pl = p->pad_left;
+  s.oh = p->oh, s.ow = p->ow;
+  return s.n >= 0 && s.c > 0 && s.h > 0 && s.w > 0 && s.kh > 0 && s.kw > 0 &&
+         s.pt >= 0 && s.pl >= 0 && s.oh >= 0 && s.ow >= 0;
+}
+
+/// Whether the kernels of `isa` pool this shape a vector at a time.
+bool vectorRows(int32_t isa, const PoolShape &s) {
+  return isa == TCC_UK_ISA_AVX512 && s.dh == 1 && s.dw == 1 && s.sh == s.sw &&
+         (s.sh == 1 || s.sh == 2);
+}
+
+const float kNegInf = -__builtin_inff();
+
+/// One plane, one element at a time.
+void planeScalar(const PoolShape &s, const float *x, float *y) {
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      float m = kNegInf;
+      bool nan = false;
+      for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+        if (iy < 0 || iy >= s.h)
+          continue;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+          if (ix < 0 || ix >= s.w)
+            continue;
+          const float v = x[iy * s.w + ix];
+          nan |= v != v;
+          m = v > m ? v : m;
+        }
+      }
+      y[oy * s.ow + ox] = nan ? __builtin_nanf("") : m;
+    }
+}
+
+#if TCC_UK_NATIVE_ISA == 2
+/// row[at + l] for the 16 lanes l, -inf where at + l lies outside [0, w).
+TCC_UK_INLINE __m512 loadColsLowest(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 16 <= w)
+    return _mm512_loadu_ps(row + at);
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  const __mmask16 m =
+      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+              : 0;
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), m, row + at);
+}
+
+/// One plane, stride S, a vector of output columns at a time: for each
+/// valid tap row, kw taps (for stride 2 the even columns of two loads).
+template <int S>
+void planeVector(const PoolShape &s, const float *x, float *y) {
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+                                            18, 20, 22, 24, 26, 28, 30);
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    const int64_t iy0 = oy * S - s.pt;
+    const int64_t ky0 = maxI(0, -iy0), ky1 = minI(s.kh, s.h - iy0);
+    float *out = y + oy * s.ow;
+    for (int64_t ox = 0; ox < s.ow; ox += 16) {
+      const int64_t base = ox * S - s.pl;
+      __m512 acc = _mm512_set1_ps(kNegInf);
+      __mmask16 nan = 0;
+      for (int64_t ky = ky0; ky < ky1; ++ky) {
+        const float *row = x + (iy0 + ky) * s.w;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          __m512 v;
+          if (S == 1) {
+            v = loadColsLowest(row, s.w, base + kx);
+          } else {
+            v = _mm512_permutex2var_ps(loadColsLowest(row, s.w, base + kx),
+                                       evenIdx,
+                                       loadColsLowest(row, s.w, base + kx + 16));
+          }
+          nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+          acc = _mm512_max_ps(acc, v);
+        }
+      }
+      acc = _mm512_mask_mov_ps(acc, nan, _mm512_set1_ps(__builtin_nanf("")));
+      const int n = static_cast<int>(minI(16, s.ow - ox));
+      _mm512_mask_storeu_ps(out + ox, vmaskFirst(n), acc);
+    }
+  }
+}
+#endif
+
+struct Job {
+  const PoolShape *s;
+  const float *x;
+  float *y;
+  bool vector;
+};
+
+void runPlanes(void *ctx, int64_t begin, int64_t end) {
+  const Job &job = *static_cast<const Job *>(ctx);
+  const PoolShape &s = *job.s;
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const float *x = job.x + plane * s.h * s.w;
+    float *y = job.y + plane * s.oh * s.ow;
+#if TCC_UK_NATIVE_ISA == 2
+    if (job.vector) {
+      if (s.sh == 1)
+        planeVector<1>(s, x, y);
+      else
+        planeVector<2>(s, x, y);
+      continue;
+    }
+#endif
+    planeScalar(s, x, y);
+  }
+}
+
+} // namespace
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+using namespace tcc::uk;
+
+extern "C" int32_t tcc_uk_maxpool2d_fast(int32_t isa,
+                                         const tcc_uk_pool2d_params_t *p) {
+  PoolShape s;
+  return resolvePool(p, s) && vectorRows(isa, s);
+}
+
+extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
+                                         const tcc_uk_pool2d_params_t *p,
+                                         const float *input, float *output) {
+  PoolShape s;
+  if (!resolvePool(p, s))
+    return -2;
+  if (s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  Job job = {&s, input, output, vectorRows(TCC_UK_NATIVE_ISA, s)};
+  // A plane's outputs cost about kh*kw loads each: chunks of planes worth
+  // handing to another thread, as for depthwise convolutions.
+  const int64_t planeWork = maxI(1, s.oh * s.ow * s.kh * s.kw);
+  parallelFor(host, s.n * s.c, maxI(1, kMinTaskWork / 16 / planeWork),
+              runPlanes, &job);
+  return 0;
+}

@@ -1,0 +1,149 @@
+// pool_test.cc - tcc_uk_maxpool2d_nchw in every variant the CPU can run,
+// against a direct reference (max is exact, so results must be equal).
+#include "uk_test_util.h"
+
+#include <limits>
+
+namespace {
+
+using namespace uktest;
+
+struct PoolCase {
+  int64_t n, c, h, w, kh, kw;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  bool ceil = false;
+
+  PoolCase &stride(int64_t s) { sh = sw = s; return *this; }
+  PoolCase &pad(int64_t p) { pt = pl = pb = pr = p; return *this; }
+  PoolCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t; pl = l; pb = b; pr = r; return *this;
+  }
+  PoolCase &dilation(int64_t d) { dh = dw = d; return *this; }
+  PoolCase &ceilMode() { ceil = true; return *this; }
+  int64_t out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t a,
+              int64_t b) const {
+    const int64_t span = d * (k - 1) + 1, room = in + a + b - span;
+    return (ceil ? (room + s - 1) / s : room / s) + 1;
+  }
+  int64_t oh() const { return out(h, kh, sh, dh, pt, pb); }
+  int64_t ow() const { return out(w, kw, sw, dw, pl, pr); }
+  tcc_uk_pool2d_params_t params() const {
+    tcc_uk_pool2d_params_t p = {};
+    p.n = n; p.c = c; p.h = h; p.w = w; p.kh = kh; p.kw = kw;
+    p.stride_h = sh; p.stride_w = sw; p.dilation_h = dh; p.dilation_w = dw;
+    p.pad_top = pt; p.pad_left = pl; p.oh = oh(); p.ow = ow();
+    return p;
+  }
+};
+
+std::string describe(const PoolCase &c) {
+  auto s = [](int64_t x) { return std::to_string(x); };
+  return "x[" + s(c.n) + "," + s(c.c) + "," + s(c.h) + "," + s(c.w) + "] " +
+         s(c.kh) + "x" + s(c.kw) + " stride " + s(c.sh) + "x" + s(c.sw) +
+         " dilation " + s(c.dh) + " pads " + s(c.pt) + "," + s(c.pl) + "," +
+         s(c.pb) + "," + s(c.pr) + (c.ceil ? " ceil" : "");
+}
+
+std::vector<float> reference(const PoolCase &c, const std::vector<float> &x) {
+  const int64_t oh = c.oh(), ow = c.ow();
+  std::vector<float> y(c.n * c.c * oh * ow);
+  for (int64_t p = 0; p < c.n * c.c; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        float m = -std::numeric_limits<float>::infinity();
+        bool nan = false;
+        for (int64_t ky = 0; ky < c.kh; ++ky)
+          for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t iy = oy * c.sh - c.pt + ky * c.dh;
+            const int64_t ix = ox * c.sw - c.pl + kx * c.dw;
+            if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
+              continue;
+            const float v = x[(p * c.h + iy) * c.w + ix];
+            nan |= std::isnan(v);
+            m = std::max(m, v);
+          }
+        y[(p * oh + oy) * ow + ox] = nan ? std::nanf("") : m;
+      }
+  return y;
+}
+
+void checkPool(const Variant &v, const PoolCase &c,
+               const tcc_host_api_t *host = nullptr,
+               std::vector<float> x = {}) {
+  SCOPED_TRACE(describe(c));
+  if (x.empty())
+    x = randomVector(c.n * c.c * c.h * c.w, 3, -5.0f, 5.0f);
+  const std::vector<float> want = reference(c, x);
+  std::vector<float> got(want.size() + 1, 42.0f);
+  const tcc_uk_pool2d_params_t p = c.params();
+  ASSERT_EQ(0, v.maxpool2d(host, &p, x.data(), got.data()));
+  expectIdentical(want.data(), got.data(), want.size(), v.name);
+  EXPECT_EQ(got.back(), 42.0f) << "wrote past the output";
+}
+
+using MaxPool = VariantTest;
+
+TEST_P(MaxPool, ResnetStem) {
+  checkPool(*v, PoolCase{1, 64, 112, 112, 3, 3}.stride(2).pad(1));
+}
+
+TEST_P(MaxPool, StridesPadsAndEdges) {
+  checkPool(*v, PoolCase{1, 3, 9, 13, 2, 2}.stride(2));
+  checkPool(*v, PoolCase{2, 4, 17, 35, 3, 3}.pad(1));
+  checkPool(*v, PoolCase{1, 5, 10, 11, 3, 2}.stride(2).pads(0, 1, 1, 0));
+  checkPool(*v, PoolCase{1, 2, 7, 40, 5, 5}.stride(2).pad(2));
+  checkPool(*v, PoolCase{1, 2, 7, 7, 3, 3}.stride(2).ceilMode());
+  checkPool(*v, PoolCase{1, 2, 5, 5, 2, 2}.stride(2).pad(1).ceilMode());
+  checkPool(*v, PoolCase{1, 1, 3, 70, 1, 1});
+}
+
+// Shapes off the vector path: stride 3, dilation 2, unequal strides.
+TEST_P(MaxPool, OtherShapes) {
+  checkPool(*v, PoolCase{1, 3, 20, 20, 3, 3}.stride(3).pad(1));
+  checkPool(*v, PoolCase{1, 3, 20, 20, 3, 3}.dilation(2).pad(2));
+  PoolCase c{1, 3, 20, 21, 2, 3};
+  c.sh = 1;
+  c.sw = 2;
+  checkPool(*v, c);
+}
+
+TEST_P(MaxPool, NaNWinsItsWindows) {
+  const PoolCase c = PoolCase{1, 1, 6, 20, 3, 3}.stride(2).pad(1);
+  std::vector<float> x = randomVector(6 * 20, 5);
+  x[2 * 20 + 7] = std::nanf("");
+  checkPool(*v, c, nullptr, x);
+}
+
+TEST_P(MaxPool, ThreadsSplitPlanes) {
+  const PoolCase c = PoolCase{2, 64, 28, 28, 3, 3}.stride(2).pad(1);
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    checkPool(*v, c, host.get());
+    EXPECT_EQ(host.calls, 1);
+    EXPECT_GT(host.lastParts, 1u);
+  }
+}
+
+TEST_P(MaxPool, FastOnlyWithVectorRows) {
+  const tcc_uk_pool2d_params_t s2 = PoolCase{1, 8, 16, 16, 3, 3}.stride(2).pad(1).params();
+  EXPECT_EQ(1, v->maxpoolFast(TCC_UK_ISA_AVX512, &s2));
+  EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX2, &s2));
+  const tcc_uk_pool2d_params_t s3 = PoolCase{1, 8, 16, 16, 3, 3}.stride(3).params();
+  EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX512, &s3));
+  const tcc_uk_pool2d_params_t d2 = PoolCase{1, 8, 16, 16, 3, 3}.dilation(2).params();
+  EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX512, &d2));
+}
+
+TEST_P(MaxPool, RejectsBadParams) {
+  tcc_uk_pool2d_params_t p = PoolCase{1, 2, 4, 4, 2, 2}.params();
+  p.kh = 0;
+  float x[32] = {}, y = 42.0f;
+  EXPECT_EQ(-2, v->maxpool2d(nullptr, &p, x, &y));
+  EXPECT_EQ(-2, v->maxpool2d(nullptr, nullptr, x, &y));
+  EXPECT_EQ(y, 42.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, MaxPool, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
