@@ -68,14 +68,7 @@ void planeScalar(const PoolShape &s, const float *x, float *y) {
 #if TCC_UK_NATIVE_ISA == 2
 /// row[at + l] for the 16 lanes l, -inf where at + l lies outside [0, w).
 TCC_UK_INLINE __m512 loadColsLowest(const float *row, int64_t w, int64_t at) {
-  if (at >= 0 && at + 16 <= w)
-    return _mm512_loadu_ps(row + at);
-  const int64_t lo = at < 0 ? minI(16, -at) : 0;
-  const int64_t hi = maxI(0, minI(16, w - at));
-  const __mmask16 m =
-      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
-              : 0;
-  return _mm512_mask_loadu_ps(_mm512_set1_ps(kNegInf), m, row + at);
+  return loadColsOr(row, w, at, _mm512_set1_ps(kNegInf));
 }
 
 /// One plane, stride S, a vector of output columns at a time: for each

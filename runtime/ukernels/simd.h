@@ -267,11 +267,9 @@ TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
 }
 
 #if TCC_UK_NATIVE_ISA == 2
-/// row[at + l] for the 16 lanes l, zero where at + l lies outside [0, w):
-/// the taps of a convolution read straight from an input row, with masked
-/// loads at its edges (a zero-padded copy of the row, read back at once,
-/// would stall every load behind its masked stores).
-TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
+/// row[at + l] for the 16 lanes l, `fill` where at + l lies outside [0, w).
+TCC_UK_INLINE __m512 loadColsOr(const float *row, int64_t w, int64_t at,
+                                __m512 fill) {
   if (at >= 0 && at + 16 <= w)
     return _mm512_loadu_ps(row + at);
   const int64_t lo = at < 0 ? minI(16, -at) : 0;
@@ -279,7 +277,15 @@ TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
   const __mmask16 m =
       hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
               : 0;
-  return _mm512_maskz_loadu_ps(m, row + at);
+  return _mm512_mask_loadu_ps(fill, m, row + at);
+}
+
+/// row[at + l] for the 16 lanes l, zero where at + l lies outside [0, w):
+/// the taps of a convolution read straight from an input row, with masked
+/// loads at its edges (a zero-padded copy of the row, read back at once,
+/// would stall every load behind its masked stores).
+TCC_UK_INLINE __m512 loadCols(const float *row, int64_t w, int64_t at) {
+  return loadColsOr(row, w, at, _mm512_setzero_ps());
 }
 
 /// Columns at, at+2, ..., at+30 (even) and at+1, ..., at+31 (odd) of a row,
