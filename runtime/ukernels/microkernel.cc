@@ -96,6 +96,77 @@ TCC_UK_UNROLL
   storeTile<MRe, NVe>(acc, c, ldc, nr, tail);
 }
 
+#if TCC_UK_NATIVE_ISA == 2
+/// Columns of a ragged last panel up to which the narrow kernel runs.
+constexpr int kNarrow = 4;
+
+/// The tile kernel for a panel's last R <= kNarrow columns (n = 48q + R:
+/// resnet's and mobilenet's 7x7 and 14x14 layers, 49 and 196 columns):
+/// vectors run down the MRe rows instead (the A panel's k-th group of MR
+/// floats), one accumulator a column, so a k step is one load of A, R
+/// broadcasts of B and R FMAs instead of the full tile's nine loads and
+/// eight FMAs for one useful column. Every element is still one chain of
+/// FMAs in k order, so the results are the full tile's bit for bit.
+template <int MRe, int R>
+void narrowKernel(int64_t kc, const float *__restrict a,
+                  const float *__restrict b, float *__restrict c, int64_t ldc,
+                  int nr, const Tail *tail) {
+  (void)nr; // == R
+  // Only the tile's rows: a panel packed at run time leaves the rest
+  // unwritten, and whatever is there (denormals) must not slow the FMAs.
+  const __mmask16 rows = static_cast<__mmask16>((1u << MRe) - 1u);
+  __m512 acc[R];
+TCC_UK_UNROLL
+  for (int j = 0; j < R; ++j)
+    acc[j] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 av = _mm512_maskz_loadu_ps(rows, a);
+TCC_UK_UNROLL
+    for (int j = 0; j < R; ++j)
+      acc[j] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[j]), acc[j]);
+    a += kMR;
+    b += kNR;
+  }
+  // A column of C (or of the residual) as a vector of rows.
+  auto column = [&](const float *q, int64_t ld) {
+    alignas(64) float t[16];
+TCC_UK_UNROLL
+    for (int i = 0; i < MRe; ++i)
+      t[i] = q[i * ld];
+    return _mm512_maskz_load_ps(rows, t);
+  };
+TCC_UK_UNROLL
+  for (int j = 0; j < R; ++j) {
+    __m512 x = acc[j];
+    if (tail) {
+      if (tail->loadC)
+        x = _mm512_add_ps(column(c + j, ldc), x);
+      if (tail->bias)
+        x = _mm512_add_ps(x, tail->biasPerRow
+                                 ? _mm512_maskz_loadu_ps(rows, tail->bias)
+                                 : _mm512_set1_ps(tail->bias[j]));
+      if (tail->res)
+        x = _mm512_add_ps(x, column(tail->res + j, tail->ldr));
+      if (tail->act)
+        x = vactivate(tail->act, x);
+      if (tail->clamp)
+        x = vclamp(x, vset1(tail->lo), vset1(tail->hi));
+    }
+    alignas(64) float t[16];
+    _mm512_store_ps(t, x);
+TCC_UK_UNROLL
+    for (int i = 0; i < MRe; ++i)
+      c[i * ldc + j] = t[i];
+  }
+}
+
+template <int MRe, int... Rs>
+constexpr void fillNarrowRow(MicroKernelFn *row) {
+  int r = 0;
+  ((row[r++] = &narrowKernel<MRe, Rs>), ...);
+}
+#endif
+
 template <int MRe, int... NVs>
 constexpr void fillRow(MicroKernelFn *row) {
   int v = 0;
@@ -120,6 +191,20 @@ constexpr KernelTable makeTable(Seq<Ms...>, Seq<Vs...>) {
 // Constant-initialised: no global constructor.
 constexpr KernelTable kKernels =
     makeTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
+
+#if TCC_UK_NATIVE_ISA == 2
+struct NarrowTable {
+  MicroKernelFn fn[kMR][kNarrow];
+};
+template <int... Ms, int... Rs>
+constexpr NarrowTable makeNarrowTable(Seq<Ms...>, Seq<Rs...>) {
+  NarrowTable t{};
+  ((fillNarrowRow<Ms, Rs...>(t.fn[Ms - 1])), ...);
+  return t;
+}
+constexpr NarrowTable kNarrowKernels = makeNarrowTable(
+    typename MakeSeq<kMR>::type{}, typename MakeSeq<kNarrow>::type{});
+#endif
 
 //===----------------------------------------------------------------------===//
 // Small m: stream B's rows
@@ -235,6 +320,10 @@ void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
 } // namespace
 
 MicroKernelFn microKernel(int mr, int nr) {
+#if TCC_UK_NATIVE_ISA == 2
+  if (nr <= kNarrow)
+    return kNarrowKernels.fn[mr - 1][nr - 1];
+#endif
   return kKernels.fn[mr - 1][(nr + kVL - 1) / kVL - 1];
 }
 

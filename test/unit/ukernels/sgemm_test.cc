@@ -318,6 +318,24 @@ TEST_P(Sgemm, ConvolutionsRefuseAnActivation) {
   EXPECT_EQ(out[0], 42.0f);
 }
 
+// A last panel of 1-4 columns (49 and 196 columns: 7x7 and 14x14 layers)
+// runs its own kernel on AVX-512: every row count, every epilogue field,
+// K over two blocks (C read back between them), both operands prepacked.
+TEST_P(Sgemm, NarrowLastPanel) {
+  for (int64_t extra = 1; extra <= 5; ++extra) {
+    GemmCase c{37, 48 + extra, 400};
+    c.biasPerRow = c.residual = c.clamp = true;
+    c.lo = -0.5f;
+    checkGemm(*v, c);
+    GemmCase col{13, 96 + extra, 70, 0, 0, 0, TCC_UK_PACKED_B};
+    col.biasPerCol = true;
+    col.act = TCC_UK_ACT_GELU;
+    checkGemm(*v, col);
+    GemmCase acc{8, extra, 50, 0, 0, 3, TCC_UK_PACKED_A | TCC_UK_ACCUMULATE};
+    checkGemm(*v, acc);
+  }
+}
+
 TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
   for (int64_t m : {2, 20}) {
     GemmCase c{m, 37, 0};
@@ -430,6 +448,8 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
       GemmCase{3, 5000, 300},  GemmCase{64, 3136, 64},
       GemmCase{1000, 20, 300}, GemmCase{77, 1500, 100}};
   cases[1].biasPerRow = cases[1].residual = cases[1].clamp = true;
+  cases.push_back(GemmCase{200, 97, 500}); // a narrow last panel
+  cases.back().residual = true;
   cases[2].biasPerCol = true;
   cases[4].flags = TCC_UK_ACCUMULATE | TCC_UK_PACKED_B;
   cases[5].flags = TCC_UK_PACKED_A | TCC_UK_TRANS_B;
