@@ -87,6 +87,35 @@ static bool matmulFits(MatmulOp op) {
 static constexpr int64_t kBatchScratchLimit = int64_t(4) << 20;
 
 namespace {
+/// The named scalar parameters of a tcc.ukernel call.
+struct ParamList {
+  explicit ParamList(OpBuilder &b) : b(b) {}
+  void operator()(StringRef name, int64_t v) {
+    list.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
+  }
+  void f32(StringRef name, float v) {
+    list.push_back(b.getNamedAttr(name, b.getF32FloatAttr(v)));
+  }
+  /// <prefix>has_clamp, <prefix>clamp_min and <prefix>clamp_max.
+  void clamp(const Epilogue &e, StringRef prefix = "") {
+    (*this)((prefix + "has_clamp").str(), e.hasClamp);
+    f32((prefix + "clamp_min").str(), e.clampMin);
+    f32((prefix + "clamp_max").str(), e.clampMax);
+  }
+  /// A convolution's input sizes, window, strides, dilations and pads.
+  void window(const tcc_uk_conv2d_params_t &p) {
+    auto &add = *this;
+    add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
+    add("kh", p.kh), add("kw", p.kw);
+    add("stride_h", p.stride_h), add("stride_w", p.stride_w);
+    add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
+    add("pad_top", p.pad_top), add("pad_left", p.pad_left);
+    add("pad_bottom", p.pad_bottom), add("pad_right", p.pad_right);
+  }
+  OpBuilder &b;
+  SmallVector<NamedAttribute> list;
+};
+
 /// Shared by the plain and the fused forms.
 struct UkernelBuilder {
   int32_t isa;
@@ -110,21 +139,13 @@ struct UkernelBuilder {
     SmallVector<Value> outputs = {emptyTensor(b, loc, op.getType())};
     if (scratch > 0)
       outputs.push_back(scratchTensor(b, loc, scratch));
-    SmallVector<NamedAttribute> params;
-    auto add = [&](StringRef name, int64_t v) {
-      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
-    };
-    add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
-    add("f", p.f), add("kh", p.kh), add("kw", p.kw);
-    add("stride_h", p.stride_h), add("stride_w", p.stride_w);
-    add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
-    add("pad_top", p.pad_top), add("pad_left", p.pad_left);
-    add("pad_bottom", p.pad_bottom), add("pad_right", p.pad_right);
-    add("groups", p.groups), add("flags", p.flags);
+    ParamList add(b);
+    add.window(p);
+    add("f", p.f), add("groups", p.groups), add("flags", p.flags);
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
-    addClamp(b, epilogue, params);
-    return call(b, loc, "conv2d", inputs, outputs, params);
+    add.clamp(epilogue);
+    return call(b, loc, "conv2d", inputs, outputs, add.list);
   }
 
   /// The kernel's parameters for a 2-D convolution (flags: none yet).
@@ -193,28 +214,15 @@ struct UkernelBuilder {
       inputs.push_back(epilogue.residual);
     SmallVector<Value> outputs = {emptyTensor(b, loc, pw.getType()),
                                   scratchTensor(b, loc, scratch)};
-    SmallVector<NamedAttribute> params;
-    auto add = [&](StringRef name, int64_t v) {
-      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
-    };
-    const tcc_uk_conv2d_params_t &d = p.dw;
-    add("n", d.n), add("c", d.c), add("h", d.h), add("w", d.w);
-    add("kh", d.kh), add("kw", d.kw);
-    add("stride_h", d.stride_h), add("stride_w", d.stride_w);
-    add("dilation_h", d.dilation_h), add("dilation_w", d.dilation_w);
-    add("pad_top", d.pad_top), add("pad_left", d.pad_left);
-    add("pad_bottom", d.pad_bottom), add("pad_right", d.pad_right);
+    ParamList add(b);
+    add.window(p.dw);
     add("has_dw_bias", dwBias != nullptr);
-    add("dw_has_clamp", dwEpi.hasClamp);
-    params.push_back(
-        b.getNamedAttr("dw_clamp_min", b.getF32FloatAttr(dwEpi.clampMin)));
-    params.push_back(
-        b.getNamedAttr("dw_clamp_max", b.getF32FloatAttr(dwEpi.clampMax)));
+    add.clamp(dwEpi, "dw_");
     add("f", p.f), add("flags", p.flags);
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
-    addClamp(b, epilogue, params);
-    return call(b, loc, "dwpw_conv2d", inputs, outputs, params);
+    add.clamp(epilogue);
+    return call(b, loc, "dwpw_conv2d", inputs, outputs, add.list);
   }
 
   /// sgemm over a batch of matrices. `lhs`, `rhs` and `out` describe the
@@ -282,10 +290,7 @@ struct UkernelBuilder {
     SmallVector<Value> outputs = {emptyTensor(b, loc, outType)};
     if (scratch > 0)
       outputs.push_back(scratchTensor(b, loc, scratch));
-    SmallVector<NamedAttribute> params;
-    auto add = [&](StringRef name, int64_t v) {
-      params.push_back(b.getNamedAttr(name, b.getI64IntegerAttr(v)));
-    };
+    ParamList add(b);
     add("batch", batch), add("m", m), add("n", n), add("k", k);
     add("lda", lda), add("ldb", ldb), add("ldc", ldc);
     add("stride_a", strideA), add("stride_b", strideB), add("stride_c", strideC);
@@ -296,16 +301,8 @@ struct UkernelBuilder {
     add("ldr", n), add("stride_r", batch == 1 ? 0 : m * n);
     add("batch_parallel", batchParallel), add("scratch_stride", scratchStride);
     add("activation", static_cast<int64_t>(epilogue.activation));
-    addClamp(b, epilogue, params);
-    return call(b, loc, "sgemm", inputs, outputs, params);
-  }
-
-  static void addClamp(OpBuilder &b, const Epilogue &e,
-                       SmallVectorImpl<NamedAttribute> &params) {
-    params.push_back(
-        b.getNamedAttr("has_clamp", b.getI64IntegerAttr(e.hasClamp)));
-    params.push_back(b.getNamedAttr("clamp_min", b.getF32FloatAttr(e.clampMin)));
-    params.push_back(b.getNamedAttr("clamp_max", b.getF32FloatAttr(e.clampMax)));
+    add.clamp(epilogue);
+    return call(b, loc, "sgemm", inputs, outputs, add.list);
   }
 
   FailureOr<Value> call(OpBuilder &b, Location loc, StringRef name,
@@ -364,10 +361,7 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
     p.oh = out.getDimSize(2), p.ow = out.getDimSize(3);
     if (!tcc_uk_maxpool2d_fast(builder.isa, &p))
       return rewriter.notifyMatchFailure(op, "no vector kernel for it");
-    SmallVector<NamedAttribute> params;
-    auto add = [&](StringRef name, int64_t v) {
-      params.push_back(rewriter.getNamedAttr(name, rewriter.getI64IntegerAttr(v)));
-    };
+    ParamList add(rewriter);
     add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
     add("kh", p.kh), add("kw", p.kw);
     add("stride_h", p.stride_h), add("stride_w", p.stride_w);
@@ -376,7 +370,7 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
     add("oh", p.oh), add("ow", p.ow);
     FailureOr<Value> r = builder.call(
         rewriter, op.getLoc(), "maxpool2d", ValueRange{adaptor.getInput()},
-        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, params);
+        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, add.list);
     rewriter.replaceOp(op, *r);
     return success();
   }
