@@ -38,6 +38,7 @@ void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createCSEPass());
   fpm.addPass(createTccFuse());
+  fpm.addPass(createTccSchedule());
 }
 
 void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm,
@@ -54,6 +55,7 @@ void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm,
 
 void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tcc::createTccCopyResults());
+  pm.addNestedPass<func::FuncOp>(tcc::createTccSplitEmptyTensors());
   // Bufferize the whole module, with plain (identity-layout) memrefs at the
   // function boundary so the entry point takes dense buffers.
   bufferization::OneShotBufferizationOptions bufferization;

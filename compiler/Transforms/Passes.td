@@ -123,6 +123,34 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccSchedule : Pass<"tcc-schedule", "func::FuncOp"> {
+  let summary = "Order a graph's ops so that less is live at once";
+  let description = [{
+    Importers keep the order of the model's nodes, which often computes a
+    value long before it is needed (attention's V projection, say, before
+    the scores that wait for it), holding its buffer across every op in
+    between. Each side-effect-free op whose operands all stay live until
+    its first user anyway (function arguments, constants, or values used
+    there or later) moves down to just before that user: its results live
+    for less time and no other value lives longer. Runs after fusion, on
+    the kernels; ops are visited from the last up, so a chain sinks
+    together.
+
+    Before:
+    ```mlir
+    %v = tcc.matmul %x, %wv : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %s = tcc.exp %x : tensor<8x8xf32>
+    %o = tcc.matmul %s, %v : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+    After:
+    ```mlir
+    %s = tcc.exp %x : tensor<8x8xf32>
+    %v = tcc.matmul %x, %wv : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %o = tcc.matmul %s, %v : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    ```
+  }];
+}
+
 def TccCopyResults : Pass<"tcc-copy-results", "func::FuncOp"> {
   let summary = "Give every function result its own computed tensor";
   let description = [{
@@ -147,6 +175,34 @@ def TccCopyResults : Pass<"tcc-copy-results", "func::FuncOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def TccSplitEmptyTensors : Pass<"tcc-split-empty-tensors", "func::FuncOp"> {
+  let summary = "Give every destination its own tensor.empty";
+  let description = [{
+    CSE merges identical `tensor.empty` ops, and bufferization then lets the
+    ops writing into one such tensor share its buffer whenever the earlier
+    result is dead, a reuse decided by use order alone. Runs right before
+    bufferization and gives each use of a `tensor.empty` a copy of its own,
+    so that every intermediate tensor gets a buffer of its own and
+    `tcc-plan-memory` alone decides, by liveness, which share memory (and
+    `tcc --memory-report` lists every tensor).
+
+    Before:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %a = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %b = linalg.negf ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %e = tensor.empty() : tensor<4xf32>
+    %a = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    %e1 = tensor.empty() : tensor<4xf32>
+    %b = linalg.negf ins(%a : tensor<4xf32>) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {

@@ -2,13 +2,18 @@
 
 #include "compiler/Transforms/ArenaPlanner.h"
 #include "compiler/Transforms/Passes.h"
+#include "dialects/Tcc/IR/TccOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "ukernels.h"
 
 #include <limits>
 
@@ -45,6 +50,11 @@ int64_t positionOf(Operation *op, Block &body,
   return top ? position.lookup(top) : -1;
 }
 
+/// Bytes of a statically shaped buffer.
+int64_t bufferBytes(MemRefType type) {
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
 /// The alloc `v` is, if it is one directly (not a view).
 memref::AllocOp directAlloc(Value v) { return v.getDefiningOp<memref::AllocOp>(); }
 
@@ -59,65 +69,306 @@ struct TccPlanMemoryPass
       signalPassFailure();
   }
 
+  /// Lifetimes and positions of the buffers the plan places.
+  struct Liveness {
+    DenseMap<Operation *, int64_t> position, lastUse;
+    Block *body;
+    /// Bytes of the buffers merged into others (they count as naive).
+    int64_t mergedBytes = 0;
+    int64_t at(Operation *op) const {
+      return positionOf(op, *body, position);
+    }
+  };
+
+  /// Whether `out` first holds data at `op`: no user of it but deallocs
+  /// (and `op` itself) sits at or before `op`'s position. An earlier writer
+  /// (a bias fill, say) would clobber the input merged into it.
+  static bool startsAt(memref::AllocOp out, Operation *op,
+                       const Liveness &live) {
+    int64_t here = live.at(op);
+    SmallVector<Value> aliases;
+    collectAliases(out, aliases);
+    for (Value v : aliases)
+      for (Operation *user : v.getUsers()) {
+        if (isa<memref::DeallocOp>(user) || isa<ViewLikeOpInterface>(user) ||
+            live.body->findAncestorOpInBlock(*user) == op)
+          continue;
+        if (live.at(user) <= here)
+          return false;
+      }
+    return true;
+  }
+
+  /// `out` becomes `src`: one buffer living as long as both.
+  static void merge(memref::AllocOp out, memref::AllocOp src,
+                    Liveness &live) {
+    live.lastUse[src] = live.lastUse.lookup(out);
+    live.lastUse.erase(out);
+    live.mergedBytes += bufferBytes(out.getType());
+    SmallVector<Operation *> deallocs;
+    for (Operation *user : out->getUsers())
+      if (isa<memref::DeallocOp>(user))
+        deallocs.push_back(user);
+    for (Operation *d : deallocs)
+      d->erase();
+    out.getResult().replaceAllUsesWith(src.getResult());
+    out.erase();
+  }
+
+  /// Whether `src` may take `out`'s place at `op`: a placed buffer of the
+  /// same type that dies at `op`.
+  static bool candidate(memref::AllocOp src, memref::AllocOp out,
+                        Operation *op, const Liveness &live) {
+    return src && out && src != out && src.getType() == out.getType() &&
+           live.lastUse.count(src) && live.lastUse.count(out) &&
+           live.lastUse.lookup(src) == live.at(op);
+  }
+
   /// Lets an elementwise op write its output into an input buffer that dies
   /// at that op (same type, identity maps, nobody else reads it there).
-  void reuseInPlace(func::FuncOp func,
-                    const DenseMap<Operation *, int64_t> &position,
-                    DenseMap<Operation *, int64_t> &lastUse) {
-    func.walk([&](linalg::GenericOp op) {
-      if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
-          op->getParentOp() != func)
-        return;
-      OpOperand *init = op.getDpsInitOperand(0);
-      memref::AllocOp out = directAlloc(init->get());
-      if (!out || !op.getMatchingIndexingMap(init).isIdentity() ||
-          op.payloadUsesValueFromOperand(init))
-        return;
-      int64_t here = position.lookup(op);
-      // The output buffer must start its life at this op: an earlier writer
-      // (a bias fill, say) would clobber the input.
-      for (Operation *user : out->getUsers())
-        if (user != op && !isa<memref::DeallocOp>(user) &&
-            positionOf(user, func.front(), position) <= here)
-          return;
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        memref::AllocOp src = directAlloc(in->get());
-        if (!src || src == out || src.getType() != out.getType() ||
-            !op.getMatchingIndexingMap(in).isIdentity() ||
-            lastUse.lookup(src) != here)
-          continue;
-        // Every operand reading that buffer must read it element for element.
-        bool safe = llvm::all_of(op->getOpOperands(), [&](OpOperand &o) {
-          return directAlloc(o.get()) != src ||
-                 op.getMatchingIndexingMap(&o).isIdentity();
-        });
-        if (!safe)
-          continue;
-        lastUse[src] = lastUse.lookup(out);
-        lastUse.erase(out);
-        SmallVector<Operation *> deallocs;
-        for (Operation *user : out->getUsers())
-          if (isa<memref::DeallocOp>(user))
-            deallocs.push_back(user);
-        for (Operation *d : deallocs)
-          d->erase();
-        out.getResult().replaceAllUsesWith(src.getResult());
-        out.erase();
-        return;
-      }
+  static void elementwiseInPlace(linalg::GenericOp op, Liveness &live) {
+    if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+        op->getBlock() != live.body)
+      return;
+    OpOperand *init = op.getDpsInitOperand(0);
+    memref::AllocOp out = directAlloc(init->get());
+    if (!out || !op.getMatchingIndexingMap(init).isIdentity() ||
+        op.payloadUsesValueFromOperand(init) || !startsAt(out, op, live))
+      return;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      memref::AllocOp src = directAlloc(in->get());
+      if (!candidate(src, out, op, live) ||
+          !op.getMatchingIndexingMap(in).isIdentity())
+        continue;
+      // Every operand reading that buffer must read it element for element.
+      bool safe = llvm::all_of(op->getOpOperands(), [&](OpOperand &o) {
+        return directAlloc(o.get()) != src ||
+               op.getMatchingIndexingMap(&o).isIdentity();
+      });
+      if (safe)
+        return merge(out, src, live);
+    }
+  }
+
+  /// The subviews through which `loop` uses `buffer`; false if it uses the
+  /// buffer in any other way.
+  static bool subviewsIn(Value buffer, scf::ForOp loop,
+                         SmallVectorImpl<memref::SubViewOp> &views) {
+    for (Operation *user : buffer.getUsers()) {
+      if (!loop->isProperAncestor(user))
+        continue;
+      auto view = dyn_cast<memref::SubViewOp>(user);
+      if (!view)
+        return false;
+      views.push_back(view);
+    }
+    return true;
+  }
+
+  static bool sameWindow(memref::SubViewOp a, memref::SubViewOp b) {
+    auto same = [](ArrayRef<OpFoldResult> x, ArrayRef<OpFoldResult> y) {
+      return x.size() == y.size() &&
+             llvm::all_of(llvm::zip_equal(x, y), [](auto pair) {
+               return isEqualConstantIntOrValue(std::get<0>(pair),
+                                                std::get<1>(pair));
+             });
+    };
+    return a.getSource() != b.getSource() &&
+           same(a.getMixedOffsets(), b.getMixedOffsets()) &&
+           same(a.getMixedSizes(), b.getMixedSizes()) &&
+           same(a.getMixedStrides(), b.getMixedStrides());
+  }
+
+  /// Lets a rows loop (softmax, a layer norm) write its result rows over
+  /// the rows of an input that dies there: each iteration reads its input
+  /// rows, computes the result rows in temporaries and stores them last, so
+  /// a row read is never one already overwritten.
+  static void rowsInPlace(scf::ForOp loop, Liveness &live) {
+    if (!loop->hasAttr(kRowsLoopAttrName) || loop->getBlock() != live.body)
+      return;
+    Block &loopBody = *loop.getBody();
+    SmallVector<memref::AllocOp> touched;
+    loop.walk([&](memref::SubViewOp view) {
+      if (auto alloc = directAlloc(view.getSource()))
+        if (!llvm::is_contained(touched, alloc))
+          touched.push_back(alloc);
     });
+    for (memref::AllocOp out : touched) {
+      // The result: written whole-window by copies into one subview.
+      SmallVector<memref::SubViewOp> outViews;
+      if (!live.lastUse.count(out) || !subviewsIn(out, loop, outViews) ||
+          outViews.size() != 1 || !startsAt(out, loop, live))
+        continue;
+      memref::SubViewOp outView = outViews.front();
+      Operation *store = nullptr;
+      bool onlyStored = llvm::all_of(outView->getUsers(), [&](Operation *u) {
+        auto copy = dyn_cast<memref::CopyOp>(u);
+        if (!copy || copy.getTarget() != outView || store)
+          return false;
+        store = copy;
+        return true;
+      });
+      if (!onlyStored || !store ||
+          loopBody.findAncestorOpInBlock(*store) != store)
+        continue;
+      for (memref::AllocOp src : touched) {
+        SmallVector<memref::SubViewOp> inViews;
+        if (!candidate(src, out, loop, live) ||
+            !subviewsIn(src, loop, inViews) ||
+            !llvm::all_of(inViews, [&](memref::SubViewOp v) {
+              return sameWindow(v, outView);
+            }))
+          continue;
+        // Every read of the input rows comes before the store.
+        bool before = true;
+        for (memref::SubViewOp v : inViews) {
+          SmallVector<Value> aliases;
+          collectAliases(v, aliases);
+          for (Value a : aliases)
+            for (Operation *user : a.getUsers()) {
+              Operation *top = loopBody.findAncestorOpInBlock(*user);
+              before &= top && top != store && top->isBeforeInBlock(store);
+            }
+        }
+        if (before) {
+          merge(out, src, live);
+          break;
+        }
+      }
+    }
+  }
+
+  /// Lets a GEMM or convolution with a residual add write its result over
+  /// the residual when that buffer dies there: the kernel then accumulates
+  /// into its output (C = A*B + C + bias) instead of adding the residual
+  /// in its epilogue, which is the same sum.
+  static void residualInPlace(UkernelOp op, Liveness &live) {
+    StringRef name = op.getName();
+    DictionaryAttr params = op.getParams();
+    auto param = [&](StringRef key) -> std::optional<int64_t> {
+      if (auto a = dyn_cast_or_null<IntegerAttr>(params.get(key)))
+        return a.getInt();
+      return std::nullopt;
+    };
+    if ((name != "sgemm" && name != "conv2d") ||
+        op->getBlock() != live.body || param("has_residual") != 1 ||
+        !param("flags") || op.getOutputs().empty() || op.getInputs().size() < 3)
+      return;
+    if (name == "sgemm") {
+      // The residual is dense and shaped like C; C must be too.
+      std::optional<int64_t> n = param("n"), m = param("m"),
+                             batch = param("batch"), ldc = param("ldc"),
+                             strideC = param("stride_c");
+      if (!n || !m || !batch || ldc != n ||
+          (*batch != 1 && strideC != *m * *n))
+        return;
+    }
+    Value residual = op.getInputs().back();
+    memref::AllocOp src = directAlloc(residual);
+    memref::AllocOp out = directAlloc(op.getOutputs().front());
+    if (!candidate(src, out, op, live) || !startsAt(out, op, live))
+      return;
+    // The kernel reads its other inputs while it writes C.
+    for (Value in : op.getInputs().drop_back())
+      if (directAlloc(in) == src)
+        return;
+    NamedAttrList newParams(params);
+    Builder b(op.getContext());
+    newParams.set("has_residual", b.getI64IntegerAttr(0));
+    newParams.set("flags",
+                  b.getI64IntegerAttr(*param("flags") | TCC_UK_ACCUMULATE));
+    SmallVector<Value> outputs(op.getOutputs());
+    OpBuilder ob(op);
+    ob.create<UkernelOp>(op.getLoc(), TypeRange{}, op.getNameAttr(),
+                         op.getInputs().drop_back(), outputs,
+                         newParams.getDictionary(op.getContext()));
+    op.erase();
+    merge(out, src, live);
+  }
+
+  /// Lets ops write into input buffers that die at them (see above).
+  static void reuseInPlace(func::FuncOp func, Liveness &live) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.front())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (auto generic = dyn_cast<linalg::GenericOp>(op))
+        elementwiseInPlace(generic, live);
+      else if (auto loop = dyn_cast<scf::ForOp>(op))
+        rowsInPlace(loop, live);
+      else if (auto kernel = dyn_cast<UkernelOp>(op))
+        residualInPlace(kernel, live);
+    }
+  }
+
+  /// A result the function computes into a buffer of its own and then
+  /// copies into the caller's (an out-parameter no other op touches) is
+  /// computed straight into the caller's; bufferization leaves such copies
+  /// when a result comes out of a loop.
+  static void forwardResults(func::FuncOp func) {
+    Block &body = func.front();
+    SmallVector<Operation *> copies;
+    for (Operation &op : body) {
+      Value from, to;
+      if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+        if (copy.getInputs().size() != 1 || copy.getOutputs().size() != 1)
+          continue;
+        from = copy.getInputs().front(), to = copy.getOutputs().front();
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        from = copy.getSource(), to = copy.getTarget();
+      } else {
+        continue;
+      }
+      auto arg = dyn_cast<BlockArgument>(to);
+      memref::AllocOp alloc = directAlloc(from);
+      if (!arg || arg.getOwner() != &body || !alloc ||
+          alloc.getType() != arg.getType() || !arg.hasOneUse())
+        continue;
+      // The copy is the buffer's last use (deallocs aside).
+      bool last = llvm::all_of(alloc->getUsers(), [&](Operation *user) {
+        Operation *top = body.findAncestorOpInBlock(*user);
+        return isa<memref::DeallocOp>(user) || top == &op ||
+               (top && top->isBeforeInBlock(&op));
+      });
+      SmallVector<Value> aliases;
+      collectAliases(alloc, aliases);
+      bool escapes = llvm::any_of(aliases, [](Value v) {
+        return llvm::any_of(v.getUsers(), [](Operation *user) {
+          return isa<func::ReturnOp, func::CallOp>(user);
+        });
+      });
+      if (last && !escapes)
+        copies.push_back(&op);
+    }
+    for (Operation *copy : copies) {
+      Value to = copy->getOperand(1);
+      auto alloc = copy->getOperand(0).getDefiningOp<memref::AllocOp>();
+      copy->erase();
+      SmallVector<Operation *> deallocs;
+      for (Operation *user : alloc->getUsers())
+        if (isa<memref::DeallocOp>(user))
+          deallocs.push_back(user);
+      for (Operation *d : deallocs)
+        d->erase();
+      alloc.getResult().replaceAllUsesWith(to);
+      alloc.erase();
+    }
   }
 
   LogicalResult planFunction(func::FuncOp func) {
+    forwardResults(func);
     Block &body = func.front();
-    DenseMap<Operation *, int64_t> position;
+    Liveness live;
+    live.body = &body;
+    DenseMap<Operation *, int64_t> &position = live.position;
     for (auto [i, op] : llvm::enumerate(body))
       position[&op] = i;
 
     // Lifetimes: from the first op that reads or writes the buffer (through
     // any view; views and the alloc itself touch no memory, and
     // bufferization places allocs well before their writers) to the last.
-    DenseMap<Operation *, int64_t> firstUse, lastUse;
+    DenseMap<Operation *, int64_t> firstUse;
+    DenseMap<Operation *, int64_t> &lastUse = live.lastUse;
     SmallVector<memref::AllocOp> allocs;
     for (auto alloc : body.getOps<memref::AllocOp>()) {
       MemRefType type = alloc.getType();
@@ -147,16 +398,14 @@ struct TccPlanMemoryPass
                             : first;
       lastUse[alloc] = last;
     }
-    reuseInPlace(func, position, lastUse);
+    reuseInPlace(func, live);
 
     std::vector<Buffer> buffers;
     std::vector<BufferRequest> requests;
     for (memref::AllocOp alloc : allocs) {
       if (!lastUse.count(alloc))
         continue; // Merged into another buffer in place.
-      MemRefType type = alloc.getType();
-      int64_t bytes = type.getNumElements() *
-                      ((type.getElementTypeBitWidth() + 7) / 8);
+      int64_t bytes = bufferBytes(alloc.getType());
       buffers.push_back({alloc, bytes, firstUse.lookup(alloc),
                          lastUse.lookup(alloc)});
       requests.push_back({bytes, buffers.back().first, buffers.back().last});
@@ -180,7 +429,8 @@ struct TccPlanMemoryPass
                          b.getNamedAttr("arena_bytes",
                                         b.getI64IntegerAttr(plan.arenaBytes)),
                          b.getNamedAttr("naive_bytes",
-                                        b.getI64IntegerAttr(plan.naiveBytes)),
+                                        b.getI64IntegerAttr(plan.naiveBytes +
+                                                            live.mergedBytes)),
                          b.getNamedAttr("peak_live_bytes",
                                         b.getI64IntegerAttr(
                                             plan.peakLiveBytes))}));

@@ -15,7 +15,7 @@
 // CHECK: %[[C0B:.*]] = arith.constant 0 : index
 // CHECK: %[[C:.*]] = memref.view %[[ARENA]][%[[C0B]]][] : memref<512xi8> to memref<64xf32>
 // CHECK: linalg.sub ins(%[[B]], %[[X]] : {{.*}}) outs(%[[C]] :
-// CHECK: linalg.copy ins(%[[C]] : {{.*}}) outs(%[[Y]] :
+// CHECK: linalg.add ins(%[[C]], %[[B]] : {{.*}}) outs(%[[Y]] :
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: memref.dealloc
 module {
@@ -27,8 +27,8 @@ module {
     memref.dealloc %a : memref<64xf32>
     %c = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
     linalg.sub ins(%b, %x : memref<64xf32>, memref<64xf32>) outs(%c : memref<64xf32>)
+    linalg.add ins(%c, %b : memref<64xf32>, memref<64xf32>) outs(%y : memref<64xf32>)
     memref.dealloc %b : memref<64xf32>
-    linalg.copy ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
     memref.dealloc %c : memref<64xf32>
     return
   }
@@ -37,9 +37,10 @@ module {
 // -----
 
 // Tests that an elementwise generic writes into an input buffer that dies
-// there (one buffer instead of two), but not into one read through a
-// broadcast or still used afterwards.
-// CHECK: tcc.workspace_bytes = 512 : i64
+// there (one buffer instead of two; naive still counts both), but not into
+// one read through a broadcast or still used afterwards.
+// CHECK: naive_bytes = 768 : i64
+// CHECK-SAME: tcc.workspace_bytes = 512 : i64
 // CHECK-LABEL: func @main
 // CHECK: %[[A:.*]] = memref.view {{.*}} to memref<64xf32>
 // CHECK: linalg.generic {{.*}} outs(%[[A]] : memref<64xf32>)
@@ -68,7 +69,7 @@ module {
       %e = arith.addf %i, %j : f32
       linalg.yield %e : f32
     }
-    linalg.copy ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
+    linalg.exp ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
     return
   }
 }
@@ -100,7 +101,7 @@ module {
     %cst = arith.constant 0.0 : f32
     linalg.fill ins(%cst : f32) outs(%t : memref<16xf32>)
     linalg.copy ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
-    linalg.copy ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+    linalg.exp ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
     memref.dealloc %t : memref<16xf32>
     memref.dealloc %a : memref<64xf32>
     return
@@ -126,8 +127,159 @@ module {
     %cf = memref.collapse_shape %cv [[0, 1]] : memref<8x8xf32> into memref<64xf32>
     linalg.sub ins(%b, %x : memref<64xf32>, memref<64xf32>) outs(%cf : memref<64xf32>)
     memref.dealloc %b : memref<64xf32>
-    linalg.copy ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
+    linalg.exp ins(%c : memref<64xf32>) outs(%y : memref<64xf32>)
     memref.dealloc %c : memref<64xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a result computed into a buffer and then copied into the
+// caller's out-parameter is computed straight into it (no copy, nothing to
+// place), and that a copy out of a buffer still read afterwards, or into an
+// out-parameter used elsewhere too, stays.
+// CHECK: tcc.workspace_bytes = 0 : i64
+// CHECK-LABEL: func @main
+// CHECK-SAME: (%[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>)
+// CHECK-NEXT: linalg.exp ins(%[[X]] : memref<64xf32>) outs(%[[Y]] : memref<64xf32>)
+// CHECK-NEXT: return
+module {
+  func.func @main(%x: memref<64xf32>, %y: memref<64xf32>) {
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    linalg.exp ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
+    linalg.copy ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+    memref.dealloc %a : memref<64xf32>
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @main
+// CHECK-SAME: (%[[X:.*]]: memref<64xf32>, %[[Y:.*]]: memref<64xf32>, %[[Z:.*]]: memref<64xf32>, %[[W:.*]]: memref<64xf32>, %[[ARENA:.*]]: memref<256xi8>)
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]]
+// CHECK: %[[B:.*]] = memref.view %[[ARENA]]
+// CHECK: linalg.exp ins(%[[X]] : memref<64xf32>) outs(%[[A]] : memref<64xf32>)
+// CHECK: linalg.copy ins(%[[A]] : memref<64xf32>) outs(%[[Y]] : memref<64xf32>)
+// CHECK: linalg.add ins(%[[A]], %[[X]] : {{.*}}) outs(%[[Z]] :
+// CHECK: linalg.exp ins(%[[X]] : memref<64xf32>) outs(%[[B]] : memref<64xf32>)
+// CHECK: linalg.copy ins(%[[B]] : memref<64xf32>) outs(%[[W]] : memref<64xf32>)
+// CHECK: linalg.add ins(%[[W]], %[[W]] : {{.*}}) outs(%[[W]] :
+module {
+  func.func @main(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<64xf32>, %w: memref<64xf32>) {
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    %b = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    linalg.exp ins(%x : memref<64xf32>) outs(%a : memref<64xf32>)
+    linalg.copy ins(%a : memref<64xf32>) outs(%y : memref<64xf32>)
+    linalg.add ins(%a, %x : memref<64xf32>, memref<64xf32>) outs(%z : memref<64xf32>)
+    linalg.exp ins(%x : memref<64xf32>) outs(%b : memref<64xf32>)
+    linalg.copy ins(%b : memref<64xf32>) outs(%w : memref<64xf32>)
+    linalg.add ins(%w, %w : memref<64xf32>, memref<64xf32>) outs(%w : memref<64xf32>)
+    return
+  }
+}
+
+// -----
+
+// Tests that a rows loop stores its result rows over the rows of an input
+// that dies there (each iteration reads its row before it stores), and not
+// over an input read after the store or through a different window.
+// CHECK-LABEL: func @main
+// CHECK: %[[IN:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: linalg.exp ins(%{{.*}} : memref<4x8xf32>) outs(%[[IN]] : memref<4x8xf32>)
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.subview %[[IN]][%[[I]], 0] [1, 8] [1, 1]
+// CHECK: %[[OUT:.*]] = memref.subview %[[IN]][%[[I]], 0] [1, 8] [1, 1]
+// CHECK: memref.copy %{{.*}}, %[[OUT]]
+// CHECK: } {tcc.rows_loop}
+// CHECK: linalg.exp ins(%[[IN]] : memref<4x8xf32>)
+module {
+  func.func @main(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %in = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %out = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %t = memref.alloc() {alignment = 64 : i64, tcc.row_temporary} : memref<1x8xf32>
+    linalg.exp ins(%x : memref<4x8xf32>) outs(%in : memref<4x8xf32>)
+    scf.for %i = %c0 to %c4 step %c1 {
+      %row = memref.subview %in[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+      %dst = memref.subview %out[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      memref.copy %t, %dst : memref<1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    } {tcc.rows_loop}
+    linalg.exp ins(%out : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+    return
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func @main
+// CHECK: %[[IN:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: %[[OUT:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: scf.for
+// CHECK: memref.subview %[[IN]]
+// CHECK: memref.subview %[[OUT]]
+// CHECK: } {tcc.rows_loop}
+// CHECK: %[[OUT2:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: scf.for
+// CHECK: memref.subview %[[OUT]]
+// CHECK: memref.subview %[[OUT2]]
+// CHECK: } {tcc.rows_loop}
+module {
+  func.func @main(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %in = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %out = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %t = memref.alloc() {alignment = 64 : i64, tcc.row_temporary} : memref<1x8xf32>
+    linalg.exp ins(%x : memref<4x8xf32>) outs(%in : memref<4x8xf32>)
+    // Reads its row again after the store.
+    scf.for %i = %c0 to %c4 step %c1 {
+      %row = memref.subview %in[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+      %dst = memref.subview %out[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      memref.copy %t, %dst : memref<1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+    } {tcc.rows_loop}
+    %out2 = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    // Reads another row than it stores.
+    scf.for %i = %c0 to %c4 step %c1 {
+      %j = arith.subi %c3, %i : index
+      %row = memref.subview %out[%j, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+      %dst = memref.subview %out2[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      memref.copy %t, %dst : memref<1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+    } {tcc.rows_loop}
+    linalg.exp ins(%out2 : memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+    return
+  }
+}
+
+// -----
+
+// Tests that a GEMM whose residual buffer dies at it accumulates into that
+// buffer instead (flags gains TCC_UK_ACCUMULATE = 1, the residual operand
+// goes), and that one whose residual is read later keeps it.
+// CHECK-LABEL: func @main
+// CHECK: %[[R:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: %[[C2:.*]] = memref.view {{.*}} to memref<4x8xf32>
+// CHECK: linalg.exp ins(%{{.*}}) outs(%[[R]] : memref<4x8xf32>)
+// CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>) outs(%[[R]] : memref<4x8xf32>) params {{{.*}}flags = 1 : i64, has_bias = 1 : i64, has_residual = 0 : i64
+// CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}}, %{{.*}}, %[[R]] : {{.*}}) outs(%[[C2]] : memref<4x8xf32>) params {{{.*}}flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64
+module {
+  func.func @main(%a: memref<4x2xf32>, %b: memref<2x8xf32>, %bias: memref<8xf32>, %x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+    %r = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %c = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %c2 = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    linalg.exp ins(%x : memref<4x8xf32>) outs(%r : memref<4x8xf32>)
+    tcc.ukernel "sgemm" ins(%a, %b, %bias, %r : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64}
+    tcc.ukernel "sgemm" ins(%a, %b, %bias, %c : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c2 : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64}
+    linalg.add ins(%c2, %c : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>)
     return
   }
 }

@@ -102,3 +102,19 @@ TEST(ArenaPlanner, RandomGraphs) {
       FAIL() << "trial " << trial;
   }
 }
+
+TEST(ArenaPlanner, ReachesThePeakWhereLargestFirstDoesNot) {
+  // The buffers of the encoder layer (bytes, first and last use): placed
+  // largest first alone they took 2 556 672 bytes, 18% above the peak of
+  // 2 163 456; another order of the greedy placement reaches the peak.
+  std::vector<BufferRequest> req = {
+      {393216, 49, 54},  {393216, 50, 54}, {393216, 61, 63}, {393216, 63, 64},
+      {393216, 64, 77},  {786432, 54, 63}, {443136, 54, 54}, {512, 60, 60},
+      {512, 60, 60},     {512, 60, 60},    {4, 60, 60},      {4, 60, 60},
+      {590592, 63, 63},  {4, 69, 69},      {4, 69, 69},      {3072, 69, 69},
+      {3072, 69, 69},    {1572864, 71, 72}, {4, 77, 77},     {4, 77, 77},
+      {3072, 77, 77},    {3072, 77, 77}};
+  ArenaPlan plan = planArena(req, kAlign);
+  checkPlan(req, plan);
+  EXPECT_EQ(plan.arenaBytes, plan.peakLiveBytes);
+}
