@@ -64,8 +64,8 @@ TCC_UK_UNROLL
 /// compute exactly what full tiles would.
 template <int MRe, int NVe>
 void tileKernel(int64_t kc, const float *__restrict a,
-                const float *__restrict b, float *__restrict c, int64_t ldc,
-                int nr, const Tail *tail) {
+                const float *__restrict b, int64_t ldbp, float *__restrict c,
+                int64_t ldc, int nr, const Tail *tail) {
   // The tile is stored after kc steps; start fetching it now.
 TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
@@ -91,7 +91,7 @@ TCC_UK_UNROLL
         acc[i][v] = vfma(av, bv[v], acc[i][v]);
     }
     a += kMR;
-    b += kNR;
+    b += ldbp;
   }
   storeTile<MRe, NVe>(acc, c, ldc, nr, tail);
 }
@@ -109,8 +109,9 @@ constexpr int kNarrow = 4;
 /// FMAs in k order, so the results are the full tile's bit for bit.
 template <int MRe, int R>
 void narrowKernel(int64_t kc, const float *__restrict a,
-                  const float *__restrict b, float *__restrict c, int64_t ldc,
-                  int nr, const Tail *tail) {
+                  const float *__restrict b, int64_t ldbp,
+                  float *__restrict c, int64_t ldc, int nr,
+                  const Tail *tail) {
   (void)nr; // == R
   // Only the tile's rows: a panel packed at run time leaves the rest
   // unwritten, and whatever is there (denormals) must not slow the FMAs.
@@ -125,7 +126,7 @@ TCC_UK_UNROLL
     for (int j = 0; j < R; ++j)
       acc[j] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[j]), acc[j]);
     a += kMR;
-    b += kNR;
+    b += ldbp;
   }
   // A column of C (or of the residual) as a vector of rows.
   auto column = [&](const float *q, int64_t ld) {

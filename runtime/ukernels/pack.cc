@@ -88,28 +88,32 @@ void packAPanelT(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
       dst[p * MR + i] = src[i * rs + p * cs];
 }
 
-template <int NR>
+template <int NR, int VL>
 void packBMatrixT(const void *source, int64_t k0, int64_t kc, int64_t j0,
                   int64_t nc, float *dst, int64_t panelStride) {
   const MatrixB &m = *static_cast<const MatrixB *>(source);
   if (!m.trans) {
     // Row by row, so the source is read in long sequential runs that the
-    // hardware prefetchers follow; the panels are written NR floats apart.
+    // hardware prefetchers follow; the panels are written NR floats apart
+    // (a ragged last one W floats apart).
     const int64_t full = nc / NR, w = nc - full * NR;
+    const int64_t W = panelWidth(w, NR, VL);
     for (int64_t r = 0; r < kc; ++r) {
       const float *s = m.b + (k0 + r) * m.ldb + j0;
       float *d = dst + r * NR;
       for (int64_t q = 0; q < full; ++q)
         memcpy(d + q * panelStride, s + q * NR, sizeof(float) * NR);
       if (w) {
-        copyShort(d + full * panelStride, s + full * NR, w);
-        zeroShort(d + full * panelStride + w, NR - w);
+        float *t = dst + full * panelStride + r * W;
+        copyShort(t, s + full * NR, w);
+        zeroShort(t + w, W - w);
       }
     }
     return;
   }
   for (int64_t j = j0; j < j0 + nc; j += NR, dst += panelStride) {
     const int w = static_cast<int>(minI(NR, j0 + nc - j));
+    const int64_t W = panelWidth(w, NR, VL);
     // B^T: column jj of the panel is contiguous in the source. Eight k rows
     // at a time keep the writes within a few cache lines.
     const float *s = m.b + j * m.ldb + k0;
@@ -117,10 +121,10 @@ void packBMatrixT(const void *source, int64_t k0, int64_t kc, int64_t j0,
       const int64_t rn = minI(8, kc - r0);
       for (int jj = 0; jj < w; ++jj)
         for (int64_t r = r0; r < r0 + rn; ++r)
-          dst[r * NR + jj] = s[jj * m.ldb + r];
-      if (w < NR)
+          dst[r * W + jj] = s[jj * m.ldb + r];
+      if (w < W)
         for (int64_t r = r0; r < r0 + rn; ++r)
-          zeroShort(dst + r * NR + w, NR - w);
+          zeroShort(dst + r * W + w, W - w);
     }
   }
 }
@@ -143,8 +147,8 @@ template <int Isa>
 void packBFull(int64_t k, int64_t n, const float *b, int64_t ldb,
                int32_t trans, float *out) {
   const MatrixB src = {b, ldb, trans != 0};
-  packBMatrixT<kIsaTiles[Isa].nr>(&src, 0, k, 0, n, out,
-                                  k * kIsaTiles[Isa].nr);
+  constexpr IsaTiles t = kIsaTiles[Isa];
+  packBMatrixT<t.nr, t.vl>(&src, 0, k, 0, n, out, k * t.nr);
 }
 
 } // namespace
@@ -156,7 +160,7 @@ void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
 
 void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
                  int64_t nc, float *dst, int64_t panelStride) {
-  packBMatrixT<kNR>(src, k0, kc, j0, nc, dst, panelStride);
+  packBMatrixT<kNR, kVL>(src, k0, kc, j0, nc, dst, panelStride);
 }
 
 } // namespace TCC_UK_ISA_NS
@@ -184,8 +188,9 @@ extern "C" void tcc_uk_pack_a(int32_t isa, int64_t m, int64_t k,
 }
 
 extern "C" int64_t tcc_uk_pack_b_bytes(int32_t isa, int64_t k, int64_t n) {
-  const int64_t nr = tilesFor(isa).nr;
-  return ceilDiv(n, nr) * nr * k * static_cast<int64_t>(sizeof(float));
+  const IsaTiles &t = tilesFor(isa);
+  return compactBFloats(k, n, t.nr, t.vl) *
+         static_cast<int64_t>(sizeof(float));
 }
 
 extern "C" void tcc_uk_pack_b(int32_t isa, int64_t k, int64_t n,

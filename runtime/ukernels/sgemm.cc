@@ -46,6 +46,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const int64_t K = g.k;
   alignas(64) float aBuf[kMR * kTiles.kc];
   const bool epilogue = !isTrivial(g.ep);
+  const bool compact = g.bPacked ? g.bPackedCompact : g.packB == packBMatrix;
   Tail tail = {};
   if (epilogue) {
     tail.biasPerRow = g.ep->bias_per_row;
@@ -64,11 +65,14 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     const bool needTail = tail.loadC || withEpilogue;
     for (int64_t jc = j0; jc < j1; jc += kTiles.nc) {
       const int64_t nc = minI(kTiles.nc, j1 - jc);
+      // Panels kNR floats a k row, but a compact ragged last one; with all
+      // of B packed, the block's rows of each panel start at row pc.
       const float *bBlock;
-      int64_t panelStride;
+      int64_t panelStride, rowOffset = 0;
       if (job.bFull) {
-        bBlock = job.bFull + (jc / kNR) * K * kNR + pc * kNR;
+        bBlock = job.bFull + (jc / kNR) * K * kNR;
         panelStride = K * kNR;
+        rowOffset = pc;
       } else {
         // The block goes to the start of this task's share of the
         // scratch, so it stays in L2 while every row panel of A uses it.
@@ -98,8 +102,11 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
             tail.bias = NULL;
             tail.res = NULL;
           }
-          microKernel(mr, nr)(kc, ap, bBlock + (jr - jc) / kNR * panelStride,
-                              g.c + ir * g.ldc + jr, g.ldc, nr,
+          const int64_t ldbp = compact ? panelWidth(nr, kNR, kVL) : kNR;
+          microKernel(mr, nr)(kc, ap,
+                              bBlock + (jr - jc) / kNR * panelStride +
+                                  rowOffset * ldbp,
+                              ldbp, g.c + ir * g.ldc + jr, g.ldc, nr,
                               needTail ? &tail : NULL);
         }
       }
@@ -200,9 +207,12 @@ void runSmallM(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
-int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n) {
-  const int64_t nr = tilesFor(isa).nr;
-  return ceilDiv(n, nr) * nr * k * static_cast<int64_t>(sizeof(float)) + 64;
+int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,
+                            bool compact) {
+  const IsaTiles &t = tilesFor(isa);
+  const int64_t floats =
+      compact ? compactBFloats(k, n, t.nr, t.vl) : ceilDiv(n, t.nr) * t.nr * k;
+  return floats * static_cast<int64_t>(sizeof(float)) + 64;
 }
 
 void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
@@ -257,7 +267,7 @@ extern "C" int64_t tcc_uk_sgemm_scratch_bytes(int32_t isa, uint32_t flags,
   if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) ||
       useSmallM(tilesFor(isa), flags, m))
     return 0;
-  return packedBScratchBytes(isa, k, n);
+  return packedBScratchBytes(isa, k, n, /*compact=*/true);
 }
 
 extern "C" int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m,
@@ -278,6 +288,7 @@ extern "C" int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m,
   g.ars = (flags & TCC_UK_TRANS_A) ? 1 : lda;
   g.acs = (flags & TCC_UK_TRANS_A) ? lda : 1;
   g.bPacked = (flags & TCC_UK_PACKED_B) ? b : NULL;
+  g.bPackedCompact = true; // tcc_uk_pack_b's layout
   g.packB = packBMatrix;
   g.bSrc = &bSrc;
   g.c = c;

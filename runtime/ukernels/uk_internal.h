@@ -77,6 +77,18 @@ constexpr int kVL = kTiles.vl;
 constexpr int kNV = kNR / kVL;
 
 inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Floats in a k row of a packed B panel of w <= nr columns: nr for a full
+/// panel; a ragged last panel of a matrix packed by tcc_uk_pack_b or
+/// packBMatrix ("compact" B) is only as wide as its whole vectors.
+constexpr int64_t panelWidth(int64_t w, int64_t nr, int64_t vl) {
+  return w >= nr ? nr : (w + vl - 1) / vl * vl;
+}
+/// Floats of a compact packed k x n B.
+constexpr int64_t compactBFloats(int64_t k, int64_t n, int64_t nr,
+                                 int64_t vl) {
+  return (n / nr * nr + (n % nr ? panelWidth(n % nr, nr, vl) : 0)) * k;
+}
 inline int64_t minI(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t maxI(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -122,7 +134,9 @@ inline void parallelFor(const tcc_host_api_t *host, int64_t n, int64_t grain,
 using PackBFn = void (*)(const void *src, int64_t k0, int64_t kc, int64_t j0,
                          int64_t nc, float *dst, int64_t panelStride);
 
-/// A PackBFn source that is a plain (possibly transposed) matrix.
+/// A PackBFn source that is a plain (possibly transposed) matrix. Its
+/// packer writes a ragged last panel compact (see panelWidth), the other
+/// packers NR floats a row.
 struct MatrixB {
   const float *b;
   int64_t ldb;
@@ -153,10 +167,12 @@ struct Tail {
   int act; // TCC_UK_ACT_*, before the clamp
 };
 
-/// C[mr x nr] (= or +=, see tail) A-panel[kc x MR] * B-panel[kc x NR]; mr
-/// and ceil(nr / VL) are baked into each instance. tail == NULL: store.
+/// C[mr x nr] (= or +=, see tail) A-panel[kc x MR] * B-panel[kc x NR]
+/// whose k rows are ldbp floats apart (NR, or less for a compact ragged
+/// panel); mr and ceil(nr / VL) are baked into each instance. tail == NULL:
+/// store.
 using MicroKernelFn = void (*)(int64_t kc, const float *a, const float *b,
-                               float *c, int64_t ldc, int nr,
+                               int64_t ldbp, float *c, int64_t ldc, int nr,
                                const Tail *tail);
 MicroKernelFn microKernel(int mr, int nr);
 
@@ -178,6 +194,7 @@ struct GemmArgs {
   int64_t ars, acs;
   bool packedA;
   const float *bPacked; // prepacked B (full-k panels), or NULL: use packB
+  bool bPackedCompact;   // bPacked's ragged last panel is compact
   PackBFn packB;
   const void *bSrc;
   float *c;
@@ -190,8 +207,10 @@ struct GemmArgs {
   bool computedB;
 };
 
-/// Bytes of scratch runGemm needs to pack B for a k x n problem.
-int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n);
+/// Bytes of scratch runGemm needs to pack B for a k x n problem (enough
+/// for any packer; `compact`: for packBMatrix only).
+int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,
+                            bool compact = false);
 
 /// Runs the blocked GEMM; scratch must hold packedBScratchBytes unless B is
 /// prepacked.

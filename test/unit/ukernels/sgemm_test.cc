@@ -473,3 +473,34 @@ INSTANTIATE_TEST_SUITE_P(Variants, Sgemm, ::testing::ValuesIn(variantNames()),
                          [](const auto &info) { return info.param; });
 
 } // namespace
+
+// A ragged last panel is packed only as wide as its whole vectors (rows of
+// roundUp(w, VL) floats instead of NR): attention's 64-column products
+// (48 + 16 on AVX-512) take 64 columns of scratch a row, not 96.
+TEST_P(Sgemm, RaggedLastPanelIsCompact) {
+  struct Tiles {
+    int64_t nr, vl;
+  };
+  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
+                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
+                                             : Tiles{8, 4};
+  const int64_t k = 5;
+  EXPECT_EQ(v->packBBytes(isa(), k, t.nr), t.nr * k * 4);
+  EXPECT_EQ(v->packBBytes(isa(), k, t.nr + 1), (t.nr + t.vl) * k * 4);
+  EXPECT_EQ(v->packBBytes(isa(), k, 2 * t.nr + t.vl), (2 * t.nr + t.vl) * k * 4);
+  // Element (p, j) of the ragged panel sits at nr*k + p*vl + (j - nr).
+  const int64_t n = t.nr + 3;
+  std::vector<float> b(k * n);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(i + 1);
+  std::vector<float> packed(v->packBBytes(isa(), k, n) / 4, -1.0f);
+  v->packB(isa(), k, n, b.data(), n, 0, packed.data());
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = t.nr; j < t.nr + t.vl; ++j)
+      EXPECT_EQ(packed[t.nr * k + p * t.vl + (j - t.nr)],
+                j < n ? b[p * n + j] : 0.0f)
+          << "p " << p << " j " << j;
+  // The run-time packing's scratch shrinks the same way.
+  // (64 columns are whole vectors and panels on every ISA; 64 bytes align.)
+  EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 128, 64, 128), 64 * 128 * 4 + 64);
+}
