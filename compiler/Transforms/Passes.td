@@ -214,13 +214,27 @@ def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
     (appended to the function's arguments), at an offset chosen at compile
     time: a buffer lives from the first op that reads or writes it to the
     last (through views; neither the alloc nor a view touches memory, and
-    bufferization places allocs well before their writers), and the buffers are packed greedily by size so that buffers alive at the
-    same time never overlap. An elementwise op whose input buffer dies at
-    that op writes its output into that buffer (in place). Graph inputs,
-    outputs and constants are never placed in the arena.
+    bufferization places allocs well before their writers), and the
+    buffers are packed greedily so that buffers alive at the same time never
+    overlap (largest first and three other orders; the smallest arena wins).
+    Graph inputs, outputs and constants are never placed in the arena.
+
+    Before placing, buffers are reused in place:
+    * a result computed into a buffer and then copied into the caller's
+      out-parameter (bufferization leaves such copies after loops) is
+      computed straight into the out-parameter;
+    * an elementwise op whose input buffer dies at that op (same type,
+      identity maps) writes its output into that buffer;
+    * a rows loop (`tcc.rows_loop`: softmax, layer norm) stores its result
+      rows over an input that dies there when it reads that input only
+      through the window it stores and only before the store;
+    * a `sgemm` or `conv2d` micro-kernel call whose residual buffer dies
+      there writes into it, with `TCC_UK_ACCUMULATE` instead of the
+      residual (`C = A*B + C + bias`).
 
     The plan is recorded on the module: `tcc.workspace_bytes` (the arena
-    size) and `tcc.memory_plan` (one entry per buffer, plus the totals) for
+    size) and `tcc.memory_plan` (one entry per buffer, plus the totals,
+    `naive_bytes` counting the buffers merged in place too) for
     `tcc --memory-report`.
 
     Before:
