@@ -55,6 +55,18 @@ int64_t bufferBytes(MemRefType type) {
   return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
 }
 
+/// Replaces every use of `alloc` by `with` and erases it and its deallocs.
+void replaceAlloc(memref::AllocOp alloc, Value with) {
+  SmallVector<Operation *> deallocs;
+  for (Operation *user : alloc->getUsers())
+    if (isa<memref::DeallocOp>(user))
+      deallocs.push_back(user);
+  for (Operation *d : deallocs)
+    d->erase();
+  alloc.getResult().replaceAllUsesWith(with);
+  alloc.erase();
+}
+
 /// The alloc `v` is, if it is one directly (not a view).
 memref::AllocOp directAlloc(Value v) { return v.getDefiningOp<memref::AllocOp>(); }
 
@@ -105,14 +117,7 @@ struct TccPlanMemoryPass
     live.lastUse[src] = live.lastUse.lookup(out);
     live.lastUse.erase(out);
     live.mergedBytes += bufferBytes(out.getType());
-    SmallVector<Operation *> deallocs;
-    for (Operation *user : out->getUsers())
-      if (isa<memref::DeallocOp>(user))
-        deallocs.push_back(user);
-    for (Operation *d : deallocs)
-      d->erase();
-    out.getResult().replaceAllUsesWith(src.getResult());
-    out.erase();
+    replaceAlloc(out, src);
   }
 
   /// Whether `src` may take `out`'s place at `op`: a placed buffer of the
@@ -344,14 +349,7 @@ struct TccPlanMemoryPass
       Value to = copy->getOperand(1);
       auto alloc = copy->getOperand(0).getDefiningOp<memref::AllocOp>();
       copy->erase();
-      SmallVector<Operation *> deallocs;
-      for (Operation *user : alloc->getUsers())
-        if (isa<memref::DeallocOp>(user))
-          deallocs.push_back(user);
-      for (Operation *d : deallocs)
-        d->erase();
-      alloc.getResult().replaceAllUsesWith(to);
-      alloc.erase();
+      replaceAlloc(alloc, to);
     }
   }
 
@@ -453,14 +451,7 @@ struct TccPlanMemoryPass
           ValueRange{});
       if (buffer.alloc->hasAttr(kRowTemporaryAttrName))
         view.getDefiningOp()->setAttr(kRowTemporaryAttrName, ob.getUnitAttr());
-      SmallVector<Operation *> deallocs;
-      for (Operation *user : buffer.alloc->getUsers())
-        if (isa<memref::DeallocOp>(user))
-          deallocs.push_back(user);
-      for (Operation *d : deallocs)
-        d->erase();
-      buffer.alloc.getResult().replaceAllUsesWith(view);
-      buffer.alloc.erase();
+      replaceAlloc(buffer.alloc, view);
     }
     return success();
   }
