@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -207,32 +208,41 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
     ts << cast<DictionaryAttr>(entry).getAs<TypeAttr>("type").getValue();
     return s;
   };
+  auto writerOf = [](Attribute entry) {
+    auto w = cast<DictionaryAttr>(entry).getAs<StringAttr>("writer");
+    return w ? w.getValue() : StringRef();
+  };
+  ArrayRef<Attribute> entries =
+      buffers ? buffers.getValue() : ArrayRef<Attribute>();
   if (json) {
-    os << "{\"model\": \"" << model << "\", \"arena_bytes\": "
-       << total("arena_bytes") << ", \"naive_bytes\": " << total("naive_bytes")
-       << ", \"peak_live_bytes\": " << total("peak_live_bytes")
-       << ", \"buffers\": [";
-    for (auto [i, b] : llvm::enumerate(buffers ? buffers.getValue()
-                                               : ArrayRef<Attribute>())) {
-      os << (i ? ", " : "") << "{\"bytes\": " << field(b, "bytes")
-         << ", \"first\": " << field(b, "first") << ", \"last\": "
-         << field(b, "last") << ", \"offset\": " << field(b, "offset")
-         << ", \"type\": \"" << typeOf(b) << "\"}";
-    }
-    os << "]}\n";
+    llvm::json::OStream j(os);
+    j.object([&] {
+      j.attribute("model", model);
+      for (StringRef key : {"arena_bytes", "naive_bytes", "peak_live_bytes"})
+        j.attribute(key, total(key));
+      j.attributeArray("buffers", [&] {
+        for (Attribute b : entries)
+          j.object([&] {
+            for (StringRef key : {"bytes", "first", "last", "offset"})
+              j.attribute(key, field(b, key));
+            j.attribute("type", typeOf(b));
+            j.attribute("writer", writerOf(b));
+          });
+      });
+    });
+    os << "\n";
     return;
   }
-  os << "memory plan of '" << model << "': "
-     << (buffers ? buffers.size() : 0) << " buffers in one arena\n";
-  os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4}\n", "buffer", "bytes",
-                      "live", "offset", "type");
-  for (auto [i, b] :
-       llvm::enumerate(buffers ? buffers.getValue() : ArrayRef<Attribute>()))
-    os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4}\n", i,
+  os << "memory plan of '" << model << "': " << entries.size()
+     << " buffers in one arena\n";
+  os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4,-30} {5}\n", "buffer",
+                      "bytes", "live", "offset", "type", "written first by");
+  for (auto [i, b] : llvm::enumerate(entries))
+    os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4,-30} {5}\n", i,
                         field(b, "bytes"),
                         std::to_string(field(b, "first")) + ".." +
                             std::to_string(field(b, "last")),
-                        field(b, "offset"), typeOf(b));
+                        field(b, "offset"), typeOf(b), writerOf(b));
   int64_t arena = total("arena_bytes"), naive = total("naive_bytes"),
           peak = total("peak_live_bytes");
   os << llvm::formatv("arena_bytes:     {0,12}\n", arena)

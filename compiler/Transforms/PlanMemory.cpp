@@ -31,6 +31,7 @@ namespace {
 struct Buffer {
   memref::AllocOp alloc;
   int64_t bytes, first, last;
+  std::string writer; ///< describeWriter of its first user
 };
 
 /// Collects every value that aliases `root` through view-like ops.
@@ -48,6 +49,42 @@ int64_t positionOf(Operation *op, Block &body,
                    const DenseMap<Operation *, int64_t> &position) {
   Operation *top = body.findAncestorOpInBlock(*op);
   return top ? position.lookup(top) : -1;
+}
+
+/// What the memory report says made a buffer: the model nodes (their
+/// names and op types, from the locations the importer gave) of the op
+/// that first writes it, or that op's name; a kernel's scratch and a rows
+/// loop's temporaries say so.
+std::string describeWriter(Operation *op, Value buffer) {
+  SmallVector<std::string> names;
+  op->getLoc()->walk([&](Location loc) {
+    if (auto name = dyn_cast<NameLoc>(loc)) {
+      std::string s = name.getName().str();
+      if (!llvm::is_contained(names, s))
+        names.push_back(s);
+    }
+    return WalkResult::advance();
+  });
+  std::string what;
+  if (names.empty()) {
+    what = op->getName().getStringRef().str();
+    if (auto kernel = dyn_cast<UkernelOp>(op))
+      what += " \"" + kernel.getName().str() + "\"";
+  } else {
+    // A fused kernel can stand for many nodes: the first few say enough.
+    constexpr size_t kShown = 3;
+    for (size_t i = 0; i < std::min(names.size(), kShown); ++i)
+      what += (i ? ", " : "") + names[i];
+    if (names.size() > kShown)
+      what += ", +" + std::to_string(names.size() - kShown) + " more";
+  }
+  if (auto kernel = dyn_cast<UkernelOp>(op))
+    if (llvm::is_contained(llvm::drop_begin(kernel.getOutputs()), buffer))
+      return "scratch of " + what;
+  if (buffer.getDefiningOp() &&
+      buffer.getDefiningOp()->hasAttr(kRowTemporaryAttrName))
+    return "row temporary of " + what;
+  return what;
 }
 
 /// Bytes of a statically shaped buffer.
@@ -84,6 +121,7 @@ struct TccPlanMemoryPass
   /// Lifetimes and positions of the buffers the plan places.
   struct Liveness {
     DenseMap<Operation *, int64_t> position, lastUse;
+    std::vector<Operation *> ops; ///< By position.
     Block *body;
     /// Bytes of the buffers merged into others (they count as naive).
     int64_t mergedBytes = 0;
@@ -284,9 +322,13 @@ struct TccPlanMemoryPass
                   b.getI64IntegerAttr(*param("flags") | TCC_UK_ACCUMULATE));
     SmallVector<Value> outputs(op.getOutputs());
     OpBuilder ob(op);
-    ob.create<UkernelOp>(op.getLoc(), TypeRange{}, op.getNameAttr(),
-                         op.getInputs().drop_back(), outputs,
-                         newParams.getDictionary(op.getContext()));
+    auto kernel = ob.create<UkernelOp>(
+        op.getLoc(), TypeRange{}, op.getNameAttr(), op.getInputs().drop_back(),
+        outputs, newParams.getDictionary(op.getContext()));
+    int64_t here = live.at(op);
+    live.position.erase(op);
+    live.position[kernel] = here;
+    live.ops[here] = kernel;
     op.erase();
     merge(out, src, live);
   }
@@ -359,8 +401,10 @@ struct TccPlanMemoryPass
     Liveness live;
     live.body = &body;
     DenseMap<Operation *, int64_t> &position = live.position;
-    for (auto [i, op] : llvm::enumerate(body))
+    for (auto [i, op] : llvm::enumerate(body)) {
       position[&op] = i;
+      live.ops.push_back(&op);
+    }
 
     // Lifetimes: from the first op that reads or writes the buffer (through
     // any view; views and the alloc itself touch no memory, and
@@ -404,8 +448,11 @@ struct TccPlanMemoryPass
       if (!lastUse.count(alloc))
         continue; // Merged into another buffer in place.
       int64_t bytes = bufferBytes(alloc.getType());
-      buffers.push_back({alloc, bytes, firstUse.lookup(alloc),
-                         lastUse.lookup(alloc)});
+      int64_t first = firstUse.lookup(alloc);
+      buffers.push_back({alloc, bytes, first, lastUse.lookup(alloc),
+                         first < int64_t(live.ops.size())
+                             ? describeWriter(live.ops[first], alloc)
+                             : std::string()});
       requests.push_back({bytes, buffers.back().first, buffers.back().last});
     }
     ArenaPlan plan = planArena(requests, alignment);
@@ -419,7 +466,8 @@ struct TccPlanMemoryPass
            b.getNamedAttr("first", b.getI64IntegerAttr(buffer.first)),
            b.getNamedAttr("last", b.getI64IntegerAttr(buffer.last)),
            b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
-           b.getNamedAttr("type", TypeAttr::get(buffer.alloc.getType()))}));
+           b.getNamedAttr("type", TypeAttr::get(buffer.alloc.getType())),
+           b.getNamedAttr("writer", b.getStringAttr(buffer.writer))}));
     ModuleOp module = getOperation();
     module->setAttr("tcc.memory_plan",
                     b.getDictionaryAttr(

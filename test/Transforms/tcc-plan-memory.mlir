@@ -283,3 +283,33 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests what the plan says made each buffer (for tcc --memory-report): the
+// node named by the first writer's location, a kernel's scratch, a rows
+// loop's temporary, or the writer's op name when it has no location.
+// CHECK: buffers = [{bytes = 128 : i64, {{.*}}writer = "gemm (MatMul)"}, {bytes = 256 : i64, {{.*}}writer = "scratch of gemm (MatMul)"}, {bytes = 32 : i64, {{.*}}writer = "row temporary of scf.for"}, {bytes = 128 : i64, {{.*}}writer = "scf.for"}]
+// CHECK-LABEL: func @main
+module {
+  func.func @main(%a: memref<4x2xf32>, %b: memref<2x8xf32>, %y: memref<4x8xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %s = memref.alloc() {alignment = 64 : i64} : memref<256xi8>
+    %t = memref.alloc() {alignment = 64 : i64, tcc.row_temporary} : memref<1x8xf32>
+    %r = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    tcc.ukernel "sgemm" ins(%a, %b : memref<4x2xf32>, memref<2x8xf32>) outs(%c, %s : memref<4x8xf32>, memref<256xi8>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64} loc("gemm (MatMul)")
+    scf.for %i = %c0 to %c4 step %c1 {
+      %row = memref.subview %c[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%row : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+      %dst = memref.subview %r[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      memref.copy %t, %dst : memref<1x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      %again = memref.subview %c[%i, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<1x8xf32, strided<[8, 1], offset: ?>>
+      linalg.exp ins(%again : memref<1x8xf32, strided<[8, 1], offset: ?>>) outs(%t : memref<1x8xf32>)
+    }
+    linalg.add ins(%r, %c : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>)
+    return
+  }
+}
