@@ -416,8 +416,14 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   }
   if (emit == EmitKind::Linalg)
     return writeModule();
-  if (failed(runPipeline(buildLinalgToLLVMPipeline, "linalg to LLVM")))
-    return 1;
+  {
+    PassManager pm(&ctx);
+    buildLinalgToLLVMPipeline(pm, opts.profile);
+    TimingScope scope = rootTiming.nest("linalg to LLVM");
+    pm.enableTiming(scope);
+    if (failed(pm.run(module)))
+      return 1;
+  }
   if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
     info->workspaceBytes = bytes.getInt();
   if (!opts.memoryReport.empty())

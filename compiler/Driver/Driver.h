@@ -58,6 +58,8 @@ struct CompileOptions {
   bool stats = false;
   /// Print how long each pass and each code generation step took (stderr).
   bool timings = false;
+  /// Bracket every kernel with calls of the host's profiler (--profile).
+  bool profile = false;
   /// Print the memory plan: "text" or "json" (empty: don't).
   std::string memoryReport;
   /// tcc's lib/ folder: the runtime's static libraries (for executables)

@@ -54,6 +54,11 @@ void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm,
 }
 
 void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
+  buildLinalgToLLVMPipeline(pm, /*profileKernels=*/false);
+}
+
+void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                          bool profileKernels) {
   pm.addNestedPass<func::FuncOp>(tcc::createTccCopyResults());
   pm.addNestedPass<func::FuncOp>(tcc::createTccSplitEmptyTensors());
   // Bufferize the whole module, with plain (identity-layout) memrefs at the
@@ -80,6 +85,8 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());
   pm.addPass(tcc::createConvertUkernelsToCalls());
+  if (profileKernels)
+    pm.addPass(tcc::createTccInstrumentKernels());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
 
@@ -134,7 +141,9 @@ void mlir::tcc::registerTccPipelines() {
       buildTccToLinalgPipeline);
   PassPipelineRegistration<>("tcc-linalg-to-llvm-pipeline",
                              "Bufferize and lower linalg to the LLVM dialect",
-                             buildLinalgToLLVMPipeline);
+                             [](OpPassManager &pm) {
+                               buildLinalgToLLVMPipeline(pm);
+                             });
   PassPipelineRegistration<CpuPipelineOptions>(
       "tcc-cpu-pipeline", "Compile tcc to the LLVM dialect for the CPU",
       buildTccCpuPipeline);

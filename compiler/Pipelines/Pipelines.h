@@ -36,6 +36,9 @@ void buildTccToLinalgPipeline(OpPassManager &pm,
 /// become bare pointers: inputs first, then one out-parameter per result,
 /// then (when the memory plan needs one) the workspace arena.
 void buildLinalgToLLVMPipeline(OpPassManager &pm);
+/// The same; with `profileKernels`, every kernel of @main reports its start
+/// and end to the host's profiler (tcc-instrument-kernels, tcc --profile).
+void buildLinalgToLLVMPipeline(OpPassManager &pm, bool profileKernels);
 /// All of the above.
 void buildTccCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 

@@ -264,6 +264,40 @@ def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def TccInstrumentKernels : Pass<"tcc-instrument-kernels", "ModuleOp"> {
+  let summary = "Time every kernel of @main through the host's profiler";
+  let description = [{
+    For `tcc --profile`. Runs on memrefs, after the micro-kernel calls are
+    made: every top-level op of `@main` that touches memory (a kernel call,
+    a loop nest, a rows loop, a copy) is bracketed by calls of
+    `tcc_ukabi_profile(kernel, name, end)` (runtime/ukernels/compiler_abi.cc),
+    `kernel` its index, `name` the address of a NUL-terminated constant
+    naming the model nodes its location names (or its op), `end` 0 before it
+    and 1 after. The kernels' object passes them to the host's `profile`
+    callback, if the caller gave one ([abi.md](../abi.md)); views, constants
+    and allocations are not kernels.
+
+    Before:
+    ```mlir
+    linalg.exp ins(%x : memref<4xf32>) outs(%y : memref<4xf32>) loc("e (Exp)")
+    ```
+    After:
+    ```mlir
+    memref.global "private" constant @__tcc_kernel_name_0 : memref<8xi8> = dense<[101, 32, 40, 69, 120, 112, 41, 0]>
+    ...
+    %n = memref.get_global @__tcc_kernel_name_0 : memref<8xi8>
+    %p = memref.extract_aligned_pointer_as_index %n : memref<8xi8> -> index
+    %a = arith.index_cast %p : index to i64
+    call @tcc_ukabi_profile(%c0_i64, %a, %c0_i64) : (i64, i64, i64) -> ()
+    linalg.exp ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+    call @tcc_ukabi_profile(%c0_i64, %a, %c1_i64) : (i64, i64, i64) -> ()
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
   let summary = "Lower big linalg ops on buffers to loops with a parallel outer loop";
   let description = [{

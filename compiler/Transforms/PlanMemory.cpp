@@ -1,6 +1,7 @@
 //===- PlanMemory.cpp - the tcc-plan-memory pass --------------------------===//
 
 #include "compiler/Transforms/ArenaPlanner.h"
+#include "compiler/Transforms/Locations.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/Tcc/IR/TccOps.h"
 
@@ -56,27 +57,11 @@ int64_t positionOf(Operation *op, Block &body,
 /// that first writes it, or that op's name; a kernel's scratch and a rows
 /// loop's temporaries say so.
 std::string describeWriter(Operation *op, Value buffer) {
-  SmallVector<std::string> names;
-  op->getLoc()->walk([&](Location loc) {
-    if (auto name = dyn_cast<NameLoc>(loc)) {
-      std::string s = name.getName().str();
-      if (!llvm::is_contained(names, s))
-        names.push_back(s);
-    }
-    return WalkResult::advance();
-  });
-  std::string what;
-  if (names.empty()) {
+  std::string what = describeNodes(op->getLoc());
+  if (what.empty()) {
     what = op->getName().getStringRef().str();
     if (auto kernel = dyn_cast<UkernelOp>(op))
       what += " \"" + kernel.getName().str() + "\"";
-  } else {
-    // A fused kernel can stand for many nodes: the first few say enough.
-    constexpr size_t kShown = 3;
-    for (size_t i = 0; i < std::min(names.size(), kShown); ++i)
-      what += (i ? ", " : "") + names[i];
-    if (names.size() > kShown)
-      what += ", +" + std::to_string(names.size() - kShown) + " more";
   }
   if (auto kernel = dyn_cast<UkernelOp>(op))
     if (llvm::is_contained(llvm::drop_begin(kernel.getOutputs()), buffer))

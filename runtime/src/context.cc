@@ -18,6 +18,8 @@ struct tcc_context_t {
   tcc_allocator_t *allocator = nullptr; // retained
   std::unique_ptr<tcc::ThreadPool> pool;
   tcc_host_api_t host;
+  tcc_profiler_fn_t profiler = nullptr;
+  void *profilerUser = nullptr;
   void *workspaceBlock = nullptr; // as allocated
   void *workspace = nullptr;      // aligned within it
   // Reused by every run so that a run with aligned buffers allocates nothing.
@@ -33,7 +35,14 @@ struct tcc_context_t {
 
 static void hostParallelFor(void *self, int64_t n, int64_t grain,
                             tcc_parallel_fn_t fn, void *ctx) {
-  static_cast<tcc::ThreadPool *>(self)->parallelFor(n, grain, fn, ctx);
+  static_cast<tcc_context_t *>(self)->pool->parallelFor(n, grain, fn, ctx);
+}
+
+static void hostProfile(void *self, int64_t kernel, const char *name,
+                        int32_t end) {
+  auto *context = static_cast<tcc_context_t *>(self);
+  if (context->profiler)
+    context->profiler(context->profilerUser, kernel, name, end);
 }
 
 tcc_status_t tcc_context_create(tcc_model_t *model,
@@ -90,8 +99,8 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
       return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
                         "cannot start %d threads: %s", threads, e.what());
     }
-    context->host = {sizeof(tcc_host_api_t), threads, context->pool.get(),
-                     hostParallelFor};
+    context->host = {sizeof(tcc_host_api_t), threads, context.get(),
+                     hostParallelFor, hostProfile};
     context->inputData.resize(desc->num_inputs);
     context->outputData.resize(desc->num_outputs);
     *out_context = context.release();
@@ -109,6 +118,14 @@ const tcc_model_t *tcc_context_model(const tcc_context_t *context) {
 
 int32_t tcc_context_num_threads(const tcc_context_t *context) {
   return context ? context->host.num_threads : 0;
+}
+
+void tcc_context_set_profiler(tcc_context_t *context, tcc_profiler_fn_t fn,
+                              void *user) {
+  if (!context)
+    return;
+  context->profiler = fn;
+  context->profilerUser = user;
 }
 
 tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {

@@ -10,6 +10,7 @@
 #include "ukernels.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 
 namespace {
 __thread const tcc_host_api_t *currentHost;
@@ -75,6 +76,17 @@ bool splitBatch(const tcc_host_api_t *host, int64_t batch, int64_t work) {
 extern "C" {
 
 void tcc_ukabi_set_host(const tcc_host_api_t *host) { currentHost = host; }
+
+/// Called around each kernel by artifacts compiled with tcc --profile.
+void tcc_ukabi_profile(int64_t kernel, int64_t name, int64_t end) {
+  const tcc_host_api_t *host = currentHost;
+  if (host &&
+      host->struct_size >= offsetof(tcc_host_api_t, profile) +
+                               sizeof(host->profile) &&
+      host->profile)
+    host->profile(host->self, kernel, ptr<const char>(name),
+                  static_cast<int32_t>(end));
+}
 
 /// `batch` products C_i = act(A_i * B_i + ...) (the epilogue; activation a
 /// TCC_UK_ACT_*), the i-th operands at

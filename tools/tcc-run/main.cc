@@ -35,6 +35,9 @@ options:
   --outputs DIR    write the outputs to DIR/output_K.pb
   --json           print one JSON object on stdout instead of text
   --memory-stats   print the allocator's statistics after the runs
+  --profile        time each kernel of an artifact compiled with
+                   tcc --profile: calls, total and mean ms, share of the
+                   kernels' time (over the timed runs with --bench)
   --max-input-bytes N
                    refuse tensor files larger than N bytes (suffixes K, M,
                    G, T; default 4G)
@@ -54,7 +57,8 @@ struct UserError : std::runtime_error {
 
 struct Options {
   std::string artifact, inputs, outputs;
-  bool check = false, json = false, help = false, memoryStats = false;
+  bool check = false, json = false, help = false, memoryStats = false,
+       profile = false;
   double rtol = 1e-3, atol = 1e-7;
   long bench = 0, warmup = 3, threads = 0;
   uint64_t maxInputBytes = 0; // 0: the runtime's default cap
@@ -119,10 +123,12 @@ Options parseArgs(int argc, char **argv) {
       o.artifact = arg;
       continue;
     }
-    if (arg == "--check" || arg == "--json" || arg == "--memory-stats") {
-      (arg == "--check"  ? o.check
-       : arg == "--json" ? o.json
-                         : o.memoryStats) = true;
+    if (arg == "--check" || arg == "--json" || arg == "--memory-stats" ||
+        arg == "--profile") {
+      (arg == "--check"          ? o.check
+       : arg == "--json"         ? o.json
+       : arg == "--memory-stats" ? o.memoryStats
+                                 : o.profile) = true;
       continue;
     }
     // Flags with a value, as "--flag VALUE" or "--flag=VALUE".
@@ -479,10 +485,65 @@ double elapsedMs(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// Per-kernel times from the artifact's profile points (tcc --profile).
+struct Profiler {
+  struct Kernel {
+    std::string name;
+    int64_t calls = 0;
+    double totalMs = 0;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::vector<Kernel> kernels;
+
+  static void callback(void *user, int64_t kernel, const char *name,
+                       int32_t end) {
+    auto now = std::chrono::steady_clock::now();
+    auto &p = *static_cast<Profiler *>(user);
+    if (kernel < 0)
+      return;
+    if (static_cast<size_t>(kernel) >= p.kernels.size())
+      p.kernels.resize(kernel + 1);
+    Kernel &k = p.kernels[kernel];
+    if (!end) {
+      k.start = now;
+      if (k.name.empty() && name)
+        k.name = name;
+      return;
+    }
+    ++k.calls;
+    k.totalMs +=
+        std::chrono::duration<double, std::milli>(now - k.start).count();
+  }
+  /// Forgets what was measured (before the timed runs).
+  void reset() {
+    for (Kernel &k : kernels)
+      k.calls = 0, k.totalMs = 0;
+  }
+  double totalMs() const {
+    double t = 0;
+    for (const Kernel &k : kernels)
+      t += k.totalMs;
+    return t;
+  }
+  /// Kernel indices by total time, largest first.
+  std::vector<size_t> order() const {
+    std::vector<size_t> idx(kernels.size());
+    for (size_t i = 0; i < idx.size(); ++i)
+      idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return kernels[a].totalMs > kernels[b].totalMs;
+    });
+    return idx;
+  }
+};
+Profiler *activeProfiler = nullptr;
+
 BenchResult bench(tcc::Context &context, const std::vector<tcc::Tensor> &in,
                   const std::vector<tcc::Tensor> &out, const Options &o) {
   for (long i = 0; i < o.warmup; ++i)
     context.run(in, out);
+  if (activeProfiler)
+    activeProfiler->reset();
   std::vector<double> ms;
   for (long i = 0; i < o.bench; ++i) {
     auto start = std::chrono::steady_clock::now();
@@ -593,6 +654,23 @@ void printText(const tcc::Model &model, const tcc::Context &context,
   }
   if (memory)
     std::printf("%s", memory->summary().c_str());
+  if (activeProfiler) {
+    const Profiler &p = *activeProfiler;
+    const double total = p.totalMs();
+    std::printf("profile: %zu kernels, %.4f ms a run in kernels\n",
+                p.kernels.size(),
+                p.kernels.empty() || !p.kernels[0].calls
+                    ? 0.0
+                    : total / p.kernels[0].calls);
+    std::printf("%6s %8s %12s %12s %7s  %s\n", "kernel", "calls", "total_ms",
+                "mean_ms", "share", "name");
+    for (size_t i : p.order()) {
+      const Profiler::Kernel &k = p.kernels[i];
+      std::printf("%6zu %8" PRId64 " %12.4f %12.4f %6.1f%%  %s\n", i, k.calls,
+                  k.totalMs, k.calls ? k.totalMs / k.calls : 0.0,
+                  total > 0 ? 100 * k.totalMs / total : 0.0, k.name.c_str());
+    }
+  }
 }
 
 std::string jsonMemory(const tcc::Allocator &memory) {
@@ -680,6 +758,19 @@ void printJson(const tcc::Model &model, const tcc::Context &context,
                     {"sets", jsonArray(jsonSets)}};
   if (memory)
     fields.push_back({"memory", jsonMemory(*memory)});
+  if (activeProfiler) {
+    std::vector<std::string> kernels;
+    for (size_t i : activeProfiler->order()) {
+      const Profiler::Kernel &k = activeProfiler->kernels[i];
+      kernels.push_back(jsonObject(
+          {{"kernel", std::to_string(i)},
+           {"name", jsonString(k.name)},
+           {"calls", std::to_string(k.calls)},
+           {"total_ms", jsonNumber(k.totalMs)},
+           {"mean_ms", jsonNumber(k.calls ? k.totalMs / k.calls : 0.0)}}));
+    }
+    fields.push_back({"profile", jsonArray(kernels)});
+  }
   fields.push_back({"passed", passed ? "true" : "false"});
   std::string json = jsonObject(fields);
   std::printf("%s\n", json.c_str());
@@ -688,6 +779,11 @@ void printJson(const tcc::Model &model, const tcc::Context &context,
 int run(const Options &o) {
   tcc::Model model = tcc::Model::load(o.artifact);
   tcc::Context context(model, static_cast<int32_t>(o.threads));
+  Profiler profiler;
+  if (o.profile) {
+    activeProfiler = &profiler;
+    tcc_context_set_profiler(context.get(), Profiler::callback, &profiler);
+  }
   fs::path inputs = o.inputs;
   std::vector<fs::path> setDirs = findSets(inputs);
   std::vector<SetResult> sets;
@@ -705,6 +801,9 @@ int run(const Options &o) {
   // allocator (the process's default one).
   tcc::Allocator memory = context.allocator();
   const tcc::Allocator *stats = o.memoryStats ? &memory : nullptr;
+  if (o.profile && profiler.kernels.empty())
+    throw UserError("'" + o.artifact + "' reported no kernels to --profile "
+                    "(compile it with tcc --profile)");
   if (o.json)
     printJson(model, context, o, sets, passed, stats);
   else

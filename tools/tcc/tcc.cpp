@@ -86,6 +86,11 @@ static cl::opt<bool> timings(
     cl::desc("Print how long each pass and each code generation step took "
              "(on stderr)"),
     cl::cat(category));
+static cl::opt<bool> profile(
+    "profile",
+    cl::desc("Let the artifact time each kernel through the caller's "
+             "profiler (tcc-run --profile)"),
+    cl::cat(category));
 static cl::opt<std::string> maxElements(
     "max-elements",
     cl::desc("Refuse a model with a tensor of more elements than this "
@@ -137,6 +142,7 @@ int main(int argc, char **argv) {
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;
   options.timings = timings;
+  options.profile = profile;
   options.name = name;
   if (ukernels != "auto" && ukernels != "none" && ukernels != "generic" &&
       ukernels != "avx2" && ukernels != "avx512")

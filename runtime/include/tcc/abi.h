@@ -61,6 +61,12 @@ typedef struct tcc_host_api_t {
    * at least `grain` long (but the last), and returns when all are done. */
   void (*parallel_for)(void *self, int64_t n, int64_t grain,
                        tcc_parallel_fn_t fn, void *ctx);
+  /* Optional, and only read when struct_size covers it: an artifact compiled
+   * with `tcc --profile` calls it on the running thread before (end = 0)
+   * and after (end = 1) each kernel of a run, with the kernel's index and a
+   * name (the model nodes it computes) that lives as long as the artifact
+   * is loaded. */
+  void (*profile)(void *self, int64_t kernel, const char *name, int32_t end);
 } tcc_host_api_t;
 
 /* Arguments of one run. Pointers are owned by the caller; each input and

@@ -217,6 +217,14 @@ TCC_API const tcc_model_t *tcc_context_model(const tcc_context_t *context);
 TCC_API int32_t tcc_context_num_threads(const tcc_context_t *context);
 /* The allocator the context's memory comes from. */
 TCC_API tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context);
+/* Sets the function (NULL: none) that artifacts compiled with
+ * `tcc --profile` call before (end = 0) and after (end = 1) each kernel of
+ * a run, on the thread calling tcc_context_run; `name` lives as long as the
+ * model. Not to be called while the context runs. */
+typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel,
+                                  const char *name, int32_t end);
+TCC_API void tcc_context_set_profiler(tcc_context_t *context,
+                                      tcc_profiler_fn_t fn, void *user);
 
 /* Runs the model once. The tensors must match the model's inputs and
  * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
