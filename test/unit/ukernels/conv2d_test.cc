@@ -304,6 +304,12 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   EXPECT_EQ(packedBytes(fits4), 36 * v->packABytes(isa(), 64, 64));
   const ConvCase wide = ConvCase{1, 256, 28, 28, 160, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(wide), 16 * v->packABytes(isa(), 160, 256));
+  // Under 32 tiles, F(2x2) only while its 16 matrices stay within 8 MB:
+  // resnet18's 512-channel 7x7 layers (16.8 MB) run as im2col GEMMs.
+  const ConvCase fewBig = ConvCase{1, 512, 7, 7, 512, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(fewBig), plainBytes(fewBig));
+  const ConvCase fewSmall = ConvCase{1, 256, 7, 7, 256, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(fewSmall), 16 * v->packABytes(isa(), 256, 256));
   for (const ConvCase &c : {
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).stride(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(2).dilation(2),
