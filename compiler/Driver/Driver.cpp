@@ -367,7 +367,8 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
       return fail(error);
     return 0;
   };
-  auto runPipeline = [&](void (*build)(OpPassManager &), StringRef name) {
+  auto runPipeline = [&](llvm::function_ref<void(OpPassManager &)> build,
+                         StringRef name) {
     PassManager pm(&ctx);
     build(pm);
     TimingScope scope = rootTiming.nest(name);
@@ -406,24 +407,18 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
   CpuPipelineOptions pipeline;
   pipeline.ukernels =
       opts.ukernels == "auto" ? ukernelIsaFor(*machine) : opts.ukernels;
-  {
-    PassManager pm(&ctx);
-    buildTccToLinalgPipeline(pm, pipeline);
-    TimingScope scope = rootTiming.nest("tcc to linalg");
-    pm.enableTiming(scope);
-    if (failed(pm.run(module)))
-      return 1;
-  }
+  if (failed(runPipeline(
+          [&](OpPassManager &pm) { buildTccToLinalgPipeline(pm, pipeline); },
+          "tcc to linalg")))
+    return 1;
   if (emit == EmitKind::Linalg)
     return writeModule();
-  {
-    PassManager pm(&ctx);
-    buildLinalgToLLVMPipeline(pm, opts.profile);
-    TimingScope scope = rootTiming.nest("linalg to LLVM");
-    pm.enableTiming(scope);
-    if (failed(pm.run(module)))
-      return 1;
-  }
+  if (failed(runPipeline(
+          [&](OpPassManager &pm) {
+            buildLinalgToLLVMPipeline(pm, opts.profile);
+          },
+          "linalg to LLVM")))
+    return 1;
   if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
     info->workspaceBytes = bytes.getInt();
   if (!opts.memoryReport.empty())

@@ -33,6 +33,24 @@ tcc_uk_epilogue_t epilogue(int64_t bias, int64_t biasPerRow, int64_t hasClamp,
   return e;
 }
 
+/// A convolution's sizes, window and pads as the adapters receive them.
+tcc_uk_conv2d_params_t convParams(int64_t n, int64_t c, int64_t h, int64_t w,
+                                  int64_t f, int64_t kh, int64_t kw,
+                                  int64_t strideH, int64_t strideW,
+                                  int64_t dilationH, int64_t dilationW,
+                                  int64_t padTop, int64_t padLeft,
+                                  int64_t padBottom, int64_t padRight,
+                                  int64_t groups) {
+  tcc_uk_conv2d_params_t p = {};
+  p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
+  p.stride_h = strideH, p.stride_w = strideW;
+  p.dilation_h = dilationH, p.dilation_w = dilationW;
+  p.pad_top = padTop, p.pad_left = padLeft;
+  p.pad_bottom = padBottom, p.pad_right = padRight;
+  p.groups = groups;
+  return p;
+}
+
 /// One product of a batch (see tcc_ukabi_sgemm).
 struct BatchedGemm {
   int64_t m, n, k, a, lda, strideA, b, ldb, strideB, c, ldc, strideC, flags,
@@ -128,13 +146,9 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                          int64_t padBottom, int64_t padRight, int64_t groups,
                          int64_t flags, int64_t hasClamp, float clampMin,
                          float clampMax) {
-  tcc_uk_conv2d_params_t p = {};
-  p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
-  p.stride_h = strideH, p.stride_w = strideW;
-  p.dilation_h = dilationH, p.dilation_w = dilationW;
-  p.pad_top = padTop, p.pad_left = padLeft;
-  p.pad_bottom = padBottom, p.pad_right = padRight;
-  p.groups = groups;
+  tcc_uk_conv2d_params_t p =
+      convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH,
+                 dilationW, padTop, padLeft, padBottom, padRight, groups);
   p.flags = static_cast<uint32_t>(flags);
   p.scratch = ptr<void>(scratch);
   tcc_uk_epilogue_t e =
@@ -154,13 +168,8 @@ int32_t tcc_ukabi_dwpw_conv2d(
     int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
     int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
   tcc_uk_dwpw_params_t p = {};
-  p.dw.n = n, p.dw.c = c, p.dw.h = h, p.dw.w = w, p.dw.f = c;
-  p.dw.kh = kh, p.dw.kw = kw;
-  p.dw.stride_h = strideH, p.dw.stride_w = strideW;
-  p.dw.dilation_h = dilationH, p.dw.dilation_w = dilationW;
-  p.dw.pad_top = padTop, p.dw.pad_left = padLeft;
-  p.dw.pad_bottom = padBottom, p.dw.pad_right = padRight;
-  p.dw.groups = c;
+  p.dw = convParams(n, c, h, w, c, kh, kw, strideH, strideW, dilationH,
+                    dilationW, padTop, padLeft, padBottom, padRight, c);
   p.f = f;
   p.dw_bias = ptr<const float>(dwBias);
   p.dw_has_clamp = static_cast<int32_t>(dwHasClamp);

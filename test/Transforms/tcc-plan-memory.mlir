@@ -313,3 +313,28 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a convolution whose residual dies there accumulates into it as
+// a GEMM does, and that a GEMM whose C rows are padded (ldc != n, so not
+// shaped like the dense residual) keeps its residual.
+// CHECK-LABEL: func @main
+// CHECK: %[[R:.*]] = memref.view {{.*}} to memref<1x4x4x4xf32>
+// CHECK: tcc.ukernel "conv2d" ins(%{{.*}}, %{{.*}} : memref<1x4x4x4xf32>, memref<64xf32>) outs(%[[R]] : memref<1x4x4x4xf32>) params {{{.*}}flags = 3 : i64{{.*}}has_residual = 0 : i64
+// CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}}, %{{.*}} : memref<4x2xf32>, memref<2x8xf32>, memref<4x8xf32>) outs(%{{.*}} : memref<4x8xf32>) params {{{.*}}has_residual = 1 : i64
+module {
+  func.func @main(%x: memref<1x4x4x4xf32>, %w: memref<64xf32>, %a: memref<4x2xf32>, %b: memref<2x8xf32>, %m: memref<4x8xf32>, %y: memref<1x4x4x4xf32>, %z: memref<4x8xf32>) {
+    %r = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x4xf32>
+    %o = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x4xf32>
+    linalg.exp ins(%x : memref<1x4x4x4xf32>) outs(%r : memref<1x4x4x4xf32>)
+    tcc.ukernel "conv2d" ins(%x, %w, %r : memref<1x4x4x4xf32>, memref<64xf32>, memref<1x4x4x4xf32>) outs(%o : memref<1x4x4x4xf32>) params {flags = 2 : i64, has_bias = 0 : i64, has_residual = 1 : i64}
+    linalg.exp ins(%o : memref<1x4x4x4xf32>) outs(%y : memref<1x4x4x4xf32>)
+    %q = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    %c = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+    linalg.exp ins(%m : memref<4x8xf32>) outs(%q : memref<4x8xf32>)
+    tcc.ukernel "sgemm" ins(%a, %b, %q : memref<4x2xf32>, memref<2x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 16 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 1 : i64}
+    linalg.exp ins(%c : memref<4x8xf32>) outs(%z : memref<4x8xf32>)
+    return
+  }
+}

@@ -102,15 +102,20 @@ struct ParamList {
     f32((prefix + "clamp_min").str(), e.clampMin);
     f32((prefix + "clamp_max").str(), e.clampMax);
   }
-  /// A convolution's input sizes, window, strides, dilations and pads.
-  void window(const tcc_uk_conv2d_params_t &p) {
+  /// A window's input sizes, extent, strides, dilations and leading pads
+  /// (a convolution's or a pooling's parameters).
+  template <typename Params> void window(const Params &p) {
     auto &add = *this;
     add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
     add("kh", p.kh), add("kw", p.kw);
     add("stride_h", p.stride_h), add("stride_w", p.stride_w);
     add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
     add("pad_top", p.pad_top), add("pad_left", p.pad_left);
-    add("pad_bottom", p.pad_bottom), add("pad_right", p.pad_right);
+  }
+  /// A convolution's window and trailing pads too.
+  void convWindow(const tcc_uk_conv2d_params_t &p) {
+    window(p);
+    (*this)("pad_bottom", p.pad_bottom), (*this)("pad_right", p.pad_right);
   }
   OpBuilder &b;
   SmallVector<NamedAttribute> list;
@@ -140,7 +145,7 @@ struct UkernelBuilder {
     if (scratch > 0)
       outputs.push_back(scratchTensor(b, loc, scratch));
     ParamList add(b);
-    add.window(p);
+    add.convWindow(p);
     add("f", p.f), add("groups", p.groups), add("flags", p.flags);
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
@@ -215,7 +220,7 @@ struct UkernelBuilder {
     SmallVector<Value> outputs = {emptyTensor(b, loc, pw.getType()),
                                   scratchTensor(b, loc, scratch)};
     ParamList add(b);
-    add.window(p.dw);
+    add.convWindow(p.dw);
     add("has_dw_bias", dwBias != nullptr);
     add.clamp(dwEpi, "dw_");
     add("f", p.f), add("flags", p.flags);
@@ -362,11 +367,7 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
     if (!tcc_uk_maxpool2d_fast(builder.isa, &p))
       return rewriter.notifyMatchFailure(op, "no vector kernel for it");
     ParamList add(rewriter);
-    add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
-    add("kh", p.kh), add("kw", p.kw);
-    add("stride_h", p.stride_h), add("stride_w", p.stride_w);
-    add("dilation_h", p.dilation_h), add("dilation_w", p.dilation_w);
-    add("pad_top", p.pad_top), add("pad_left", p.pad_left);
+    add.window(p);
     add("oh", p.oh), add("ow", p.ow);
     FailureOr<Value> r = builder.call(
         rewriter, op.getLoc(), "maxpool2d", ValueRange{adaptor.getInput()},
