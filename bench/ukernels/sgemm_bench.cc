@@ -4,7 +4,11 @@
 //
 //   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
 //                     [--only gemm|shapes|conv] [--match TEXT]
-//                     [--openblas path/to/libopenblas.so]
+//                     [--openblas path/to/libopenblas.so] [--cold-weights N]
+//
+// --cold-weights N makes each convolution call use the next of N copies of
+// its packed weights, so that they come from L3 or memory as in a model,
+// where the other layers' weights pass through the caches in between.
 //
 // Each case runs for --seconds (at least 3 runs) after one warm-up run;
 // the table shows the best run and, in parentheses, the median.
@@ -219,6 +223,7 @@ struct Options {
   double seconds = 0.5;
   std::string only;
   std::string match; // only convolutions whose name contains it
+  int coldWeights = 1; // copies of the packed weights to rotate over
 };
 
 /// GFLOP/s of one GEMM per thread count; prepackB packs B once up front
@@ -305,8 +310,16 @@ void benchConv(const Variant &v, const Options &o,
   std::vector<float> bias = randomVector(p.f, 3);
   std::vector<float> y(p.n * p.f * oh * ow);
   // Weights prepacked, bias + relu fused: how the compiler calls it.
-  std::vector<float> packed(v.convPackWeightsBytes(v.isaFn(), &p) / 4);
+  const size_t packedFloats = v.convPackWeightsBytes(v.isaFn(), &p) / 4;
+  // 16 extra floats per copy so that the copies are not all 4 KB aligned
+  // alike (which would make them collide in the caches' sets).
+  const size_t copyFloats = packedFloats + 16;
+  std::vector<float> packed(copyFloats * o.coldWeights);
   v.convPackWeights(v.isaFn(), &p, w.data(), packed.data());
+  for (int i = 1; i < o.coldWeights; ++i)
+    std::memcpy(packed.data() + i * copyFloats, packed.data(),
+                packedFloats * sizeof(float));
+  int next = 0;
   p.flags = TCC_UK_PACKED_A;
   std::vector<char> scratch(v.convScratchBytes(v.isaFn(), &p) + 1);
   p.scratch = scratch.data();
@@ -320,7 +333,9 @@ void benchConv(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto t = timeIt(o.seconds, [&] {
-      v.conv2d(host, &p, x.data(), packed.data(), y.data(), &ep);
+      v.conv2d(host, &p, x.data(), packed.data() + next * copyFloats,
+               y.data(), &ep);
+      next = (next + 1) % o.coldWeights;
     });
     std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
                 2 * macs / t.first / 1e9);
@@ -333,7 +348,7 @@ void usage() {
   std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
                        "[--threads 1,2] [--seconds S] "
                        "[--only gemm|shapes|conv] [--match TEXT] "
-                       "[--openblas LIB]\n");
+                       "[--openblas LIB] [--cold-weights N]\n");
   std::exit(2);
 }
 
@@ -360,6 +375,8 @@ int main(int argc, char **argv) {
       o.seconds = std::atof(argv[++i]);
     } else if (arg == "--only") {
       o.only = argv[++i];
+    } else if (arg == "--cold-weights") {
+      o.coldWeights = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--match") {
       o.match = argv[++i];
     } else if (arg == "--openblas") {

@@ -39,6 +39,20 @@ struct Job {
   int64_t rowChunk; // rows of B a packRows task packs
 };
 
+/// Points the tail's bias and residual at the tile at (ir, jr); none but
+/// on the last K block.
+inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep,
+                    bool withEpilogue, int64_t ir, int64_t jr) {
+  if (withEpilogue) {
+    tail.bias = !ep->bias ? NULL : tail.biasPerRow ? ep->bias + ir
+                                                   : ep->bias + jr;
+    tail.res = ep->residual ? ep->residual + ir * tail.ldr + jr : NULL;
+  } else {
+    tail.bias = NULL;
+    tail.res = NULL;
+  }
+}
+
 /// C[i0:i1, j0:j1], all of k. i0 and j0 are multiples of MR and NR, so each
 /// element sees the same tiles, K blocks and FMA order whatever the split.
 void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
@@ -81,7 +95,44 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         bBlock = dst;
         panelStride = kc * kNR;
       }
-      for (int64_t ir = i0; ir < i1; ir += kMR) {
+      const int64_t rowOff = rowOffset;
+      // The tiles of row panel ir (A at ap) over columns [jr0, jr1).
+      auto tiles = [&](int64_t ir, int mr, const float *ap, int64_t jr0,
+                       int64_t jr1) {
+        for (int64_t jr = jr0; jr < jr1; jr += kNR) {
+          const int nr = static_cast<int>(minI(kNR, jr1 - jr));
+          setTail(tail, g.ep, withEpilogue, ir, jr);
+          const int64_t ldbp = compact ? panelWidth(nr, kNR, kVL) : kNR;
+          microKernel(mr, nr)(kc, ap,
+                              bBlock + (jr - jc) / kNR * panelStride +
+                                  rowOff * ldbp,
+                              ldbp, g.c + ir * g.ldc + jr, g.ldc, nr,
+                              needTail ? &tail : NULL);
+        }
+      };
+      // A narrow last panel (a few columns) runs for groups of prepacked
+      // row panels at once, after their other tiles.
+      const int64_t lastJr = jc + (nc - 1) / kNR * kNR;
+      const int lastNr = static_cast<int>(jc + nc - lastJr);
+      int groupPanels = 0;
+      const NarrowGroupFn group =
+          g.packedA ? narrowGroupKernel(lastNr, &groupPanels) : NULL;
+      int64_t ir = i0;
+      if (group) {
+        const int64_t rows = groupPanels * kMR;
+        const int64_t ldbp = compact ? panelWidth(lastNr, kNR, kVL) : kNR;
+        for (; ir + rows <= i1; ir += rows) {
+          const float *ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
+          for (int64_t q = 0; q < groupPanels; ++q)
+            tiles(ir + q * kMR, kMR, ap + q * K * kMR, jc, lastJr);
+          setTail(tail, g.ep, withEpilogue, ir, lastJr);
+          group(kc, ap, K * kMR,
+                bBlock + (lastJr - jc) / kNR * panelStride + rowOff * ldbp,
+                ldbp, g.c + ir * g.ldc + lastJr, g.ldc,
+                needTail ? &tail : NULL);
+        }
+      }
+      for (; ir < i1; ir += kMR) {
         const int mr = static_cast<int>(minI(kMR, i1 - ir));
         const float *ap;
         if (g.packedA) {
@@ -90,25 +141,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
           packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
           ap = aBuf;
         }
-        for (int64_t jr = jc; jr < jc + nc; jr += kNR) {
-          const int nr = static_cast<int>(minI(kNR, jc + nc - jr));
-          if (withEpilogue) {
-            tail.bias = !g.ep->bias        ? NULL
-                        : tail.biasPerRow ? g.ep->bias + ir
-                                          : g.ep->bias + jr;
-            tail.res = g.ep->residual ? g.ep->residual + ir * tail.ldr + jr
-                                      : NULL;
-          } else {
-            tail.bias = NULL;
-            tail.res = NULL;
-          }
-          const int64_t ldbp = compact ? panelWidth(nr, kNR, kVL) : kNR;
-          microKernel(mr, nr)(kc, ap,
-                              bBlock + (jr - jc) / kNR * panelStride +
-                                  rowOffset * ldbp,
-                              ldbp, g.c + ir * g.ldc + jr, g.ldc, nr,
-                              needTail ? &tail : NULL);
-        }
+        tiles(ir, mr, ap, jc, jc + nc);
       }
     }
   }

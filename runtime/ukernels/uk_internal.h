@@ -176,6 +176,16 @@ using MicroKernelFn = void (*)(int64_t kc, const float *a, const float *b,
                                const Tail *tail);
 MicroKernelFn microKernel(int mr, int nr);
 
+/// The narrow tile kernel (a ragged last panel of nr <= 4 columns, AVX-512)
+/// for *panels full row panels at once: panel g's A at a + g * aStride, its
+/// tile at c + g * MR * ldc, the tail's bias and residual relative to panel
+/// 0. The same bits as microKernel(MR, nr) on each panel. NULL (and
+/// *panels = 0) where there is none.
+using NarrowGroupFn = void (*)(int64_t kc, const float *a, int64_t aStride,
+                               const float *b, int64_t ldbp, float *c,
+                               int64_t ldc, const Tail *tail);
+NarrowGroupFn narrowGroupKernel(int nr, int *panels);
+
 /// Unpacked path for small m: C[m x nc] = A[m x k] * B[k x nc] streaming
 /// whole rows of B (b[p*ldb + j]) and then the epilogue (whose pointers are
 /// relative to row 0 / column j0 of the full problem).

@@ -336,6 +336,31 @@ TEST_P(Sgemm, NarrowLastPanel) {
   }
 }
 
+// With A prepacked, the narrow last panel runs for groups of 6 or 8 row
+// panels at once: the same FMA chains, so the same bits as one panel at a
+// time (unpacked A), and within the reference's bound. 139 rows: two groups
+// of eight panels, then single panels and a ragged one; K over two blocks.
+TEST_P(Sgemm, NarrowLastPanelInGroupsOfRowPanels) {
+  for (int64_t extra = 1; extra <= 5; ++extra) {
+    for (uint32_t more : {0u, unsigned(TCC_UK_ACCUMULATE)}) {
+      GemmCase c{139, 48 + extra, 700, 0, 0, 2, TCC_UK_PACKED_A | more};
+      c.biasPerRow = c.residual = c.clamp = true;
+      c.lo = -0.25f;
+      checkGemm(*v, c);
+      SCOPED_TRACE(describe(c));
+      const GemmData d(*v, c, v);
+      GemmCase plain = c;
+      plain.flags &= ~TCC_UK_PACKED_A;
+      const std::vector<float> packed = runGemm(*v, c, d, nullptr);
+      const std::vector<float> unpacked = runGemm(*v, plain, d, nullptr);
+      ASSERT_EQ(packed.size(), unpacked.size());
+      for (size_t i = 0; i < packed.size(); ++i)
+        ASSERT_EQ(0, std::memcmp(&packed[i], &unpacked[i], sizeof(float)))
+            << "element " << i << ": " << packed[i] << " vs " << unpacked[i];
+    }
+  }
+}
+
 TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
   for (int64_t m : {2, 20}) {
     GemmCase c{m, 37, 0};
