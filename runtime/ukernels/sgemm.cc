@@ -171,7 +171,8 @@ void packPanels(void *ctx, int64_t begin, int64_t end) {
             g.k * kNR);
 }
 
-/// Packs rows [begin, end) * rowChunk of all of B (full-k panels).
+/// Packs rows [begin, end) * rowChunk of all of B (full-k panels of NR
+/// floats a row: not packBMatrix's compact last panel).
 void packRows(void *ctx, int64_t begin, int64_t end) {
   const Job &job = *static_cast<const Job *>(ctx);
   const GemmArgs &g = *job.g;
@@ -279,8 +280,18 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   }
   planTasks(host, job);
   if (job.tm > 1 && !job.bFull) {
-    // Several tasks read each column of B: pack it once, up front.
-    parallelFor(host, job.np, 1, packPanels, &job);
+    // Several tasks read each column of B: pack it once, up front, by
+    // panels, or by rows when there are too few panels to share
+    // (resnet18's 7x7 layers: a panel of 48 columns and one of 1, so one
+    // thread packed nearly all of it while the other waited). Not for
+    // packBMatrix, whose compact last panel has narrower rows than the
+    // row offsets of packRows assume.
+    if (job.np < 2 * threads && g.k > 1 && g.packB != packBMatrix) {
+      job.rowChunk = ceilDiv(g.k, minI(g.k, 2 * threads));
+      parallelFor(host, ceilDiv(g.k, job.rowChunk), 1, packRows, &job);
+    } else {
+      parallelFor(host, job.np, 1, packPanels, &job);
+    }
     job.bFull = job.bBuf;
   }
   parallelFor(host, job.tm * job.tn, 1, runTasks, &job);

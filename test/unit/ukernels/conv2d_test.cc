@@ -348,6 +348,11 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
       ConvCase{2, 16, 20, 20, 32, 3, 3}.pad(1).epilogue(),
       ConvCase{1, 64, 14, 14, 64, 1, 1}.epilogue(),
       ConvCase{1, 256, 7, 7, 512, 3, 3}.pad(1),
+      // resnet18's 7x7 layer: an im2col GEMM of two panels (48 + 1
+      // columns) whose B is packed by rows across the threads, the narrow
+      // panel in groups of row panels.
+      ConvCase{1, 512, 7, 7, 512, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
       ConvCase{2, 32, 30, 30, 32, 3, 3}.stride(2).pad(1).group(32).epilogue(),
       ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
       ConvCase{1, 32, 28, 28, 48, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
