@@ -281,12 +281,12 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   planTasks(host, job);
   if (job.tm > 1 && !job.bFull) {
     // Several tasks read each column of B: pack it once, up front, by
-    // panels, or by rows when there are too few panels to share
+    // panels, or by rows when there are too few panels to share evenly
     // (resnet18's 7x7 layers: a panel of 48 columns and one of 1, so one
     // thread packed nearly all of it while the other waited). Not for
     // packBMatrix, whose compact last panel has narrower rows than the
     // row offsets of packRows assume.
-    if (job.np < 2 * threads && g.k > 1 && g.packB != packBMatrix) {
+    if (job.np < 4 * threads && g.k > 1 && g.packB != packBMatrix) {
       job.rowChunk = ceilDiv(g.k, minI(g.k, 2 * threads));
       parallelFor(host, ceilDiv(g.k, job.rowChunk), 1, packRows, &job);
     } else {

@@ -184,6 +184,22 @@ TEST_P(Conv2d, AsymmetricPadsAndStrides) {
   checkConv(*v, c);
 }
 
+// The im2col packer copies the input rows a block of output columns reads
+// into a padded, phase-split buffer per channel when they fit (every case
+// above); rows too long for it take the bounds-checked path: 3000 columns,
+// strides 1 to 3, with padding, dilation and an odd kernel width.
+TEST_P(Conv2d, RowsTooLongForThePlaneBuffer) {
+  checkConv(*v, ConvCase{1, 3, 6, 3000, 8, 3, 5}.pad(2));
+  checkConv(*v, ConvCase{1, 2, 9, 3000, 8, 5, 3}.stride(2).pad(1).epilogue());
+  ConvCase c{1, 2, 7, 3000, 8, 3, 3};
+  c.pads(1, 2, 0, 1);
+  c.sh = 1;
+  c.sw = 3;
+  c.dh = 2;
+  c.dw = 2;
+  checkConv(*v, c);
+}
+
 TEST_P(Conv2d, Groups2) {
   checkConv(*v, ConvCase{1, 8, 12, 12, 6, 3, 3}.pad(1).group(2));
   checkConv(*v, ConvCase{2, 16, 9, 9, 32, 1, 1}.group(2).epilogue());
