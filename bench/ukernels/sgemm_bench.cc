@@ -344,6 +344,60 @@ void benchConv(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+/// A depthwise convolution (3x3, bias + relu6) and the 1x1 convolution to
+/// f channels after it (bias), as one tcc_uk_dwpw_conv2d_nchw call and,
+/// for comparison, as the two tcc_uk_conv2d_nchw calls a compiler would
+/// make otherwise: ms of each per thread count.
+void benchDwpw(const Variant &v, const Options &o,
+               const std::vector<Pool *> &pools, const char *name,
+               tcc_uk_conv2d_params_t dw, int64_t f) {
+  const int64_t oh = (dw.h + 2 * dw.pad_top - dw.kh) / dw.stride_h + 1;
+  const int64_t ow = (dw.w + 2 * dw.pad_left - dw.kw) / dw.stride_w + 1;
+  std::vector<float> x = randomVector(dw.c * dw.h * dw.w, 1);
+  std::vector<float> dwW = randomVector(dw.c * dw.kh * dw.kw, 2);
+  std::vector<float> dwB = randomVector(dw.c, 3), pwB = randomVector(f, 4);
+  std::vector<float> pwW = randomVector(f * dw.c, 5);
+  tcc_uk_conv2d_params_t pw = conv(dw.c, oh, f, 1, 1, 0, 1);
+  pw.w = ow;
+  std::vector<float> pwPacked(v.convPackWeightsBytes(v.isaFn(), &pw) / 4);
+  v.convPackWeights(v.isaFn(), &pw, pwW.data(), pwPacked.data());
+  pw.flags = TCC_UK_PACKED_A;
+  std::vector<char> pwScratch(v.convScratchBytes(v.isaFn(), &pw) + 1);
+  pw.scratch = pwScratch.data();
+  tcc_uk_dwpw_params_t p = {};
+  p.dw = dw;
+  p.f = f;
+  p.dw_bias = dwB.data();
+  p.dw_has_clamp = 1;
+  p.dw_clamp_min = 0.0f;
+  p.dw_clamp_max = 6.0f;
+  p.flags = TCC_UK_PACKED_A;
+  std::vector<char> scratch(v.dwpwScratchBytes(v.isaFn(), &p) + 1);
+  p.scratch = scratch.data();
+  std::vector<float> mid(dw.c * oh * ow), y(f * oh * ow);
+  tcc_uk_epilogue_t ep = {}, dwEp = {};
+  ep.bias = pwB.data();
+  dwEp.bias = dwB.data();
+  dwEp.has_clamp = 1;
+  dwEp.clamp_max = 6.0f;
+  std::printf("  %-34s", name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto one = timeIt(o.seconds, [&] {
+      v.dwpwConv2d(host, &p, x.data(), dwW.data(), pwPacked.data(), y.data(),
+                   &ep);
+    });
+    auto two = timeIt(o.seconds, [&] {
+      v.conv2d(host, &dw, x.data(), dwW.data(), mid.data(), &dwEp);
+      v.conv2d(host, &pw, mid.data(), pwPacked.data(), y.data(), &ep);
+    });
+    std::printf("   %7.3f (%7.3f) two calls %7.3f (%7.3f)", one.first * 1e3,
+                one.second * 1e3, two.first * 1e3, two.second * 1e3);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 void usage() {
   std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
                        "[--threads 1,2] [--seconds S] "
@@ -469,6 +523,22 @@ int main(int argc, char **argv) {
     for (const ConvShapeDesc &d : convs)
       if (std::strstr(d.name, o.match.c_str()))
         benchConv(*v, o, pools, d);
+    std::printf("\ndepthwise 3x3 (bias, relu6) then 1x1 (bias), ms: one "
+                "dwpw call, and two conv2d calls\n");
+    const struct {
+      const char *name;
+      tcc_uk_conv2d_params_t dw;
+      int64_t f;
+    } pairs[] = {
+        {"mbv2 dwpw 32 112 -> 16", conv(32, 112, 32, 3, 1, 1, 32), 16},
+        {"mbv2 dwpw /2 96 112 -> 24", conv(96, 112, 96, 3, 2, 1, 96), 24},
+        {"mbv2 dwpw 144 56 -> 24", conv(144, 56, 144, 3, 1, 1, 144), 24},
+        {"mbv2 dwpw 384 14 -> 64", conv(384, 14, 384, 3, 1, 1, 384), 64},
+        {"mbv2 dwpw 960 7 -> 160", conv(960, 7, 960, 3, 1, 1, 960), 160},
+    };
+    for (const auto &d : pairs)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchDwpw(*v, o, pools, d.name, d.dw, d.f);
   }
   for (Pool *p : pools)
     delete p;
