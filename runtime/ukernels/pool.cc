@@ -77,6 +77,7 @@ template <int S>
 void planeVector(const PoolShape &s, const float *x, float *y) {
   const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
                                             18, 20, 22, 24, 26, 28, 30);
+  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
   for (int64_t oy = 0; oy < s.oh; ++oy) {
     const int64_t iy0 = oy * S - s.pt;
     const int64_t ky0 = maxI(0, -iy0), ky1 = minI(s.kh, s.h - iy0);
@@ -87,6 +88,24 @@ void planeVector(const PoolShape &s, const float *x, float *y) {
       __mmask16 nan = 0;
       for (int64_t ky = ky0; ky < ky1; ++ky) {
         const float *row = x + (iy0 + ky) * s.w;
+        if (S == 2 && s.kw == 3) {
+          // Columns base .. base + 32 in three loads; the taps 2t, 2t + 1
+          // and 2t + 2 are their even and odd lanes and the even ones
+          // moved down a lane (the last from the third load), instead of
+          // two loads and a permutation per tap.
+          const __m512 l0 = loadColsLowest(row, s.w, base);
+          const __m512 l1 = loadColsLowest(row, s.w, base + 16);
+          const __m512 l2 = loadColsLowest(row, s.w, base + 32);
+          const __m512 even = _mm512_permutex2var_ps(l0, evenIdx, l1);
+          const __m512 odd = _mm512_permutex2var_ps(l0, oddIdx, l1);
+          const __m512 next = _mm512_castsi512_ps(_mm512_alignr_epi32(
+              _mm512_castps_si512(l2), _mm512_castps_si512(even), 1));
+          nan |= _mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q) |
+                 _mm512_cmp_ps_mask(next, next, _CMP_UNORD_Q);
+          acc = _mm512_max_ps(acc, _mm512_max_ps(_mm512_max_ps(even, odd),
+                                                 next));
+          continue;
+        }
         for (int64_t kx = 0; kx < s.kw; ++kx) {
           __m512 v;
           if (S == 1) {
