@@ -556,137 +556,44 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
 }
 
 //===----------------------------------------------------------------------===//
-// Depthwise then pointwise: the depthwise output as the GEMM's packed B
+// Depthwise then pointwise
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Output columns computed at a time before they are copied into panels.
-constexpr int64_t kRowChunk = 1024;
-
-/// A PackBFn source: B[c][pixel] is the depthwise convolution of one image,
-/// bias and clamp applied.
-struct DepthwiseB {
-  const ConvShape *s; // groups == c == f
-  const float *x;     // the image's c input planes
-  const float *wt;    // c x kh x kw
-  const float *bias;  // NULL, or per channel
-  Epi e;              // never accumulating
-};
-
-#if TCC_UK_NATIVE_ISA == 2
-/// Stores depthwise outputs (bias and clamp applied) into packed B panels:
-/// output (oy, ox) is column oy*ow + ox - j0 of the block; a vector that
-/// crosses into the next panel is split into two masked stores.
-struct PanelSink {
-  float *panels; // this channel's row of the first panel
-  int64_t panelStride, ow, j0;
-  bool clamp;
-  vf bias, lo, hi;
-  int64_t oy = 0;
-  void setRow(int64_t row) { oy = row; }
-  __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
-                                                 int n) {
-    vf v = vadd(acc, bias);
-    if (clamp)
-      v = vclamp(v, lo, hi);
-    const int64_t t = (oy + r) * ow + ox - j0;
-    const int64_t q = t / kNR, lane = t - q * kNR;
-    float *at = panels + q * panelStride + lane;
-    if (lane + n <= kNR) {
-      if (n == 16)
-        vstore(at, v);
-      else
-        vstoreMask(at, v, vmaskFirst(n));
-      return;
-    }
-    const int first = static_cast<int>(kNR - lane);
-    vstoreMask(at, v, vmaskFirst(first));
-    // Lane i >= first goes to lane i - first of the next panel.
-    _mm512_mask_storeu_ps(panels + (q + 1) * panelStride - first,
-                          static_cast<__mmask16>(vmaskFirst(n) &
-                                                 ~vmaskFirst(first)),
-                          v);
-  }
-};
-
-/// The direct rows of a block: the first and last output rows may be
-/// partial, the ones between are whole and go in bands.
-template <int S>
-void packPanelsDirect(const ConvShape &s, const float *x, const vf *wv,
-                      int64_t j0, int64_t nc, PanelSink &sink) {
-  const int64_t ow = s.ow;
-  const int64_t oyBegin = j0 / ow, oyEnd = (j0 + nc - 1) / ow + 1;
-  const int64_t firstCol = j0 - oyBegin * ow;
-  const int64_t lastEnd = j0 + nc - (oyEnd - 1) * ow;
-  if (oyEnd - oyBegin == 1) {
-    rowsDirect<S>(s, x, wv, oyBegin, oyEnd, firstCol, lastEnd, sink);
-    return;
-  }
-  int64_t oy = oyBegin;
-  if (firstCol > 0)
-    rowsDirect<S>(s, x, wv, oy, oy + 1, firstCol, ow, sink), ++oy;
-  const int64_t wholeEnd = lastEnd < ow ? oyEnd - 1 : oyEnd;
-  rowsDirect<S>(s, x, wv, oy, wholeEnd, 0, ow, sink);
-  if (wholeEnd < oyEnd)
-    rowsDirect<S>(s, x, wv, wholeEnd, oyEnd, 0, lastEnd, sink);
-}
-#endif
-
-/// Rows [k0, k0+kc) (channels) by columns [j0, j0+nc) (pixels, row-major
-/// over the output plane) of B: with direct rows (AVX-512, 3x3) stored
-/// straight into the panels, otherwise a row segment at a time through a
-/// stack buffer.
-void packBDepthwise(const void *src, int64_t k0, int64_t kc, int64_t j0,
-                    int64_t nc, float *dst, int64_t panelStride) {
-  const DepthwiseB &d = *static_cast<const DepthwiseB *>(src);
-  const ConvShape &s = *d.s;
-  const int64_t ow = s.ow, hw = s.h * s.w, taps = s.kh * s.kw;
-  for (int64_t p = k0; p < k0 + kc; ++p) {
-    const float *x = d.x + p * hw, *wt = d.wt + p * taps;
-    const float bias = d.bias ? d.bias[p] : 0.0f;
-    float *panels = dst + (p - k0) * kNR;
-    if (hasDirectRows(s)) {
-#if TCC_UK_NATIVE_ISA == 2
-      vf wv[9];
-      for (int i = 0; i < 9; ++i)
-        wv[i] = vset1(wt[i]);
-      PanelSink sink = {panels,      panelStride,    ow,
-                        j0,          d.e.clamp,      vset1(bias),
-                        vset1(d.e.lo), vset1(d.e.hi)};
-      if (s.sh == 1)
-        packPanelsDirect<1>(s, x, wv, j0, nc, sink);
-      else
-        packPanelsDirect<2>(s, x, wv, j0, nc, sink);
-#endif
-    } else {
-      alignas(64) float row[kRowChunk];
-      int64_t t = 0; // column of B within the block
-      for (int64_t oy = j0 / ow; oy < (j0 + nc - 1) / ow + 1; ++oy) {
-        const int64_t a = maxI(j0, oy * ow) - oy * ow;
-        const int64_t b = minI(j0 + nc, (oy + 1) * ow) - oy * ow;
-        for (int64_t c0 = a; c0 < b; c0 += kRowChunk) {
-          const int64_t c1 = minI(b, c0 + kRowChunk);
-          rowScalar(s, x, wt, oy, c0, c1, bias, NULL, d.e, row);
-          for (int64_t i = 0, n = c1 - c0; i < n;) {
-            const int64_t q = t / kNR, lane = t - q * kNR;
-            const int64_t len = minI(n - i, kNR - lane);
-            copyShort(panels + q * panelStride + lane, row + i, len);
-            i += len;
-            t += len;
-          }
-        }
-      }
-    }
-    if (const int64_t lane = nc % kNR)
-      zeroShort(panels + (nc / kNR) * panelStride + lane, kNR - lane);
-  }
-}
 
 /// The depthwise convolution of a pair, checked.
 bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s) {
   return p && p->f > 0 && resolveConv(&p->dw, s) && s.groups == s.c &&
          s.f == s.c;
+}
+
+/// The pointwise GEMM of a pair of one image: f x (oh*ow) = weights (f x c)
+/// times the depthwise output `mid` (c x oh*ow, row-major).
+GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
+                  const float *pwWeight, const MatrixB *mid) {
+  GemmArgs ga = {};
+  ga.m = p->f;
+  ga.n = s.oh * s.ow;
+  ga.k = s.c;
+  ga.packedA = (p->flags & TCC_UK_PACKED_A) != 0;
+  ga.a = pwWeight;
+  ga.ars = s.c;
+  ga.acs = 1;
+  ga.packB = packBMatrix;
+  ga.bSrc = mid;
+  return ga;
+}
+
+/// The depthwise output of one image (64-byte aligned), then what its
+/// GEMM needs.
+int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
+                         const ConvShape &s) {
+  const int64_t midBytes =
+      ceilDiv(s.c * s.oh * s.ow * static_cast<int64_t>(sizeof(float)), 64) *
+      64;
+  return 64 + midBytes +
+         gemmScratchBytes(isa, p->flags & TCC_UK_PACKED_A, p->f, s.oh * s.ow,
+                          s.c);
 }
 
 } // namespace
@@ -708,7 +615,7 @@ extern "C" int64_t tcc_uk_dwpw_scratch_bytes(int32_t isa,
   ConvShape s;
   if (!resolvePair(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  return packedBScratchBytes(isa, s.c, s.oh * s.ow);
+  return pairScratchBytes(isa, p, s);
 }
 
 extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
@@ -732,12 +639,24 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     scratch = owned;
   }
   const int64_t ohw = s.oh * s.ow;
+  // The depthwise convolution of one image into the scratch (its own
+  // kernel, split by planes across the threads), then the pointwise GEMM,
+  // which reads it there (readBDirect) or packs it: the pair costs what the
+  // two convolutions cost, without a tensor between them.
+  float *mid = alignScratch(scratch);
+  const int64_t midFloats =
+      ceilDiv(s.c * ohw * static_cast<int64_t>(sizeof(float)), 64) * 64 /
+      static_cast<int64_t>(sizeof(float));
+  ConvShape one = s;
+  one.n = 1;
+  tcc_uk_epilogue_t dwEp = {};
+  dwEp.bias = p->dw_bias;
+  dwEp.has_clamp = p->dw_has_clamp;
+  dwEp.clamp_min = p->dw_clamp_min;
+  dwEp.clamp_max = p->dw_clamp_max;
   for (int64_t img = 0; img < s.n; ++img) {
-    DepthwiseB b = {&s, input + img * s.c * s.h * s.w, dwWeight, p->dw_bias,
-                    {}};
-    b.e.clamp = p->dw_has_clamp != 0;
-    b.e.lo = p->dw_clamp_min;
-    b.e.hi = p->dw_clamp_max;
+    depthwiseConv(host, one, input + img * s.c * s.h * s.w, dwWeight, mid,
+                  false, &dwEp);
     const int64_t outOffset = img * p->f * ohw;
     tcc_uk_epilogue_t ep = {};
     if (epilogue) {
@@ -746,21 +665,12 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
       ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
       ep.ldr = ohw;
     }
-    GemmArgs ga = {};
-    ga.m = p->f;
-    ga.n = ohw;
-    ga.k = s.c;
-    ga.packedA = (p->flags & TCC_UK_PACKED_A) != 0;
-    ga.a = pwWeight;
-    ga.ars = s.c;
-    ga.acs = 1;
-    ga.packB = packBDepthwise;
-    ga.bSrc = &b;
-    ga.computedB = true;
+    const MatrixB b = {mid, ohw, false};
+    GemmArgs ga = pairGemm(p, s, pwWeight, &b);
     ga.c = output + outOffset;
     ga.ldc = ohw;
     ga.ep = epilogue ? &ep : NULL;
-    runGemm(host, ga, scratch);
+    runGemm(host, ga, mid + midFloats);
   }
   free(owned);
   return 0;

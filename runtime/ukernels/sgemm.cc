@@ -37,7 +37,36 @@ struct Job {
   float *bBuf;        // scratch for packing B
   int64_t tm, tn, mp, np;
   int64_t rowChunk; // rows of B a packRows task packs
+  // B read where it lies (readBDirect): the full panels' tiles load its
+  // rows, ldb apart; its ragged last panel alone is packed, at bBuf.
+  const float *bDirect;
+  int64_t ldb;
 };
+
+} // namespace
+
+bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
+                 int64_t k) {
+  const IsaTiles &t = tilesFor(isa);
+  if (flags & (TCC_UK_PACKED_B | TCC_UK_TRANS_B) || n < t.nr)
+    return false;
+  return m <= kDirectMaxM && k <= kDirectMaxK;
+}
+
+int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
+                         int64_t k) {
+  const IsaTiles &t = tilesFor(isa);
+  if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) || useSmallM(t, flags, m))
+    return 0;
+  if (readBDirect(isa, flags, m, n, k)) // the ragged panel, if any
+    return n % t.nr ? compactBFloats(k, n % t.nr, t.nr, t.vl) *
+                              static_cast<int64_t>(sizeof(float)) +
+                          64
+                    : 0;
+  return packedBScratchBytes(isa, k, n, /*compact=*/true);
+}
+
+namespace {
 
 /// Points the tail's bias and residual at the tile at (ir, jr); none but
 /// on the last K block.
@@ -81,13 +110,13 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       const int64_t nc = minI(kTiles.nc, j1 - jc);
       // Panels kNR floats a k row, but a compact ragged last one; with all
       // of B packed, the block's rows of each panel start at row pc.
-      const float *bBlock;
-      int64_t panelStride, rowOffset = 0;
+      const float *bBlock = NULL;
+      int64_t panelStride = 0, rowOffset = 0;
       if (job.bFull) {
         bBlock = job.bFull + (jc / kNR) * K * kNR;
         panelStride = K * kNR;
         rowOffset = pc;
-      } else {
+      } else if (!job.bDirect) {
         // The block goes to the start of this task's share of the
         // scratch, so it stays in L2 while every row panel of A uses it.
         float *dst = job.bBuf + (j0 / kNR) * K * kNR;
@@ -95,19 +124,29 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         bBlock = dst;
         panelStride = kc * kNR;
       }
-      const int64_t rowOff = rowOffset;
+      // B of the tile at column jr (nr wide) and its row stride.
+      auto bAt = [&](int64_t jr, int nr, int64_t &ldbp) -> const float * {
+        if (job.bDirect) {
+          if (nr == kNR) {
+            ldbp = job.ldb;
+            return job.bDirect + pc * job.ldb + jr;
+          }
+          ldbp = panelWidth(nr, kNR, kVL);
+          return job.bBuf + pc * ldbp;
+        }
+        ldbp = compact ? panelWidth(nr, kNR, kVL) : kNR;
+        return bBlock + (jr - jc) / kNR * panelStride + rowOffset * ldbp;
+      };
       // The tiles of row panel ir (A at ap) over columns [jr0, jr1).
       auto tiles = [&](int64_t ir, int mr, const float *ap, int64_t jr0,
                        int64_t jr1) {
         for (int64_t jr = jr0; jr < jr1; jr += kNR) {
           const int nr = static_cast<int>(minI(kNR, jr1 - jr));
           setTail(tail, g.ep, withEpilogue, ir, jr);
-          const int64_t ldbp = compact ? panelWidth(nr, kNR, kVL) : kNR;
-          microKernel(mr, nr)(kc, ap,
-                              bBlock + (jr - jc) / kNR * panelStride +
-                                  rowOff * ldbp,
-                              ldbp, g.c + ir * g.ldc + jr, g.ldc, nr,
-                              needTail ? &tail : NULL);
+          int64_t ldbp;
+          const float *b = bAt(jr, nr, ldbp);
+          microKernel(mr, nr)(kc, ap, b, ldbp, g.c + ir * g.ldc + jr, g.ldc,
+                              nr, needTail ? &tail : NULL);
         }
       };
       // A narrow last panel (a few columns) runs for groups of prepacked
@@ -120,15 +159,14 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       int64_t ir = i0;
       if (group) {
         const int64_t rows = groupPanels * kMR;
-        const int64_t ldbp = compact ? panelWidth(lastNr, kNR, kVL) : kNR;
+        int64_t ldbp;
+        const float *b = bAt(lastJr, lastNr, ldbp);
         for (; ir + rows <= i1; ir += rows) {
           const float *ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
           for (int64_t q = 0; q < groupPanels; ++q)
             tiles(ir + q * kMR, kMR, ap + q * K * kMR, jc, lastJr);
           setTail(tail, g.ep, withEpilogue, ir, lastJr);
-          group(kc, ap, K * kMR,
-                bBlock + (lastJr - jc) / kNR * panelStride + rowOff * ldbp,
-                ldbp, g.c + ir * g.ldc + lastJr, g.ldc,
+          group(kc, ap, K * kMR, b, ldbp, g.c + ir * g.ldc + lastJr, g.ldc,
                 needTail ? &tail : NULL);
         }
       }
@@ -270,13 +308,22 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     return;
   }
   Job job = {&g, g.bPacked, g.bPacked ? NULL : alignScratch(scratch), 1, 1,
-             0, 0, 0};
+             0, 0, 0, NULL, 0};
   const int64_t threads = hostThreads(host);
-  if (g.computedB && !job.bFull && threads > 1 && g.k > 1 &&
-      ceilDiv(g.n, kNR) < 4 * threads) {
-    job.rowChunk = ceilDiv(g.k, minI(g.k, 2 * threads));
-    parallelFor(host, ceilDiv(g.k, job.rowChunk), 1, packRows, &job);
-    job.bFull = job.bBuf;
+  if (g.packB == packBMatrix && !g.bPacked) {
+    const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
+    if (readBDirect(TCC_UK_NATIVE_ISA, mb.trans ? TCC_UK_TRANS_B : 0, g.m,
+                    g.n, g.k)) {
+      job.bDirect = mb.b;
+      job.ldb = mb.ldb;
+      const int64_t lastJ = g.n / kNR * kNR;
+      if (lastJ < g.n) // the ragged panel, all of k
+        packBMatrix(g.bSrc, 0, g.k, lastJ, g.n - lastJ, job.bBuf,
+                    g.k * kNR);
+      planTasks(host, job);
+      parallelFor(host, job.tm * job.tn, 1, runTasks, &job);
+      return;
+    }
   }
   planTasks(host, job);
   if (job.tm > 1 && !job.bFull) {
@@ -308,10 +355,7 @@ extern "C" int32_t tcc_uk_isa(void) { return TCC_UK_NATIVE_ISA; }
 extern "C" int64_t tcc_uk_sgemm_scratch_bytes(int32_t isa, uint32_t flags,
                                               int64_t m, int64_t n,
                                               int64_t k) {
-  if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) ||
-      useSmallM(tilesFor(isa), flags, m))
-    return 0;
-  return packedBScratchBytes(isa, k, n, /*compact=*/true);
+  return gemmScratchBytes(isa, flags, m, n, k);
 }
 
 extern "C" int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m,

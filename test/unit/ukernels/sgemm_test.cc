@@ -529,3 +529,46 @@ TEST_P(Sgemm, RaggedLastPanelIsCompact) {
   // (64 columns are whole vectors and panels on every ISA; 64 bytes align.)
   EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 128, 64, 128), 64 * 128 * 4 + 64);
 }
+
+// A plain B is read where it lies when A has at most 64 rows (and k is at
+// most 512): only its ragged panel is packed, and the bits are those of the
+// packed path (here B prepacked), with padded rows, every epilogue field,
+// accumulation, K over two blocks, the narrow panel and threads.
+TEST_P(Sgemm, DirectBGivesThePackedBits) {
+  struct Tiles {
+    int64_t nr, vl;
+  };
+  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
+                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
+                                             : Tiles{8, 4};
+  // The scratch: the ragged panel alone (none when n is whole panels).
+  const int64_t rag = 3136 % t.nr + 5;
+  EXPECT_EQ(v->sgemmScratchBytes(isa(), TCC_UK_PACKED_A, 24, 3136 + 5, 144),
+            144 * ((rag + t.vl - 1) / t.vl * t.vl) * 4 + 64);
+  EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 16, 10 * 48, 32), 0);
+  // More rows of A: packed.
+  EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 72, 10 * 48, 32),
+            32 * 10 * 48 * 4 + 64);
+  const std::vector<GemmCase> cases = {
+      GemmCase{24, 3136 + 5, 144, 0, 3, 1, TCC_UK_PACKED_A},
+      GemmCase{16, 100, 32, 2, 0, 0, 0},
+      GemmCase{64, 49, 500, 0, 1, 0, TCC_UK_PACKED_A | TCC_UK_ACCUMULATE},
+      GemmCase{40, 96, 450, 0, 0, 0, TCC_UK_ACCUMULATE},
+  };
+  for (GemmCase c : cases) {
+    c.biasPerRow = c.residual = c.clamp = true;
+    c.lo = -0.5f;
+    checkGemm(*v, c);
+    SCOPED_TRACE(describe(c));
+    GemmCase packed = c;
+    packed.flags |= TCC_UK_PACKED_B;
+    const GemmData d(*v, packed, v);
+    const std::vector<float> want = runGemm(*v, packed, d, nullptr);
+    for (int threads : {1, 2, 3}) {
+      ThreadHost host(threads);
+      const std::vector<float> got = runGemm(*v, c, d, host.get());
+      expectIdentical(want.data(), got.data(), want.size(),
+                      std::to_string(threads) + " threads");
+    }
+  }
+}
