@@ -204,9 +204,9 @@ int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
  * output = clamp(pw_weight[f x c] * mid (per pixel) + bias[f] + residual)
  * where `dw` is a convolution with groups == c == f (one filter a channel)
  * and the second is 1x1, stride 1, unpadded, over its c output channels
- * (mobilenet's block tail). mid is never stored: the GEMM's packing step
- * computes it, one cache block of packed B at a time, so it goes from
- * registers to L2 and straight into the tile kernels. */
+ * (mobilenet's block tail), as one kernel: mid goes to the scratch (the
+ * depthwise part split by planes across the threads), where the GEMM reads
+ * it, so no tensor lies between the two. */
 typedef struct tcc_uk_dwpw_params_t {
   tcc_uk_conv2d_params_t dw; /* the depthwise convolution (its flags and
                                 scratch are ignored) */
