@@ -76,8 +76,18 @@ int64_t staticBytes(MemRefType type) {
 /// The temporaries of a rows loop: buffers that tcc-mark-row-temporaries
 /// marked inside it, which buffer hoisting then moved out of it and the
 /// memory plan placed once for all iterations (arena views, or allocations
-/// the plan left alone). Fails if one is used outside the loop.
+/// the plan left alone). Fails if one is used outside the loop, unless in
+/// another rows loop: CSE makes one view of two rows loops' temporaries at
+/// the same offset (the encoder's two layer norms), which is no data
+/// passing between them, and must not keep either loop sequential.
 FailureOr<SmallVector<Operation *>> loopTemporaries(scf::ForOp loop) {
+  auto inOtherRowsLoop = [&](Operation *user) {
+    for (Operation *p = user->getParentOp(); p; p = p->getParentOp())
+      if (p != loop.getOperation() &&
+          p->hasAttr(mlir::tcc::kRowsLoopAttrName))
+        return true;
+    return false;
+  };
   SmallVector<Operation *> temps;
   for (Operation &op : *loop->getBlock()) {
     if (!op.hasAttr(mlir::tcc::kRowTemporaryAttrName) ||
@@ -87,7 +97,7 @@ FailureOr<SmallVector<Operation *>> loopTemporaries(scf::ForOp loop) {
     for (Operation *user : op.getUsers()) {
       if (loop->isAncestor(user))
         inside = true;
-      else if (!isa<memref::DeallocOp>(user))
+      else if (!isa<memref::DeallocOp>(user) && !inOtherRowsLoop(user))
         outside = true;
     }
     if (!inside)
@@ -159,6 +169,11 @@ struct TccParallelizeLoopsPass
                                    [&](OpOperand &use) {
                                      return loop->isAncestor(use.getOwner());
                                    });
+        // Other loops' uses keep it; else only deallocs are left.
+        if (llvm::any_of(temp->getUsers(), [](Operation *user) {
+              return !isa<memref::DeallocOp>(user);
+            }))
+          continue;
         for (Operation *user : llvm::to_vector(temp->getUsers()))
           rewriter.eraseOp(user); // deallocs
         rewriter.eraseOp(temp);

@@ -319,8 +319,8 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
     it runs at least `min-trip-count` times over at least `min-iterations`
     elements. Its temporaries, which buffer hoisting moved out of the loop
     and the memory plan placed once, become `memref.alloca`s in the body
-    (at most `max-private-bytes` in all; a temporary also reached from
-    outside the loop keeps the loop sequential), so that each thread has
+    (at most `max-private-bytes` in all; a view that CSE made one with
+    another rows loop's temporary stays for that loop), so that each thread has
     its own; `tcc-inline-alloca-scopes` then allocates them once per thread.
 
     Before:

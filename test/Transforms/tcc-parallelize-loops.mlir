@@ -159,3 +159,35 @@ func.func @rows_loop_kept(%x: memref<256x512xf32>, %arena: memref<1048576xi8>) {
   } {tcc.rows_loop}
   return
 }
+
+// -----
+
+// Tests that two rows loops whose temporaries CSE made one view (the same
+// arena offset) both run in parallel, each with its own buffers, and the
+// view goes once neither uses it.
+// CHECK-LABEL: func.func @rows_loops_sharing_a_view
+// CHECK-NOT: memref.view
+// CHECK: scf.parallel
+// CHECK:   memref.alloca() {alignment = 64 : i64} : memref<1x512xf32>
+// CHECK: scf.parallel
+// CHECK:   memref.alloca() {alignment = 64 : i64} : memref<1x512xf32>
+// CHECK-NOT: tcc.rows_loop
+func.func @rows_loops_sharing_a_view(%x: memref<256x512xf32>, %y: memref<256x512xf32>, %arena: memref<4096xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %t = memref.view %arena[%c0][] {tcc.row_temporary} : memref<4096xi8> to memref<1x512xf32>
+  scf.for %i = %c0 to %c256 step %c1 {
+    %row = memref.subview %x[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%row : memref<1x512xf32, strided<[512, 1], offset: ?>>) outs(%t : memref<1x512xf32>)
+    %dst = memref.subview %y[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%t : memref<1x512xf32>) outs(%dst : memref<1x512xf32, strided<[512, 1], offset: ?>>)
+  } {tcc.rows_loop}
+  scf.for %i = %c0 to %c256 step %c1 {
+    %row = memref.subview %y[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%row : memref<1x512xf32, strided<[512, 1], offset: ?>>) outs(%t : memref<1x512xf32>)
+    %dst = memref.subview %x[%i, 0] [1, 512] [1, 1] : memref<256x512xf32> to memref<1x512xf32, strided<[512, 1], offset: ?>>
+    linalg.copy ins(%t : memref<1x512xf32>) outs(%dst : memref<1x512xf32, strided<[512, 1], offset: ?>>)
+  } {tcc.rows_loop}
+  return
+}

@@ -50,12 +50,13 @@ func.func @gelu(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that a reduction fills its identity, reduces, and re-inserts the kept
-// dimension with a reshape.
+// Tests that a reduction fills its identity, reduces (a float sum may be
+// reassociated, for vectorizing), and re-inserts the kept dimension with a
+// reshape.
 // CHECK-LABEL: func @reduce_sum_keepdims
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
-// CHECK: arith.addf
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [2, 1]
 func.func @reduce_sum_keepdims(%a: tensor<2x3xf32>) -> tensor<2x1xf32> {
   %0 = tcc.reduce_sum %a axes = [1] keepdims : tensor<2x3xf32> -> tensor<2x1xf32>
