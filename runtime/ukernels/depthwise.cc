@@ -581,6 +581,7 @@ GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
   ga.acs = 1;
   ga.packB = packBMatrix;
   ga.bSrc = mid;
+  ga.alwaysDirectB = true;
   return ga;
 }
 
@@ -592,7 +593,8 @@ int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
       ceilDiv(s.c * s.oh * s.ow * static_cast<int64_t>(sizeof(float)), 64) *
       64;
   return 64 + midBytes +
-         gemmScratchBytes(isa, p->flags & TCC_UK_PACKED_A, p->f, s.oh * s.ow,
+         gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
+                          p->f, s.oh * s.ow,
                           s.c);
 }
 

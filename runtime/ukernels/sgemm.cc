@@ -50,7 +50,7 @@ bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
   const IsaTiles &t = tilesFor(isa);
   if (flags & (TCC_UK_PACKED_B | TCC_UK_TRANS_B) || n < t.nr)
     return false;
-  return m <= kDirectMaxM && k <= kDirectMaxK;
+  return (flags & kAlwaysDirectB) || (m <= kDirectMaxM && k <= kDirectMaxK);
 }
 
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
@@ -312,8 +312,10 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   const int64_t threads = hostThreads(host);
   if (g.packB == packBMatrix && !g.bPacked) {
     const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
-    if (readBDirect(TCC_UK_NATIVE_ISA, mb.trans ? TCC_UK_TRANS_B : 0, g.m,
-                    g.n, g.k)) {
+    if (readBDirect(TCC_UK_NATIVE_ISA,
+                    (mb.trans ? TCC_UK_TRANS_B : 0) |
+                        (g.alwaysDirectB ? kAlwaysDirectB : 0),
+                    g.m, g.n, g.k)) {
       job.bDirect = mb.b;
       job.ldb = mb.ldb;
       const int64_t lastJ = g.n / kNR * kNR;

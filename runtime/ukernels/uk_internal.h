@@ -211,6 +211,7 @@ struct GemmArgs {
   int64_t ldc;
   bool accumulate;
   const tcc_uk_epilogue_t *ep; // NULL when there is no epilogue
+  bool alwaysDirectB; // a matrix B read where it lies whatever the shape
 };
 
 /// Bytes of scratch runGemm needs to pack B for a k x n problem (enough
@@ -230,6 +231,9 @@ int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,
 /// (128 x 64 x 128) 3% slower, mobilenet_v2 with its 7x7 and 14x14 layers
 /// (up to 960 rows) read directly too level with this rule.
 constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
+/// An internal flag of readBDirect and gemmScratchBytes: direct whatever
+/// the shape (the depthwise/pointwise pair, whose B it wrote itself).
+constexpr uint32_t kAlwaysDirectB = 1u << 30;
 bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                  int64_t k);
 
