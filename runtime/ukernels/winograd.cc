@@ -146,17 +146,29 @@ TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
     loadColsByParity(xrow, w, base, d[0], d[1]);
     loadColsByParity(xrow, w, base + 2, d[2], d[3]);
   } else {
-    // Every fourth of columns base + q + [0, 64): two halves of 8 lanes.
+    // Columns base + [0, 80) in five loads. Tap q < 4 is every fourth
+    // column from q: lanes 0-7 from the first two loads, 8-15 from the
+    // next two. Taps 4 and 5 are taps 0 and 1 moved down a lane (column
+    // q + 4l = (q - 4) + 4(l + 1)), their last lanes columns 64 and 65.
+    // Loading 16 columns for each half of each tap (24 loads a row, each
+    // with its edge mask) took a third of a 56x56 layer.
+    const __m512 c0 = loadCols(xrow, w, base);
+    const __m512 c1 = loadCols(xrow, w, base + 16);
+    const __m512 c2 = loadCols(xrow, w, base + 32);
+    const __m512 c3 = loadCols(xrow, w, base + 48);
+    const __m512i c4 = _mm512_castps_si512(loadCols(xrow, w, base + 64));
     const __m512i four = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4,
                                            8, 12, 16, 20, 24, 28);
-    for (int q = 0; q < M + 2; ++q) {
-      const __m512 lo = _mm512_permutex2var_ps(
-          loadCols(xrow, w, base + q), four, loadCols(xrow, w, base + q + 16));
-      const __m512 hi =
-          _mm512_permutex2var_ps(loadCols(xrow, w, base + q + 32), four,
-                                 loadCols(xrow, w, base + q + 48));
+    for (int q = 0; q < 4; ++q) {
+      const __m512i idx = _mm512_add_epi32(four, _mm512_set1_epi32(q));
+      const __m512 lo = _mm512_permutex2var_ps(c0, idx, c1);
+      const __m512 hi = _mm512_permutex2var_ps(c2, idx, c3);
       d[q] = _mm512_shuffle_f32x4(lo, hi, 0x44);
     }
+    d[4] = _mm512_castsi512_ps(
+        _mm512_alignr_epi32(c4, _mm512_castps_si512(d[0]), 1));
+    d[5] = _mm512_castsi512_ps(_mm512_alignr_epi32(
+        _mm512_alignr_epi32(c4, c4, 1), _mm512_castps_si512(d[1]), 1));
   }
 }
 #else
