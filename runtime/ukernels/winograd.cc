@@ -327,6 +327,31 @@ TCC_UK_INLINE void interleave4(const float *const *src, float *dst, int64_t n) {
       dst[4 * t + q] = src[q][t];
 }
 
+#if TCC_UK_NATIVE_ISA == 2
+/// x[p] lane i = output column 16 p + i of M vectors o[q] (lane t: column
+/// M t + q), in registers: interleave and interleave4 without the stack.
+template <int M> TCC_UK_INLINE void interleaveRegs(const vf *o, vf *x) {
+  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
+                                       21, 6, 22, 7, 23);
+  const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+  if (M == 2) {
+    x[0] = _mm512_permutex2var_ps(o[0], lo, o[1]);
+    x[1] = _mm512_permutex2var_ps(o[0], hi, o[1]);
+  } else {
+    const __m512i plo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    const __m512i phi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+    const __m512d ab0 = _mm512_castps_pd(_mm512_permutex2var_ps(o[0], lo, o[1]));
+    const __m512d ab1 = _mm512_castps_pd(_mm512_permutex2var_ps(o[0], hi, o[1]));
+    const __m512d cd0 = _mm512_castps_pd(_mm512_permutex2var_ps(o[2], lo, o[3]));
+    const __m512d cd1 = _mm512_castps_pd(_mm512_permutex2var_ps(o[2], hi, o[3]));
+    x[0] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab0, plo, cd0));
+    x[1] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab0, phi, cd0));
+    x[2] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab1, plo, cd1));
+    x[3] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab1, phi, cd1));
+  }
+}
+#endif
+
 /// The outputs of channels [f0, f1) in the range's tiles: each tile's
 /// M becomes A^T M A, then the epilogue, a run of a tile row at a time.
 template <int M>
@@ -357,6 +382,38 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
           for (int r = 0; r < M; ++r)
             cols[r][j] = o[r];
         }
+#if TCC_UK_NATIVE_ISA == 2
+        // Each output row's M x 16 columns interleaved in registers, the
+        // epilogue applied and stored: through stack rows read back at
+        // once, every load waited on the stores before it (a fifth of a
+        // 56x56 layer went to this step).
+        // Only this vector's tiles of the run: a range may end inside a
+        // tile row, and the tiles past it are another range's.
+        const int64_t oxa = M * (txa + k);
+        const int64_t width = minI(M * minI(kVL, len - k), s.ow - oxa);
+        for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
+          vf o[M], x[M];
+          outputTransform1<M>(cols[r], o);
+          interleaveRegs<M>(o, x);
+          const int64_t row = (f * s.oh + M * ty + r) * s.ow + oxa;
+          float *dst = job.y + row;
+          const float *res = job.res ? job.res + row : NULL;
+          for (int p = 0; p < M && kVL * p < width; ++p) {
+            const vmask m =
+                vmaskFirst(static_cast<int>(minI(kVL, width - kVL * p)));
+            vf v = x[p];
+            if (job.accumulate)
+              v = vadd(vloadMask(dst + kVL * p, m), v);
+            v = vadd(v, bias);
+            if (res)
+              v = vadd(v, vloadMask(res + kVL * p, m));
+            if (clamp)
+              v = vclamp(v, lo, hi);
+            vstoreMask(dst + kVL * p, v, m);
+          }
+        }
+        continue;
+#endif
         for (int r = 0; r < M; ++r) { // (A^T M) A
           vf o[M];
           outputTransform1<M>(cols[r], o);
@@ -364,6 +421,9 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
             vstore(y[r][q] + k, o[q]);
         }
       }
+#if TCC_UK_NATIVE_ISA == 2
+      return;
+#endif
       const int64_t ox0 = M * txa, ox1 = minI(s.ow, M * txb);
       for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
         const int64_t oy = M * ty + r;

@@ -373,6 +373,12 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
       ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
       ConvCase{1, 32, 28, 28, 48, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
           .epilogue(), // Winograd
+      // Winograd with blocks of tiles a thread that end inside tile rows
+      // (F(4x4): 48-tile blocks of 14-tile rows; F(2x2): 96 of 20).
+      ConvCase{1, 16, 56, 56, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
+      ConvCase{1, 136, 40, 40, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(describe(c));
