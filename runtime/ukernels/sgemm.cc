@@ -153,6 +153,35 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       // row panels at once, after their other tiles.
       const int64_t lastJr = jc + (nc - 1) / kNR * kNR;
       const int lastNr = static_cast<int>(jc + nc - lastJr);
+      // One column past the last full panel goes in the same k loop as
+      // that panel's tile, for full row panels.
+      const TilePlusColumnFn plusColumn =
+          lastNr == 1 && nc > kNR ? tilePlusColumnKernel() : NULL;
+      if (plusColumn) {
+        int64_t ldb1, ldbp;
+        const float *b1 = bAt(lastJr, 1, ldb1);
+        const float *b = bAt(lastJr - kNR, kNR, ldbp);
+        for (int64_t ir = i0; ir < i1; ir += kMR) {
+          const int mr = static_cast<int>(minI(kMR, i1 - ir));
+          const float *ap;
+          if (g.packedA) {
+            ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
+          } else {
+            packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
+            ap = aBuf;
+          }
+          if (mr < kMR) {
+            tiles(ir, mr, ap, jc, jc + nc);
+            continue;
+          }
+          tiles(ir, mr, ap, jc, lastJr - kNR);
+          setTail(tail, g.ep, withEpilogue, ir, lastJr - kNR);
+          plusColumn(kc, ap, b, ldbp, b1, ldb1,
+                     g.c + ir * g.ldc + lastJr - kNR, g.ldc,
+                     needTail ? &tail : NULL);
+        }
+        continue;
+      }
       int groupPanels = 0;
       const NarrowGroupFn group =
           g.packedA ? narrowGroupKernel(lastNr, &groupPanels) : NULL;

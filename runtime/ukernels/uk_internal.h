@@ -186,6 +186,16 @@ using NarrowGroupFn = void (*)(int64_t kc, const float *a, int64_t aStride,
                                int64_t ldc, const Tail *tail);
 NarrowGroupFn narrowGroupKernel(int nr, int *panels);
 
+/// A full MR x NR tile and the single column after it (B at b1, rows ldb1
+/// apart; C's column NR, the tail's bias and residual relative to the
+/// tile): microKernel(MR, NR) and microKernel(MR, 1) in one k loop, the
+/// same bits. NULL where there is none (AVX-512 only).
+using TilePlusColumnFn = void (*)(int64_t kc, const float *a,
+                                  const float *b, int64_t ldbp,
+                                  const float *b1, int64_t ldb1, float *c,
+                                  int64_t ldc, const Tail *tail);
+TilePlusColumnFn tilePlusColumnKernel();
+
 /// Unpacked path for small m: C[m x nc] = A[m x k] * B[k x nc] streaming
 /// whole rows of B (b[p*ldb + j]) and then the epilogue (whose pointers are
 /// relative to row 0 / column j0 of the full problem).

@@ -361,6 +361,40 @@ TEST_P(Sgemm, NarrowLastPanelInGroupsOfRowPanels) {
   }
 }
 
+// One column past the last full panel (n = 48q + 1, the 7x7 layers) runs
+// in the same k loop as that panel's tile on AVX-512: the same bits as the
+// first 48q columns and the last one computed as GEMMs of their own, with
+// bias per row, a clamp, K over two blocks and a ragged row panel.
+TEST_P(Sgemm, OneColumnPastThePanelsHasItsOwnBits) {
+  for (int64_t n : {49, 97}) {
+    const int64_t m = 139, k = 700, wide = n - 1;
+    const std::vector<float> a = randomVector(m * k, 3), b = randomVector(k * n, 4);
+    const std::vector<float> bias = randomVector(m, 5);
+    tcc_uk_epilogue_t ep = {};
+    ep.bias = bias.data();
+    ep.bias_per_row = 1;
+    ep.has_clamp = 1;
+    ep.clamp_min = -0.5f;
+    ep.clamp_max = 1e30f;
+    auto gemm = [&](int64_t cols, const float *bp, float *c, int64_t ldc) {
+      Scratch scratch(v->sgemmScratchBytes(isa(), 0, m, cols, k));
+      ASSERT_EQ(0, v->sgemm(nullptr, m, cols, k, a.data(), k, bp, n, c, ldc,
+                            0, &ep, scratch.get()));
+    };
+    std::vector<float> all(m * n), left(m * wide), last(m);
+    gemm(n, b.data(), all.data(), n);
+    gemm(wide, b.data(), left.data(), wide);
+    gemm(1, b.data() + wide, last.data(), 1);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < wide; ++j)
+        ASSERT_EQ(0, std::memcmp(&all[i * n + j], &left[i * wide + j], 4))
+            << "n " << n << " (" << i << ", " << j << ")";
+      ASSERT_EQ(0, std::memcmp(&all[i * n + wide], &last[i], 4))
+          << "n " << n << " row " << i;
+    }
+  }
+}
+
 TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
   for (int64_t m : {2, 20}) {
     GemmCase c{m, 37, 0};
