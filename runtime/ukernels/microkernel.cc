@@ -97,8 +97,6 @@ TCC_UK_UNROLL
 }
 
 #if TCC_UK_NATIVE_ISA == 2
-/// Columns of a ragged last panel up to which the narrow kernel runs.
-constexpr int kNarrow = 4;
 
 /// Stores column j of a narrow tile: x holds its MRe rows (lanes past them
 /// are ignored), the tail applied as storeTile applies it.

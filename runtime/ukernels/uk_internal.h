@@ -176,6 +176,10 @@ using MicroKernelFn = void (*)(int64_t kc, const float *a, const float *b,
                                const Tail *tail);
 MicroKernelFn microKernel(int mr, int nr);
 
+/// Columns of a ragged last panel up to which the narrow kernels run
+/// (AVX-512): they load no column of B past nr.
+constexpr int kNarrow = 4;
+
 /// The narrow tile kernel (a ragged last panel of nr <= 4 columns, AVX-512)
 /// for *panels full row panels at once: panel g's A at a + g * aStride, its
 /// tile at c + g * MR * ldc, the tail's bias and residual relative to panel
