@@ -21,6 +21,22 @@ struct Im2col {
   const float *x; // the group's first input channel of the image
 };
 
+/// (channel, ky, kx) of the im2col rows k0, k0 + 1, ..., stepped along.
+struct KRow {
+  int64_t ci, ky, kx;
+  KRow(const ConvShape &s, int64_t k0)
+      : ci(k0 / (s.kh * s.kw)), ky(k0 % (s.kh * s.kw) / s.kw), kx(k0 % s.kw) {}
+  void next(const ConvShape &s) {
+    if (++kx == s.kw) {
+      kx = 0;
+      if (++ky == s.kh) {
+        ky = 0;
+        ++ci;
+      }
+    }
+  }
+};
+
 /// A run of output columns with the same output row inside one B panel.
 struct Segment {
   int32_t panel, lane, oy, ox0, len;
@@ -67,17 +83,10 @@ bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
   for (int i = 0; i < nseg; ++i)
     segBase[i] = static_cast<int32_t>((segs[i].oy * s.sh - y0) * pitch +
                                       segs[i].ox0);
-  const int64_t khw = s.kh * s.kw;
-  int64_t ci = k0 / khw, ky = k0 % khw / s.kw, kx = k0 % s.kw;
+  KRow kr(s, k0);
   int64_t built = -1;
-  for (int64_t r = 0; r < kc; ++r, ++kx) {
-    if (kx == s.kw) {
-      kx = 0;
-      if (++ky == s.kh) {
-        ky = 0;
-        ++ci;
-      }
-    }
+  for (int64_t r = 0; r < kc; ++r, kr.next(s)) {
+    const int64_t ci = kr.ci, ky = kr.ky, kx = kr.kx;
     if (ci != built) {
       const float *xc = src.x + ci * s.h * s.w;
       for (int64_t q = 0; q < s.sw; ++q) {
@@ -139,17 +148,9 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
   if (packFromPlanes(src, segs, nseg, k0, kc, j0, nc, dst, panelStride))
     return;
   const int64_t tailLane = nc % kNR, tailPanel = nc / kNR;
-  const int64_t khw = s.kh * s.kw;
-  // (channel, ky, kx) of row k0 + r, stepped along with r.
-  int64_t ci = k0 / khw, ky = k0 % khw / s.kw, kx = k0 % s.kw;
-  for (int64_t r = 0; r < kc; ++r, ++kx) {
-    if (kx == s.kw) {
-      kx = 0;
-      if (++ky == s.kh) {
-        ky = 0;
-        ++ci;
-      }
-    }
+  KRow kr(s, k0);
+  for (int64_t r = 0; r < kc; ++r, kr.next(s)) {
+    const int64_t ci = kr.ci, ky = kr.ky, kx = kr.kx;
     const float *xc = src.x + ci * s.h * s.w;
     const int64_t iy0 = ky * s.dh - s.pt, ix0 = kx * s.dw - s.pl;
     for (int i = 0; i < nseg; ++i) {

@@ -124,6 +124,13 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         bBlock = dst;
         panelStride = kc * kNR;
       }
+      // Row panel ir of A for this K block: prepacked, or packed now.
+      auto aPanel = [&](int64_t ir, int mr) -> const float * {
+        if (g.packedA)
+          return g.a + (ir / kMR) * K * kMR + pc * kMR;
+        packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
+        return aBuf;
+      };
       // B of the tile at column jr (nr wide) and its row stride.
       auto bAt = [&](int64_t jr, int nr, int64_t &ldbp) -> const float * {
         if (job.bDirect) {
@@ -163,13 +170,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         const float *b = bAt(lastJr - kNR, kNR, ldbp);
         for (int64_t ir = i0; ir < i1; ir += kMR) {
           const int mr = static_cast<int>(minI(kMR, i1 - ir));
-          const float *ap;
-          if (g.packedA) {
-            ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
-          } else {
-            packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
-            ap = aBuf;
-          }
+          const float *ap = aPanel(ir, mr);
           if (mr < kMR) {
             tiles(ir, mr, ap, jc, jc + nc);
             continue;
@@ -201,14 +202,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       }
       for (; ir < i1; ir += kMR) {
         const int mr = static_cast<int>(minI(kMR, i1 - ir));
-        const float *ap;
-        if (g.packedA) {
-          ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
-        } else {
-          packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
-          ap = aBuf;
-        }
-        tiles(ir, mr, ap, jc, jc + nc);
+        tiles(ir, mr, aPanel(ir, mr), jc, jc + nc);
       }
     }
   }
