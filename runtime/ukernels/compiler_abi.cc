@@ -158,7 +158,7 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
 }
 
 /// A depthwise convolution (groups == c == f, its epilogue a bias and a
-/// clamp) and the 1x1 convolution to `f` channels after it, in one pass.
+/// clamp) and the 1x1 convolution to `f` channels after it, as one call.
 int32_t tcc_ukabi_dwpw_conv2d(
     int64_t input, int64_t dwWeight, int64_t dwBias, int64_t pwWeight,
     int64_t output, int64_t bias, int64_t residual, int64_t scratch,

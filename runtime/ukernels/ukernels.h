@@ -197,7 +197,7 @@ int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                            const tcc_uk_epilogue_t *epilogue);
 
 /*===------------------------------------------------------------------===*
- * Depthwise then pointwise convolution, NCHW, in one pass
+ * Depthwise then pointwise convolution, NCHW, as one call
  *===------------------------------------------------------------------===*/
 
 /* mid = clamp_dw(depthwise(input, dw_weight) + dw_bias[c])

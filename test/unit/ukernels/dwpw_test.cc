@@ -1,5 +1,5 @@
 // dwpw_test.cc - tcc_uk_dwpw_conv2d_nchw (a depthwise convolution and the
-// 1x1 convolution after it, in one pass) in every variant the CPU can run,
+// 1x1 convolution after it, as one call) in every variant the CPU can run,
 // against the two convolutions done one after the other in double.
 #include "uk_test_util.h"
 
