@@ -137,7 +137,8 @@ void tcc_uk_pack_b(int32_t isa, int64_t k, int64_t n, const float *b,
  *===------------------------------------------------------------------===*/
 
 /* Scratch tcc_uk_sgemm needs for these flags and sizes on `isa` (0 when B
- * is packed or m is small enough for the unpacked path). */
+ * is packed or m is small enough for the unpacked path; only B's ragged
+ * last panel when B is read where it lies: m <= 64 and k <= 512). */
 int64_t tcc_uk_sgemm_scratch_bytes(int32_t isa, uint32_t flags, int64_t m,
                                    int64_t n, int64_t k);
 
