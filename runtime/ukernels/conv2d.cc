@@ -50,7 +50,7 @@ constexpr int64_t kPlaneFloats = 8192;
 TCC_UK_INLINE void copyStrided(float *dst, const float *src, int64_t n,
                                int64_t stride) {
   if (stride == 1) {
-    memcpy(dst, src, sizeof(float) * n);
+    copyShort(dst, src, n);
   } else if (stride == 2) {
     copyEven(dst, src, n);
   } else {
@@ -182,14 +182,7 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
         continue;
       }
       zeroShort(d, lo);
-      if (s.sw == 1) {
-        copyShort(d + lo, xr + lo, hi - lo);
-      } else if (s.sw == 2) {
-        copyEven(d + lo, xr + 2 * lo, hi - lo);
-      } else {
-        for (int64_t t = lo; t < hi; ++t)
-          d[t] = xr[t * s.sw];
-      }
+      copyStrided(d + lo, xr + lo * s.sw, hi - lo, s.sw);
       zeroShort(d + hi, g.len - hi);
     }
     if (tailLane)

@@ -585,17 +585,19 @@ GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
   return ga;
 }
 
+/// Floats of the scratch that hold one image's depthwise output, rounded
+/// up to 64 bytes; the GEMM's scratch follows.
+int64_t pairMidFloats(const ConvShape &s) {
+  return ceilDiv(s.c * s.oh * s.ow, 16) * 16;
+}
+
 /// The depthwise output of one image (64-byte aligned), then what its
 /// GEMM needs.
 int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
                          const ConvShape &s) {
-  const int64_t midBytes =
-      ceilDiv(s.c * s.oh * s.ow * static_cast<int64_t>(sizeof(float)), 64) *
-      64;
-  return 64 + midBytes +
+  return 64 + pairMidFloats(s) * static_cast<int64_t>(sizeof(float)) +
          gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
-                          p->f, s.oh * s.ow,
-                          s.c);
+                          p->f, s.oh * s.ow, s.c);
 }
 
 } // namespace
@@ -643,12 +645,9 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
   const int64_t ohw = s.oh * s.ow;
   // The depthwise convolution of one image into the scratch (its own
   // kernel, split by planes across the threads), then the pointwise GEMM,
-  // which reads it there (readBDirect) or packs it: the pair costs what the
-  // two convolutions cost, without a tensor between them.
+  // which reads it there: the pair costs what the two convolutions cost,
+  // without a tensor between them.
   float *mid = alignScratch(scratch);
-  const int64_t midFloats =
-      ceilDiv(s.c * ohw * static_cast<int64_t>(sizeof(float)), 64) * 64 /
-      static_cast<int64_t>(sizeof(float));
   ConvShape one = s;
   one.n = 1;
   tcc_uk_epilogue_t dwEp = {};
@@ -672,7 +671,7 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     ga.c = output + outOffset;
     ga.ldc = ohw;
     ga.ep = epilogue ? &ep : NULL;
-    runGemm(host, ga, mid + midFloats);
+    runGemm(host, ga, mid + pairMidFloats(s));
   }
   free(owned);
   return 0;

@@ -43,8 +43,18 @@ struct Job {
   int64_t ldb;
 };
 
-} // namespace
-
+/// Whether a GEMM reads a plain row-major B (packBMatrix's source, not
+/// transposed, not prepacked) where it lies instead of packing it: the tile
+/// kernels load its full panels' rows, ldb apart, and only a ragged last
+/// panel is packed. Packing writes and reads all of B once more, which pays
+/// off when many row panels of A share the copy; with at most kDirectMaxM
+/// rows of A (and at most kDirectMaxK rows of B, so that a K block's loads
+/// touch few pages) it does not: mobilenet_v2's projections (24 x 3136 x
+/// 144: packing was 14% of the 1x1 layer at 112x112) read their input where
+/// it lies. Measured level or worse with more rows: attention's P * V
+/// (128 x 64 x 128) 3% slower, mobilenet_v2 with its 7x7 and 14x14 layers
+/// (up to 960 rows) read directly too level with this rule.
+constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
 bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                  int64_t k) {
   const IsaTiles &t = tilesFor(isa);
@@ -52,6 +62,8 @@ bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
     return false;
   return (flags & kAlwaysDirectB) || (m <= kDirectMaxM && k <= kDirectMaxK);
 }
+
+} // namespace
 
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                          int64_t k) {

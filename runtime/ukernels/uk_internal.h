@@ -233,27 +233,15 @@ struct GemmArgs {
 int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,
                             bool compact = false);
 
-/// Whether a GEMM reads a plain row-major B (packBMatrix's source, not
-/// transposed, not prepacked) where it lies instead of packing it: the tile
-/// kernels load its full panels' rows, ldb apart, and only a ragged last
-/// panel is packed. Packing writes and reads all of B once more, which pays
-/// off when many row panels of A share the copy; with at most kDirectMaxM
-/// rows of A (and at most kDirectMaxK rows of B, so that a K block's loads
-/// touch few pages) it does not: mobilenet_v2's projections (24 x 3136 x
-/// 144: packing was 14% of the 1x1 layer at 112x112) read their input where
-/// it lies. Measured level or worse with more rows: attention's P * V
-/// (128 x 64 x 128) 3% slower, mobilenet_v2 with its 7x7 and 14x14 layers
-/// (up to 960 rows) read directly too level with this rule.
-constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
-/// An internal flag of readBDirect and gemmScratchBytes: direct whatever
-/// the shape (the depthwise/pointwise pair, whose B it wrote itself).
+/// An internal flag of gemmScratchBytes (and GemmArgs::alwaysDirectB):
+/// read a matrix B where it lies whatever the shape (the
+/// depthwise/pointwise pair, whose B it wrote itself; sgemm.cc says when
+/// B is read where it lies otherwise).
 constexpr uint32_t kAlwaysDirectB = 1u << 30;
-bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
-                 int64_t k);
 
 /// Scratch bytes runGemm needs for a matrix B (packBMatrix's source; flags
 /// as tcc_uk_sgemm's): its packed copy, the ragged panel alone when it is
-/// read directly, 0 when prepacked or on the small-m path.
+/// read where it lies, 0 when prepacked or on the small-m path.
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                          int64_t k);
 

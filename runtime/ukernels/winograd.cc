@@ -289,21 +289,13 @@ inline void multiply(const Job &job, const Range &rg, int64_t x0, int64_t x1) {
   }
 }
 
+#if TCC_UK_NATIVE_ISA != 2
+/// The stack rows of transformOutput interleaved into output rows (AVX-512
+/// does it in registers, interleaveRegs).
 /// dst[2t] = a[t], dst[2t+1] = b[t] for t < n.
 TCC_UK_INLINE void interleave(const float *a, const float *b, float *dst,
                               int64_t n) {
-  int64_t t = 0;
-#if TCC_UK_NATIVE_ISA == 2
-  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
-                                       21, 6, 22, 7, 23);
-  const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-  for (; t + 16 <= n; t += 16) {
-    const __m512 x = _mm512_loadu_ps(a + t), y = _mm512_loadu_ps(b + t);
-    _mm512_storeu_ps(dst + 2 * t, _mm512_permutex2var_ps(x, lo, y));
-    _mm512_storeu_ps(dst + 2 * t + 16, _mm512_permutex2var_ps(x, hi, y));
-  }
-#endif
-  for (; t < n; ++t) {
+  for (int64_t t = 0; t < n; ++t) {
     dst[2 * t] = a[t];
     dst[2 * t + 1] = b[t];
   }
@@ -311,31 +303,12 @@ TCC_UK_INLINE void interleave(const float *a, const float *b, float *dst,
 
 /// dst[4t + q] = src[q][t] for t < n.
 TCC_UK_INLINE void interleave4(const float *const *src, float *dst, int64_t n) {
-  int64_t t = 0;
-#if TCC_UK_NATIVE_ISA == 2
-  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
-                                       21, 6, 22, 7, 23);
-  const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
-  const __m512i plo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
-  const __m512i phi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-  for (; t + 16 <= n; t += 16) {
-    const __m512 a = _mm512_loadu_ps(src[0] + t), b = _mm512_loadu_ps(src[1] + t);
-    const __m512 c = _mm512_loadu_ps(src[2] + t), d = _mm512_loadu_ps(src[3] + t);
-    // (a b) and (c d) pairs, then the pairs interleaved as 64-bit elements.
-    const __m512d ab0 = _mm512_castps_pd(_mm512_permutex2var_ps(a, lo, b));
-    const __m512d ab1 = _mm512_castps_pd(_mm512_permutex2var_ps(a, hi, b));
-    const __m512d cd0 = _mm512_castps_pd(_mm512_permutex2var_ps(c, lo, d));
-    const __m512d cd1 = _mm512_castps_pd(_mm512_permutex2var_ps(c, hi, d));
-    _mm512_storeu_pd(dst + 4 * t, _mm512_permutex2var_pd(ab0, plo, cd0));
-    _mm512_storeu_pd(dst + 4 * t + 16, _mm512_permutex2var_pd(ab0, phi, cd0));
-    _mm512_storeu_pd(dst + 4 * t + 32, _mm512_permutex2var_pd(ab1, plo, cd1));
-    _mm512_storeu_pd(dst + 4 * t + 48, _mm512_permutex2var_pd(ab1, phi, cd1));
-  }
-#endif
-  for (; t < n; ++t)
+  for (int64_t t = 0; t < n; ++t)
     for (int q = 0; q < 4; ++q)
       dst[4 * t + q] = src[q][t];
 }
+
+#endif
 
 #if TCC_UK_NATIVE_ISA == 2
 /// x[p] lane i = output column 16 p + i of M vectors o[q] (lane t: column
@@ -368,9 +341,11 @@ template <int M>
 void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
   constexpr int A = Wino<M>::kIn;
   const ConvShape &s = *job.s;
+#if TCC_UK_NATIVE_ISA != 2
   // y[r][q][k]: output (M ty + r, M (txa + k) + q) of the run; then the rows.
   float y[M][M][kMaxTileCols + 16];
   float out[M * kMaxTileCols + 32];
+#endif
   const tcc_uk_epilogue_t *ep = job.ep;
   const bool clamp = ep && ep->has_clamp;
   const vf lo = vset1(clamp ? ep->clamp_min : 0.0f);
@@ -422,18 +397,16 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
             vstoreMask(dst + kVL * p, v, m);
           }
         }
-        continue;
-#endif
+#else
         for (int r = 0; r < M; ++r) { // (A^T M) A
           vf o[M];
           outputTransform1<M>(cols[r], o);
           for (int q = 0; q < M; ++q)
             vstore(y[r][q] + k, o[q]);
         }
-      }
-#if TCC_UK_NATIVE_ISA == 2
-      return;
 #endif
+      }
+#if TCC_UK_NATIVE_ISA != 2
       const int64_t ox0 = M * txa, ox1 = minI(s.ow, M * txb);
       for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
         const int64_t oy = M * ty + r;
@@ -460,6 +433,7 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
           vstoreMask(dst + ox, x, m);
         }
       }
+#endif
     });
   }
 }
