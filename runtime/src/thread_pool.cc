@@ -48,9 +48,10 @@ ThreadPool::ThreadPool(int numThreads, int spinMicros) {
   unsigned cpus = std::thread::hardware_concurrency();
   if (cpus != 0 && numThreads > static_cast<int>(cpus))
     spinUs = 0;
+  runs.reset(new Run[std::max(numThreads, 1)]);
   try {
     for (int i = 1; i < numThreads; ++i)
-      workers.emplace_back([this] { workerLoop(); });
+      workers.emplace_back([this, i] { workerLoop(i); });
   } catch (...) {
     stop(); // the destructor does not run for a half-built object
     throw;
@@ -84,10 +85,17 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
   ctx = funcCtx;
   n = count;
   // About four chunks a thread: small enough to balance uneven work,
-  // large enough that claiming them costs nothing.
+  // large enough that claiming them costs nothing. Thread t's run is the
+  // t-th of `threads` equal shares, so a split into a task a thread keeps
+  // each task on its thread (see the class comment).
   int64_t parts = static_cast<int64_t>(numThreads()) * 4;
   chunk = std::max(grain, (count + parts - 1) / parts);
-  next.store(0, std::memory_order_relaxed);
+  const int64_t chunks = (count + chunk - 1) / chunk;
+  const int threads = numThreads();
+  for (int t = 0; t < threads; ++t) {
+    runs[t].next.store(chunks * t / threads, std::memory_order_relaxed);
+    runs[t].end = chunks * (t + 1) / threads;
+  }
   pending.store(static_cast<int>(workers.size()), std::memory_order_relaxed);
   // Publishes the job. seq_cst, paired with the sleepers' increment: either
   // a worker about to sleep sees the new job, or this sees it asleep.
@@ -96,7 +104,7 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
     std::lock_guard<std::mutex> lock(mutex);
     wake.notify_all();
   }
-  runChunks();
+  runChunks(0);
   // Wait for every worker, not just every chunk: a worker still looking at
   // this job must not see the fields of the next one. The workers are awake
   // by now, so this is short; yield in case one was descheduled.
@@ -107,12 +115,17 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
       std::this_thread::yield();
 }
 
-void ThreadPool::runChunks() {
-  for (;;) {
-    int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
-    if (begin >= n)
-      return;
-    fn(ctx, begin, std::min(begin + chunk, n));
+void ThreadPool::runChunks(int self) {
+  const int threads = numThreads();
+  for (int i = 0; i < threads; ++i) {
+    Run &run = runs[(self + i) % threads];
+    for (;;) {
+      const int64_t c = run.next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= run.end)
+        break;
+      const int64_t begin = c * chunk;
+      fn(ctx, begin, std::min(begin + chunk, n));
+    }
   }
 }
 
@@ -130,13 +143,13 @@ bool ThreadPool::waitForJob(uint64_t seen) {
   return !stopping.load(std::memory_order_relaxed);
 }
 
-void ThreadPool::workerLoop() {
+void ThreadPool::workerLoop(int self) {
   uint64_t seen = 0;
   for (;;) {
     if (!waitForJob(seen))
       return;
     seen = generation.load(std::memory_order_acquire);
-    runChunks();
+    runChunks(self);
     pending.fetch_sub(1, std::memory_order_release);
   }
 }

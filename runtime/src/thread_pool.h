@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -14,8 +15,14 @@
 namespace tcc {
 
 /// A fixed set of worker threads that, together with the calling thread,
-/// run one parallelFor at a time. Workers claim chunks of a job from an
-/// atomic counter, so uneven chunks balance themselves.
+/// run one parallelFor at a time. The chunks of a job are dealt out in
+/// contiguous runs, one a thread (the caller's first): a thread claims the
+/// chunks of its own run and then those left in the others', so uneven
+/// chunks and a late thread still balance themselves, while chunk i runs
+/// on the same thread from one job to the next whenever the threads keep
+/// pace. That matters between kernels: a GEMM split into a task a thread
+/// by columns writes each thread's columns into its own core's cache, and
+/// the next kernel split the same way reads them there.
 ///
 /// Between jobs a worker first spins on the job counter for a while
 /// (`spinMicros`) and only then sleeps on a condition variable: a model
@@ -47,8 +54,9 @@ public:
 
 private:
   void stop();
-  void workerLoop();
-  void runChunks();
+  void workerLoop(int self);
+  /// Runs chunks until none is left, its own run first.
+  void runChunks(int self);
   /// Waits, spinning first, until the job counter differs from `seen`;
   /// returns false when the pool stops.
   bool waitForJob(uint64_t seen);
@@ -68,7 +76,12 @@ private:
   void *ctx = nullptr;
   int64_t n = 0;
   int64_t chunk = 0;
-  std::atomic<int64_t> next{0};
+  /// Thread t's run: chunks [next, end) (next may pass end).
+  struct alignas(64) Run {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+  std::unique_ptr<Run[]> runs;
 };
 
 } // namespace tcc

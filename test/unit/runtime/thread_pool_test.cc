@@ -80,6 +80,54 @@ TEST(ThreadPool, UsesSeveralThreads) {
   EXPECT_GE(seen.ids.size(), 2u);
 }
 
+// Chunk t of a job with a chunk a thread runs on thread t, job after job
+// (the caller takes chunk 0): kernels split the same way then find what
+// the previous one wrote in their own core's cache. Every chunk waits until
+// all have started, so none can be taken by a thread done with its own;
+// a thread that ran two (or a pool that ran them on one) times out.
+TEST(ThreadPool, EachThreadRunsItsOwnShareFirst) {
+  for (int spin : {1000, 0}) { // spinning and sleeping workers
+    SCOPED_TRACE(spin ? "spinning workers" : "sleeping workers");
+    constexpr int kThreads = 4;
+    tcc::ThreadPool pool(kThreads, spin);
+    struct Job {
+      std::atomic<int> started{0};
+      std::atomic<bool> timedOut{false};
+      std::thread::id ran[kThreads];
+    };
+    std::thread::id first[kThreads];
+    for (int rep = 0; rep < 20; ++rep) {
+      Job job;
+      pool.parallelFor(
+          kThreads, 1,
+          [](void *self, int64_t begin, int64_t end) {
+            auto *j = static_cast<Job *>(self);
+            for (int64_t i = begin; i < end; ++i) {
+              j->ran[i] = std::this_thread::get_id();
+              ++j->started;
+              const auto deadline =
+                  std::chrono::steady_clock::now() + std::chrono::seconds(5);
+              while (j->started.load() < kThreads)
+                if (std::chrono::steady_clock::now() > deadline) {
+                  j->timedOut = true;
+                  break;
+                }
+            }
+          },
+          &job);
+      ASSERT_FALSE(job.timedOut.load()) << "repetition " << rep;
+      EXPECT_EQ(job.ran[0], std::this_thread::get_id());
+      std::set<std::thread::id> distinct(job.ran, job.ran + kThreads);
+      EXPECT_EQ(distinct.size(), static_cast<size_t>(kThreads));
+      for (int t = 0; t < kThreads; ++t) {
+        if (rep == 0)
+          first[t] = job.ran[t];
+        EXPECT_EQ(job.ran[t], first[t]) << "chunk " << t << ", rep " << rep;
+      }
+    }
+  }
+}
+
 // A parallelFor inside another runs inline instead of deadlocking.
 TEST(ThreadPool, NestedCallsRunInline) {
   tcc::ThreadPool pool(3);
