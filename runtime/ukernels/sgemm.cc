@@ -38,9 +38,11 @@ struct Job {
   int64_t tm, tn, mp, np;
   int64_t rowChunk; // rows of B a packRows task packs
   // B read where it lies (readBDirect): the full panels' tiles load its
-  // rows, ldb apart; its ragged last panel alone is packed, at bBuf.
+  // rows, ldb apart; its ragged last panel too when raggedDirect, else
+  // that panel alone is packed, at bBuf.
   const float *bDirect;
   int64_t ldb;
+  bool raggedDirect;
 };
 
 /// Whether a GEMM reads a plain row-major B (packBMatrix's source, not
@@ -63,6 +65,19 @@ bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
   return (flags & kAlwaysDirectB) || (m <= kDirectMaxM && k <= kDirectMaxK);
 }
 
+/// Whether the ragged last panel (nr < NR columns) of a B read where it
+/// lies is read there too: a kernel loading only whole vectors of it
+/// (nr a multiple of the vector), or the narrow kernels (nr <= kNarrow on
+/// AVX-512), which load nr floats a row, stay inside its rows. Otherwise
+/// the last vector would read past the end of B, and the panel is packed
+/// first: by one thread, before the tiles, while the others wait (4-11 us
+/// of each of mobilenet_v2's 14x14 and 7x7 depthwise/pointwise pairs,
+/// whose depthwise part had just written B from both cores).
+bool raggedDirect(int32_t isa, int64_t nr) {
+  const IsaTiles &t = tilesFor(isa);
+  return nr % t.vl == 0 || (isa == TCC_UK_ISA_AVX512 && nr <= kNarrow);
+}
+
 } // namespace
 
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
@@ -70,11 +85,12 @@ int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
   const IsaTiles &t = tilesFor(isa);
   if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) || useSmallM(t, flags, m))
     return 0;
-  if (readBDirect(isa, flags, m, n, k)) // the ragged panel, if any
-    return n % t.nr ? compactBFloats(k, n % t.nr, t.nr, t.vl) *
-                              static_cast<int64_t>(sizeof(float)) +
-                          64
-                    : 0;
+  if (readBDirect(isa, flags, m, n, k)) // the ragged panel, if packed
+    return n % t.nr && !raggedDirect(isa, n % t.nr)
+               ? compactBFloats(k, n % t.nr, t.nr, t.vl) *
+                         static_cast<int64_t>(sizeof(float)) +
+                     64
+               : 0;
   return packedBScratchBytes(isa, k, n, /*compact=*/true);
 }
 
@@ -146,7 +162,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       // B of the tile at column jr (nr wide) and its row stride.
       auto bAt = [&](int64_t jr, int nr, int64_t &ldbp) -> const float * {
         if (job.bDirect) {
-          if (nr == kNR) {
+          if (nr == kNR || job.raggedDirect) {
             ldbp = job.ldb;
             return job.bDirect + pc * job.ldb + jr;
           }
@@ -343,7 +359,7 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     return;
   }
   Job job = {&g, g.bPacked, g.bPacked ? NULL : alignScratch(scratch), 1, 1,
-             0, 0, 0, NULL, 0};
+             0, 0, 0, NULL, 0, false};
   const int64_t threads = hostThreads(host);
   if (g.packB == packBMatrix && !g.bPacked) {
     const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
@@ -354,7 +370,8 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
       job.bDirect = mb.b;
       job.ldb = mb.ldb;
       const int64_t lastJ = g.n / kNR * kNR;
-      if (lastJ < g.n) // the ragged panel, all of k
+      job.raggedDirect = raggedDirect(TCC_UK_NATIVE_ISA, g.n - lastJ);
+      if (lastJ < g.n && !job.raggedDirect) // the ragged panel, all of k
         packBMatrix(g.bSrc, 0, g.k, lastJ, g.n - lastJ, job.bBuf,
                     g.k * kNR);
       planTasks(host, job);

@@ -565,7 +565,7 @@ TEST_P(Sgemm, RaggedLastPanelIsCompact) {
 }
 
 // A plain B is read where it lies when A has at most 64 rows (and k is at
-// most 512): only its ragged panel is packed, and the bits are those of the
+// most 512): at most its ragged panel is packed, and the bits are those of the
 // packed path (here B prepacked), with padded rows, every epilogue field,
 // accumulation, K over two blocks, the narrow panel and threads.
 TEST_P(Sgemm, DirectBGivesThePackedBits) {
@@ -583,8 +583,19 @@ TEST_P(Sgemm, DirectBGivesThePackedBits) {
   // More rows of A: packed.
   EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 72, 10 * 48, 32),
             32 * 10 * 48 * 4 + 64);
+  // A ragged panel of whole vectors, or one the narrow kernels take (1-4
+  // columns on AVX-512), is read where it lies too: no scratch.
+  EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 16, 10 * t.nr + t.vl, 32), 0);
+  for (int64_t r : {1, 4})
+    EXPECT_EQ(v->sgemmScratchBytes(isa(), 0, 16, 10 * t.nr + r, 32),
+              isa() == TCC_UK_ISA_AVX512 || r % t.vl == 0
+                  ? 0
+                  : 32 * ((r + t.vl - 1) / t.vl * t.vl) * 4 + 64)
+        << r << " columns";
   const std::vector<GemmCase> cases = {
       GemmCase{24, 3136 + 5, 144, 0, 3, 1, TCC_UK_PACKED_A},
+      GemmCase{24, 4 * t.nr + t.vl, 200, 0, 0, 0, TCC_UK_PACKED_A},
+      GemmCase{17, 7 * t.nr + 1, 96, 0, 0, 0, TCC_UK_PACKED_A},
       GemmCase{16, 100, 32, 2, 0, 0, 0},
       GemmCase{64, 49, 500, 0, 1, 0, TCC_UK_PACKED_A | TCC_UK_ACCUMULATE},
       GemmCase{40, 96, 450, 0, 0, 0, TCC_UK_ACCUMULATE},
