@@ -225,6 +225,24 @@ TEST_P(Conv2d, DepthwiseSmallPlanes) {
                     TCC_UK_ACCUMULATE));
 }
 
+// On AVX-512, 3x3 stride-1 planes padded to their own size whose rows are
+// at most half a vector wide (and at most 16 vectors in all) run as one
+// flat row with a mask a tap and vector: edges of every kind (asymmetric
+// pads, one-vector planes, a last vector of one lane), the whole epilogue,
+// accumulation, two filters a channel; the last shape is one vector too
+// long and takes the rows. Every ISA checks them against the reference.
+TEST_P(Conv2d, DepthwiseFlatPlanes) {
+  checkConv(*v, ConvCase{2, 12, 7, 7, 12, 3, 3}.pad(1).group(12).epilogue());
+  checkConv(*v, ConvCase{1, 6, 8, 8, 12, 3, 3}.pad(1).group(6).epilogue());
+  checkConv(*v, ConvCase{1, 5, 16, 5, 5, 3, 3}.pads(0, 2, 2, 0).group(5)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 7, 3, 3, 7, 3, 3}.pads(2, 0, 0, 2).group(7)
+                    .withFlags(TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 4, 31, 8, 4, 3, 3}.pad(1).group(4).epilogue()
+                    .withFlags(TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 4, 33, 8, 4, 3, 3}.pad(1).group(4).epilogue());
+}
+
 TEST_P(Conv2d, DepthwiseOtherShapes) {
   // 5x5, a channel multiplier of 2, dilation, rows wider than one pass,
   // stride 3, and a dilation too large for the row buffers.
