@@ -724,13 +724,115 @@ int64_t pairMidFloats(const ConvShape &s) {
   return ceilDiv(s.c * s.oh * s.ow, 16) * 16;
 }
 
+/// Partial products of a pair that splits k take at most this many bytes.
+constexpr int64_t kMaxPartialBytes = int64_t(1) << 20;
+
+/// Whether a pair's GEMM runs as two halves of k, one a task, each right
+/// after the depthwise planes of its half (see KSplitJob): when its output
+/// (two partials, summed after) is small next to the depthwise output
+/// (3f <= c: every pair of mobilenet_v2 but the first, whose 16 x 12544
+/// partials cost more than they saved), and its B is read in place,
+/// ragged panel included.
+bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
+                 const ConvShape &s) {
+  const int64_t n = s.oh * s.ow;
+  return isa == TCC_UK_ISA_AVX512 && hasDirectRows(isa, s) && s.c >= 2 &&
+         n >= tilesFor(isa).nr && 3 * p->f <= s.c &&
+         2 * p->f * n * static_cast<int64_t>(sizeof(float)) <=
+             kMaxPartialBytes &&
+         gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
+                          p->f, n, s.c) == 0;
+}
+
 /// The depthwise output of one image (64-byte aligned), then what its
-/// GEMM needs.
+/// GEMM needs: two partial products when it splits k.
 int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
                          const ConvShape &s) {
-  return 64 + pairMidFloats(s) * static_cast<int64_t>(sizeof(float)) +
+  const int64_t partials =
+      pairSplitsK(isa, p, s) ? 2 * ceilDiv(p->f * s.oh * s.ow, 16) * 16 : 0;
+  return 64 +
+         (pairMidFloats(s) + partials) * static_cast<int64_t>(sizeof(float)) +
          gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
                           p->f, s.oh * s.ow, s.c);
+}
+
+/// A pair whose GEMM splits k in two: part q computes the depthwise planes
+/// [k0, k1) of its half and the product of the pointwise weights' columns
+/// [k0, k1) with them into partial q, all on one thread; then the two
+/// partials are summed with the epilogue, by rows. Otherwise the depthwise
+/// part is split by planes and the GEMM by columns, so each thread read
+/// half of the depthwise output from the other core's cache, and all of
+/// the weights; here it reads its own half of both. The halves are fixed
+/// (not one a thread), so the bits do not depend on the thread count.
+struct KSplitJob {
+  const tcc_host_api_t *host;
+  const ConvShape *one;
+  const float *image, *dwWeight;
+  const tcc_uk_epilogue_t *dwEp;
+  float *mid, *partial;
+  const GemmArgs *g; // the whole GEMM: A, m, n, k, output and epilogue
+  int64_t split;     // k0 of part 1
+};
+
+void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
+  const KSplitJob &job = *static_cast<const KSplitJob *>(ctx);
+  const ConvShape &s = *job.one;
+  const GemmArgs &g = *job.g;
+  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+  for (int64_t q = begin; q < end; ++q) {
+    const int64_t k0 = q ? job.split : 0, k1 = q ? s.c : job.split;
+    ConvShape half = s;
+    half.c = half.f = half.groups = k1 - k0;
+    tcc_uk_epilogue_t ep = *job.dwEp;
+    if (ep.bias)
+      ep.bias += k0;
+    depthwiseConv(NULL, half, job.image + k0 * hw, job.dwWeight + k0 * 9,
+                  job.mid + k0 * ohw, false, &ep);
+    const MatrixB b = {job.mid + k0 * ohw, ohw, false};
+    GemmArgs gq = g;
+    gq.k = k1 - k0;
+    gq.a = g.packedA ? g.a + k0 * kTiles.mr : g.a + k0;
+    gq.aPanelK = g.packedA ? g.k : 0;
+    gq.bSrc = &b;
+    gq.c = job.partial + q * ceilDiv(g.m * g.n, 16) * 16;
+    gq.ldc = g.n;
+    gq.ep = NULL;
+    gq.accumulate = false;
+    runGemm(NULL, gq, NULL);
+  }
+}
+
+/// Rows [begin, end) of the output: partial 0 + partial 1, then bias,
+/// residual and clamp.
+void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
+  const KSplitJob &job = *static_cast<const KSplitJob *>(ctx);
+  const GemmArgs &g = *job.g;
+  const float *p0 = job.partial;
+  const float *p1 = job.partial + ceilDiv(g.m * g.n, 16) * 16;
+  const tcc_uk_epilogue_t *ep = g.ep;
+  const vf lo = vset1(ep ? ep->clamp_min : 0), hi = vset1(ep ? ep->clamp_max : 0);
+  for (int64_t i = begin; i < end; ++i) {
+    const vf bias = vset1(ep && ep->bias ? ep->bias[i] : 0.0f);
+    const float *res = ep && ep->residual ? ep->residual + i * ep->ldr : NULL;
+    float *out = g.c + i * g.ldc;
+    for (int64_t j = 0; j < g.n; j += kVL) {
+      const bool full = j + kVL <= g.n;
+      const vmask m = vmaskFirst(static_cast<int>(minI(kVL, g.n - j)));
+      auto load = [&](const float *q) {
+        return full ? vload(q) : vloadMask(q, m);
+      };
+      vf x = vadd(load(p0 + i * g.n + j), load(p1 + i * g.n + j));
+      x = vadd(x, bias);
+      if (res)
+        x = vadd(x, load(res + j));
+      if (ep && ep->has_clamp)
+        x = vclamp(x, lo, hi);
+      if (full)
+        vstore(out + j, x);
+      else
+        vstoreMask(out + j, x, m);
+    }
+  }
 }
 
 } // namespace
@@ -789,8 +891,6 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
   dwEp.clamp_min = p->dw_clamp_min;
   dwEp.clamp_max = p->dw_clamp_max;
   for (int64_t img = 0; img < s.n; ++img) {
-    depthwiseConv(host, one, input + img * s.c * s.h * s.w, dwWeight, mid,
-                  false, &dwEp);
     const int64_t outOffset = img * p->f * ohw;
     tcc_uk_epilogue_t ep = {};
     if (epilogue) {
@@ -804,6 +904,16 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     ga.c = output + outOffset;
     ga.ldc = ohw;
     ga.ep = epilogue ? &ep : NULL;
+    const float *image = input + img * s.c * s.h * s.w;
+    if (pairSplitsK(TCC_UK_NATIVE_ISA, p, s)) {
+      KSplitJob job = {host, &one, image, dwWeight, &dwEp, mid,
+                       mid + pairMidFloats(s), &ga, s.c / 2};
+      parallelFor(host, 2, 1, runKSplitParts, &job);
+      parallelFor(host, ga.m, maxI(1, ga.m / (4 * hostThreads(host))),
+                  runKSplitSum, &job);
+      continue;
+    }
+    depthwiseConv(host, one, image, dwWeight, mid, false, &dwEp);
     runGemm(host, ga, mid + pairMidFloats(s));
   }
   free(owned);

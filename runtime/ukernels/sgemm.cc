@@ -114,7 +114,7 @@ inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep,
 /// element sees the same tiles, K blocks and FMA order whatever the split.
 void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const GemmArgs &g = *job.g;
-  const int64_t K = g.k;
+  const int64_t K = g.k, aK = g.aPanelK ? g.aPanelK : g.k;
   alignas(64) float aBuf[kMR * kTiles.kc];
   const bool epilogue = !isTrivial(g.ep);
   const bool compact = g.bPacked ? g.bPackedCompact : g.packB == packBMatrix;
@@ -155,7 +155,7 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
       // Row panel ir of A for this K block: prepacked, or packed now.
       auto aPanel = [&](int64_t ir, int mr) -> const float * {
         if (g.packedA)
-          return g.a + (ir / kMR) * K * kMR + pc * kMR;
+          return g.a + (ir / kMR) * aK * kMR + pc * kMR;
         packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
         return aBuf;
       };
@@ -220,11 +220,11 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         int64_t ldbp;
         const float *b = bAt(lastJr, lastNr, ldbp);
         for (; ir + rows <= i1; ir += rows) {
-          const float *ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
+          const float *ap = g.a + (ir / kMR) * aK * kMR + pc * kMR;
           for (int64_t q = 0; q < groupPanels; ++q)
-            tiles(ir + q * kMR, kMR, ap + q * K * kMR, jc, lastJr);
+            tiles(ir + q * kMR, kMR, ap + q * aK * kMR, jc, lastJr);
           setTail(tail, g.ep, withEpilogue, ir, lastJr);
-          group(kc, ap, K * kMR, b, ldbp, g.c + ir * g.ldc + lastJr, g.ldc,
+          group(kc, ap, aK * kMR, b, ldbp, g.c + ir * g.ldc + lastJr, g.ldc,
                 needTail ? &tail : NULL);
         }
       }

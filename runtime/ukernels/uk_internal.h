@@ -226,6 +226,9 @@ struct GemmArgs {
   bool accumulate;
   const tcc_uk_epilogue_t *ep; // NULL when there is no epilogue
   bool alwaysDirectB; // a matrix B read where it lies whatever the shape
+  // Floats of k between the row panels of a packed A (0: k): a GEMM over
+  // a range of k of a larger packed A (the pair's halves of k).
+  int64_t aPanelK;
 };
 
 /// Bytes of scratch runGemm needs to pack B for a k x n problem (enough

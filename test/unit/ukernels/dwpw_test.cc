@@ -225,6 +225,36 @@ TEST_P(DwPw, TheDepthwisePartIsSplitByPlanes) {
   }
 }
 
+// On AVX-512, a pair whose output is small next to its depthwise output
+// (3f <= c) and whose B is read in place runs its GEMM as two fixed halves
+// of k, each after its half of the depthwise planes, into two partials
+// summed after: the scratch holds them, and the results match the
+// reference and do not change with the thread count. An odd c (uneven
+// halves), a residual, unpacked weights; the first pair of mobilenet_v2
+// (3f > c) keeps the one GEMM.
+TEST_P(DwPw, SplitsKWhereTheOutputIsSmall) {
+  auto scratchFloats = [&](const PairCase &c) {
+    const tcc_uk_dwpw_params_t p = c.params();
+    return (v->dwpwScratchBytes(TCC_UK_ISA_AVX512, &p) - 64) / 4;
+  };
+  auto round16 = [](int64_t x) { return (x + 15) / 16 * 16; };
+  const PairCase odd = PairCase{1, 97, 8, 8, 20}.withResidual();
+  EXPECT_EQ(scratchFloats(odd), round16(97 * 64) + 2 * round16(20 * 64));
+  const PairCase first{1, 32, 112, 112, 16};
+  EXPECT_EQ(scratchFloats(first), round16(32 * 112 * 112));
+  for (const PairCase &c :
+       {odd, PairCase{1, 97, 8, 8, 20}.unpacked(),
+        PairCase{2, 192, 14, 14, 64}.stride(2).withResidual()}) {
+    SCOPED_TRACE(describe(c));
+    checkPair(*v, c);
+    const PairData d(*v, c);
+    const std::vector<float> serial = runPair(*v, c, d, nullptr);
+    ThreadHost host(2);
+    const std::vector<float> out = runPair(*v, c, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+  }
+}
+
 TEST_P(DwPw, RejectsWhatIsNotAPair) {
   PairCase c{1, 4, 6, 6, 3};
   tcc_uk_dwpw_params_t p = c.params();
