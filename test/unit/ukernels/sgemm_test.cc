@@ -528,6 +528,29 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
   }
 }
 
+// A small B (at most 784 columns and 160 rows) with a tall A splits the
+// rows of C across the threads, after a pass that packs all of B: a
+// mobilenet_v2 expansion then leaves each thread's channels in its own
+// cache for the depthwise part after it. More columns: split by columns,
+// each task packing its own, in one call. The bits are the same either way.
+TEST_P(Sgemm, SmallBAndTallASplitRows) {
+  for (const GemmCase &c : {GemmCase{384, 196, 64, 0, 0, 0, TCC_UK_PACKED_A},
+                            GemmCase{384, 3136, 64, 0, 0, 0, TCC_UK_PACKED_A}}) {
+    SCOPED_TRACE(describe(c));
+    const GemmData d(*v, c, v);
+    const std::vector<float> serial = runGemm(*v, c, d, nullptr);
+    ThreadHost host(2);
+    const std::vector<float> out = runGemm(*v, c, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+    if (c.n <= 784) {
+      ASSERT_EQ(host.parts.size(), 2u) << "packing B, then the rows";
+      EXPECT_EQ(host.parts[1], 2u);
+    } else {
+      EXPECT_EQ(host.parts.size(), 1u);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, Sgemm, ::testing::ValuesIn(variantNames()),
                          [](const auto &info) { return info.param; });
 
