@@ -315,15 +315,17 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
 
 /// A GEMM whose B is small (at most kNextMaxN columns, kNextMaxK rows) and
 /// whose A is tall (at least kNextMinRowPanels row panels a thread) splits
-/// its rows, not its columns, though that costs a pass packing all of B
-/// first: each thread then writes whole rows of C (channels, in a 1x1
-/// convolution), which is how the depthwise/pointwise pair after a
-/// mobilenet_v2 expansion reads them (a half of the planes a thread), so
-/// they are in its own cache. Split by columns, each thread read half of
-/// its planes from the other core's cache. mobilenet_v2 1.8% faster (14
-/// rounds in turn), resnet18 level (its 64 -> 128 1x1 at 28x28); at 56x56
-/// and 112x112 the expansions ran 8-24% slower, packing 3136 or 12544
-/// columns up front, more than their pairs gained.
+/// its rows, not its columns: each thread then writes whole rows of C
+/// (channels, in a 1x1 convolution), which is how the depthwise/pointwise
+/// pair after a mobilenet_v2 expansion reads them (a half of the planes a
+/// thread), so they are in its own cache. Split by columns, each thread
+/// read half of its planes from the other core's cache. Every task reads
+/// all of B: where it lies when it is a plain matrix whose ragged panel
+/// reads in place, else packed by a first pass. mobilenet_v2 1.8% faster
+/// (14 rounds in turn) with the pass, 2.1% more without it; resnet18
+/// level (its 64 -> 128 1x1 at 28x28). At 56x56 and 112x112 the expansions
+/// ran 8-24% slower (all of B packed up front, 3136 or 12544 columns),
+/// more than their pairs gained.
 constexpr int64_t kNextMaxN = 784, kNextMaxK = 160, kNextMinRowPanels = 6;
 bool splitsRowsForTheNext(const GemmArgs &g, int64_t threads) {
   return threads > 1 && g.n <= kNextMaxN && g.k <= kNextMaxK &&
@@ -380,7 +382,12 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   const int64_t threads = hostThreads(host);
   if (g.packB == packBMatrix && !g.bPacked) {
     const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
-    if (readBDirect(TCC_UK_NATIVE_ISA,
+    // Rows split for the next kernel, B is small: read where it lies (a
+    // pass packing it first cost 3-6 us a layer; mobilenet_v2 2.1% faster).
+    const bool rowsDirect =
+        !mb.trans && g.n >= kNR && splitsRowsForTheNext(g, threads) &&
+        (g.n % kNR == 0 || raggedDirect(TCC_UK_NATIVE_ISA, g.n % kNR));
+    if (rowsDirect || readBDirect(TCC_UK_NATIVE_ISA,
                     (mb.trans ? TCC_UK_TRANS_B : 0) |
                         (g.alwaysDirectB ? kAlwaysDirectB : 0),
                     g.m, g.n, g.k)) {
@@ -392,6 +399,10 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
         packBMatrix(g.bSrc, 0, g.k, lastJ, g.n - lastJ, job.bBuf,
                     g.k * kNR);
       planTasks(host, job);
+      if (rowsDirect) {
+        job.tm = threads;
+        job.tn = 1;
+      }
       parallelFor(host, job.tm * job.tn, 1, runTasks, &job);
       return;
     }

@@ -529,24 +529,42 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
 }
 
 // A small B (at most 784 columns and 160 rows) with a tall A splits the
-// rows of C across the threads, after a pass that packs all of B: a
-// mobilenet_v2 expansion then leaves each thread's channels in its own
-// cache for the depthwise part after it. More columns: split by columns,
-// each task packing its own, in one call. The bits are the same either way.
+// rows of C across the threads: a mobilenet_v2 expansion then leaves each
+// thread's channels in its own cache for the depthwise part after it. A
+// plain B whose ragged panel reads in place is read where it lies (the
+// scratch stays untouched); one whose panel does not is packed by a first
+// pass. More columns: split by columns, each task packing its own. The
+// bits are the same every way.
 TEST_P(Sgemm, SmallBAndTallASplitRows) {
-  for (const GemmCase &c : {GemmCase{384, 196, 64, 0, 0, 0, TCC_UK_PACKED_A},
+  struct Tiles {
+    int64_t nr, vl;
+  };
+  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
+                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
+                                             : Tiles{8, 4};
+  const int64_t inPlace = 4 * t.nr + t.vl, packed = 4 * t.nr + t.vl + 5;
+  for (const GemmCase &c : {GemmCase{384, inPlace, 64, 0, 0, 0, TCC_UK_PACKED_A},
+                            GemmCase{384, packed, 64, 0, 0, 0, TCC_UK_PACKED_A},
                             GemmCase{384, 3136, 64, 0, 0, 0, TCC_UK_PACKED_A}}) {
     SCOPED_TRACE(describe(c));
     const GemmData d(*v, c, v);
     const std::vector<float> serial = runGemm(*v, c, d, nullptr);
     ThreadHost host(2);
-    const std::vector<float> out = runGemm(*v, c, d, host.get());
+    std::vector<float> out = d.c0;
+    Scratch scratch(v->sgemmScratchBytes(isa(), c.flags, c.m, c.n, c.k));
+    ASSERT_EQ(0, v->sgemm(host.get(), c.m, c.n, c.k, d.packedA.data(), d.lda,
+                          d.b.data(), d.ldb, out.data(), d.ldc, c.flags,
+                          nullptr, scratch.get()));
     expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
-    if (c.n <= 784) {
-      ASSERT_EQ(host.parts.size(), 2u) << "packing B, then the rows";
-      EXPECT_EQ(host.parts[1], 2u);
+    if (c.n == inPlace) {
+      EXPECT_EQ(host.parts, std::vector<size_t>({2}));
+      EXPECT_TRUE(scratch.untouched()) << "B packed";
+    } else if (c.n == packed) {
+      EXPECT_EQ(host.parts.size(), 2u) << "packing B, then the rows";
+      EXPECT_EQ(host.parts.back(), 2u);
     } else {
-      EXPECT_EQ(host.parts.size(), 1u);
+      EXPECT_EQ(host.parts, std::vector<size_t>({2}));
+      EXPECT_FALSE(scratch.untouched()) << "each task packs its columns";
     }
   }
 }

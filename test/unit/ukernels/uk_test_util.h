@@ -117,6 +117,13 @@ public:
   void *get() {
     return size ? static_cast<void *>(mem.data() + offset()) : nullptr;
   }
+  /// Whether nothing was written into the requested bytes.
+  bool untouched() const {
+    for (int64_t i = 0; i < size; ++i)
+      if (mem[offset() + i] != kFill)
+        return false;
+    return true;
+  }
   /// Whether the guard bytes past the requested size are intact.
   bool guardIntact() const {
     for (size_t i = 0; i < kGuard; ++i)
