@@ -21,6 +21,16 @@ struct GemmCase {
   int32_t act = TCC_UK_ACT_NONE;
 };
 
+/// The register tile's columns (NR) and vector length of an ISA's kernels.
+struct Tiles {
+  int64_t nr, vl;
+};
+Tiles tilesOf(int32_t isa) {
+  return isa == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
+         : isa == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
+                                  : Tiles{8, 4};
+}
+
 std::string describe(const GemmCase &c) {
   std::string s = std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                   std::to_string(c.k) + " flags=" + std::to_string(c.flags);
@@ -536,12 +546,7 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
 // pass. More columns: split by columns, each task packing its own. The
 // bits are the same every way.
 TEST_P(Sgemm, SmallBAndTallASplitRows) {
-  struct Tiles {
-    int64_t nr, vl;
-  };
-  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
-                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
-                                             : Tiles{8, 4};
+  const Tiles t = tilesOf(isa());
   const int64_t inPlace = 4 * t.nr + t.vl, packed = 4 * t.nr + t.vl + 5;
   for (const GemmCase &c : {GemmCase{384, inPlace, 64, 0, 0, 0, TCC_UK_PACKED_A},
                             GemmCase{384, packed, 64, 0, 0, 0, TCC_UK_PACKED_A},
@@ -578,12 +583,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, Sgemm, ::testing::ValuesIn(variantNames()),
 // roundUp(w, VL) floats instead of NR): attention's 64-column products
 // (48 + 16 on AVX-512) take 64 columns of scratch a row, not 96.
 TEST_P(Sgemm, RaggedLastPanelIsCompact) {
-  struct Tiles {
-    int64_t nr, vl;
-  };
-  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
-                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
-                                             : Tiles{8, 4};
+  const Tiles t = tilesOf(isa());
   const int64_t k = 5;
   EXPECT_EQ(v->packBBytes(isa(), k, t.nr), t.nr * k * 4);
   EXPECT_EQ(v->packBBytes(isa(), k, t.nr + 1), (t.nr + t.vl) * k * 4);
@@ -610,12 +610,7 @@ TEST_P(Sgemm, RaggedLastPanelIsCompact) {
 // packed path (here B prepacked), with padded rows, every epilogue field,
 // accumulation, K over two blocks, the narrow panel and threads.
 TEST_P(Sgemm, DirectBGivesThePackedBits) {
-  struct Tiles {
-    int64_t nr, vl;
-  };
-  const Tiles t = isa() == TCC_UK_ISA_AVX512 ? Tiles{48, 16}
-                  : isa() == TCC_UK_ISA_AVX2 ? Tiles{16, 8}
-                                             : Tiles{8, 4};
+  const Tiles t = tilesOf(isa());
   // The scratch: the ragged panel alone (none when n is whole panels).
   const int64_t rag = 3136 % t.nr + 5;
   EXPECT_EQ(v->sgemmScratchBytes(isa(), TCC_UK_PACKED_A, 24, 3136 + 5, 144),
