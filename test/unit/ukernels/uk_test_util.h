@@ -71,12 +71,14 @@ public:
   int calls = 0;      // parallel_for calls seen
   size_t lastParts = 0; // ranges the last call was split into
   std::vector<size_t> parts; // ranges of each call, in order
+  std::vector<int64_t> counts; // n of each call, in order
 
 private:
   static void parallelFor(void *self, int64_t n, int64_t grain,
                           tcc_parallel_fn_t fn, void *ctx) {
     auto *h = static_cast<ThreadHost *>(self);
     ++h->calls;
+    h->counts.push_back(n);
     const int threads = h->api.num_threads;
     grain = std::max<int64_t>(grain, 1);
     int64_t chunk = std::max(grain, (n + threads - 1) / threads);
