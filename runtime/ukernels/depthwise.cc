@@ -432,7 +432,6 @@ void planeDirect(const ConvShape &s, const PlaneArgs &p, const Epi &e,
 }
 #endif
 
-
 /// Whether the kernels of `isa` have rowDirect for this shape.
 bool hasDirectRows(int32_t isa, const ConvShape &s) {
   return isa == TCC_UK_ISA_AVX512 && s.kh == 3 && s.kw == 3 && s.dh == 1 &&
@@ -765,7 +764,6 @@ int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
 /// the weights; here it reads its own half of both. The halves are fixed
 /// (not one a thread), so the bits do not depend on the thread count.
 struct KSplitJob {
-  const tcc_host_api_t *host;
   const ConvShape *one;
   const float *image, *dwWeight;
   const tcc_uk_epilogue_t *dwEp;
@@ -810,7 +808,8 @@ void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
   const float *p0 = job.partial;
   const float *p1 = job.partial + ceilDiv(g.m * g.n, 16) * 16;
   const tcc_uk_epilogue_t *ep = g.ep;
-  const vf lo = vset1(ep ? ep->clamp_min : 0), hi = vset1(ep ? ep->clamp_max : 0);
+  const vf lo = vset1(ep ? ep->clamp_min : 0.0f);
+  const vf hi = vset1(ep ? ep->clamp_max : 0.0f);
   for (int64_t i = begin; i < end; ++i) {
     const vf bias = vset1(ep && ep->bias ? ep->bias[i] : 0.0f);
     const float *res = ep && ep->residual ? ep->residual + i * ep->ldr : NULL;
@@ -906,7 +905,7 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     ga.ep = epilogue ? &ep : NULL;
     const float *image = input + img * s.c * s.h * s.w;
     if (pairSplitsK(TCC_UK_NATIVE_ISA, p, s)) {
-      KSplitJob job = {host, &one, image, dwWeight, &dwEp, mid,
+      KSplitJob job = {&one, image, dwWeight, &dwEp, mid,
                        mid + pairMidFloats(s), &ga, s.c / 2};
       parallelFor(host, 2, 1, runKSplitParts, &job);
       parallelFor(host, ga.m, maxI(1, ga.m / (4 * hostThreads(host))),

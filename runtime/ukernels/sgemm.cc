@@ -388,7 +388,8 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     const bool rowsDirect =
         !mb.trans && g.n >= kNR && splitsRowsForTheNext(g, threads) &&
         (g.n % kNR == 0 || raggedDirect(TCC_UK_NATIVE_ISA, g.n % kNR));
-    if (rowsDirect || readBDirect(TCC_UK_NATIVE_ISA,
+    if (rowsDirect ||
+        readBDirect(TCC_UK_NATIVE_ISA,
                     (mb.trans ? TCC_UK_TRANS_B : 0) |
                         (g.alwaysDirectB ? kAlwaysDirectB : 0),
                     g.m, g.n, g.k)) {

@@ -548,9 +548,10 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
 TEST_P(Sgemm, SmallBAndTallASplitRows) {
   const Tiles t = tilesOf(isa());
   const int64_t inPlace = 4 * t.nr + t.vl, packed = 4 * t.nr + t.vl + 5;
-  for (const GemmCase &c : {GemmCase{384, inPlace, 64, 0, 0, 0, TCC_UK_PACKED_A},
-                            GemmCase{384, packed, 64, 0, 0, 0, TCC_UK_PACKED_A},
-                            GemmCase{384, 3136, 64, 0, 0, 0, TCC_UK_PACKED_A}}) {
+  const uint32_t pa = TCC_UK_PACKED_A;
+  for (const GemmCase &c : {GemmCase{384, inPlace, 64, 0, 0, 0, pa},
+                            GemmCase{384, packed, 64, 0, 0, 0, pa},
+                            GemmCase{384, 3136, 64, 0, 0, 0, pa}}) {
     SCOPED_TRACE(describe(c));
     const GemmData d(*v, c, v);
     const std::vector<float> serial = runGemm(*v, c, d, nullptr);
