@@ -210,9 +210,10 @@ TEST_P(DwPw, ThreadCountDoesNotChangeResults) {
   }
 }
 
-// The depthwise part is a parallel loop of its own over the channel planes
-// (into the scratch), then the GEMM's: a 7x7 plane's 960 channels and a
-// 56x56 one's 32 both spread over the threads.
+// The depthwise part is split by channel planes across the threads (into
+// the scratch): in a parallel loop of its own before the GEMM's (a 56x56
+// plane's 32 channels), or as the two halves of k that also multiply them
+// (a 7x7 plane's 960 channels, 3f <= c); both spread over the threads.
 TEST_P(DwPw, TheDepthwisePartIsSplitByPlanes) {
   for (const PairCase &c : {PairCase{1, 960, 7, 7, 160},
                             PairCase{1, 32, 56, 56, 24}}) {
