@@ -726,6 +726,10 @@ int64_t pairMidFloats(const ConvShape &s) {
 /// Partial products of a pair that splits k take at most this many bytes.
 constexpr int64_t kMaxPartialBytes = int64_t(1) << 20;
 
+/// Floats between the two partial products of an m x n GEMM split in k
+/// (rounded up to 64 bytes).
+int64_t partialFloats(int64_t m, int64_t n) { return ceilDiv(m * n, 16) * 16; }
+
 /// Whether a pair's GEMM runs as two halves of k, one a task, each right
 /// after the depthwise planes of its half (see KSplitJob): when its output
 /// (two partials, summed after) is small next to the depthwise output
@@ -748,7 +752,7 @@ bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
 int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
                          const ConvShape &s) {
   const int64_t partials =
-      pairSplitsK(isa, p, s) ? 2 * ceilDiv(p->f * s.oh * s.ow, 16) * 16 : 0;
+      pairSplitsK(isa, p, s) ? 2 * partialFloats(p->f, s.oh * s.ow) : 0;
   return 64 +
          (pairMidFloats(s) + partials) * static_cast<int64_t>(sizeof(float)) +
          gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
@@ -769,7 +773,6 @@ struct KSplitJob {
   const tcc_uk_epilogue_t *dwEp;
   float *mid, *partial;
   const GemmArgs *g; // the whole GEMM: A, m, n, k, output and epilogue
-  int64_t split;     // k0 of part 1
 };
 
 void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
@@ -778,7 +781,8 @@ void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
   const GemmArgs &g = *job.g;
   const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
   for (int64_t q = begin; q < end; ++q) {
-    const int64_t k0 = q ? job.split : 0, k1 = q ? s.c : job.split;
+    const int64_t split = s.c / 2;
+    const int64_t k0 = q ? split : 0, k1 = q ? s.c : split;
     ConvShape half = s;
     half.c = half.f = half.groups = k1 - k0;
     tcc_uk_epilogue_t ep = *job.dwEp;
@@ -792,7 +796,7 @@ void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
     gq.a = g.packedA ? g.a + k0 * kTiles.mr : g.a + k0;
     gq.aPanelK = g.packedA ? g.k : 0;
     gq.bSrc = &b;
-    gq.c = job.partial + q * ceilDiv(g.m * g.n, 16) * 16;
+    gq.c = job.partial + q * partialFloats(g.m, g.n);
     gq.ldc = g.n;
     gq.ep = NULL;
     gq.accumulate = false;
@@ -800,16 +804,18 @@ void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-/// Rows [begin, end) of the output: partial 0 + partial 1, then bias,
-/// residual and clamp.
+/// Rows [begin, end) of the output: partial 0 + partial 1, then the
+/// depthwise kernel's epilogue (bias, residual, clamp).
 void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
   const KSplitJob &job = *static_cast<const KSplitJob *>(ctx);
   const GemmArgs &g = *job.g;
-  const float *p0 = job.partial;
-  const float *p1 = job.partial + ceilDiv(g.m * g.n, 16) * 16;
+  const float *p0 = job.partial, *p1 = p0 + partialFloats(g.m, g.n);
   const tcc_uk_epilogue_t *ep = g.ep;
-  const vf lo = vset1(ep ? ep->clamp_min : 0.0f);
-  const vf hi = vset1(ep ? ep->clamp_max : 0.0f);
+  Epi e = {};
+  e.clamp = ep && ep->has_clamp;
+  e.lo = ep ? ep->clamp_min : 0.0f;
+  e.hi = ep ? ep->clamp_max : 0.0f;
+  const vf lo = vset1(e.lo), hi = vset1(e.hi);
   for (int64_t i = begin; i < end; ++i) {
     const vf bias = vset1(ep && ep->bias ? ep->bias[i] : 0.0f);
     const float *res = ep && ep->residual ? ep->residual + i * ep->ldr : NULL;
@@ -817,15 +823,11 @@ void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
     for (int64_t j = 0; j < g.n; j += kVL) {
       const bool full = j + kVL <= g.n;
       const vmask m = vmaskFirst(static_cast<int>(minI(kVL, g.n - j)));
-      auto load = [&](const float *q) {
-        return full ? vload(q) : vloadMask(q, m);
-      };
-      vf x = vadd(load(p0 + i * g.n + j), load(p1 + i * g.n + j));
-      x = vadd(x, bias);
-      if (res)
-        x = vadd(x, load(res + j));
-      if (ep && ep->has_clamp)
-        x = vclamp(x, lo, hi);
+      const float *a = p0 + i * g.n + j, *b = p1 + i * g.n + j;
+      const vf sum = full ? vadd(vload(a), vload(b))
+                          : vadd(vloadMask(a, m), vloadMask(b, m));
+      const vf x = finish(sum, out + j, res ? res + j : NULL, full, m, e, bias,
+                          lo, hi);
       if (full)
         vstore(out + j, x);
       else
@@ -906,7 +908,7 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     const float *image = input + img * s.c * s.h * s.w;
     if (pairSplitsK(TCC_UK_NATIVE_ISA, p, s)) {
       KSplitJob job = {&one, image, dwWeight, &dwEp, mid,
-                       mid + pairMidFloats(s), &ga, s.c / 2};
+                       mid + pairMidFloats(s), &ga};
       parallelFor(host, 2, 1, runKSplitParts, &job);
       parallelFor(host, ga.m, maxI(1, ga.m / (4 * hostThreads(host))),
                   runKSplitSum, &job);

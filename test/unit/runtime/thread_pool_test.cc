@@ -84,7 +84,9 @@ TEST(ThreadPool, UsesSeveralThreads) {
 // (the caller takes chunk 0): kernels split the same way then find what
 // the previous one wrote in their own core's cache. Every chunk waits until
 // all have started, so none can be taken by a thread done with its own;
-// a thread that ran two (or a pool that ran them on one) times out.
+// a thread that ran two (or a pool that ran them on one) times out. (A
+// pool with more threads than the machine has CPUs never spins, so on a
+// two-CPU machine both passes have sleeping workers.)
 TEST(ThreadPool, EachThreadRunsItsOwnShareFirst) {
   for (int spin : {1000, 0}) { // spinning and sleeping workers
     SCOPED_TRACE(spin ? "spinning workers" : "sleeping workers");
@@ -201,9 +203,10 @@ TEST(ThreadPool, SpinTimeFromOptionEnvironmentAndCpuCount) {
     EXPECT_EQ(tcc::ThreadPool(2).spinMicros(), 1000);
   }
   // More threads than CPUs: a spinning thread would starve a working one.
-  if (cpus > 0)
+  if (cpus > 0) {
     EXPECT_EQ(tcc::ThreadPool(static_cast<int>(cpus) + 1, 500).spinMicros(),
               0);
+  }
 }
 
 } // namespace

@@ -20,6 +20,8 @@ struct ConvCase {
   ConvCase &stride(int64_t s) { sh = sw = s; return *this; }
   ConvCase &dilation(int64_t d) { dh = dw = d; return *this; }
   ConvCase &pad(int64_t p) { pt = pl = pb = pr = p; return *this; }
+  ConvCase &strides(int64_t h, int64_t w) { sh = h; sw = w; return *this; }
+  ConvCase &dilations(int64_t h, int64_t w) { dh = h; dw = w; return *this; }
   ConvCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
     pt = t; pl = l; pb = b; pr = r; return *this;
   }
@@ -175,13 +177,8 @@ TEST_P(Conv2d, Dilation2) {
 }
 
 TEST_P(Conv2d, AsymmetricPadsAndStrides) {
-  ConvCase c{1, 6, 13, 16, 10, 3, 2};
-  c.pads(0, 1, 2, 1);
-  c.sh = 2;
-  c.sw = 3;
-  c.dh = 1;
-  c.dw = 2;
-  checkConv(*v, c);
+  checkConv(*v, ConvCase{1, 6, 13, 16, 10, 3, 2}.pads(0, 1, 2, 1)
+                    .strides(2, 3).dilations(1, 2));
 }
 
 // The im2col packer copies the input rows a block of output columns reads
@@ -191,13 +188,8 @@ TEST_P(Conv2d, AsymmetricPadsAndStrides) {
 TEST_P(Conv2d, RowsTooLongForThePlaneBuffer) {
   checkConv(*v, ConvCase{1, 3, 6, 3000, 8, 3, 5}.pad(2));
   checkConv(*v, ConvCase{1, 2, 9, 3000, 8, 5, 3}.stride(2).pad(1).epilogue());
-  ConvCase c{1, 2, 7, 3000, 8, 3, 3};
-  c.pads(1, 2, 0, 1);
-  c.sh = 1;
-  c.sw = 3;
-  c.dh = 2;
-  c.dw = 2;
-  checkConv(*v, c);
+  checkConv(*v, ConvCase{1, 2, 7, 3000, 8, 3, 3}.pads(1, 2, 0, 1)
+                    .strides(1, 3).dilations(2, 2));
 }
 
 TEST_P(Conv2d, Groups2) {
