@@ -398,6 +398,77 @@ void benchDwpw(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+/// A 1x1 expansion from c channels (bias + relu6), a depthwise 3x3 (bias +
+/// relu6) and the 1x1 to f channels (bias), as one tcc_uk_block_conv2d_nchw
+/// call and as the two calls (a conv2d, then a dwpw) a compiler makes
+/// otherwise: ms of each per thread count.
+void benchBlock(const Variant &v, const Options &o,
+                const std::vector<Pool *> &pools, const char *name, int64_t c,
+                tcc_uk_conv2d_params_t dw, int64_t f) {
+  const int64_t e = dw.c;
+  const int64_t oh = (dw.h + 2 * dw.pad_top - dw.kh) / dw.stride_h + 1;
+  const int64_t ow = (dw.w + 2 * dw.pad_left - dw.kw) / dw.stride_w + 1;
+  std::vector<float> x = randomVector(c * dw.h * dw.w, 1);
+  std::vector<float> expW = randomVector(e * c, 6), expB = randomVector(e, 7);
+  std::vector<float> dwW = randomVector(e * dw.kh * dw.kw, 2);
+  std::vector<float> dwB = randomVector(e, 3), pwB = randomVector(f, 4);
+  std::vector<float> pwW = randomVector(f * e, 5);
+  auto pack = [&](tcc_uk_conv2d_params_t &cp, const std::vector<float> &w) {
+    std::vector<float> out(v.convPackWeightsBytes(v.isaFn(), &cp) / 4);
+    v.convPackWeights(v.isaFn(), &cp, w.data(), out.data());
+    cp.flags = TCC_UK_PACKED_A;
+    return out;
+  };
+  tcc_uk_conv2d_params_t ex = conv(c, dw.h, e, 1, 1, 0, 1);
+  ex.w = dw.w;
+  std::vector<float> expPacked = pack(ex, expW);
+  std::vector<char> exScratch(v.convScratchBytes(v.isaFn(), &ex) + 1);
+  ex.scratch = exScratch.data();
+  tcc_uk_conv2d_params_t pw = conv(e, oh, f, 1, 1, 0, 1);
+  pw.w = ow;
+  std::vector<float> pwPacked = pack(pw, pwW);
+  tcc_uk_block_params_t p = {};
+  p.pair.dw = dw;
+  p.pair.f = f;
+  p.pair.dw_bias = dwB.data();
+  p.pair.dw_has_clamp = 1;
+  p.pair.dw_clamp_max = 6.0f;
+  p.pair.flags = TCC_UK_PACKED_A;
+  p.c = c;
+  p.exp_bias = expB.data();
+  p.exp_has_clamp = 1;
+  p.exp_clamp_max = 6.0f;
+  p.exp_flags = TCC_UK_PACKED_A;
+  std::vector<char> scratch(v.blockScratchBytes(v.isaFn(), &p) + 1);
+  std::vector<char> pairScratch(v.dwpwScratchBytes(v.isaFn(), &p.pair) + 1);
+  std::vector<float> mid(e * dw.h * dw.w), y(f * oh * ow);
+  tcc_uk_epilogue_t ep = {}, exEp = {};
+  ep.bias = pwB.data();
+  exEp.bias = expB.data();
+  exEp.bias_per_row = 1;
+  exEp.has_clamp = 1;
+  exEp.clamp_max = 6.0f;
+  std::printf("  %-34s", name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    p.pair.scratch = scratch.data();
+    auto one = timeIt(o.seconds, [&] {
+      v.blockConv2d(host, &p, x.data(), expPacked.data(), dwW.data(),
+                    pwPacked.data(), y.data(), &ep);
+    });
+    p.pair.scratch = pairScratch.data();
+    auto two = timeIt(o.seconds, [&] {
+      v.conv2d(host, &ex, x.data(), expPacked.data(), mid.data(), &exEp);
+      v.dwpwConv2d(host, &p.pair, mid.data(), dwW.data(), pwPacked.data(),
+                   y.data(), &ep);
+    });
+    std::printf("   %7.3f (%7.3f) two calls %7.3f (%7.3f)", one.first * 1e3,
+                one.second * 1e3, two.first * 1e3, two.second * 1e3);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 void usage() {
   std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
                        "[--threads 1,2] [--seconds S] "
@@ -550,6 +621,24 @@ int main(int argc, char **argv) {
     for (const auto &d : pairs)
       if (std::strstr(d.name, o.match.c_str()))
         benchDwpw(*v, o, pools, d.name, d.dw, d.f);
+    std::printf("\n1x1 expansion (bias, relu6), depthwise 3x3 (bias, relu6), "
+                "1x1 (bias), ms: one block call, and conv2d + dwpw\n");
+    const struct {
+      const char *name;
+      int64_t c;
+      tcc_uk_conv2d_params_t dw;
+      int64_t f;
+    } blocks[] = {
+        {"mbv2 block 16 -> 96 /2 112 -> 24", 16,
+         conv(96, 112, 96, 3, 2, 1, 96), 24},
+        {"mbv2 block 24 -> 144 56 -> 24", 24, conv(144, 56, 144, 3, 1, 1, 144),
+         24},
+        {"mbv2 block 24 -> 144 /2 56 -> 32", 24,
+         conv(144, 56, 144, 3, 2, 1, 144), 32},
+    };
+    for (const auto &d : blocks)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchBlock(*v, o, pools, d.name, d.c, d.dw, d.f);
   }
   for (Pool *p : pools)
     delete p;

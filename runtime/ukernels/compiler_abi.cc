@@ -185,6 +185,43 @@ int32_t tcc_ukabi_dwpw_conv2d(
                                  ptr<float>(output), &e);
 }
 
+/// An expanding 1x1 convolution from `expC` to `c` channels (its epilogue
+/// a bias and a clamp), the depthwise convolution after it and the 1x1
+/// convolution to `f` channels after that, as one call.
+int32_t tcc_ukabi_block_conv2d(
+    int64_t input, int64_t expWeight, int64_t expBias, int64_t dwWeight,
+    int64_t dwBias, int64_t pwWeight, int64_t output, int64_t bias,
+    int64_t residual, int64_t scratch, int64_t n, int64_t expC, int64_t c,
+    int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t strideH,
+    int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t padTop,
+    int64_t padLeft, int64_t padBottom, int64_t padRight, int64_t expFlags,
+    int64_t expHasClamp, float expClampMin, float expClampMax,
+    int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
+    int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
+  tcc_uk_block_params_t p = {};
+  p.pair.dw = convParams(n, c, h, w, c, kh, kw, strideH, strideW, dilationH,
+                         dilationW, padTop, padLeft, padBottom, padRight, c);
+  p.pair.f = f;
+  p.pair.dw_bias = ptr<const float>(dwBias);
+  p.pair.dw_has_clamp = static_cast<int32_t>(dwHasClamp);
+  p.pair.dw_clamp_min = dwClampMin;
+  p.pair.dw_clamp_max = dwClampMax;
+  p.pair.flags = static_cast<uint32_t>(flags);
+  p.pair.scratch = ptr<void>(scratch);
+  p.c = expC;
+  p.exp_bias = ptr<const float>(expBias);
+  p.exp_has_clamp = static_cast<int32_t>(expHasClamp);
+  p.exp_clamp_min = expClampMin;
+  p.exp_clamp_max = expClampMax;
+  p.exp_flags = static_cast<uint32_t>(expFlags);
+  tcc_uk_epilogue_t e =
+      epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
+  return tcc_uk_block_conv2d_nchw(
+      currentHost, &p, ptr<const float>(input), ptr<const float>(expWeight),
+      ptr<const float>(dwWeight), ptr<const float>(pwWeight),
+      ptr<float>(output), &e);
+}
+
 /// 2-D max pooling (no epilogue).
 int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n,
                             int64_t c, int64_t h, int64_t w, int64_t kh,

@@ -30,6 +30,9 @@ const Variant TCC_UK_VAR_(kVariant_, TCC_UK_VARIANT_NAME) = {
     &tcc_uk_dwpw_fast,
     &tcc_uk_dwpw_scratch_bytes,
     &tcc_uk_dwpw_conv2d_nchw,
+    &tcc_uk_block_fast,
+    &tcc_uk_block_scratch_bytes,
+    &tcc_uk_block_conv2d_nchw,
     &tcc_uk_maxpool2d_fast,
     &tcc_uk_maxpool2d_nchw,
 };

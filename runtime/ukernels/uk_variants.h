@@ -33,6 +33,9 @@ struct Variant {
   decltype(&tcc_uk_dwpw_fast) dwpwFast;
   decltype(&tcc_uk_dwpw_scratch_bytes) dwpwScratchBytes;
   decltype(&tcc_uk_dwpw_conv2d_nchw) dwpwConv2d;
+  decltype(&tcc_uk_block_fast) blockFast;
+  decltype(&tcc_uk_block_scratch_bytes) blockScratchBytes;
+  decltype(&tcc_uk_block_conv2d_nchw) blockConv2d;
   decltype(&tcc_uk_maxpool2d_fast) maxpoolFast;
   decltype(&tcc_uk_maxpool2d_nchw) maxpool2d;
 };

@@ -56,6 +56,9 @@
 #define tcc_uk_dwpw_fast TCC_UK_RENAME(tcc_uk_dwpw_fast)
 #define tcc_uk_dwpw_scratch_bytes TCC_UK_RENAME(tcc_uk_dwpw_scratch_bytes)
 #define tcc_uk_dwpw_conv2d_nchw TCC_UK_RENAME(tcc_uk_dwpw_conv2d_nchw)
+#define tcc_uk_block_fast TCC_UK_RENAME(tcc_uk_block_fast)
+#define tcc_uk_block_scratch_bytes TCC_UK_RENAME(tcc_uk_block_scratch_bytes)
+#define tcc_uk_block_conv2d_nchw TCC_UK_RENAME(tcc_uk_block_conv2d_nchw)
 #define tcc_uk_maxpool2d_fast TCC_UK_RENAME(tcc_uk_maxpool2d_fast)
 #define tcc_uk_maxpool2d_nchw TCC_UK_RENAME(tcc_uk_maxpool2d_nchw)
 #endif
@@ -239,6 +242,56 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
                                 const float *input, const float *dw_weight,
                                 const float *pw_weight, float *output,
                                 const tcc_uk_epilogue_t *epilogue);
+
+/*===------------------------------------------------------------------===*
+ * Expansion, depthwise and pointwise convolution, NCHW, as one call
+ *===------------------------------------------------------------------===*/
+
+/* x = clamp_exp(exp_weight[e x c] * input (per pixel) + exp_bias[e])
+ * output = the depthwise/pointwise pair `pair` over x (pair.dw.c == e)
+ * where the first is a 1x1, stride-1, unpadded convolution from c to e
+ * channels (mobilenet_v2's inverted-residual block), as one kernel: a band
+ * of output rows at a time, the expansion computes the input rows the
+ * band's depthwise windows need into the scratch, the depthwise part and
+ * the pointwise GEMM follow while they are in cache; the bands are split
+ * across the threads. The e-channel tensor never exists whole. */
+typedef struct tcc_uk_block_params_t {
+  tcc_uk_dwpw_params_t pair; /* pair.dw: the depthwise convolution over the
+                                expansion (pair.dw.c = e); pair.flags: the
+                                pointwise weights; pair.scratch:
+                                tcc_uk_block_scratch_bytes bytes, or NULL */
+  int64_t c;                 /* input channels of the expansion */
+  const float *exp_bias;     /* NULL, or one value per expanded channel */
+  int32_t exp_has_clamp;
+  float exp_clamp_min, exp_clamp_max;
+  uint32_t exp_flags; /* TCC_UK_PACKED_A: exp_weight is the 1x1 conv's
+                         tcc_uk_conv2d_pack_weights output */
+} tcc_uk_block_params_t;
+
+/* Whether the kernels of `isa` run this block as one call faster than as
+ * a 1x1 convolution and a depthwise/pointwise pair: the pair is fast
+ * (tcc_uk_dwpw_fast) and the expansion of one image (e x h x w floats)
+ * takes 1 MiB or more, more than the cores' caches keep from one call to
+ * the next. 0 if p is not such a block. */
+int32_t tcc_uk_block_fast(int32_t isa, const tcc_uk_block_params_t *p);
+
+/* Scratch tcc_uk_block_conv2d_nchw needs (0 if p is not such a block). */
+int64_t tcc_uk_block_scratch_bytes(int32_t isa,
+                                   const tcc_uk_block_params_t *p);
+
+/* The epilogue is the pointwise convolution's (bias per output channel,
+ * residual shaped like the output). The results are those of the three
+ * convolutions as separate calls (tcc_uk_conv2d_nchw for the expansion and
+ * the depthwise convolution, then for the 1x1), bit for bit, whatever the
+ * thread count. Returns 0, -1 when scratch was NULL and malloc failed, or
+ * -2 (writing nothing) when p is not such a block or the epilogue has an
+ * activation. */
+int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
+                                 const tcc_uk_block_params_t *p,
+                                 const float *input, const float *exp_weight,
+                                 const float *dw_weight,
+                                 const float *pw_weight, float *output,
+                                 const tcc_uk_epilogue_t *epilogue);
 
 /*===------------------------------------------------------------------===*
  * 2-D max pooling, NCHW

@@ -1,0 +1,240 @@
+// block_test.cc - tcc_uk_block_conv2d_nchw (a 1x1 expansion, a depthwise
+// convolution and the 1x1 after it, as one call, a band of rows at a time)
+// in every variant the CPU can run, against the same three convolutions
+// made as separate tcc_uk_conv2d_nchw calls (each checked against double
+// references in conv2d_test.cc): the block promises their bits.
+#include "uk_test_util.h"
+
+namespace {
+
+using namespace uktest;
+
+struct BlockCase {
+  int64_t n, c, e, h, w, f; // input [n, c, h, w]; e expanded, f outputs
+  int64_t s = 1;            // depthwise stride (3x3)
+  int64_t pt = 1, pl = 1, pb = 1, pr = 1;
+  bool packed = true;        // both 1x1 weights prepacked
+  bool epilogues = true;     // biases and ReLU6 on expansion and depthwise
+  bool residual = false;     // on the output
+  uint32_t seed = 11;
+
+  BlockCase &stride(int64_t v) { s = v; return *this; }
+  BlockCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t; pl = l; pb = b; pr = r; return *this;
+  }
+  BlockCase &unpacked() { packed = false; return *this; }
+  BlockCase &plain() { epilogues = false; return *this; }
+  BlockCase &withResidual() { residual = true; return *this; }
+
+  int64_t oh() const { return (h + pt + pb - 3) / s + 1; }
+  int64_t ow() const { return (w + pl + pr - 3) / s + 1; }
+  tcc_uk_conv2d_params_t expansion() const {
+    tcc_uk_conv2d_params_t p = {};
+    p.n = n; p.c = c; p.h = h; p.w = w; p.f = e; p.kh = p.kw = 1;
+    p.flags = packed ? TCC_UK_PACKED_A : 0;
+    return p;
+  }
+  tcc_uk_conv2d_params_t depthwise() const {
+    tcc_uk_conv2d_params_t p = {};
+    p.n = n; p.c = e; p.h = h; p.w = w; p.f = e; p.kh = p.kw = 3;
+    p.stride_h = p.stride_w = s;
+    p.pad_top = pt; p.pad_left = pl; p.pad_bottom = pb; p.pad_right = pr;
+    p.groups = e;
+    return p;
+  }
+  tcc_uk_conv2d_params_t pointwise() const {
+    tcc_uk_conv2d_params_t p = {};
+    p.n = n; p.c = e; p.h = oh(); p.w = ow(); p.f = f; p.kh = p.kw = 1;
+    p.flags = packed ? TCC_UK_PACKED_A : 0;
+    return p;
+  }
+  tcc_uk_block_params_t params() const {
+    tcc_uk_block_params_t p = {};
+    p.pair.dw = depthwise();
+    p.pair.f = f;
+    p.pair.dw_has_clamp = epilogues;
+    p.pair.dw_clamp_min = 0.0f;
+    p.pair.dw_clamp_max = 6.0f;
+    p.pair.flags = packed ? TCC_UK_PACKED_A : 0;
+    p.c = c;
+    p.exp_has_clamp = epilogues;
+    p.exp_clamp_min = 0.0f;
+    p.exp_clamp_max = 6.0f;
+    p.exp_flags = packed ? TCC_UK_PACKED_A : 0;
+    return p;
+  }
+};
+
+std::string describe(const BlockCase &b) {
+  auto s = [](int64_t x) { return std::to_string(x); };
+  return "x[" + s(b.n) + "," + s(b.c) + "," + s(b.h) + "," + s(b.w) +
+         "] -> " + s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," +
+         s(b.pl) + "," + s(b.pb) + "," + s(b.pr) + " -> " + s(b.f) +
+         (b.packed ? " packed" : "") + (b.epilogues ? "" : " plain") +
+         (b.residual ? " residual" : "");
+}
+
+struct BlockData {
+  BlockData(const Variant &v, const BlockCase &b) {
+    x = randomVector(b.n * b.c * b.h * b.w, b.seed, -2.0f, 2.0f);
+    expW = randomVector(b.e * b.c, b.seed + 1);
+    expBias = randomVector(b.e, b.seed + 2);
+    dwW = randomVector(b.e * 9, b.seed + 3);
+    dwBias = randomVector(b.e, b.seed + 4);
+    pwW = randomVector(b.f * b.e, b.seed + 5);
+    bias = randomVector(b.f, b.seed + 6);
+    res = randomVector(b.n * b.f * b.oh() * b.ow(), b.seed + 7);
+    auto pack = [&](const tcc_uk_conv2d_params_t &p,
+                    const std::vector<float> &w) {
+      if (!b.packed)
+        return w;
+      std::vector<float> out(v.convPackWeightsBytes(v.isaFn(), &p) / 4 + 1);
+      v.convPackWeights(v.isaFn(), &p, w.data(), out.data());
+      return out;
+    };
+    expPacked = pack(b.expansion(), expW);
+    pwPacked = pack(b.pointwise(), pwW);
+  }
+  std::vector<float> x, expW, expBias, dwW, dwBias, pwW, bias, res;
+  std::vector<float> expPacked, pwPacked;
+};
+
+tcc_uk_epilogue_t biasClamp(const float *bias, bool clamp) {
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = bias;
+  ep.has_clamp = clamp;
+  ep.clamp_min = 0.0f;
+  ep.clamp_max = 6.0f;
+  return ep;
+}
+
+std::vector<float> runBlock(const Variant &v, const BlockCase &b,
+                            const BlockData &d, const tcc_host_api_t *host) {
+  std::vector<float> out(b.n * b.f * b.oh() * b.ow(), std::nanf(""));
+  tcc_uk_block_params_t p = b.params();
+  p.exp_bias = b.epilogues ? d.expBias.data() : nullptr;
+  p.pair.dw_bias = b.epilogues ? d.dwBias.data() : nullptr;
+  const int64_t need = v.blockScratchBytes(v.isaFn(), &p);
+  EXPECT_GT(need, 0);
+  Scratch scratch(need);
+  p.pair.scratch = scratch.get();
+  tcc_uk_epilogue_t ep = biasClamp(d.bias.data(), false);
+  ep.residual = b.residual ? d.res.data() : nullptr;
+  EXPECT_EQ(0, v.blockConv2d(host, &p, d.x.data(), d.expPacked.data(),
+                             d.dwW.data(), d.pwPacked.data(), out.data(), &ep));
+  EXPECT_TRUE(scratch.guardIntact())
+      << describe(b) << ": wrote past " << need << " bytes of scratch";
+  return out;
+}
+
+/// The three convolutions as separate calls, on one thread.
+std::vector<float> runThree(const Variant &v, const BlockCase &b,
+                            const BlockData &d) {
+  std::vector<float> x(b.n * b.e * b.h * b.w), mid(b.n * b.e * b.oh() * b.ow());
+  std::vector<float> out(b.n * b.f * b.oh() * b.ow());
+  tcc_uk_conv2d_params_t p = b.expansion();
+  tcc_uk_epilogue_t ep = biasClamp(b.epilogues ? d.expBias.data() : nullptr,
+                                   b.epilogues);
+  EXPECT_EQ(0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(),
+                        x.data(), &ep));
+  p = b.depthwise();
+  ep = biasClamp(b.epilogues ? d.dwBias.data() : nullptr, b.epilogues);
+  EXPECT_EQ(0, v.conv2d(nullptr, &p, x.data(), d.dwW.data(), mid.data(), &ep));
+  p = b.pointwise();
+  ep = biasClamp(d.bias.data(), false);
+  ep.residual = b.residual ? d.res.data() : nullptr;
+  EXPECT_EQ(0, v.conv2d(nullptr, &p, mid.data(), d.pwPacked.data(),
+                        out.data(), &ep));
+  return out;
+}
+
+void checkBlock(const Variant &v, const BlockCase &b, int threads = 1) {
+  SCOPED_TRACE(describe(b) + ", " + std::to_string(threads) + " threads");
+  const BlockData d(v, b);
+  const std::vector<float> want = runThree(v, b, d);
+  ThreadHost host(threads);
+  const std::vector<float> got =
+      runBlock(v, b, d, threads > 1 ? host.get() : nullptr);
+  expectIdentical(want.data(), got.data(), want.size(), v.name);
+}
+
+using Block = VariantTest;
+
+// mobilenet_v2's second block (96 x 112 x 112 expanded, stride 2: several
+// bands a part) and a stride-1 block with its residual.
+TEST_P(Block, MobilenetShapes) {
+  checkBlock(*v, BlockCase{1, 16, 96, 112, 112, 24}.stride(2), 2);
+  checkBlock(*v, BlockCase{1, 24, 144, 56, 56, 24}.withResidual(), 2);
+}
+
+TEST_P(Block, EdgesAndLayouts) {
+  checkBlock(*v, BlockCase{1, 5, 20, 13, 17, 7}.stride(2).pads(1, 0, 0, 1));
+  checkBlock(*v, BlockCase{2, 3, 9, 10, 11, 5}.pads(0, 2, 2, 0));
+  checkBlock(*v, BlockCase{2, 8, 40, 17, 19, 50}.withResidual().unpacked(), 3);
+  checkBlock(*v, BlockCase{1, 4, 12, 6, 6, 3}.plain());
+  // Rows wider than a band's budget: one row a band.
+  checkBlock(*v, BlockCase{1, 4, 300, 5, 1100, 9}.stride(2), 2);
+  // More rows than the image has threads' parts.
+  checkBlock(*v, BlockCase{1, 4, 16, 2, 40, 8}, 5);
+}
+
+// Parts of the output rows are one a thread (up to four), so the bands
+// move with the thread count; the bits do not.
+TEST_P(Block, ThreadCountDoesNotChangeResults) {
+  const BlockCase b = BlockCase{1, 16, 96, 64, 64, 24}.stride(2);
+  const BlockData d(*v, b);
+  const std::vector<float> serial = runBlock(*v, b, d, nullptr);
+  for (int threads : {2, 3, 4, 6}) {
+    ThreadHost host(threads);
+    const std::vector<float> out = runBlock(*v, b, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+    ASSERT_EQ(host.counts.size(), 1u);
+    EXPECT_EQ(host.counts[0], std::min(threads, 4));
+  }
+}
+
+TEST_P(Block, RejectsWhatIsNotABlock) {
+  float x[64] = {}, out = 42.0f;
+  tcc_uk_epilogue_t act = {};
+  act.activation = TCC_UK_ACT_GELU;
+  BlockCase b{1, 2, 4, 4, 4, 3};
+  const tcc_uk_block_params_t good = b.params();
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &good, x, x, x, x, &out, &act));
+  tcc_uk_block_params_t p = good;
+  p.c = 0;
+  EXPECT_EQ(0, v->blockScratchBytes(isa(), &p));
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  // A pad as wide as the window leaves an output row without input rows.
+  p = b.pads(3, 1, 1, 1).params();
+  EXPECT_EQ(0, v->blockScratchBytes(isa(), &p));
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  p = good;
+  p.pair.dw.groups = 2; // not depthwise
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  EXPECT_EQ(out, 42.0f);
+}
+
+// What a compiler asks before it makes the call: a fast pair whose
+// expansion of one image (1 MiB or more) would not stay in cache between
+// two calls. Any build answers for any ISA.
+TEST_P(Block, FastOnlyForLargeExpansions) {
+  auto fast = [&](const BlockCase &b, int32_t target) {
+    const tcc_uk_block_params_t p = b.params();
+    return v->blockFast(target, &p);
+  };
+  const BlockCase b2 = BlockCase{1, 16, 96, 112, 112, 24}.stride(2);
+  EXPECT_EQ(1, fast(b2, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(b2, TCC_UK_ISA_AVX2));
+  EXPECT_EQ(0, fast(b2, TCC_UK_ISA_GENERIC));
+  EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 8, 128, 96, 96, 8}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3),
+                    TCC_UK_ISA_AVX512));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Block, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+} // namespace
