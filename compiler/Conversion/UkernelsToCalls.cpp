@@ -172,6 +172,30 @@ struct ConvertUkernelsToCallsPass
       call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
       call.param("f"), call.param("flags"), call.param("has_clamp");
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
+    } else if (op.getName() == "block_conv2d") {
+      // input, exp weight, exp bias?, dw weight, dw bias?, pw weight, bias?,
+      // residual?
+      bool hasExpBias = call.flag("has_exp_bias");
+      bool hasDwBias = call.flag("has_dw_bias");
+      size_t i = 2;
+      Value expBias = hasExpBias ? ins[i++] : Value();
+      Value dwWeight = ins[i++];
+      Value dwBias = hasDwBias ? ins[i++] : Value();
+      Value pwWeight = ins[i++];
+      Value pwBias = hasBias ? ins[i++] : Value();
+      Value pwResidual = hasResidual ? ins[i++] : Value();
+      ok = addresses({ins[0], ins[1], expBias, dwWeight, dwBias, pwWeight,
+                      outs[0], pwBias, pwResidual, scratch});
+      for (StringRef p :
+           {"n", "exp_c", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
+            "dilation_h", "dilation_w", "pad_top", "pad_left", "pad_bottom",
+            "pad_right", "exp_flags", "exp_has_clamp"})
+        call.param(p);
+      call.floatParam("exp_clamp_min"), call.floatParam("exp_clamp_max");
+      call.param("dw_has_clamp");
+      call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
+      call.param("f"), call.param("flags"), call.param("has_clamp");
+      call.floatParam("clamp_min"), call.floatParam("clamp_max");
     } else if (pool) {
       ok = addresses({ins[0], outs[0]});
       for (StringRef p : {"n", "c", "h", "w", "kh", "kw", "stride_h",

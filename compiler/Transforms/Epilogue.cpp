@@ -81,31 +81,59 @@ static bool isStaticF32Rank4(Value v) {
          t.getElementType().isF32();
 }
 
+/// Whether `conv` is an f32 convolution of static rank-4 shapes with one
+/// filter per input channel.
+static bool isDepthwise(ConvOp conv) {
+  if (!isStaticF32Rank4(conv.getInput()) || !isStaticF32Rank4(conv.getResult()))
+    return false;
+  int64_t channels = conv.getInput().getType().getDimSize(1);
+  return channels >= 2 && conv.getGroups() == uint64_t(channels) &&
+         conv.getType().getDimSize(1) == channels;
+}
+
+/// Whether `conv` is an unpadded stride-1 1x1 f32 convolution with one
+/// group (and a ranked bias, if any).
+static bool isPointwise(ConvOp conv) {
+  if (!isStaticF32Rank4(conv.getResult()) || conv.getGroups() != 1)
+    return false;
+  auto weight = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+  return weight && weight.hasStaticShape() && weight.getDimSize(2) == 1 &&
+         weight.getDimSize(3) == 1 &&
+         llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(conv.getPadding(), [](int64_t p) { return p == 0; }) &&
+         (!conv.getBias() || isa<RankedTensorType>(conv.getBias().getType()));
+}
+
+/// The convolution that alone reads the last value of `op`'s epilogue chain
+/// as its input, in the same block.
+static ConvOp soleConvUser(Operation *op, ArrayRef<Operation *> chain) {
+  Value v = chain.empty() ? op->getResult(0) : chain.back()->getResult(0);
+  if (!v.hasOneUse())
+    return nullptr;
+  auto user = dyn_cast<ConvOp>(*v.getUsers().begin());
+  if (!user || user.getInput() != v || user->getBlock() != op->getBlock())
+    return nullptr;
+  return user;
+}
+
 Operation *mlir::tcc::matchPointwiseAfterDepthwise(
     Operation *op, const Epilogue &dwEpilogue, ArrayRef<Operation *> dwChain) {
   auto dw = dyn_cast<ConvOp>(op);
-  if (!dw || !isStaticF32Rank4(dw.getInput()) ||
-      !isStaticF32Rank4(dw.getResult()))
+  if (!dw || !isDepthwise(dw) || dwEpilogue.residual)
     return nullptr;
-  int64_t channels = dw.getInput().getType().getDimSize(1);
-  if (channels < 2 || dw.getGroups() != uint64_t(channels) ||
-      dw.getType().getDimSize(1) != channels || dwEpilogue.residual)
+  ConvOp pw = soleConvUser(dw, dwChain);
+  return pw && isPointwise(pw) ? pw : nullptr;
+}
+
+Operation *mlir::tcc::matchDepthwiseAfterExpansion(
+    Operation *op, const Epilogue &expEpilogue,
+    ArrayRef<Operation *> expChain) {
+  auto exp = dyn_cast<ConvOp>(op);
+  if (!exp || !isStaticF32Rank4(exp.getInput()) || !isPointwise(exp) ||
+      expEpilogue.residual || expEpilogue.activation != Activation::None)
     return nullptr;
-  Value mid = dwChain.empty() ? Value(dw.getResult()) : dwChain.back()->getResult(0);
-  if (!mid.hasOneUse())
-    return nullptr;
-  auto pw = dyn_cast<ConvOp>(*mid.getUsers().begin());
-  if (!pw || pw.getInput() != mid || pw->getBlock() != dw->getBlock() ||
-      !isStaticF32Rank4(pw.getResult()) || pw.getGroups() != 1)
-    return nullptr;
-  auto weight = dyn_cast<RankedTensorType>(pw.getWeight().getType());
-  if (!weight || !weight.hasStaticShape() || weight.getDimSize(2) != 1 ||
-      weight.getDimSize(3) != 1 ||
-      llvm::any_of(pw.getStrides(), [](int64_t s) { return s != 1; }) ||
-      llvm::any_of(pw.getPadding(), [](int64_t p) { return p != 0; }) ||
-      (pw.getBias() && !isa<RankedTensorType>(pw.getBias().getType())))
-    return nullptr;
-  return pw;
+  ConvOp dw = soleConvUser(exp, expChain);
+  return dw && isDepthwise(dw) ? dw : nullptr;
 }
 
 /// Row-major strides of a contiguous tensor.

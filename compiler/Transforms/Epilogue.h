@@ -49,6 +49,17 @@ Operation *matchPointwiseAfterDepthwise(Operation *dw,
                                         const Epilogue &dwEpilogue,
                                         ArrayRef<Operation *> dwChain);
 
+/// The depthwise convolution that an expanding 1x1 convolution's kernel can
+/// compute with it (runtime/ukernels: tcc_uk_block_conv2d_nchw, which also
+/// takes the depthwise convolution's matchPointwiseAfterDepthwise): `exp`
+/// is an unpadded stride-1 1x1 f32 convolution with one group,
+/// `expEpilogue` and `expChain` what matchEpilogue found after it (no
+/// residual), the last value has a single use, and that use is the input of
+/// an f32 convolution with one filter per channel. Null otherwise.
+Operation *matchDepthwiseAfterExpansion(Operation *exp,
+                                        const Epilogue &expEpilogue,
+                                        ArrayRef<Operation *> expChain);
+
 /// A batch of matrices as the matmul kernel addresses them: element
 /// (b, i, j) of `value` is element b*batchStride + i*rowStride + j*colStride
 /// of the contiguous tensor `base`, where one of the two inner strides is 1.

@@ -129,10 +129,25 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
       else if (isa<MatmulOp>(op))
         for (Operation *view : matchResultView(op->getResult(0)).ops)
           group.ops.insert(root = view);
-      // A depthwise convolution takes the 1x1 convolution after it: the
-      // kernel computes the depthwise output block by block as the 1x1's
-      // packed input, so it is never stored.
-      if (Operation *pw = matchPointwiseAfterDepthwise(op, epilogue, chain)) {
+      // A depthwise convolution takes the 1x1 convolution after it (one
+      // kernel: the depthwise output goes to its scratch, not to memory
+      // planned for a tensor), and an expanding 1x1 convolution takes such
+      // a pair after it (one kernel, a band of rows at a time). The
+      // lowering splits the group again where the kernels do not gain.
+      Operation *dw = op;
+      Epilogue dwEpilogue = epilogue;
+      SmallVector<Operation *> dwChain = chain;
+      if (Operation *next = matchDepthwiseAfterExpansion(op, epilogue, chain)) {
+        SmallVector<Operation *> nextChain;
+        Epilogue nextEpilogue = matchEpilogue(next, nextChain);
+        if (matchPointwiseAfterDepthwise(next, nextEpilogue, nextChain)) {
+          dw = next, dwEpilogue = nextEpilogue, dwChain = nextChain;
+          group.ops.insert(dw);
+          group.ops.insert(dwChain.begin(), dwChain.end());
+        }
+      }
+      if (Operation *pw =
+              matchPointwiseAfterDepthwise(dw, dwEpilogue, dwChain)) {
         SmallVector<Operation *> pwChain;
         matchEpilogue(pw, pwChain);
         group.ops.insert(pw);

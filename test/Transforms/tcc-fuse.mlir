@@ -139,6 +139,68 @@ func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %dw: tensor<4x1x3x3xf32>
 
 // -----
 
+// Tests that an expanding 1x1 convolution (bias, relu6) takes the
+// depthwise/pointwise pair after it: one contraction group of three
+// convolutions (mobilenet_v2's inverted-residual block).
+// CHECK-LABEL: func @expansion_depthwise_pointwise
+// CHECK: %[[G:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.conv {{.*}} groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>)
+// CHECK:   tcc.add
+// CHECK:   tcc.clamp
+// CHECK:   tcc.conv {{.*}} groups = 6
+// CHECK:   tcc.relu
+// CHECK:   tcc.conv {{.*}} groups = 1 : (tensor<1x6x3x3xf32>, tensor<4x6x1x1xf32>)
+// CHECK:   tcc.yield
+// CHECK-NOT: tcc.fused
+// CHECK: return %[[G]]
+func.func @expansion_depthwise_pointwise(%x: tensor<1x3x6x6xf32>, %ew: tensor<6x3x1x1xf32>, %eb: tensor<1x6x1x1xf32>, %dw: tensor<6x1x3x3xf32>, %pw: tensor<4x6x1x1xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = tcc.conv %x, %ew strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>) -> tensor<1x6x6x6xf32>
+  %1 = tcc.add %0, %eb : (tensor<1x6x6x6xf32>, tensor<1x6x1x1xf32>) -> tensor<1x6x6x6xf32>
+  %2 = tcc.clamp %1 min = 0.0 max = 6.0 : tensor<1x6x6x6xf32>
+  %3 = tcc.conv %2, %dw strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 6 : (tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %4 = tcc.relu %3 : tensor<1x6x3x3xf32>
+  %5 = tcc.conv %4, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x6x3x3xf32>, tensor<4x6x1x1xf32>) -> tensor<1x4x3x3xf32>
+  return %5 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+// Tests what the expansion does not take: an expansion read twice, one
+// with a residual, and one whose depthwise convolution has no 1x1 after
+// it. Each pair still forms.
+// CHECK-LABEL: func @expansion_kept_apart
+// CHECK: %[[E:.*]] = tcc.conv %{{.*}}, %{{.*}} {{.*}} groups = 1
+// CHECK: tcc.fused "contraction"(%[[E]]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tcc.conv {{.*}} groups = 6
+// CHECK: %[[R:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.conv {{.*}} groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>)
+// CHECK:   tcc.add
+// CHECK-NOT: tcc.conv
+// CHECK:   tcc.yield
+// CHECK: tcc.fused "contraction"(%[[R]]
+// CHECK: %[[L:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.conv {{.*}} groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>)
+// CHECK:   tcc.relu
+// CHECK-NOT: tcc.conv
+// CHECK:   tcc.yield
+// CHECK: tcc.conv %[[L]], {{.*}} groups = 6
+func.func @expansion_kept_apart(%x: tensor<1x3x6x6xf32>, %ew: tensor<6x3x1x1xf32>, %dw: tensor<6x1x3x3xf32>, %pw: tensor<4x6x1x1xf32>, %r: tensor<1x6x6x6xf32>) -> (tensor<1x6x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x6x6x6xf32>) {
+  %0 = tcc.conv %x, %ew strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>) -> tensor<1x6x6x6xf32>
+  %1 = tcc.conv %0, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 6 : (tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  %2 = tcc.conv %1, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x6x6x6xf32>, tensor<4x6x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %3 = tcc.conv %x, %ew strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>) -> tensor<1x6x6x6xf32>
+  %4 = tcc.add %3, %r : (tensor<1x6x6x6xf32>, tensor<1x6x6x6xf32>) -> tensor<1x6x6x6xf32>
+  %5 = tcc.conv %4, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 6 : (tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  %6 = tcc.conv %5, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x6x6x6xf32>, tensor<4x6x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %7 = tcc.conv %x, %ew strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>) -> tensor<1x6x6x6xf32>
+  %8 = tcc.relu %7 : tensor<1x6x6x6xf32>
+  %9 = tcc.conv %8, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 6 : (tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0, %2, %6, %9 : tensor<1x6x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x6x6x6xf32>
+}
+
+// -----
+
 // Tests what stays two groups: a depthwise output read twice, and a 1x1
 // convolution with a stride (the kernel reads every pixel).
 // CHECK-LABEL: func @depthwise_pointwise_kept_apart

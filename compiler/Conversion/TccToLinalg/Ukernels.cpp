@@ -230,6 +230,66 @@ struct UkernelBuilder {
     return call(b, loc, "dwpw_conv2d", inputs, outputs, add.list);
   }
 
+  /// The kernels' parameters for an expansion, depthwise and pointwise
+  /// block (flags and scratch unset).
+  static tcc_uk_block_params_t blockParams(ConvOp exp, ConvOp dw,
+                                           ConvOp pw) {
+    tcc_uk_block_params_t p = {};
+    p.pair.dw = convParams(dw);
+    p.pair.f = pw.getType().getDimSize(1);
+    p.c = exp.getInput().getType().getDimSize(1);
+    return p;
+  }
+
+  /// Whether the kernels run the block as one call faster than as the
+  /// expansion and the pair.
+  bool blockFast(ConvOp exp, ConvOp dw, ConvOp pw) const {
+    tcc_uk_block_params_t p = blockParams(exp, dw, pw);
+    return tcc_uk_block_fast(isa, &p) != 0;
+  }
+
+  /// An expanding 1x1 convolution, the depthwise convolution after it and
+  /// the 1x1 after that as one call: the pair's operands as for `pair`, the
+  /// expansion's weight (as converted, and as the graph has it), bias and
+  /// epilogue (a clamp at most) before them.
+  FailureOr<Value> block(OpBuilder &b, ConvOp exp, ConvOp dw, ConvOp pw,
+                         Value input, Value expWeight, Value expWeightSource,
+                         Value expBias, const Epilogue &expEpi,
+                         Value dwWeight, Value dwBias, const Epilogue &dwEpi,
+                         Value pwWeight, Value pwWeightSource, Value bias,
+                         const Epilogue &epilogue) const {
+    Location loc = pw.getLoc();
+    tcc_uk_block_params_t p = blockParams(exp, dw, pw);
+    tcc_uk_conv2d_params_t expParams = convParams(exp);
+    expWeight = packWeights(b, loc, expParams, expWeight, expWeightSource);
+    p.exp_flags = expParams.flags;
+    tcc_uk_conv2d_params_t pwParams = convParams(pw);
+    pwWeight = packWeights(b, loc, pwParams, pwWeight, pwWeightSource);
+    p.pair.flags = pwParams.flags;
+    int64_t scratch = tcc_uk_block_scratch_bytes(isa, &p);
+    if (scratch <= 0)
+      return failure();
+    SmallVector<Value> inputs = {input, expWeight};
+    for (Value v : {expBias, dwWeight, dwBias, pwWeight, bias,
+                    epilogue.residual})
+      if (v)
+        inputs.push_back(v);
+    SmallVector<Value> outputs = {emptyTensor(b, loc, pw.getType()),
+                                  scratchTensor(b, loc, scratch)};
+    ParamList add(b);
+    add.convWindow(p.pair.dw);
+    add("exp_c", p.c), add("exp_flags", p.exp_flags);
+    add("has_exp_bias", expBias != nullptr);
+    add.clamp(expEpi, "exp_");
+    add("has_dw_bias", dwBias != nullptr);
+    add.clamp(dwEpi, "dw_");
+    add("f", p.pair.f), add("flags", p.pair.flags);
+    add("has_bias", bias != nullptr);
+    add("has_residual", epilogue.residual != nullptr);
+    add.clamp(epilogue);
+    return call(b, loc, "block_conv2d", inputs, outputs, add.list);
+  }
+
   /// sgemm over a batch of matrices. `lhs`, `rhs` and `out` describe the
   /// operands as strided views of the tensors the kernel receives
   /// (`lhsValue`, `rhsValue`: as converted; `out`'s base: the result type);
@@ -426,6 +486,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     for (Operation &inner : body)
       if (isa<ConvOp, MatmulOp>(inner))
         contractions.push_back(&inner);
+    if (contractions.size() == 3)
+      return rewriteBlock(op, contractions, converted, original, rewriter);
     if (contractions.size() == 2)
       return rewritePair(op, contractions, converted, original, rewriter);
     if (contractions.size() != 1)
@@ -468,8 +530,70 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     return success();
   }
 
-  /// A depthwise convolution and the 1x1 after it (tcc-fuse's pair): one
-  /// call where the kernels run it fast, else one call each.
+  /// A convolution of a group with its epilogue: the bias (its own or the
+  /// chain's) and the residual as converted, the epilogue without them.
+  struct GroupConv {
+    ConvOp op;
+    Epilogue epi;
+    Value bias;
+    size_t chainOps = 0;
+  };
+  static GroupConv groupConv(ConvOp op, IRMapping &converted) {
+    GroupConv g;
+    g.op = op;
+    SmallVector<Operation *> chain;
+    g.epi = matchEpilogue(op, chain);
+    g.chainOps = chain.size();
+    auto lookup = [&](Value v) { return v ? converted.lookup(v) : Value(); };
+    g.bias = op.getBias() ? lookup(op.getBias()) : lookup(g.epi.bias);
+    g.epi.bias = Value();
+    g.epi.residual = lookup(g.epi.residual);
+    return g;
+  }
+
+  /// Whether convs[i + 1] is what tcc-fuse took after convs[i] (the chain
+  /// ops between them already matched), and the body holds nothing else.
+  static bool isFusedChain(FusedOp op, ArrayRef<GroupConv> convs) {
+    size_t ops = 1; // The yield.
+    for (size_t i = 0; i < convs.size(); ++i) {
+      ops += 1 + convs[i].chainOps;
+      if (!convFits(convs[i].op))
+        return false;
+      if (i + 1 == convs.size())
+        break;
+      SmallVector<Operation *> chain;
+      Epilogue e = matchEpilogue(convs[i].op, chain);
+      Operation *next =
+          i + 2 == convs.size()
+              ? matchPointwiseAfterDepthwise(convs[i].op, e, chain)
+              : matchDepthwiseAfterExpansion(convs[i].op, e, chain);
+      if (next != convs[i + 1].op)
+        return false;
+    }
+    return ops == op.getBody().front().getOperations().size();
+  }
+
+  /// The pair (depthwise, then 1x1) over `input`: one call where the
+  /// kernels run it fast, else one call each.
+  FailureOr<Value> pairCalls(ConversionPatternRewriter &rewriter,
+                             const GroupConv &dw, const GroupConv &pw,
+                             Value input, IRMapping &converted,
+                             IRMapping &original) const {
+    auto weight = [&](ConvOp c) { return converted.lookup(c.getWeight()); };
+    auto source = [&](ConvOp c) { return original.lookup(c.getWeight()); };
+    if (builder.pairFast(dw.op, pw.op))
+      return builder.pair(rewriter, dw.op, pw.op, input, weight(dw.op),
+                          dw.bias, dw.epi, weight(pw.op), source(pw.op),
+                          pw.bias, pw.epi);
+    FailureOr<Value> mid = builder.conv(rewriter, dw.op, input, weight(dw.op),
+                                        source(dw.op), dw.bias, dw.epi);
+    if (failed(mid))
+      return failure();
+    return builder.conv(rewriter, pw.op, *mid, weight(pw.op), source(pw.op),
+                        pw.bias, pw.epi);
+  }
+
+  /// A depthwise convolution and the 1x1 after it (tcc-fuse's pair).
   LogicalResult rewritePair(FusedOp op, ArrayRef<Operation *> contractions,
                             IRMapping &converted, IRMapping &original,
                             ConversionPatternRewriter &rewriter) const {
@@ -477,37 +601,51 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     auto pw = dyn_cast<ConvOp>(contractions[1]);
     if (!dw || !pw)
       return rewriter.notifyMatchFailure(op, "not two convolutions");
-    SmallVector<Operation *> dwChain, pwChain;
-    Epilogue dwEpi = matchEpilogue(dw, dwChain);
-    Epilogue pwEpi = matchEpilogue(pw, pwChain);
-    Block &body = op.getBody().front();
-    if (matchPointwiseAfterDepthwise(dw, dwEpi, dwChain) != pw ||
-        3 + dwChain.size() + pwChain.size() != body.getOperations().size() ||
-        !convFits(dw) || !convFits(pw))
+    GroupConv convs[] = {groupConv(dw, converted), groupConv(pw, converted)};
+    if (!isFusedChain(op, convs))
       return rewriter.notifyMatchFailure(op, "not a depthwise/1x1 pair");
-    auto lookup = [&](Value v) { return v ? converted.lookup(v) : Value(); };
-    Value dwBias = dw.getBias() ? lookup(dw.getBias()) : lookup(dwEpi.bias);
-    Value pwBias = pw.getBias() ? lookup(pw.getBias()) : lookup(pwEpi.bias);
-    dwEpi.bias = Value();
-    pwEpi.bias = Value();
-    pwEpi.residual = lookup(pwEpi.residual);
-    FailureOr<Value> r = failure();
-    if (builder.pairFast(dw, pw)) {
-      r = builder.pair(rewriter, dw, pw, lookup(dw.getInput()),
-                       lookup(dw.getWeight()), dwBias, dwEpi,
-                       lookup(pw.getWeight()), original.lookup(pw.getWeight()),
-                       pwBias, pwEpi);
-    } else {
-      FailureOr<Value> mid =
-          builder.conv(rewriter, dw, lookup(dw.getInput()),
-                       lookup(dw.getWeight()), original.lookup(dw.getWeight()),
-                       dwBias, dwEpi);
-      if (succeeded(mid))
-        r = builder.conv(rewriter, pw, *mid, lookup(pw.getWeight()),
-                         original.lookup(pw.getWeight()), pwBias, pwEpi);
-    }
+    FailureOr<Value> r =
+        pairCalls(rewriter, convs[0], convs[1],
+                  converted.lookup(dw.getInput()), converted, original);
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "pair does not fit");
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+
+  /// An expanding 1x1 convolution and the pair after it (tcc-fuse's
+  /// block): one call where the kernels run it fast, else the expansion's
+  /// call and the pair's.
+  LogicalResult rewriteBlock(FusedOp op, ArrayRef<Operation *> contractions,
+                             IRMapping &converted, IRMapping &original,
+                             ConversionPatternRewriter &rewriter) const {
+    auto exp = dyn_cast<ConvOp>(contractions[0]);
+    auto dw = dyn_cast<ConvOp>(contractions[1]);
+    auto pw = dyn_cast<ConvOp>(contractions[2]);
+    if (!exp || !dw || !pw)
+      return rewriter.notifyMatchFailure(op, "not three convolutions");
+    GroupConv convs[] = {groupConv(exp, converted), groupConv(dw, converted),
+                         groupConv(pw, converted)};
+    if (!isFusedChain(op, convs))
+      return rewriter.notifyMatchFailure(op, "not an expansion and a pair");
+    auto weight = [&](ConvOp c) { return converted.lookup(c.getWeight()); };
+    auto source = [&](ConvOp c) { return original.lookup(c.getWeight()); };
+    Value input = converted.lookup(exp.getInput());
+    FailureOr<Value> r = failure();
+    if (builder.blockFast(exp, dw, pw)) {
+      r = builder.block(rewriter, exp, dw, pw, input, weight(exp),
+                        source(exp), convs[0].bias, convs[0].epi, weight(dw),
+                        convs[1].bias, convs[1].epi, weight(pw), source(pw),
+                        convs[2].bias, convs[2].epi);
+    } else {
+      FailureOr<Value> x = builder.conv(rewriter, exp, input, weight(exp),
+                                        source(exp), convs[0].bias,
+                                        convs[0].epi);
+      if (succeeded(x))
+        r = pairCalls(rewriter, convs[1], convs[2], *x, converted, original);
+    }
+    if (failed(r))
+      return rewriter.notifyMatchFailure(op, "block does not fit");
     rewriter.replaceOp(op, *r);
     return success();
   }

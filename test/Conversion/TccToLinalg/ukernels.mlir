@@ -148,6 +148,76 @@ func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %r: tensor<1x8x6x6xf32>)
 
 // -----
 
+// Tests that an expansion grouped with the depthwise/pointwise pair after
+// it is one block_conv2d call on AVX-512 where its expanded tensor is
+// large (96 x 112 x 112: 4.8 MB): both 1x1 weights packed, each
+// convolution's bias and clamp passed, the pair's window as the
+// depthwise one's. The AVX2 kernels make three conv2d calls.
+// CHECK-LABEL: func @expansion_block
+// CHECK: %[[R:.*]]:2 = tcc.ukernel "block_conv2d" ins(%{{.*}} : tensor<1x16x112x112xf32>, tensor<{{[0-9]+}}xf32>, tensor<96xf32>, tensor<96x1x3x3xf32>, tensor<96xf32>, tensor<{{[0-9]+}}xf32>, tensor<24xf32>)
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x24x56x56xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: c = 96 : i64
+// CHECK-SAME: dw_clamp_max = 6.000000e+00 : f32, dw_clamp_min = 0.000000e+00 : f32, dw_has_clamp = 1 : i64
+// CHECK-SAME: exp_c = 16 : i64, exp_clamp_max = 6.000000e+00 : f32, exp_clamp_min = 0.000000e+00 : f32, exp_flags = 8 : i64, exp_has_clamp = 1 : i64
+// CHECK-SAME: f = 24 : i64, flags = 8 : i64, h = 112 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_dw_bias = 1 : i64, has_exp_bias = 1 : i64, has_residual = 0 : i64
+// CHECK-SAME: stride_h = 2 : i64
+// CHECK: return %[[R]]#0
+// AVX2-LABEL: func @expansion_block
+// AVX2: %[[E:.*]]:2 = tcc.ukernel "conv2d" ins(%{{.*}} : tensor<1x16x112x112xf32>
+// AVX2: %[[D:.*]] = tcc.ukernel "conv2d" ins(%[[E]]#0, %{{.*}} : tensor<1x96x112x112xf32>
+// AVX2: %[[P:.*]] = tcc.ukernel "conv2d" ins(%[[D]], %{{.*}} : tensor<1x96x56x56xf32>
+// AVX2: return %[[P]]
+func.func @expansion_block(%x: tensor<1x16x112x112xf32>) -> tensor<1x24x56x56xf32> {
+  %ew = tcc.constant dense<0.125> : tensor<96x16x1x1xf32>
+  %eb = tcc.constant dense<0.5> : tensor<96xf32>
+  %dw = tcc.constant dense<0.25> : tensor<96x1x3x3xf32>
+  %db = tcc.constant dense<1.0> : tensor<96xf32>
+  %pw = tcc.constant dense<0.5> : tensor<24x96x1x1xf32>
+  %pb = tcc.constant dense<2.0> : tensor<24xf32>
+  %0 = tcc.fused "contraction"(%x, %ew, %eb, %dw, %db, %pw, %pb : tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, tensor<96xf32>, tensor<96x1x3x3xf32>, tensor<96xf32>, tensor<24x96x1x1xf32>, tensor<24xf32>) -> tensor<1x24x56x56xf32> {
+  ^bb0(%a0: tensor<1x16x112x112xf32>, %a1: tensor<96x16x1x1xf32>, %a2: tensor<96xf32>, %a3: tensor<96x1x3x3xf32>, %a4: tensor<96xf32>, %a5: tensor<24x96x1x1xf32>, %a6: tensor<24xf32>):
+    %e = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, tensor<96xf32>) -> tensor<1x96x112x112xf32>
+    %ek = tcc.clamp %e min = 0.0 max = 6.0 : tensor<1x96x112x112xf32>
+    %c = tcc.conv %ek, %a3, %a4 strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 96 : (tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, tensor<96xf32>) -> tensor<1x96x56x56xf32>
+    %k = tcc.clamp %c min = 0.0 max = 6.0 : tensor<1x96x56x56xf32>
+    %p = tcc.conv %k, %a5, %a6 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x96x56x56xf32>, tensor<24x96x1x1xf32>, tensor<24xf32>) -> tensor<1x24x56x56xf32>
+    tcc.yield %p : tensor<1x24x56x56xf32>
+  }
+  return %0 : tensor<1x24x56x56xf32>
+}
+
+// -----
+
+// Tests that a block whose expanded tensor stays in cache between calls
+// (6 x 6 x 6 here) is the expansion's conv2d call and the pair's
+// dwpw_conv2d call on AVX-512, the residual going to the pair.
+// CHECK-LABEL: func @expansion_block_split
+// CHECK: %[[E:[0-9]+]]:2 = tcc.ukernel "conv2d" ins(%{{.*}}, %{{.*}} : tensor<1x3x6x6xf32>, tensor<{{[0-9]+}}xf32>)
+// CHECK-SAME: f = 6 : i64
+// CHECK: %[[P:.*]]:2 = tcc.ukernel "dwpw_conv2d" ins(%[[E]]#0, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>, tensor<{{[0-9]+}}xf32>, tensor<1x4x6x6xf32>)
+// CHECK-SAME: has_residual = 1 : i64
+// CHECK: return %[[P]]#0
+// AVX2-LABEL: func @expansion_block_split
+// AVX2-COUNT-3: tcc.ukernel "conv2d"
+// AVX2-NOT: tcc.ukernel
+// AVX2: return
+func.func @expansion_block_split(%x: tensor<1x3x6x6xf32>, %r: tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  %ew = tcc.constant dense<0.125> : tensor<6x3x1x1xf32>
+  %dw = tcc.constant dense<0.25> : tensor<6x1x3x3xf32>
+  %pw = tcc.constant dense<0.5> : tensor<4x6x1x1xf32>
+  %0 = tcc.fused "contraction"(%x, %ew, %dw, %pw, %r : tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>, tensor<6x1x3x3xf32>, tensor<4x6x1x1xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  ^bb0(%a0: tensor<1x3x6x6xf32>, %a1: tensor<6x3x1x1xf32>, %a2: tensor<6x1x3x3xf32>, %a3: tensor<4x6x1x1xf32>, %a4: tensor<1x4x6x6xf32>):
+    %e = tcc.conv %a0, %a1 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x6x6xf32>, tensor<6x3x1x1xf32>) -> tensor<1x6x6x6xf32>
+    %c = tcc.conv %e, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 6 : (tensor<1x6x6x6xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x6x6xf32>
+    %p = tcc.conv %c, %a3 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x6x6x6xf32>, tensor<4x6x1x1xf32>) -> tensor<1x4x6x6xf32>
+    %s = tcc.add %p, %a4 : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    tcc.yield %s : tensor<1x4x6x6xf32>
+  }
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
 // Tests that a GELU after a matmul's bias is the sgemm's activation (1: the
 // erf form, 2: tanh), and that a GELU after a convolution stays a loop.
 // CHECK-LABEL: func @linear_gelu

@@ -56,6 +56,30 @@ func.func @dwpw(%x: memref<1x4x6x6xf32>, %dw: memref<4x1x3x3xf32>, %pw: memref<4
 
 // -----
 
+// Tests that an expansion/depthwise/pointwise block passes its ten buffers
+// (input, expansion weight and bias, depthwise weight and bias, pointwise
+// weight, output, bias, residual, scratch) in that order, an absent one as
+// 0, then its scalars.
+// CHECK: func.func private @tcc_ukabi_block_conv2d(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32, i64, f32, f32, i64, i64, i64, f32, f32) -> i32
+// CHECK-LABEL: func @block
+// CHECK-SAME: (%[[X:.*]]: memref<1x2x6x6xf32>, %[[EW:.*]]: memref<64xf32>, %[[EB:.*]]: memref<4xf32>, %[[DW:.*]]: memref<4x1x3x3xf32>, %[[PW:.*]]: memref<48xf32>, %[[PB:.*]]: memref<8xf32>, %[[Y:.*]]: memref<1x8x6x6xf32>, %[[S:.*]]: memref<832xi8>)
+// CHECK: memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[EW]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[EB]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[DW]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[PW]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[PB]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[S]]
+// CHECK: call @tcc_ukabi_block_conv2d(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %{{[0-9]+}},
+// CHECK-NOT: tcc.ukernel
+func.func @block(%x: memref<1x2x6x6xf32>, %ew: memref<64xf32>, %eb: memref<4xf32>, %dw: memref<4x1x3x3xf32>, %pw: memref<48xf32>, %pb: memref<8xf32>, %y: memref<1x8x6x6xf32>, %s: memref<832xi8>) {
+  tcc.ukernel "block_conv2d" ins(%x, %ew, %eb, %dw, %pw, %pb : memref<1x2x6x6xf32>, memref<64xf32>, memref<4xf32>, memref<4x1x3x3xf32>, memref<48xf32>, memref<8xf32>) outs(%y, %s : memref<1x8x6x6xf32>, memref<832xi8>) params {n = 1 : i64, exp_c = 2 : i64, c = 4 : i64, h = 6 : i64, w = 6 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, pad_bottom = 1 : i64, pad_right = 1 : i64, exp_flags = 8 : i64, has_exp_bias = 1 : i64, exp_has_clamp = 1 : i64, exp_clamp_min = 0.0 : f32, exp_clamp_max = 6.0 : f32, has_dw_bias = 0 : i64, dw_has_clamp = 1 : i64, dw_clamp_min = 0.0 : f32, dw_clamp_max = 6.0 : f32, f = 8 : i64, flags = 8 : i64, has_bias = 1 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32}
+  return
+}
+
+// -----
+
 // Tests that a max pooling passes its input and output, then its scalars
 // (it has no epilogue, so no bias or residual flags).
 // CHECK: func.func private @tcc_ukabi_maxpool2d(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i32
