@@ -837,6 +837,27 @@ void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
 }
 
 
+/// The depthwise part's epilogue of a pair: its bias and clamp.
+tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p) {
+  tcc_uk_epilogue_t e = {};
+  e.bias = p.dw_bias;
+  e.has_clamp = p.dw_has_clamp;
+  e.clamp_min = p.dw_clamp_min;
+  e.clamp_max = p.dw_clamp_max;
+  return e;
+}
+
+/// The pointwise epilogue for the image whose output starts at element
+/// `outOffset` (ohw elements a channel): bias per row, residual there.
+tcc_uk_epilogue_t imageEpilogue(const tcc_uk_epilogue_t &epilogue,
+                                int64_t outOffset, int64_t ohw) {
+  tcc_uk_epilogue_t e = epilogue;
+  e.bias_per_row = 1;
+  e.residual = epilogue.residual ? epilogue.residual + outOffset : NULL;
+  e.ldr = ohw;
+  return e;
+}
+
 //===----------------------------------------------------------------------===//
 // Expansion, depthwise and pointwise
 //===----------------------------------------------------------------------===//
@@ -1046,20 +1067,12 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
   float *mid = alignScratch(scratch);
   ConvShape one = s;
   one.n = 1;
-  tcc_uk_epilogue_t dwEp = {};
-  dwEp.bias = p->dw_bias;
-  dwEp.has_clamp = p->dw_has_clamp;
-  dwEp.clamp_min = p->dw_clamp_min;
-  dwEp.clamp_max = p->dw_clamp_max;
+  const tcc_uk_epilogue_t dwEp = depthwiseEpilogue(*p);
   for (int64_t img = 0; img < s.n; ++img) {
     const int64_t outOffset = img * p->f * ohw;
     tcc_uk_epilogue_t ep = {};
-    if (epilogue) {
-      ep = *epilogue;
-      ep.bias_per_row = 1;
-      ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
-      ep.ldr = ohw;
-    }
+    if (epilogue)
+      ep = imageEpilogue(*epilogue, outOffset, ohw);
     const MatrixB b = {mid, ohw, false};
     GemmArgs ga = pairGemm(p, s, pwWeight, &b);
     ga.c = output + outOffset;
@@ -1115,16 +1128,13 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
   }
   ConvShape one = s;
   one.n = 1;
-  tcc_uk_epilogue_t expEp = {}, dwEp = {};
+  tcc_uk_epilogue_t expEp = {};
+  const tcc_uk_epilogue_t dwEp = depthwiseEpilogue(p->pair);
   expEp.bias = p->exp_bias;
   expEp.bias_per_row = 1;
   expEp.has_clamp = p->exp_has_clamp;
   expEp.clamp_min = p->exp_clamp_min;
   expEp.clamp_max = p->exp_clamp_max;
-  dwEp.bias = p->pair.dw_bias;
-  dwEp.has_clamp = p->pair.dw_has_clamp;
-  dwEp.clamp_min = p->pair.dw_clamp_min;
-  dwEp.clamp_max = p->pair.dw_clamp_max;
   const bool expTrivial = !expEp.bias && !expEp.has_clamp;
   BlockJob job = {};
   job.p = p;
@@ -1141,12 +1151,8 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
   for (int64_t img = 0; img < s.n; ++img) {
     const int64_t outOffset = img * p->pair.f * ohw;
     tcc_uk_epilogue_t ep = {};
-    if (epilogue) {
-      ep = *epilogue;
-      ep.bias_per_row = 1;
-      ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
-      ep.ldr = ohw;
-    }
+    if (epilogue)
+      ep = imageEpilogue(*epilogue, outOffset, ohw);
     job.image = input + img * p->c * s.h * s.w;
     job.out = output + outOffset;
     job.pwEp = epilogue ? &ep : NULL;
