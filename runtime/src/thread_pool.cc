@@ -96,22 +96,28 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
     runs[t].next.store(chunks * t / threads, std::memory_order_relaxed);
     runs[t].end = chunks * (t + 1) / threads;
   }
-  pending.store(static_cast<int>(workers.size()), std::memory_order_relaxed);
   // Publishes the job. seq_cst, paired with the sleepers' increment: either
   // a worker about to sleep sees the new job, or this sees it asleep.
-  generation.fetch_add(1, std::memory_order_seq_cst);
+  const uint64_t job = generation.fetch_add(1, std::memory_order_seq_cst) + 1;
   if (sleepers.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex);
     wake.notify_all();
   }
   runChunks(0);
-  // Wait for every worker, not just every chunk: a worker still looking at
-  // this job must not see the fields of the next one. The workers are awake
-  // by now, so this is short; yield in case one was descheduled.
-  if (!spinUntil(spinUs, [this] {
-        return pending.load(std::memory_order_acquire) == 0;
-      }))
-    while (pending.load(std::memory_order_acquire) != 0)
+  // Every chunk has been claimed. Close the job, then wait for the workers
+  // inside it (one may still run a chunk, or be looking at the runs), not
+  // for the others: a worker that has not entered yet (descheduled, or
+  // still waking) finds the job closed and skips it, so it cannot hold up
+  // this return, and will not see the next job's fields half written.
+  // seq_cst on both sides (closed, then inJob here; inJob, then closed in
+  // the worker): either this sees the worker inside, or it sees the job
+  // closed.
+  closed.store(job, std::memory_order_seq_cst);
+  auto idle = [this] {
+    return inJob.load(std::memory_order_seq_cst) == 0;
+  };
+  if (!spinUntil(spinUs, idle))
+    while (!idle())
       std::this_thread::yield();
 }
 
@@ -148,8 +154,13 @@ void ThreadPool::workerLoop(int self) {
   for (;;) {
     if (!waitForJob(seen))
       return;
-    seen = generation.load(std::memory_order_acquire);
-    runChunks(self);
-    pending.fetch_sub(1, std::memory_order_release);
+    const uint64_t job = generation.load(std::memory_order_acquire);
+    seen = job;
+    if (PauseHook hook = pauseHook.load(std::memory_order_acquire))
+      hook(pauseContext, self);
+    inJob.fetch_add(1, std::memory_order_seq_cst);
+    if (closed.load(std::memory_order_seq_cst) < job)
+      runChunks(self);
+    inJob.fetch_sub(1, std::memory_order_release);
   }
 }

@@ -130,6 +130,78 @@ TEST(ThreadPool, EachThreadRunsItsOwnShareFirst) {
   }
 }
 
+// A worker held back before it enters a job (as a descheduled thread would
+// be) does not hold up the job: the caller runs every chunk and returns,
+// and the worker, released, skips the closed job and takes the next ones.
+TEST(ThreadPool, AWorkerThatMissesAJobDoesNotDelayIt) {
+  for (int spin : {1000, 0}) {
+    SCOPED_TRACE(spin ? "spinning workers" : "sleeping workers");
+    tcc::ThreadPool pool(2, spin);
+    struct Gate {
+      std::atomic<bool> hold{true}, held{false}, timedOut{false};
+    } gate;
+    pool.setPauseHookForTesting(
+        [](void *ctx, int) {
+          auto *g = static_cast<Gate *>(ctx);
+          if (!g->hold.load())
+            return;
+          g->held = true;
+          // A pool that waits for this worker returns only after this
+          // deadline, which the test then sees.
+          const auto deadline =
+              std::chrono::steady_clock::now() + std::chrono::seconds(3);
+          while (g->hold.load())
+            if (std::chrono::steady_clock::now() > deadline) {
+              g->timedOut = true;
+              return;
+            } else {
+              std::this_thread::yield();
+            }
+        },
+        &gate);
+    struct Job {
+      std::thread::id ran[8];
+    } job;
+    auto record = [](void *self, int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        static_cast<Job *>(self)->ran[i] = std::this_thread::get_id();
+    };
+    pool.parallelFor(8, 1, record, &job);
+    // Returned while the worker is (or is about to be) held: the caller ran
+    // every chunk.
+    for (int i = 0; i < 8; ++i)
+      EXPECT_EQ(job.ran[i], std::this_thread::get_id()) << "chunk " << i;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!gate.held.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    EXPECT_TRUE(gate.held.load());
+    EXPECT_FALSE(gate.timedOut.load()) << "the job waited for the held worker";
+    gate.hold = false;
+    pool.setPauseHookForTesting(nullptr, nullptr);
+    // The next jobs still cover every index once, the worker taking part.
+    bool workerRan = false;
+    for (int rep = 0; rep < 200 && !workerRan; ++rep) {
+      Coverage c(64, 1);
+      pool.parallelFor(c.n, c.grain, Coverage::visit, &c);
+      c.expectEachOnce();
+      Job seen; // chunks long enough for a sleeping worker to wake
+      pool.parallelFor(
+          8, 1,
+          [](void *self, int64_t begin, int64_t end) {
+            for (int64_t i = begin; i < end; ++i) {
+              static_cast<Job *>(self)->ran[i] = std::this_thread::get_id();
+              std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+          },
+          &seen);
+      for (int i = 0; i < 8; ++i)
+        workerRan |= seen.ran[i] != std::this_thread::get_id();
+    }
+    EXPECT_TRUE(workerRan);
+  }
+}
+
 // A parallelFor inside another runs inline instead of deadlocking.
 TEST(ThreadPool, NestedCallsRunInline) {
   tcc::ThreadPool pool(3);
