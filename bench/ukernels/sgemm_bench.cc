@@ -434,11 +434,10 @@ void benchBlock(const Variant &v, const Options &o,
   p.pair.dw_has_clamp = 1;
   p.pair.dw_clamp_max = 6.0f;
   p.pair.flags = TCC_UK_PACKED_A;
-  p.c = c;
+  p.exp = ex;
   p.exp_bias = expB.data();
   p.exp_has_clamp = 1;
   p.exp_clamp_max = 6.0f;
-  p.exp_flags = TCC_UK_PACKED_A;
   std::vector<char> scratch(v.blockScratchBytes(v.isaFn(), &p) + 1);
   std::vector<char> pairScratch(v.dwpwScratchBytes(v.isaFn(), &p.pair) + 1);
   std::vector<float> mid(e * dw.h * dw.w), y(f * oh * ow);

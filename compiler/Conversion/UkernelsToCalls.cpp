@@ -187,12 +187,17 @@ struct ConvertUkernelsToCallsPass
       ok = addresses({ins[0], ins[1], expBias, dwWeight, dwBias, pwWeight,
                       outs[0], pwBias, pwResidual, scratch});
       for (StringRef p :
-           {"n", "exp_c", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
-            "dilation_h", "dilation_w", "pad_top", "pad_left", "pad_bottom",
-            "pad_right", "exp_flags", "exp_has_clamp"})
+           {"n", "exp_c", "exp_h", "exp_w", "exp_kh", "exp_kw",
+            "exp_stride_h", "exp_stride_w", "exp_dilation_h",
+            "exp_dilation_w", "exp_pad_top", "exp_pad_left", "exp_pad_bottom",
+            "exp_pad_right", "exp_flags", "exp_has_clamp"})
         call.param(p);
       call.floatParam("exp_clamp_min"), call.floatParam("exp_clamp_max");
-      call.param("dw_has_clamp");
+      for (StringRef p :
+           {"c", "h", "w", "kh", "kw", "stride_h", "stride_w", "dilation_h",
+            "dilation_w", "pad_top", "pad_left", "pad_bottom", "pad_right",
+            "dw_has_clamp"})
+        call.param(p);
       call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
       call.param("f"), call.param("flags"), call.param("has_clamp");
       call.floatParam("clamp_min"), call.floatParam("clamp_max");

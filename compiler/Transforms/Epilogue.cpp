@@ -91,17 +91,22 @@ static bool isDepthwise(ConvOp conv) {
          conv.getType().getDimSize(1) == channels;
 }
 
-/// Whether `conv` is an unpadded stride-1 1x1 f32 convolution with one
-/// group (and a ranked bias, if any).
-static bool isPointwise(ConvOp conv) {
-  if (!isStaticF32Rank4(conv.getResult()) || conv.getGroups() != 1)
-    return false;
+/// Whether `conv` is an f32 convolution with one group, a static weight
+/// and a ranked bias, if any.
+static bool isDense(ConvOp conv) {
   auto weight = dyn_cast<RankedTensorType>(conv.getWeight().getType());
-  return weight && weight.hasStaticShape() && weight.getDimSize(2) == 1 &&
+  return isStaticF32Rank4(conv.getResult()) && conv.getGroups() == 1 &&
+         weight && weight.hasStaticShape() &&
+         (!conv.getBias() || isa<RankedTensorType>(conv.getBias().getType()));
+}
+
+/// Whether `conv` is an unpadded stride-1 1x1 dense convolution.
+static bool isPointwise(ConvOp conv) {
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  return isDense(conv) && weight.getDimSize(2) == 1 &&
          weight.getDimSize(3) == 1 &&
          llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
-         llvm::all_of(conv.getPadding(), [](int64_t p) { return p == 0; }) &&
-         (!conv.getBias() || isa<RankedTensorType>(conv.getBias().getType()));
+         llvm::all_of(conv.getPadding(), [](int64_t p) { return p == 0; });
 }
 
 /// The convolution that alone reads the last value of `op`'s epilogue chain
@@ -129,7 +134,7 @@ Operation *mlir::tcc::matchDepthwiseAfterExpansion(
     Operation *op, const Epilogue &expEpilogue,
     ArrayRef<Operation *> expChain) {
   auto exp = dyn_cast<ConvOp>(op);
-  if (!exp || !isStaticF32Rank4(exp.getInput()) || !isPointwise(exp) ||
+  if (!exp || !isStaticF32Rank4(exp.getInput()) || !isDense(exp) ||
       expEpilogue.residual || expEpilogue.activation != Activation::None)
     return nullptr;
   ConvOp dw = soleConvUser(exp, expChain);

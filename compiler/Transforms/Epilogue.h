@@ -49,10 +49,11 @@ Operation *matchPointwiseAfterDepthwise(Operation *dw,
                                         const Epilogue &dwEpilogue,
                                         ArrayRef<Operation *> dwChain);
 
-/// The depthwise convolution that an expanding 1x1 convolution's kernel can
-/// compute with it (runtime/ukernels: tcc_uk_block_conv2d_nchw, which also
-/// takes the depthwise convolution's matchPointwiseAfterDepthwise): `exp`
-/// is an unpadded stride-1 1x1 f32 convolution with one group,
+/// The depthwise convolution that a convolution's kernel can compute with
+/// it (runtime/ukernels: tcc_uk_block_conv2d_nchw, which also takes the
+/// depthwise convolution's matchPointwiseAfterDepthwise; mobilenet's
+/// expanding 1x1 convolutions and its stem): `exp` is an f32 convolution
+/// with one group,
 /// `expEpilogue` and `expChain` what matchEpilogue found after it (no
 /// residual), the last value has a single use, and that use is the input of
 /// an f32 convolution with one filter per channel. Null otherwise.

@@ -131,8 +131,9 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
           group.ops.insert(root = view);
       // A depthwise convolution takes the 1x1 convolution after it (one
       // kernel: the depthwise output goes to its scratch, not to memory
-      // planned for a tensor), and an expanding 1x1 convolution takes such
-      // a pair after it (one kernel, a band of rows at a time). The
+      // planned for a tensor), and a convolution with one group (an
+      // expanding 1x1, a stem) takes such a pair after it (one kernel, a
+      // band of rows at a time). The
       // lowering splits the group again where the kernels do not gain.
       Operation *dw = op;
       Epilogue dwEpilogue = epilogue;

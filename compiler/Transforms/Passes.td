@@ -92,10 +92,10 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
       depthwise convolution also takes the unpadded stride-1 1x1
       convolution that alone reads its output, with that one's epilogue
       (mobilenet's block tail: one kernel that never stores the depthwise
-      output), and an unpadded stride-1 1x1 convolution whose output (after
-      its bias and clamp) alone feeds such a depthwise/1x1 pair takes the
-      pair (mobilenet's inverted-residual block: one kernel, a band of rows
-      at a time, where the expanded tensor is large);
+      output), and a convolution with one group whose output (after its
+      bias and clamp) alone feeds such a depthwise/1x1 pair takes the pair
+      (mobilenet's inverted-residual blocks and its stem: one kernel, a band
+      of rows at a time, where the tensor between them is large);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;

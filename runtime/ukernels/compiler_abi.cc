@@ -185,17 +185,22 @@ int32_t tcc_ukabi_dwpw_conv2d(
                                  ptr<float>(output), &e);
 }
 
-/// An expanding 1x1 convolution from `expC` to `c` channels (its epilogue
-/// a bias and a clamp), the depthwise convolution after it and the 1x1
-/// convolution to `f` channels after that, as one call.
+/// A convolution from `expC` to `c` channels with one group (its epilogue
+/// a bias and a clamp; an expanding 1x1 or a stem), the depthwise
+/// convolution after it and the 1x1 convolution to `f` channels after
+/// that, as one call.
 int32_t tcc_ukabi_block_conv2d(
     int64_t input, int64_t expWeight, int64_t expBias, int64_t dwWeight,
     int64_t dwBias, int64_t pwWeight, int64_t output, int64_t bias,
-    int64_t residual, int64_t scratch, int64_t n, int64_t expC, int64_t c,
+    int64_t residual, int64_t scratch, int64_t n, int64_t expC,
+    int64_t expH, int64_t expW, int64_t expKh, int64_t expKw,
+    int64_t expStrideH, int64_t expStrideW, int64_t expDilationH,
+    int64_t expDilationW, int64_t expPadTop, int64_t expPadLeft,
+    int64_t expPadBottom, int64_t expPadRight, int64_t expFlags,
+    int64_t expHasClamp, float expClampMin, float expClampMax, int64_t c,
     int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t strideH,
     int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t padTop,
-    int64_t padLeft, int64_t padBottom, int64_t padRight, int64_t expFlags,
-    int64_t expHasClamp, float expClampMin, float expClampMax,
+    int64_t padLeft, int64_t padBottom, int64_t padRight,
     int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
     int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
   tcc_uk_block_params_t p = {};
@@ -208,12 +213,14 @@ int32_t tcc_ukabi_block_conv2d(
   p.pair.dw_clamp_max = dwClampMax;
   p.pair.flags = static_cast<uint32_t>(flags);
   p.pair.scratch = ptr<void>(scratch);
-  p.c = expC;
+  p.exp = convParams(n, expC, expH, expW, c, expKh, expKw, expStrideH,
+                     expStrideW, expDilationH, expDilationW, expPadTop,
+                     expPadLeft, expPadBottom, expPadRight, 1);
+  p.exp.flags = static_cast<uint32_t>(expFlags);
   p.exp_bias = ptr<const float>(expBias);
   p.exp_has_clamp = static_cast<int32_t>(expHasClamp);
   p.exp_clamp_min = expClampMin;
   p.exp_clamp_max = expClampMax;
-  p.exp_flags = static_cast<uint32_t>(expFlags);
   tcc_uk_epilogue_t e =
       epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
   return tcc_uk_block_conv2d_nchw(

@@ -15,12 +15,6 @@ inline namespace TCC_UK_ISA_NS {
 
 namespace {
 
-/// One image and group of the input as a PackBFn source.
-struct Im2col {
-  const ConvShape *s;
-  const float *x; // the group's first input channel of the image
-};
-
 /// (channel, ky, kx) of the im2col rows k0, k0 + 1, ..., stepped along.
 struct KRow {
   int64_t ci, ky, kx;
@@ -88,7 +82,7 @@ bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
   for (int64_t r = 0; r < kc; ++r, kr.next(s)) {
     const int64_t ci = kr.ci, ky = kr.ky, kx = kr.kx;
     if (ci != built) {
-      const float *xc = src.x + ci * s.h * s.w;
+      const float *xc = src.x + ci * (src.plane ? src.plane : s.h * s.w);
       for (int64_t q = 0; q < s.sw; ++q) {
         // Padded column t * sw + q is input column t * sw + q - pl.
         const int64_t tLo = minI(pitch, maxI(0, ceilDiv(s.pl - q, s.sw)));
@@ -125,9 +119,8 @@ bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
   return true;
 }
 
-/// Packs rows [k0, k0+kc) (channel, ky, kx) and columns [j0, j0+nc) (oy, ox)
-/// of im2col(x) into B panels: the packing the GEMM would do anyway, without
-/// materialising the im2col matrix.
+} // namespace
+
 void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
                 int64_t nc, float *dst, int64_t panelStride) {
   const Im2col &src = *static_cast<const Im2col *>(source);
@@ -151,7 +144,7 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
   KRow kr(s, k0);
   for (int64_t r = 0; r < kc; ++r, kr.next(s)) {
     const int64_t ci = kr.ci, ky = kr.ky, kx = kr.kx;
-    const float *xc = src.x + ci * s.h * s.w;
+    const float *xc = src.x + ci * (src.plane ? src.plane : s.h * s.w);
     const int64_t iy0 = ky * s.dh - s.pt, ix0 = kx * s.dw - s.pl;
     for (int i = 0; i < nseg; ++i) {
       const Segment &g = segs[i];
@@ -191,12 +184,18 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
   }
 }
 
+namespace {
+
 bool isDepthwise(const ConvShape &s) { return s.groups > 1 && s.cg == 1; }
+
+} // namespace
 
 bool isPointwise(const ConvShape &s) {
   return s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 &&
          s.pl == 0 && s.pb == 0 && s.pr == 0;
 }
+
+namespace {
 
 int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
   if (isDepthwise(s))

@@ -465,9 +465,13 @@ struct FlatTaps {
 /// model. Flat 14x14 and 28x28 planes (rows of 14 and 28, 2 and 4 lanes
 /// idle a row) were 1-5% and 10-12% slower than their rows: they lose the
 /// rows' reuse of each loaded input row by four output rows.
+bool runsFlatDirect(int32_t isa, const ConvShape &s) {
+  const int64_t vl = tilesFor(isa).vl;
+  return hasDirectRows(isa, s) && s.sh == 1 && s.oh == s.h && s.ow == s.w &&
+         2 * s.ow <= vl && ceilDiv(s.oh * s.ow, vl) <= kFlatVecs;
+}
 bool runsFlatDirect(const ConvShape &s) {
-  return hasDirectRows(s) && s.sh == 1 && s.oh == s.h && s.ow == s.w &&
-         2 * s.ow <= kVL && ceilDiv(s.oh * s.ow, kVL) <= kFlatVecs;
+  return runsFlatDirect(TCC_UK_NATIVE_ISA, s);
 }
 
 void makeFlatTaps(const ConvShape &s, FlatTaps &t) {
@@ -862,13 +866,23 @@ tcc_uk_epilogue_t imageEpilogue(const tcc_uk_epilogue_t &epilogue,
 // Expansion, depthwise and pointwise
 //===----------------------------------------------------------------------===//
 
-/// A block's depthwise convolution (over the expansion), checked: every
-/// output row's window holds an input row (pads smaller than the window).
-bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s) {
-  if (!p || p->c <= 0 || !resolvePair(&p->pair, s))
-    return false;
+/// Whether every output row's window of `s` holds an input row (pads
+/// smaller than the window).
+bool padsInsideWindow(const ConvShape &s) {
   const int64_t span = (s.kh - 1) * s.dh + 1;
   return s.pt < span && s.pb < span;
+}
+
+/// A block's depthwise convolution `s` (over x) and first convolution
+/// `es`, checked: one group, x's shape as its output, not one that
+/// tcc_uk_conv2d_nchw runs as Winograd (its packed weights are
+/// transformed), and every band of rows reads some input rows.
+bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s,
+                  ConvShape &es) {
+  return p && resolvePair(&p->pair, s) && resolveConv(&p->exp, es) &&
+         es.groups == 1 && es.f == s.c && es.n == s.n && es.oh == s.h &&
+         es.ow == s.w && !winogradFits(es) && padsInsideWindow(s) &&
+         padsInsideWindow(es);
 }
 
 /// A band's expansion rows and depthwise output take about this many bytes
@@ -906,22 +920,33 @@ int64_t raggedPanelBound(int32_t isa, uint32_t flags, int64_t m, int64_t k) {
 }
 
 BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
-                            const ConvShape &s) {
+                            const ConvShape &s, const ConvShape &es) {
   const int64_t e = s.c, f4 = static_cast<int64_t>(sizeof(float));
   const int64_t span = (s.kh - 1) * s.dh + 1;
-  // A band of r rows reads (r - 1) * sh + span input rows.
-  const int64_t perRow = f4 * e * (s.sh * s.w + s.ow);
-  const int64_t fixed = f4 * e * maxI(0, span - s.sh) * s.w;
+  // Floats of the first convolution's packed B a row of x takes (its
+  // im2col; none for a 1x1, read in place).
+  const int64_t packedPerRow = isPointwise(es) ? 0 : es.kdim * s.w;
+  // A band of r rows reads (r - 1) * sh + span rows of x.
+  const int64_t perRow = f4 * (e * (s.sh * s.w + s.ow) + s.sh * packedPerRow);
+  const int64_t fixed =
+      f4 * maxI(0, span - s.sh) * (e * s.w + packedPerRow);
   BlockGeometry g;
-  g.band = maxI(1, minI(s.oh, (kBlockBandBytes - fixed) / perRow));
+  // A plane the depthwise kernel runs flat (its FMA order differs) is one
+  // band, so that it runs flat here too.
+  g.band = runsFlatDirect(isa, s)
+               ? s.oh
+               : maxI(1, minI(s.oh, (kBlockBandBytes - fixed) / perRow));
   const int64_t rowsIn = minI(s.h, (g.band - 1) * s.sh + span);
   g.expFloats = ceilDiv(e * rowsIn * s.w, 16) * 16;
   g.midFloats = ceilDiv(e * g.band * s.ow, 16) * 16;
+  const uint32_t expPacked = p->exp.flags & TCC_UK_PACKED_A;
+  const int64_t expGemm =
+      isPointwise(es) ? raggedPanelBound(isa, expPacked, e, es.kdim)
+                      : packedBScratchBytes(isa, es.kdim, rowsIn * s.w);
   g.gemmBytes =
-      ceilDiv(maxI(raggedPanelBound(isa, p->exp_flags & TCC_UK_PACKED_A, e,
-                                    p->c),
-                   raggedPanelBound(isa, p->pair.flags & TCC_UK_PACKED_A,
-                                    p->pair.f, e)),
+      ceilDiv(maxI(expGemm, raggedPanelBound(isa,
+                                             p->pair.flags & TCC_UK_PACKED_A,
+                                             p->pair.f, e)),
               64) *
       64;
   g.partBytes = (g.expFloats + g.midFloats) * f4 + g.gemmBytes;
@@ -929,15 +954,16 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
 }
 
 int64_t blockScratchBytes(int32_t isa, const tcc_uk_block_params_t *p,
-                          const ConvShape &s) {
-  return 64 + kBlockMaxParts * blockGeometry(isa, p, s).partBytes;
+                          const ConvShape &s, const ConvShape &es) {
+  return 64 + kBlockMaxParts * blockGeometry(isa, p, s, es).partBytes;
 }
 
 /// One image of a block, cut into parts of whole output rows (one a task,
 /// each with its own buffers in the scratch), each part into bands of at
-/// most `band` rows. A band computes the expansion of the input rows its
-/// depthwise windows read (a GEMM reading the image's rows where they lie;
-/// rows shared with the next band are computed again), the depthwise
+/// most `band` rows. A band computes the rows of x its depthwise windows
+/// read (the first convolution as a GEMM reading the image's rows where
+/// they lie, or the im2col of the rows they need, on a shape that is those
+/// rows; rows shared with the next band are computed again), the depthwise
 /// convolution of those rows (the plane kernel on a plane that is the
 /// band: pads only where the image has them) and the pointwise GEMM of
 /// its output rows. Each element sees the same kernels and FMA order as
@@ -945,7 +971,8 @@ int64_t blockScratchBytes(int32_t isa, const tcc_uk_block_params_t *p,
 /// bands.
 struct BlockJob {
   const tcc_uk_block_params_t *p;
-  const ConvShape *s; // the depthwise convolution, n = 1
+  const ConvShape *s;  // the depthwise convolution, n = 1
+  const ConvShape *es; // the first convolution
   BlockGeometry g;
   int64_t parts;
   const float *image, *expWeight, *dwWeight, *pwWeight;
@@ -965,21 +992,39 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   float *mid = x + job.g.expFloats;
   void *gemmScratch = mid + job.g.midFloats;
 
-  const MatrixB in = {job.image + iy0 * s.w, s.h * s.w, false};
+  const ConvShape &es = *job.es;
   GemmArgs ge = {};
   ge.m = s.c;
   ge.n = (iy1 - iy0) * s.w;
-  ge.k = p->c;
-  ge.packedA = (p->exp_flags & TCC_UK_PACKED_A) != 0;
+  ge.k = es.kdim;
+  ge.packedA = (p->exp.flags & TCC_UK_PACKED_A) != 0;
   ge.a = job.expWeight;
-  ge.ars = p->c;
+  ge.ars = es.kdim;
   ge.acs = 1;
-  ge.packB = packBMatrix;
-  ge.bSrc = &in;
-  ge.alwaysDirectB = true;
   ge.c = x;
   ge.ldc = ge.n;
   ge.ep = job.expEp;
+  const MatrixB in = {job.image + iy0 * s.w, es.h * es.w, false};
+  ConvShape rows = es; // the input rows that rows [iy0, iy1) of x read
+  Im2col im2col = {&rows, NULL, es.h * es.w};
+  if (isPointwise(es)) {
+    ge.packB = packBMatrix;
+    ge.bSrc = &in;
+    ge.alwaysDirectB = true;
+  } else {
+    const int64_t span1 = (es.kh - 1) * es.dh + 1;
+    const int64_t top1 = iy0 * es.sh - es.pt;
+    const int64_t r0 = maxI(0, top1);
+    const int64_t r1 = minI(es.h, (iy1 - 1) * es.sh - es.pt + span1);
+    rows.n = 1;
+    rows.h = r1 - r0;
+    rows.pt = r0 - top1;
+    rows.oh = iy1 - iy0;
+    rows.pb = (rows.oh - 1) * es.sh + span1 - rows.h - rows.pt;
+    im2col.x = job.image + r0 * es.w;
+    ge.packB = packIm2col;
+    ge.bSrc = &im2col;
+  }
   runGemm(NULL, ge, gemmScratch);
 
   ConvShape band = s;
@@ -1096,32 +1141,32 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
 
 extern "C" int32_t tcc_uk_block_fast(int32_t isa,
                                      const tcc_uk_block_params_t *p) {
-  ConvShape s;
-  return resolveBlock(p, s) && tcc_uk_dwpw_fast(isa, &p->pair) &&
+  ConvShape s, es;
+  return resolveBlock(p, s, es) && tcc_uk_dwpw_fast(isa, &p->pair) &&
          static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w >=
              kBlockMinExpansionBytes;
 }
 
 extern "C" int64_t tcc_uk_block_scratch_bytes(int32_t isa,
                                               const tcc_uk_block_params_t *p) {
-  ConvShape s;
-  if (!resolveBlock(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
+  ConvShape s, es;
+  if (!resolveBlock(p, s, es) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  return blockScratchBytes(isa, p, s);
+  return blockScratchBytes(isa, p, s, es);
 }
 
 extern "C" int32_t tcc_uk_block_conv2d_nchw(
     const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
     const float *input, const float *expWeight, const float *dwWeight,
     const float *pwWeight, float *output, const tcc_uk_epilogue_t *epilogue) {
-  ConvShape s;
-  if (!resolveBlock(p, s) || (epilogue && epilogue->activation))
+  ConvShape s, es;
+  if (!resolveBlock(p, s, es) || (epilogue && epilogue->activation))
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
   void *scratch = p->pair.scratch, *owned = NULL;
   if (!scratch) {
-    owned = malloc(static_cast<size_t>(blockScratchBytes(TCC_UK_NATIVE_ISA, p, s)));
+    owned = malloc(static_cast<size_t>(blockScratchBytes(TCC_UK_NATIVE_ISA, p, s, es)));
     if (!owned)
       return -1;
     scratch = owned;
@@ -1139,8 +1184,12 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
   BlockJob job = {};
   job.p = p;
   job.s = &one;
-  job.g = blockGeometry(TCC_UK_NATIVE_ISA, p, s);
-  job.parts = maxI(1, minI(minI(hostThreads(host), kBlockMaxParts), s.oh));
+  job.es = &es;
+  job.g = blockGeometry(TCC_UK_NATIVE_ISA, p, s, es);
+  job.parts = runsFlatDirect(one)
+                  ? 1
+                  : maxI(1, minI(minI(hostThreads(host), kBlockMaxParts),
+                                 s.oh));
   job.expWeight = expWeight;
   job.dwWeight = dwWeight;
   job.pwWeight = pwWeight;
@@ -1153,7 +1202,7 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     tcc_uk_epilogue_t ep = {};
     if (epilogue)
       ep = imageEpilogue(*epilogue, outOffset, ohw);
-    job.image = input + img * p->c * s.h * s.w;
+    job.image = input + img * es.c * es.h * es.w;
     job.out = output + outOffset;
     job.pwEp = epilogue ? &ep : NULL;
     parallelFor(host, job.parts, 1, runBlockParts, &job);

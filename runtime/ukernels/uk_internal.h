@@ -267,6 +267,20 @@ struct ConvShape {
 /// False when p is not a valid convolution.
 bool resolveConv(const tcc_uk_conv2d_params_t *p, ConvShape &s);
 
+/// One image and group of a convolution's input as a PackBFn source:
+/// packIm2col packs rows [k0, k0+kc) (channel, ky, kx) and columns [j0,
+/// j0+nc) (oy, ox) of im2col(x) into B panels, the packing the GEMM would do
+/// anyway, without materialising the im2col matrix.
+struct Im2col {
+  const ConvShape *s;
+  const float *x; // the group's first input channel of the image
+  int64_t plane;  // floats from one channel to the next (0: s->h * s->w),
+                  // for a shape that is a band of the image's rows
+};
+void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
+                int64_t nc, float *dst, int64_t panelStride);
+/// Whether a convolution is 1x1, stride 1 and unpadded: its B is the image.
+bool isPointwise(const ConvShape &s);
 /// The direct kernel for groups with one input channel each.
 void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,

@@ -247,32 +247,38 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
  * Expansion, depthwise and pointwise convolution, NCHW, as one call
  *===------------------------------------------------------------------===*/
 
-/* x = clamp_exp(exp_weight[e x c] * input (per pixel) + exp_bias[e])
+/* x = clamp_exp(conv(input, exp_weight) + exp_bias[e])
  * output = the depthwise/pointwise pair `pair` over x (pair.dw.c == e)
- * where the first is a 1x1, stride-1, unpadded convolution from c to e
- * channels (mobilenet_v2's inverted-residual block), as one kernel: a band
- * of output rows at a time, the expansion computes the input rows the
- * band's depthwise windows need into the scratch, the depthwise part and
- * the pointwise GEMM follow while they are in cache; the bands are split
- * across the threads. The e-channel tensor never exists whole. */
+ * where the first convolution `exp` has one group and e filters: a 1x1,
+ * stride-1, unpadded expansion (mobilenet_v2's inverted-residual block),
+ * or any other window (its stem), as one kernel: a band of output rows at
+ * a time, the first convolution computes the rows of x the band's
+ * depthwise windows need into the scratch (a GEMM reading the input's rows
+ * where they lie, or their im2col), the depthwise part and the pointwise
+ * GEMM follow while they are in cache; the bands are split across the
+ * threads. The e-channel tensor never exists whole. */
 typedef struct tcc_uk_block_params_t {
-  tcc_uk_dwpw_params_t pair; /* pair.dw: the depthwise convolution over the
-                                expansion (pair.dw.c = e); pair.flags: the
-                                pointwise weights; pair.scratch:
+  tcc_uk_dwpw_params_t pair; /* pair.dw: the depthwise convolution over x
+                                (its n, c = e, h and w are x's); pair.flags:
+                                the pointwise weights; pair.scratch:
                                 tcc_uk_block_scratch_bytes bytes, or NULL */
-  int64_t c;                 /* input channels of the expansion */
-  const float *exp_bias;     /* NULL, or one value per expanded channel */
+  tcc_uk_conv2d_params_t exp; /* the first convolution: groups 1, f = e,
+                                 its output pair.dw.h x pair.dw.w; flags
+                                 TCC_UK_PACKED_A when exp_weight is its
+                                 tcc_uk_conv2d_pack_weights output (scratch
+                                 ignored). A 3x3 stride-1 one, which
+                                 tcc_uk_conv2d_nchw runs as Winograd, is
+                                 not taken. */
+  const float *exp_bias;     /* NULL, or one value per channel of x */
   int32_t exp_has_clamp;
   float exp_clamp_min, exp_clamp_max;
-  uint32_t exp_flags; /* TCC_UK_PACKED_A: exp_weight is the 1x1 conv's
-                         tcc_uk_conv2d_pack_weights output */
 } tcc_uk_block_params_t;
 
 /* Whether the kernels of `isa` run this block as one call faster than as
  * a 1x1 convolution and a depthwise/pointwise pair: the pair is fast
- * (tcc_uk_dwpw_fast) and the expansion of one image (e x h x w floats)
- * takes 1 MiB or more, more than the cores' caches keep from one call to
- * the next. 0 if p is not such a block. */
+ * (tcc_uk_dwpw_fast) and x of one image (e x h x w floats) takes 1 MiB or
+ * more, more than the cores' caches keep from one call to the next. 0 if p
+ * is not such a block. */
 int32_t tcc_uk_block_fast(int32_t isa, const tcc_uk_block_params_t *p);
 
 /* Scratch tcc_uk_block_conv2d_nchw needs (0 if p is not such a block). */
@@ -281,9 +287,8 @@ int64_t tcc_uk_block_scratch_bytes(int32_t isa,
 
 /* The epilogue is the pointwise convolution's (bias per output channel,
  * residual shaped like the output). The results are those of the three
- * convolutions as separate calls (tcc_uk_conv2d_nchw for the expansion and
- * the depthwise convolution, then for the 1x1), bit for bit, whatever the
- * thread count. Returns 0, -1 when scratch was NULL and malloc failed, or
+ * convolutions as separate tcc_uk_conv2d_nchw calls, bit for bit, whatever
+ * the thread count. Returns 0, -1 when scratch was NULL and malloc failed, or
  * -2 (writing nothing) when p is not such a block or the epilogue has an
  * activation. */
 int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,

@@ -165,6 +165,27 @@ func.func @expansion_depthwise_pointwise(%x: tensor<1x3x6x6xf32>, %ew: tensor<6x
 
 // -----
 
+// Tests that a stem (a 3x3 stride-2 convolution with one group, relu6)
+// takes the pair after it too.
+// CHECK-LABEL: func @stem_depthwise_pointwise
+// CHECK: %[[G:.*]] = tcc.fused "contraction"
+// CHECK:   tcc.conv {{.*}} strides = [2, 2] {{.*}} groups = 1
+// CHECK:   tcc.clamp
+// CHECK:   tcc.conv {{.*}} groups = 4
+// CHECK:   tcc.conv {{.*}} groups = 1
+// CHECK:   tcc.yield
+// CHECK-NOT: tcc.fused
+// CHECK: return %[[G]]
+func.func @stem_depthwise_pointwise(%x: tensor<1x3x8x8xf32>, %sw: tensor<4x3x3x3xf32>, %dw: tensor<4x1x3x3xf32>, %pw: tensor<2x4x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = tcc.conv %x, %sw strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %1 = tcc.clamp %0 min = 0.0 max = 6.0 : tensor<1x4x4x4xf32>
+  %2 = tcc.conv %1, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %3 = tcc.conv %2, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x4x4xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x4x4xf32>
+  return %3 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Tests what the expansion does not take: an expansion read twice, one
 // with a residual, and one whose depthwise convolution has no 1x1 after
 // it. Each pair still forms.

@@ -104,8 +104,12 @@ struct ParamList {
   }
   /// A window's input sizes, extent, strides, dilations and leading pads
   /// (a convolution's or a pooling's parameters).
-  template <typename Params> void window(const Params &p) {
-    auto &add = *this;
+  /// Each name after `prefix`.
+  template <typename Params>
+  void window(const Params &p, StringRef prefix = "") {
+    auto add = [&](StringRef name, int64_t v) {
+      (*this)((prefix + name).str(), v);
+    };
     add("n", p.n), add("c", p.c), add("h", p.h), add("w", p.w);
     add("kh", p.kh), add("kw", p.kw);
     add("stride_h", p.stride_h), add("stride_w", p.stride_w);
@@ -113,9 +117,10 @@ struct ParamList {
     add("pad_top", p.pad_top), add("pad_left", p.pad_left);
   }
   /// A convolution's window and trailing pads too.
-  void convWindow(const tcc_uk_conv2d_params_t &p) {
-    window(p);
-    (*this)("pad_bottom", p.pad_bottom), (*this)("pad_right", p.pad_right);
+  void convWindow(const tcc_uk_conv2d_params_t &p, StringRef prefix = "") {
+    window(p, prefix);
+    (*this)((prefix + "pad_bottom").str(), p.pad_bottom);
+    (*this)((prefix + "pad_right").str(), p.pad_right);
   }
   OpBuilder &b;
   SmallVector<NamedAttribute> list;
@@ -237,7 +242,7 @@ struct UkernelBuilder {
     tcc_uk_block_params_t p = {};
     p.pair.dw = convParams(dw);
     p.pair.f = pw.getType().getDimSize(1);
-    p.c = exp.getInput().getType().getDimSize(1);
+    p.exp = convParams(exp);
     return p;
   }
 
@@ -248,8 +253,8 @@ struct UkernelBuilder {
     return tcc_uk_block_fast(isa, &p) != 0;
   }
 
-  /// An expanding 1x1 convolution, the depthwise convolution after it and
-  /// the 1x1 after that as one call: the pair's operands as for `pair`, the
+  /// A convolution with one group (an expanding 1x1, or a stem), the
+  /// depthwise convolution after it and the 1x1 after that as one call: the pair's operands as for `pair`, the
   /// expansion's weight (as converted, and as the graph has it), bias and
   /// epilogue (a clamp at most) before them.
   FailureOr<Value> block(OpBuilder &b, ConvOp exp, ConvOp dw, ConvOp pw,
@@ -260,9 +265,7 @@ struct UkernelBuilder {
                          const Epilogue &epilogue) const {
     Location loc = pw.getLoc();
     tcc_uk_block_params_t p = blockParams(exp, dw, pw);
-    tcc_uk_conv2d_params_t expParams = convParams(exp);
-    expWeight = packWeights(b, loc, expParams, expWeight, expWeightSource);
-    p.exp_flags = expParams.flags;
+    expWeight = packWeights(b, loc, p.exp, expWeight, expWeightSource);
     tcc_uk_conv2d_params_t pwParams = convParams(pw);
     pwWeight = packWeights(b, loc, pwParams, pwWeight, pwWeightSource);
     p.pair.flags = pwParams.flags;
@@ -278,7 +281,8 @@ struct UkernelBuilder {
                                   scratchTensor(b, loc, scratch)};
     ParamList add(b);
     add.convWindow(p.pair.dw);
-    add("exp_c", p.c), add("exp_flags", p.exp_flags);
+    add.convWindow(p.exp, "exp_");
+    add("exp_flags", p.exp.flags);
     add("has_exp_bias", expBias != nullptr);
     add.clamp(expEpi, "exp_");
     add("has_dw_bias", dwBias != nullptr);

@@ -158,7 +158,7 @@ func.func @depthwise_pointwise(%x: tensor<1x4x6x6xf32>, %r: tensor<1x8x6x6xf32>)
 // CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x24x56x56xf32>, tensor<{{[0-9]+}}xi8>)
 // CHECK-SAME: c = 96 : i64
 // CHECK-SAME: dw_clamp_max = 6.000000e+00 : f32, dw_clamp_min = 0.000000e+00 : f32, dw_has_clamp = 1 : i64
-// CHECK-SAME: exp_c = 16 : i64, exp_clamp_max = 6.000000e+00 : f32, exp_clamp_min = 0.000000e+00 : f32, exp_flags = 8 : i64, exp_has_clamp = 1 : i64
+// CHECK-SAME: exp_c = 16 : i64, exp_clamp_max = 6.000000e+00 : f32, exp_clamp_min = 0.000000e+00 : f32, exp_dilation_h = 1 : i64, exp_dilation_w = 1 : i64, exp_flags = 8 : i64, exp_h = 112 : i64, exp_has_clamp = 1 : i64, exp_kh = 1 : i64, exp_kw = 1 : i64, exp_n = 1 : i64, exp_pad_bottom = 0 : i64, exp_pad_left = 0 : i64, exp_pad_right = 0 : i64, exp_pad_top = 0 : i64, exp_stride_h = 1 : i64, exp_stride_w = 1 : i64, exp_w = 112 : i64
 // CHECK-SAME: f = 24 : i64, flags = 8 : i64, h = 112 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_dw_bias = 1 : i64, has_exp_bias = 1 : i64, has_residual = 0 : i64
 // CHECK-SAME: stride_h = 2 : i64
 // CHECK: return %[[R]]#0
@@ -184,6 +184,40 @@ func.func @expansion_block(%x: tensor<1x16x112x112xf32>) -> tensor<1x24x56x56xf3
     tcc.yield %p : tensor<1x24x56x56xf32>
   }
   return %0 : tensor<1x24x56x56xf32>
+}
+
+// -----
+
+// Tests that a stem (a 3x3 stride-2 convolution from the image, bias and
+// relu6) grouped with the pair after it is one block_conv2d call on
+// AVX-512: its window as the exp_ parameters, its weights packed for the
+// im2col GEMM.
+// CHECK-LABEL: func @stem_block
+// CHECK: %[[R:.*]]:2 = tcc.ukernel "block_conv2d" ins(%{{.*}} : tensor<1x3x224x224xf32>, tensor<{{[0-9]+}}xf32>, tensor<32xf32>, tensor<32x1x3x3xf32>, tensor<{{[0-9]+}}xf32>)
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x16x112x112xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: c = 32 : i64
+// CHECK-SAME: exp_c = 3 : i64, {{.*}}exp_flags = 8 : i64, exp_h = 224 : i64, exp_has_clamp = 1 : i64, exp_kh = 3 : i64, exp_kw = 3 : i64, exp_n = 1 : i64, exp_pad_bottom = 1 : i64, exp_pad_left = 1 : i64, exp_pad_right = 1 : i64, exp_pad_top = 1 : i64, exp_stride_h = 2 : i64, exp_stride_w = 2 : i64, exp_w = 224 : i64
+// CHECK-SAME: has_bias = 0 : i64, has_clamp = 0 : i64, has_dw_bias = 0 : i64, has_exp_bias = 1 : i64
+// CHECK-SAME: stride_h = 1 : i64
+// CHECK: return %[[R]]#0
+// AVX2-LABEL: func @stem_block
+// AVX2-COUNT-3: tcc.ukernel "conv2d"
+// AVX2-NOT: tcc.ukernel
+// AVX2: return
+func.func @stem_block(%x: tensor<1x3x224x224xf32>) -> tensor<1x16x112x112xf32> {
+  %ew = tcc.constant dense<0.125> : tensor<32x3x3x3xf32>
+  %eb = tcc.constant dense<0.5> : tensor<32xf32>
+  %dw = tcc.constant dense<0.25> : tensor<32x1x3x3xf32>
+  %pw = tcc.constant dense<0.5> : tensor<16x32x1x1xf32>
+  %0 = tcc.fused "contraction"(%x, %ew, %eb, %dw, %pw : tensor<1x3x224x224xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>, tensor<32x1x3x3xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x112x112xf32> {
+  ^bb0(%a0: tensor<1x3x224x224xf32>, %a1: tensor<32x3x3x3xf32>, %a2: tensor<32xf32>, %a3: tensor<32x1x3x3xf32>, %a4: tensor<16x32x1x1xf32>):
+    %e = tcc.conv %a0, %a1, %a2 strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x3x224x224xf32>, tensor<32x3x3x3xf32>, tensor<32xf32>) -> tensor<1x32x112x112xf32>
+    %ek = tcc.clamp %e min = 0.0 max = 6.0 : tensor<1x32x112x112xf32>
+    %c = tcc.conv %ek, %a3 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 32 : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>) -> tensor<1x32x112x112xf32>
+    %p = tcc.conv %c, %a4 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x32x112x112xf32>, tensor<16x32x1x1xf32>) -> tensor<1x16x112x112xf32>
+    tcc.yield %p : tensor<1x16x112x112xf32>
+  }
+  return %0 : tensor<1x16x112x112xf32>
 }
 
 // -----

@@ -13,6 +13,9 @@ struct BlockCase {
   int64_t n, c, e, h, w, f; // input [n, c, h, w]; e expanded, f outputs
   int64_t s = 1;            // depthwise stride (3x3)
   int64_t pt = 1, pl = 1, pb = 1, pr = 1;
+  // The first convolution's window (1x1 by default, else k x k, stride
+  // es, pads ep; h and w are its input's).
+  int64_t ek = 1, es = 1, ep = 0;
   bool packed = true;        // both 1x1 weights prepacked
   bool epilogues = true;     // biases and ReLU6 on expansion and depthwise
   bool residual = false;     // on the output
@@ -25,18 +28,26 @@ struct BlockCase {
   BlockCase &unpacked() { packed = false; return *this; }
   BlockCase &plain() { epilogues = false; return *this; }
   BlockCase &withResidual() { residual = true; return *this; }
+  BlockCase &first(int64_t k, int64_t stride, int64_t pad) {
+    ek = k; es = stride; ep = pad; return *this;
+  }
 
-  int64_t oh() const { return (h + pt + pb - 3) / s + 1; }
-  int64_t ow() const { return (w + pl + pr - 3) / s + 1; }
+  int64_t xh() const { return (h + 2 * ep - ek) / es + 1; } // x: e x xh x xw
+  int64_t xw() const { return (w + 2 * ep - ek) / es + 1; }
+  int64_t oh() const { return (xh() + pt + pb - 3) / s + 1; }
+  int64_t ow() const { return (xw() + pl + pr - 3) / s + 1; }
   tcc_uk_conv2d_params_t expansion() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = c; p.h = h; p.w = w; p.f = e; p.kh = p.kw = 1;
+    p.n = n; p.c = c; p.h = h; p.w = w; p.f = e; p.kh = p.kw = ek;
+    p.stride_h = p.stride_w = es;
+    p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = ep;
+    p.groups = 1;
     p.flags = packed ? TCC_UK_PACKED_A : 0;
     return p;
   }
   tcc_uk_conv2d_params_t depthwise() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = e; p.h = h; p.w = w; p.f = e; p.kh = p.kw = 3;
+    p.n = n; p.c = e; p.h = xh(); p.w = xw(); p.f = e; p.kh = p.kw = 3;
     p.stride_h = p.stride_w = s;
     p.pad_top = pt; p.pad_left = pl; p.pad_bottom = pb; p.pad_right = pr;
     p.groups = e;
@@ -56,11 +67,10 @@ struct BlockCase {
     p.pair.dw_clamp_min = 0.0f;
     p.pair.dw_clamp_max = 6.0f;
     p.pair.flags = packed ? TCC_UK_PACKED_A : 0;
-    p.c = c;
+    p.exp = expansion();
     p.exp_has_clamp = epilogues;
     p.exp_clamp_min = 0.0f;
     p.exp_clamp_max = 6.0f;
-    p.exp_flags = packed ? TCC_UK_PACKED_A : 0;
     return p;
   }
 };
@@ -68,7 +78,8 @@ struct BlockCase {
 std::string describe(const BlockCase &b) {
   auto s = [](int64_t x) { return std::to_string(x); };
   return "x[" + s(b.n) + "," + s(b.c) + "," + s(b.h) + "," + s(b.w) +
-         "] -> " + s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," +
+         "] " + s(b.ek) + "x" + s(b.ek) + "/" + s(b.es) + " pad " + s(b.ep) +
+         " -> " + s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," +
          s(b.pl) + "," + s(b.pb) + "," + s(b.pr) + " -> " + s(b.f) +
          (b.packed ? " packed" : "") + (b.epilogues ? "" : " plain") +
          (b.residual ? " residual" : "");
@@ -77,7 +88,7 @@ std::string describe(const BlockCase &b) {
 struct BlockData {
   BlockData(const Variant &v, const BlockCase &b) {
     x = randomVector(b.n * b.c * b.h * b.w, b.seed, -2.0f, 2.0f);
-    expW = randomVector(b.e * b.c, b.seed + 1);
+    expW = randomVector(b.e * b.c * b.ek * b.ek, b.seed + 1);
     expBias = randomVector(b.e, b.seed + 2);
     dwW = randomVector(b.e * 9, b.seed + 3);
     dwBias = randomVector(b.e, b.seed + 4);
@@ -130,7 +141,8 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
 /// The three convolutions as separate calls, on one thread.
 std::vector<float> runThree(const Variant &v, const BlockCase &b,
                             const BlockData &d) {
-  std::vector<float> x(b.n * b.e * b.h * b.w), mid(b.n * b.e * b.oh() * b.ow());
+  std::vector<float> x(b.n * b.e * b.xh() * b.xw());
+  std::vector<float> mid(b.n * b.e * b.oh() * b.ow());
   std::vector<float> out(b.n * b.f * b.oh() * b.ow());
   tcc_uk_conv2d_params_t p = b.expansion();
   tcc_uk_epilogue_t ep = biasClamp(b.epilogues ? d.expBias.data() : nullptr,
@@ -161,10 +173,21 @@ void checkBlock(const Variant &v, const BlockCase &b, int threads = 1) {
 using Block = VariantTest;
 
 // mobilenet_v2's second block (96 x 112 x 112 expanded, stride 2: several
-// bands a part) and a stride-1 block with its residual.
+// bands a part), a stride-1 block with its residual, and its stem (a 3x3
+// stride-2 convolution from the image, then the first pair).
 TEST_P(Block, MobilenetShapes) {
   checkBlock(*v, BlockCase{1, 16, 96, 112, 112, 24}.stride(2), 2);
   checkBlock(*v, BlockCase{1, 24, 144, 56, 56, 24}.withResidual(), 2);
+  checkBlock(*v, BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1), 2);
+}
+
+// First convolutions other than a 1x1, through their im2col: odd sizes,
+// pads, strides, a 5x5, batch 2, unpacked weights, many threads.
+TEST_P(Block, FirstConvolutionWindows) {
+  checkBlock(*v, BlockCase{1, 3, 8, 33, 29, 5}.first(3, 2, 1));
+  checkBlock(*v, BlockCase{2, 4, 12, 21, 18, 6}.first(5, 2, 2).stride(2), 3);
+  checkBlock(*v, BlockCase{1, 2, 10, 40, 12, 4}.first(2, 1, 0).unpacked(), 4);
+  checkBlock(*v, BlockCase{1, 3, 16, 64, 9, 8}.first(3, 3, 0).plain(), 6);
 }
 
 TEST_P(Block, EdgesAndLayouts) {
@@ -202,9 +225,16 @@ TEST_P(Block, RejectsWhatIsNotABlock) {
   const tcc_uk_block_params_t good = b.params();
   EXPECT_EQ(-2, v->blockConv2d(nullptr, &good, x, x, x, x, &out, &act));
   tcc_uk_block_params_t p = good;
-  p.c = 0;
+  p.exp.c = 0;
   EXPECT_EQ(0, v->blockScratchBytes(isa(), &p));
   EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  // A first convolution whose output is not the depthwise input.
+  p = good;
+  p.exp.stride_h = 2;
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  // One that tcc_uk_conv2d_nchw runs as Winograd.
+  p = BlockCase{1, 16, 16, 32, 32, 4}.first(3, 1, 1).params();
+  EXPECT_EQ(0, v->blockScratchBytes(isa(), &p));
   // A pad as wide as the window leaves an output row without input rows.
   p = b.pads(3, 1, 1, 1).params();
   EXPECT_EQ(0, v->blockScratchBytes(isa(), &p));
@@ -229,6 +259,8 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_GENERIC));
   EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1),
+                    TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 8, 128, 96, 96, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3),
                     TCC_UK_ISA_AVX512));
