@@ -1166,7 +1166,8 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     return 0;
   void *scratch = p->pair.scratch, *owned = NULL;
   if (!scratch) {
-    owned = malloc(static_cast<size_t>(blockScratchBytes(TCC_UK_NATIVE_ISA, p, s, es)));
+    owned = malloc(static_cast<size_t>(
+        blockScratchBytes(TCC_UK_NATIVE_ISA, p, s, es)));
     if (!owned)
       return -1;
     scratch = owned;

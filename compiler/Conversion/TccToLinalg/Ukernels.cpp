@@ -254,9 +254,10 @@ struct UkernelBuilder {
   }
 
   /// A convolution with one group (an expanding 1x1, or a stem), the
-  /// depthwise convolution after it and the 1x1 after that as one call: the pair's operands as for `pair`, the
-  /// expansion's weight (as converted, and as the graph has it), bias and
-  /// epilogue (a clamp at most) before them.
+  /// depthwise convolution after it and the 1x1 after that as one call:
+  /// the pair's operands as for `pair`, the first convolution's weight (as
+  /// converted, and as the graph has it), bias and epilogue (a clamp at
+  /// most) before them.
   FailureOr<Value> block(OpBuilder &b, ConvOp exp, ConvOp dw, ConvOp pw,
                          Value input, Value expWeight, Value expWeightSource,
                          Value expBias, const Epilogue &expEpi,
