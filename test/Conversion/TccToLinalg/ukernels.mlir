@@ -222,6 +222,31 @@ func.func @stem_block(%x: tensor<1x3x224x224xf32>) -> tensor<1x16x112x112xf32> {
 
 // -----
 
+// Tests that a first convolution the kernels run as Winograd (3x3 stride
+// 1, 16 channels) stays its own conv2d call, large as its output is (1
+// MiB), and the pair after it one dwpw_conv2d call.
+// CHECK-LABEL: func @winograd_first_stays_apart
+// CHECK: %[[E:[0-9]+]]:2 = tcc.ukernel "conv2d" ins(%{{.*}}, %{{.*}} : tensor<1x16x128x128xf32>, tensor<{{[0-9]+}}xf32>)
+// CHECK-SAME: kh = 3 : i64
+// CHECK: tcc.ukernel "dwpw_conv2d" ins(%[[E]]#0,
+// CHECK-NOT: block_conv2d
+// CHECK: return
+func.func @winograd_first_stays_apart(%x: tensor<1x16x128x128xf32>) -> tensor<1x8x128x128xf32> {
+  %ew = tcc.constant dense<0.125> : tensor<16x16x3x3xf32>
+  %dw = tcc.constant dense<0.25> : tensor<16x1x3x3xf32>
+  %pw = tcc.constant dense<0.5> : tensor<8x16x1x1xf32>
+  %0 = tcc.fused "contraction"(%x, %ew, %dw, %pw : tensor<1x16x128x128xf32>, tensor<16x16x3x3xf32>, tensor<16x1x3x3xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x128x128xf32> {
+  ^bb0(%a0: tensor<1x16x128x128xf32>, %a1: tensor<16x16x3x3xf32>, %a2: tensor<16x1x3x3xf32>, %a3: tensor<8x16x1x1xf32>):
+    %e = tcc.conv %a0, %a1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x16x128x128xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x128x128xf32>
+    %c = tcc.conv %e, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 16 : (tensor<1x16x128x128xf32>, tensor<16x1x3x3xf32>) -> tensor<1x16x128x128xf32>
+    %p = tcc.conv %c, %a3 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x16x128x128xf32>, tensor<8x16x1x1xf32>) -> tensor<1x8x128x128xf32>
+    tcc.yield %p : tensor<1x8x128x128xf32>
+  }
+  return %0 : tensor<1x8x128x128xf32>
+}
+
+// -----
+
 // Tests that a block whose expanded tensor stays in cache between calls
 // (6 x 6 x 6 here) is the expansion's conv2d call and the pair's
 // dwpw_conv2d call on AVX-512, the residual going to the pair.
