@@ -156,9 +156,10 @@ void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
       dst[q * phaseLen + t] = xrow[base + t * s.sw + q];
 }
 
-/// The finished value of output vector x: the epilogue.
-TCC_UK_INLINE vf finish(vf x, const float *out, const float *res, bool full,
-                        vmask m, const Epi &e, vf bias, vf lo, vf hi) {
+/// Output vector x finished with the epilogue and stored at out (the lanes
+/// of m where it is not full).
+TCC_UK_INLINE void finishInto(float *out, vf x, const float *res, bool full,
+                              vmask m, const Epi &e, vf bias, vf lo, vf hi) {
   auto load = [&](const float *q) {
     return full ? vload(q) : vloadMask(q, m);
   };
@@ -169,7 +170,10 @@ TCC_UK_INLINE vf finish(vf x, const float *out, const float *res, bool full,
     x = vadd(x, load(res));
   if (e.clamp)
     x = vclamp(x, lo, hi);
-  return x;
+  if (full)
+    vstore(out, x);
+  else
+    vstoreMask(out, x, m);
 }
 
 /// out[0:n] of one output row: rows[ky] holds the phases of the
@@ -192,12 +196,7 @@ TCC_UK_INLINE void convolveRow(const ConvShape &s, const float *const *rows,
     }
     const bool full = j + kVL <= n;
     const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - j)));
-    const vf v = finish(acc, out + j, res ? res + j : NULL, full, m, e, bias,
-                        lo, hi);
-    if (full)
-      vstore(out + j, v);
-    else
-      vstoreMask(out + j, v, m);
+    finishInto(out + j, acc, res ? res + j : NULL, full, m, e, bias, lo, hi);
   }
 }
 
@@ -284,12 +283,8 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
       for (int64_t j = 0; j < s.ow; j += kVL) {
         const bool full = j + kVL <= s.ow;
         const vmask m = vmaskFirst(static_cast<int>(minI(kVL, s.ow - j)));
-        const vf v = finish(vload(row + j), out + j, res ? res + j : NULL,
-                            full, m, e, bias, lo, hi);
-        if (full)
-          vstore(out + j, v);
-        else
-          vstoreMask(out + j, v, m);
+        finishInto(out + j, vload(row + j), res ? res + j : NULL, full, m, e,
+                   bias, lo, hi);
       }
     }
   }
@@ -415,12 +410,8 @@ struct PlaneSink {
     const int64_t at = (oy + r) * s.ow + ox;
     const bool full = n == 16;
     const vmask m = vmaskFirst(n);
-    const vf v = finish(acc, p.y + at, p.res ? p.res + at : NULL, full, m, e,
-                        bias, lo, hi);
-    if (full)
-      vstore(p.y + at, v);
-    else
-      vstoreMask(p.y + at, v, m);
+    finishInto(p.y + at, acc, p.res ? p.res + at : NULL, full, m, e, bias, lo,
+               hi);
   }
 };
 
@@ -528,12 +519,8 @@ TCC_UK_INLINE void flatVectors(const PlaneArgs &p, const Epi &e,
     const int64_t at = (v0 + i) * kVL;
     const bool full = at + kVL <= n;
     const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - at)));
-    const vf y = finish(acc[i], p.y + at, p.res ? p.res + at : NULL, full, m,
-                        e, bias, lo, hi);
-    if (full)
-      vstore(p.y + at, y);
-    else
-      vstoreMask(p.y + at, y, m);
+    finishInto(p.y + at, acc[i], p.res ? p.res + at : NULL, full, m, e, bias,
+               lo, hi);
   }
 }
 
@@ -830,12 +817,7 @@ void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
       const float *a = p0 + i * g.n + j, *b = p1 + i * g.n + j;
       const vf sum = full ? vadd(vload(a), vload(b))
                           : vadd(vloadMask(a, m), vloadMask(b, m));
-      const vf x = finish(sum, out + j, res ? res + j : NULL, full, m, e, bias,
-                          lo, hi);
-      if (full)
-        vstore(out + j, x);
-      else
-        vstoreMask(out + j, x, m);
+      finishInto(out + j, sum, res ? res + j : NULL, full, m, e, bias, lo, hi);
     }
   }
 }
@@ -910,13 +892,11 @@ struct BlockGeometry {
 };
 
 /// Scratch bytes a GEMM reading B in place needs for its ragged panel,
-/// whatever n is (the bands' widths vary).
+/// whatever n is (the bands' widths vary): the most is a panel of nr - 1
+/// columns, packed (as is all of a B narrower than nr).
 int64_t raggedPanelBound(int32_t isa, uint32_t flags, int64_t m, int64_t k) {
-  int64_t most = 0;
-  for (int64_t r = 0; r < tilesFor(isa).nr; ++r)
-    most = maxI(most, gemmScratchBytes(isa, flags | kAlwaysDirectB, m,
-                                       tilesFor(isa).nr + r, k));
-  return most;
+  return gemmScratchBytes(isa, flags | kAlwaysDirectB, m,
+                          2 * tilesFor(isa).nr - 1, k);
 }
 
 BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
