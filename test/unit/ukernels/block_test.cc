@@ -201,8 +201,9 @@ TEST_P(Block, EdgesAndLayouts) {
   checkBlock(*v, BlockCase{1, 4, 16, 2, 40, 8}, 5);
 }
 
-// Parts of the output rows are one a thread (up to four), so the bands
-// move with the thread count; the bits do not.
+// Parts are one a thread (up to four), and claim the bands (four a part at
+// least) as they run, so which part computes which rows moves with the
+// thread count and the timing; the bits do not.
 TEST_P(Block, ThreadCountDoesNotChangeResults) {
   const BlockCase b = BlockCase{1, 16, 96, 64, 64, 24}.stride(2);
   const BlockData d(*v, b);
@@ -214,6 +215,27 @@ TEST_P(Block, ThreadCountDoesNotChangeResults) {
                     std::to_string(threads) + " threads");
     ASSERT_EQ(host.counts.size(), 1u);
     EXPECT_EQ(host.counts[0], std::min(threads, 4));
+  }
+}
+
+// A part that starts after the others have taken every band (its thread
+// slowed or descheduled) finds none left, and none is left undone when
+// the others never start: the host here runs only one of the parts.
+TEST_P(Block, PartsClaimTheBandsAsTheyRun) {
+  for (const BlockCase &b : {BlockCase{1, 16, 96, 64, 64, 24}.stride(2),
+                             BlockCase{1, 3, 32, 96, 96, 16}.first(3, 2, 1),
+                             BlockCase{2, 24, 144, 28, 28, 24}.withResidual()}) {
+    SCOPED_TRACE(describe(b));
+    const BlockData d(*v, b);
+    const std::vector<float> want = runThree(*v, b, d);
+    for (int threads : {2, 4}) {
+      ThreadHost host(threads);
+      host.onlyFirstRange = true;
+      const std::vector<float> got = runBlock(*v, b, d, host.get());
+      expectIdentical(want.data(), got.data(), want.size(),
+                      std::to_string(threads) + " threads, one part run");
+      EXPECT_EQ(host.counts.size(), static_cast<size_t>(b.n));
+    }
   }
 }
 

@@ -72,6 +72,11 @@ public:
   size_t lastParts = 0; // ranges the last call was split into
   std::vector<size_t> parts; // ranges of each call, in order
   std::vector<int64_t> counts; // n of each call, in order
+  // Runs only the first range (on the caller) and drops the others: as if
+  // every other thread arrived after the work was gone. Breaks the
+  // parallel_for contract on purpose, for kernels whose tasks claim work
+  // from a shared counter: they must leave nothing to the missing ones.
+  bool onlyFirstRange = false;
 
 private:
   static void parallelFor(void *self, int64_t n, int64_t grain,
@@ -88,6 +93,10 @@ private:
     h->lastParts = ranges.size();
     h->parts.push_back(ranges.size());
     std::reverse(ranges.begin(), ranges.end());
+    if (h->onlyFirstRange && !ranges.empty()) {
+      fn(ctx, ranges[0].first, ranges[0].second);
+      return;
+    }
     std::vector<std::thread> pool;
     for (size_t i = 1; i < ranges.size(); ++i)
       pool.emplace_back([&, i] { fn(ctx, ranges[i].first, ranges[i].second); });
