@@ -57,7 +57,7 @@ struct Job {
 /// (128 x 64 x 128) 3% slower, mobilenet_v2 with its 7x7 and 14x14 layers
 /// (up to 960 rows) read directly too level with this rule.
 constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
-constexpr int64_t kDirectTasksPerThread = 2;
+constexpr int64_t kDirectTasksPerThread = 4;
 bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                  int64_t k) {
   const IsaTiles &t = tilesFor(isa);
@@ -405,10 +405,14 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
         job.tm = threads;
         job.tn = 1;
       }
-      // Two tasks a thread along the split: with B read in place a task
-      // repeats no packing, and a thread the VM slows down hands its
-      // second task to the other (mobilenet_v2 5-7% faster with a
-      // competing process on one CPU, level without).
+      // Four tasks a thread along the split: with B read in place a task
+      // repeats no packing, and a thread the VM slows down hands tasks to
+      // the other (two a thread: mobilenet_v2 5-7% faster with a
+      // competing process on one CPU, level without; four: 1% faster
+      // than two in turn in a stretch where the machine ran slow, resnet18,
+      // the encoder and the MLP level). With two, a thread at two thirds
+      // of the other's speed had already started its second task when the
+      // other finished, so nothing moved.
       if (job.tn > 1 && job.tm == 1)
         job.tn = minI(job.np, job.tn * kDirectTasksPerThread);
       else if (job.tm > 1 && job.tn == 1)
