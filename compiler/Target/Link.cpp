@@ -51,12 +51,33 @@ static LogicalResult runDriver(ArrayRef<std::string> args, std::string &error) {
   return runProgram(*cc, args, error);
 }
 
+/// Segments aligned to 2 MiB in the file as in memory, so that the kernel
+/// can map a model's weights (its read-only data) with huge pages when the
+/// page cache holds them so (Linux with large folios; see docs/compiler.md).
+/// The padding between segments is a hole in the file, not disk space, but
+/// it shows in the file's size: only for objects of at least kHugeObjects
+/// bytes (weights of a few huge pages), so small models stay small.
+static const char *const kHugePageSegments = "-Wl,-z,max-page-size=0x200000";
+constexpr uint64_t kHugeObjects = uint64_t(4) << 20;
+
+static bool wantsHugePageSegments(ArrayRef<std::string> objects) {
+  uint64_t total = 0;
+  for (const std::string &o : objects) {
+    uint64_t size = 0;
+    if (!llvm::sys::fs::file_size(o, size))
+      total += size;
+  }
+  return total >= kHugeObjects;
+}
+
 LogicalResult tcc::linkSharedLibrary(ArrayRef<std::string> objects,
                                      StringRef output, std::string &error) {
   std::vector<std::string> args = {"-shared", "-o", output.str()};
   args.insert(args.end(), objects.begin(), objects.end());
   for (const char *flag : {"-lm", "-Wl,-z,noexecstack"})
     args.push_back(flag);
+  if (wantsHugePageSegments(objects))
+    args.push_back(kHugePageSegments);
   return runDriver(args, error);
 }
 
@@ -68,6 +89,8 @@ LogicalResult tcc::linkExecutable(ArrayRef<std::string> objects,
   args.insert(args.end(), libraries.begin(), libraries.end());
   for (const char *lib : {"-lstdc++", "-lm", "-ldl", "-lpthread"})
     args.push_back(lib);
+  if (wantsHugePageSegments(objects))
+    args.push_back(kHugePageSegments);
 #ifdef TCC_LINK_SANITIZE_FLAGS
   // This tcc's own runtime library is instrumented (a TCC_SANITIZE build).
   args.push_back(TCC_LINK_SANITIZE_FLAGS);

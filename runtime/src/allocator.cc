@@ -11,6 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 using tcc::makeStatus;
 
 struct tcc_allocator_t {
@@ -29,13 +33,54 @@ struct tcc_allocator_t {
 // Page-aligned, so that segments never share a page.
 constexpr size_t kHostAlignment = 4096;
 
+#if defined(__linux__)
+// Segments of at least a huge page are mapped on their own, start on a huge
+// page and are offered to the kernel for transparent huge pages (a hint:
+// nothing changes where THP is off). A model's workspace then takes a few
+// TLB entries instead of one a 4 KiB page; see docs/runtime.md.
+constexpr uint64_t kHugePage = uint64_t(2) << 20;
+
+static bool mapsHuge(uint64_t bytes) { return bytes >= kHugePage; }
+
+static uint64_t hugeRounded(uint64_t bytes) {
+  return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+}
+
+static void *mapHuge(uint64_t bytes) {
+  const uint64_t rounded = hugeRounded(bytes);
+  if (rounded < bytes || rounded > SIZE_MAX - kHugePage)
+    return nullptr;
+  // One huge page more than needed, then the ends trimmed off, so that
+  // what is left starts on a huge page.
+  char *raw = static_cast<char *>(mmap(nullptr, rounded + kHugePage,
+                                       PROT_READ | PROT_WRITE,
+                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (raw == MAP_FAILED)
+    return nullptr;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(raw);
+  char *start = raw + ((kHugePage - at % kHugePage) % kHugePage);
+  if (start != raw)
+    munmap(raw, start - raw);
+  if (char *end = start + rounded; end != raw + rounded + kHugePage)
+    munmap(end, raw + rounded + kHugePage - end);
+  madvise(start, rounded, MADV_HUGEPAGE);
+  return start;
+}
+#endif
+
 static tcc_status_t hostAllocate(void *, uint64_t bytes, tcc_stream_t,
                                  void **outPtr) {
   uint64_t rounded =
       (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-  void *p = rounded >= bytes && rounded <= SIZE_MAX
-                ? std::aligned_alloc(kHostAlignment, rounded)
-                : nullptr;
+  void *p = nullptr;
+#if defined(__linux__)
+  if (mapsHuge(bytes))
+    p = mapHuge(bytes);
+  else
+#endif
+    p = rounded >= bytes && rounded <= SIZE_MAX
+            ? std::aligned_alloc(kHostAlignment, rounded)
+            : nullptr;
   if (!p)
     return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
                       "cannot allocate %" PRIu64 " bytes of host memory",
@@ -44,7 +89,15 @@ static tcc_status_t hostAllocate(void *, uint64_t bytes, tcc_stream_t,
   return nullptr;
 }
 
-static void hostDeallocate(void *, void *ptr, uint64_t) { std::free(ptr); }
+static void hostDeallocate(void *, void *ptr, uint64_t bytes) {
+#if defined(__linux__)
+  if (mapsHuge(bytes)) {
+    munmap(ptr, hugeRounded(bytes));
+    return;
+  }
+#endif
+  std::free(ptr);
+}
 
 static const tcc_device_backend_t kHostBackend = [] {
   tcc_device_backend_t b{};

@@ -4,11 +4,18 @@
 #include "fake_backend.h"
 #include "test_util.h"
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <future>
 #include <random>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 using tcc::testing::FakeBackend;
 using tcc::testing::Result;
@@ -598,6 +605,44 @@ TEST(Allocator, HostAllocatorWorks) {
   EXPECT_EQ(host.allocate(100000), p);
   host.deallocate(p);
 }
+
+#if defined(__linux__)
+/// The VmFlags line of the mapping holding `p` in /proc/self/smaps.
+static std::string vmFlagsOf(const void *p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 &&
+        line.find('-') < line.find(' '))
+      inside = lo <= at && at < hi;
+    else if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line;
+  }
+  return "";
+}
+
+// Host segments of 2 MiB and more are mappings of their own that start on
+// a huge page and ask for transparent huge pages; trimming unmaps them.
+TEST(Allocator, LargeHostSegmentsAskForHugePages) {
+  tcc::Allocator host = tcc::Allocator::host();
+  const size_t bytes = size_t(5) << 20;
+  char *p = static_cast<char *>(host.allocate(bytes));
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 7, bytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (uintptr_t(2) << 20), 0u);
+  if (std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled"))
+    EXPECT_NE(vmFlagsOf(p).find(" hg"), std::string::npos) << vmFlagsOf(p);
+  else
+    std::printf("no transparent huge pages in this kernel: the hint is not "
+                "checked\n");
+  host.deallocate(p);
+  host.trim();
+  EXPECT_EQ(msync(p, 4096, MS_ASYNC), -1) << "the segment is still mapped";
+  EXPECT_EQ(errno, ENOMEM);
+}
+#endif
 
 TEST(Allocator, TheDefaultAllocatorServesTensors) {
   tcc_allocator_t *def = tcc_allocator_default();
