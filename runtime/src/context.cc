@@ -16,7 +16,7 @@ using tcc::makeStatus;
 struct tcc_context_t {
   tcc_model_t *model;                   // retained
   tcc_allocator_t *allocator = nullptr; // retained
-  std::unique_ptr<tcc::ThreadPool> pool;
+  std::shared_ptr<tcc::ThreadPool> pool; // maybe shared with other contexts
   tcc_host_api_t host;
   tcc_profiler_fn_t profiler = nullptr;
   void *profilerUser = nullptr;
@@ -45,18 +45,26 @@ static void hostProfile(void *self, int64_t kernel, const char *name,
     context->profiler(context->profilerUser, kernel, name, end);
 }
 
-tcc_status_t tcc_context_create(tcc_model_t *model,
-                                const tcc_context_options_t *options,
-                                tcc_context_t **out_context) {
+/// tcc_context_create, on `shared`'s pool when it is not NULL.
+static tcc_status_t createContext(const char *api, tcc_model_t *model,
+                                  const tcc_context_options_t *options,
+                                  const tcc_context_t *shared,
+                                  tcc_context_t **out_context) {
   return tcc::guard([&]() -> tcc_status_t {
     if (!model || !out_context)
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                        "tcc_context_create: model and out_context must not "
-                        "be NULL");
+                        "%s: model and out_context must not be NULL", api);
     int threads = options ? options->num_threads : 0;
     if (threads < 0)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: num_threads is %d",
+                        api, threads);
+    if (shared && threads != 0 && threads != shared->host.num_threads)
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                        "tcc_context_create: num_threads is %d", threads);
+                        "%s: num_threads is %d, the pool shared has %d "
+                        "threads (0 takes its count)",
+                        api, threads, shared->host.num_threads);
+    if (shared)
+      threads = shared->host.num_threads;
     if (threads == 0)
       threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 
@@ -65,9 +73,9 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
                                      : tcc_allocator_default();
     if (!tcc_allocator_host_accessible(allocator))
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                        "tcc_context_create: allocator '%s' is not host "
-                        "accessible; contexts run on the host",
-                        tcc_allocator_name(allocator));
+                        "%s: allocator '%s' is not host accessible; contexts "
+                        "run on the host",
+                        api, tcc_allocator_name(allocator));
 
     const tcc_artifact_desc_t *desc = model->desc;
     auto context = std::make_unique<tcc_context_t>();
@@ -94,7 +102,8 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
       }
     }
     try {
-      context->pool = std::make_unique<tcc::ThreadPool>(threads);
+      context->pool = shared ? shared->pool
+                             : std::make_shared<tcc::ThreadPool>(threads);
     } catch (const std::system_error &e) {
       return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
                         "cannot start %d threads: %s", threads, e.what());
@@ -106,6 +115,24 @@ tcc_status_t tcc_context_create(tcc_model_t *model,
     *out_context = context.release();
     return nullptr;
   });
+}
+
+tcc_status_t tcc_context_create(tcc_model_t *model,
+                                const tcc_context_options_t *options,
+                                tcc_context_t **out_context) {
+  return createContext("tcc_context_create", model, options, nullptr,
+                       out_context);
+}
+
+tcc_status_t tcc_context_create_sharing_threads(
+    tcc_model_t *model, const tcc_context_options_t *options,
+    const tcc_context_t *threads_of, tcc_context_t **out_context) {
+  if (!threads_of)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "tcc_context_create_sharing_threads: threads_of must "
+                      "not be NULL");
+  return createContext("tcc_context_create_sharing_threads", model, options,
+                       threads_of, out_context);
 }
 
 void tcc_context_free(tcc_context_t *context) { delete context; }

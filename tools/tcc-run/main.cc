@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace fs = std::filesystem;
 
@@ -38,6 +39,10 @@ options:
   --profile        time each kernel of an artifact compiled with
                    tcc --profile: calls, total and mean ms, share of the
                    kernels' time (over the timed runs with --bench)
+  --compare B      with --bench: time artifact B (same inputs and outputs)
+                   in the same process, a run of each in turn (ABBA), and
+                   print B's times and the median of B/A over the pairs;
+                   --check checks B's outputs too
   --max-input-bytes N
                    refuse tensor files larger than N bytes (suffixes K, M,
                    G, T; default 4G)
@@ -56,7 +61,7 @@ struct UserError : std::runtime_error {
 };
 
 struct Options {
-  std::string artifact, inputs, outputs;
+  std::string artifact, inputs, outputs, compare;
   bool check = false, json = false, help = false, memoryStats = false,
        profile = false;
   double rtol = 1e-3, atol = 1e-7;
@@ -141,7 +146,8 @@ Options parseArgs(int argc, char **argv) {
     }
     static const char *const valued[] = {
         "--inputs", "--outputs", "--rtol",    "--atol",
-        "--bench",  "--warmup",  "--threads", "--max-input-bytes"};
+        "--bench",  "--warmup",  "--threads", "--max-input-bytes",
+        "--compare"};
     if (std::find(std::begin(valued), std::end(valued), flag) ==
         std::end(valued))
       throw UsageError("unknown option '" + arg + "'");
@@ -162,6 +168,8 @@ Options parseArgs(int argc, char **argv) {
       o.warmup = parseNumber<long>(flag, value);
     else if (flag == "--max-input-bytes")
       o.maxInputBytes = parseSize(flag, value);
+    else if (flag == "--compare")
+      o.compare = value;
     else
       o.threads = parseNumber<long>(flag, value);
   }
@@ -169,6 +177,10 @@ Options parseArgs(int argc, char **argv) {
     throw UsageError("no ARTIFACT given");
   if (o.inputs.empty())
     throw UsageError("--inputs DIR is required");
+  if (!o.compare.empty() && o.bench == 0)
+    throw UsageError("--compare needs --bench N (the runs to pair)");
+  if (!o.compare.empty() && o.profile)
+    throw UsageError("--compare and --profile do not go together");
   return o;
 }
 
@@ -401,6 +413,14 @@ struct BenchResult {
   double medianMs = 0, minMs = 0, p90Ms = 0, meanMs = 0;
 };
 
+/// --compare: the second artifact's runs, paired with the first's.
+struct CompareResult {
+  BenchResult bench;
+  double medianRatio = 0; // of B's time over A's, pair by pair
+  long bFaster = 0;       // pairs in which B took less time
+  std::vector<CheckResult> checks; // B's outputs, with --check
+};
+
 struct SetResult {
   fs::path dir;
   double latencyMs = 0;
@@ -408,6 +428,14 @@ struct SetResult {
   std::vector<CheckResult> checks; // with --check
   bool benched = false;
   BenchResult bench;
+  bool compared = false;
+  CompareResult compare;
+};
+
+/// The other artifact of --compare, with its own context and memory.
+struct Other {
+  tcc::Model model;
+  tcc::Context context;
 };
 
 // The set folders DIR stands for: its test_data_set_* subfolders, in
@@ -538,6 +566,24 @@ struct Profiler {
 };
 Profiler *activeProfiler = nullptr;
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+BenchResult summarize(std::vector<double> ms, const Options &o) {
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  BenchResult b{o.bench, o.warmup};
+  b.medianMs = median(ms);
+  b.minMs = ms.front();
+  b.p90Ms = ms[(n * 9 + 9) / 10 - 1]; // nearest rank
+  for (double m : ms)
+    b.meanMs += m / n;
+  return b;
+}
+
 BenchResult bench(tcc::Context &context, const std::vector<tcc::Tensor> &in,
                   const std::vector<tcc::Tensor> &out, const Options &o) {
   for (long i = 0; i < o.warmup; ++i)
@@ -550,20 +596,47 @@ BenchResult bench(tcc::Context &context, const std::vector<tcc::Tensor> &in,
     context.run(in, out);
     ms.push_back(elapsedMs(start));
   }
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  BenchResult b{o.bench, o.warmup};
-  b.medianMs = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-  b.minMs = ms.front();
-  b.p90Ms = ms[(n * 9 + 9) / 10 - 1]; // nearest rank
-  for (double m : ms)
-    b.meanMs += m / n;
-  return b;
+  return summarize(ms, o);
+}
+
+/// A's and B's runs in turn (A B B A A B ...: neither always goes first),
+/// after the warm-up runs of both. On a machine whose speed drifts (a VM
+/// sharing its cores), a pair's two runs see the same machine, so the
+/// median of their ratios is steadier than the ratio of two medians taken
+/// one after the other.
+BenchResult benchPaired(tcc::Context &a, const std::vector<tcc::Tensor> &in,
+                        const std::vector<tcc::Tensor> &outA, Other &b,
+                        const std::vector<tcc::Tensor> &outB,
+                        const Options &o, CompareResult &cmp) {
+  for (long i = 0; i < o.warmup; ++i) {
+    a.run(in, outA);
+    b.context.run(in, outB);
+  }
+  std::vector<double> msA, msB, ratios;
+  for (long i = 0; i < o.bench; ++i) {
+    double t[2];
+    for (int k = 0; k < 2; ++k) {
+      const bool runA = (k == 0) == (i % 2 == 0);
+      auto start = std::chrono::steady_clock::now();
+      if (runA)
+        a.run(in, outA);
+      else
+        b.context.run(in, outB);
+      t[runA ? 0 : 1] = elapsedMs(start);
+    }
+    msA.push_back(t[0]);
+    msB.push_back(t[1]);
+    ratios.push_back(t[1] / t[0]);
+    cmp.bFaster += t[1] < t[0];
+  }
+  cmp.bench = summarize(msB, o);
+  cmp.medianRatio = median(ratios);
+  return summarize(msA, o);
 }
 
 SetResult runSet(const tcc::Model &model, tcc::Context &context,
                  const fs::path &dir, const fs::path &outDir,
-                 const Options &o) {
+                 const Options &o, Other *other) {
   SetResult r;
   r.dir = dir;
   std::vector<tcc::Tensor> inputs = loadInputs(model, dir, o);
@@ -587,7 +660,22 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
                                tcc::Tensor::load(file, o.maxInputBytes),
                                file.filename().string(), o));
   }
-  if (o.bench) {
+  if (other) {
+    std::vector<tcc::Tensor> outB;
+    for (uint32_t k = 0; k < model.numOutputs(); ++k) {
+      const tcc_tensor_desc_t &d = model.output(k);
+      outB.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
+    }
+    r.bench = benchPaired(context, inputs, r.outputs, *other, outB, o,
+                          r.compare);
+    r.benched = r.compared = true;
+    for (uint32_t k = 0; o.check && k < model.numOutputs(); ++k)
+      r.compare.checks.push_back(
+          compare(outB[k],
+                  tcc::Tensor::load(findTensorFile(dir, "output", k),
+                                    o.maxInputBytes),
+                  findTensorFile(dir, "output", k).filename().string(), o));
+  } else if (o.bench) {
     r.bench = bench(context, inputs, r.outputs, o);
     r.benched = true;
   }
@@ -651,6 +739,22 @@ void printText(const tcc::Model &model, const tcc::Context &context,
                   "p90_ms=%.4f mean_ms=%.4f\n",
                   s.bench.runs, s.bench.warmup, s.bench.medianMs, s.bench.minMs,
                   s.bench.p90Ms, s.bench.meanMs);
+    if (s.compared) {
+      const CompareResult &c = s.compare;
+      for (size_t k = 0; k < c.checks.size(); ++k)
+        std::printf("  compare output %zu: %s  max_abs_err=%.3g "
+                    "max_rel_err=%.3g mismatches=%" PRId64 "/%" PRId64 "\n",
+                    k, c.checks[k].pass ? "PASS" : "FAIL", c.checks[k].maxAbs,
+                    c.checks[k].maxRel, c.checks[k].mismatches,
+                    c.checks[k].elements);
+      std::printf("  compare %s: median_ms=%.4f min_ms=%.4f p90_ms=%.4f "
+                  "mean_ms=%.4f\n",
+                  o.compare.c_str(), c.bench.medianMs, c.bench.minMs,
+                  c.bench.p90Ms, c.bench.meanMs);
+      std::printf("  compare: B/A median of %ld paired runs %.4f, B faster "
+                  "in %ld\n",
+                  c.bench.runs, c.medianRatio, c.bFaster);
+    }
   }
   if (memory)
     std::printf("%s", memory->summary().c_str());
@@ -746,6 +850,23 @@ void printJson(const tcc::Model &model, const tcc::Context &context,
                                 {"min_ms", jsonNumber(s.bench.minMs)},
                                 {"p90_ms", jsonNumber(s.bench.p90Ms)},
                                 {"mean_ms", jsonNumber(s.bench.meanMs)}})});
+    if (s.compared) {
+      const CompareResult &c = s.compare;
+      std::vector<std::string> checks;
+      for (size_t k = 0; k < c.checks.size(); ++k)
+        checks.push_back(jsonCheck(c.checks[k], s.outputs[k].shape()));
+      JsonFields cf{
+          {"artifact", jsonString(o.compare)},
+          {"median_ms", jsonNumber(c.bench.medianMs)},
+          {"min_ms", jsonNumber(c.bench.minMs)},
+          {"p90_ms", jsonNumber(c.bench.p90Ms)},
+          {"mean_ms", jsonNumber(c.bench.meanMs)},
+          {"median_ratio", jsonNumber(c.medianRatio)},
+          {"b_faster", std::to_string(c.bFaster)}};
+      if (!checks.empty())
+        cf.push_back({"checks", jsonArray(checks)});
+      f.push_back({"compare", jsonObject(cf)});
+    }
     jsonSets.push_back(jsonObject(f));
   }
   JsonFields fields{{"artifact", jsonString(o.artifact)},
@@ -776,14 +897,58 @@ void printJson(const tcc::Model &model, const tcc::Context &context,
   std::printf("%s\n", json.c_str());
 }
 
+/// The --compare artifact, refused unless its inputs and outputs are A's
+/// (dtype and shape, in order).
+std::unique_ptr<Other> loadOther(const tcc::Model &a,
+                                 const tcc::Context &threadsOf,
+                                 const Options &o) {
+  tcc::Model b = tcc::Model::load(o.compare);
+  auto same = [](const tcc_tensor_desc_t &x, const tcc_tensor_desc_t &y) {
+    return x.dtype == y.dtype && shapeOf(x) == shapeOf(y);
+  };
+  auto mismatch = [&](const char *what, uint32_t k, const tcc_tensor_desc_t &x,
+                      const tcc_tensor_desc_t &y) {
+    return UserError("--compare: '" + o.compare + "' " + what + " " +
+                     std::to_string(k) + " is " +
+                     describe(y.dtype, shapeOf(y)) + ", '" + o.artifact +
+                     "' has " + describe(x.dtype, shapeOf(x)));
+  };
+  if (a.numInputs() != b.numInputs() || a.numOutputs() != b.numOutputs())
+    throw UserError("--compare: '" + o.compare + "' takes " +
+                    std::to_string(b.numInputs()) + " inputs and gives " +
+                    std::to_string(b.numOutputs()) + " outputs, '" +
+                    o.artifact + "' " + std::to_string(a.numInputs()) +
+                    " and " + std::to_string(a.numOutputs()));
+  for (uint32_t k = 0; k < a.numInputs(); ++k)
+    if (!same(a.input(k), b.input(k)))
+      throw mismatch("input", k, a.input(k), b.input(k));
+  for (uint32_t k = 0; k < a.numOutputs(); ++k)
+    if (!same(a.output(k), b.output(k)))
+      throw mismatch("output", k, a.output(k), b.output(k));
+  // Memory of its own, so that the two never share a segment, and A's
+  // threads: two pools would each spin while the other artifact runs.
+  tcc::Context context =
+      tcc::Context::sharingThreads(b, threadsOf, tcc::Allocator::host());
+  return std::unique_ptr<Other>(new Other{std::move(b), std::move(context)});
+}
+
 int run(const Options &o) {
   tcc::Model model = tcc::Model::load(o.artifact);
-  tcc::Context context(model, static_cast<int32_t>(o.threads));
+  // With --compare each artifact has memory of its own; else the process's
+  // default allocator serves inputs, outputs and the workspace.
+  tcc::Context context =
+      o.compare.empty()
+          ? tcc::Context(model, static_cast<int32_t>(o.threads))
+          : tcc::Context(model, tcc::Allocator::host(),
+                         static_cast<int32_t>(o.threads));
   Profiler profiler;
   if (o.profile) {
     activeProfiler = &profiler;
     tcc_context_set_profiler(context.get(), Profiler::callback, &profiler);
   }
+  std::unique_ptr<Other> other;
+  if (!o.compare.empty())
+    other = loadOther(model, context, o);
   fs::path inputs = o.inputs;
   std::vector<fs::path> setDirs = findSets(inputs);
   std::vector<SetResult> sets;
@@ -793,12 +958,14 @@ int run(const Options &o) {
     fs::path outDir = o.outputs;
     if (!outDir.empty() && dir != inputs)
       outDir /= dir.filename();
-    sets.push_back(runSet(model, context, dir, outDir, o));
+    sets.push_back(runSet(model, context, dir, outDir, o, other.get()));
     for (const CheckResult &c : sets.back().checks)
       passed &= c.pass;
+    for (const CheckResult &c : sets.back().compare.checks)
+      passed &= c.pass;
   }
-  // Inputs, outputs and the workspace all come from the context's
-  // allocator (the process's default one).
+  // The context's allocator: the workspace's (and, without --compare,
+  // the inputs' and outputs', from the process's default one).
   tcc::Allocator memory = context.allocator();
   const tcc::Allocator *stats = o.memoryStats ? &memory : nullptr;
   if (o.profile && profiler.kernels.empty())

@@ -212,6 +212,16 @@ typedef struct tcc_context_options_t {
 TCC_API tcc_status_t tcc_context_create(tcc_model_t *model,
                                         const tcc_context_options_t *options,
                                         tcc_context_t **out_context);
+/* Like tcc_context_create, but the context runs on the thread pool of
+ * `threads_of` (a context of any model), which it keeps alive: contexts a
+ * program runs one after another then share one set of workers instead of
+ * each keeping its own spinning between runs. options->num_threads must be
+ * 0 or the pool's count. A pool runs one parallel loop at a time: a context
+ * running while another on the same pool is, runs its loops on the calling
+ * thread alone (results are the same, not the speed). */
+TCC_API tcc_status_t tcc_context_create_sharing_threads(
+    tcc_model_t *model, const tcc_context_options_t *options,
+    const tcc_context_t *threads_of, tcc_context_t **out_context);
 TCC_API void tcc_context_free(tcc_context_t *context);
 TCC_API const tcc_model_t *tcc_context_model(const tcc_context_t *context);
 TCC_API int32_t tcc_context_num_threads(const tcc_context_t *context);

@@ -243,6 +243,20 @@ public:
     create(model, options);
   }
 
+  /// Runs on the thread pool of `threadsOf` (see
+  /// tcc_context_create_sharing_threads); memory from `allocator`.
+  static Context sharingThreads(const Model &model, const Context &threadsOf,
+                                const Allocator &allocator) {
+    tcc_context_options_t options{};
+    options.allocator = allocator.get();
+    tcc_context_t *c;
+    check(tcc_context_create_sharing_threads(model.get(), &options,
+                                             threadsOf.get(), &c));
+    Context context;
+    context.handle.reset(c);
+    return context;
+  }
+
   int32_t numThreads() const { return tcc_context_num_threads(get()); }
   Allocator allocator() const {
     return Allocator::retain(tcc_context_allocator(get()));

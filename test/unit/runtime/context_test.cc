@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -166,6 +170,98 @@ TEST(Context, EightThreadsShareOneModel) {
     });
   for (std::thread &t : threads)
     t.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// A descriptor whose run notes the threads its parallel loop ran on (each
+// range waits a millisecond, so that every worker takes some).
+std::mutex seenMutex;
+std::set<std::thread::id> seenThreads;
+void noteThread(void *, int64_t, int64_t) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard<std::mutex> lock(seenMutex);
+  seenThreads.insert(std::this_thread::get_id());
+}
+int32_t noteThreadsRun(const tcc_run_args_t *args) {
+  args->host->parallel_for(args->host->self, 16, 1, noteThread, nullptr);
+  return 0;
+}
+std::set<std::thread::id> threadsOfARun(tcc::Context &context) {
+  {
+    std::lock_guard<std::mutex> lock(seenMutex);
+    seenThreads.clear();
+  }
+  context.run({}, {});
+  std::lock_guard<std::mutex> lock(seenMutex);
+  std::set<std::thread::id> seen = seenThreads;
+  seen.erase(std::this_thread::get_id());
+  return seen;
+}
+
+TEST(Context, SharesAnotherContextsThreads) {
+  tcc_artifact_desc_t desc = {TCC_ABI_VERSION, 0, "", "",
+                              "threads",       0, 0,  nullptr,
+                              nullptr,         0, 0,  noteThreadsRun};
+  tcc::Model model = tcc::Model::wrap(&desc);
+  auto owner = std::make_unique<tcc::Context>(model, 3);
+  tcc::Context own(model, 3);
+  tcc::Context shared = tcc::Context::sharingThreads(
+      model, *owner, tcc::Allocator::defaultAllocator());
+  EXPECT_EQ(shared.numThreads(), 3);
+  const std::set<std::thread::id> workers = threadsOfARun(*owner);
+  EXPECT_EQ(workers.size(), 2u);
+  EXPECT_EQ(threadsOfARun(shared), workers);
+  for (const std::thread::id &id : threadsOfARun(own))
+    EXPECT_EQ(workers.count(id), 0u) << "a context of its own has its pool";
+  owner.reset(); // the pool lives on with the context sharing it
+  EXPECT_EQ(threadsOfARun(shared), workers);
+}
+
+TEST(Context, SharingThreadsChecksItsArguments) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context owner(model, 2);
+  tcc_context_options_t options{};
+  options.num_threads = 3;
+  tcc_context_t *c = nullptr;
+  Result r = result(tcc_context_create_sharing_threads(
+      model.get(), &options, owner.get(), &c));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("num_threads is 3, the pool shared has 2"),
+            std::string::npos)
+      << r.message;
+  EXPECT_EQ(c, nullptr);
+  r = result(
+      tcc_context_create_sharing_threads(model.get(), nullptr, nullptr, &c));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("threads_of must not be NULL"), std::string::npos);
+  options.num_threads = 2;
+  ASSERT_EQ(result(tcc_context_create_sharing_threads(model.get(), &options,
+                                                      owner.get(), &c))
+                .code,
+            TCC_STATUS_OK);
+  tcc_context_free(c);
+}
+
+// Two contexts on one pool run at once from two threads: one's loops run
+// on its caller alone while the other's use the pool; both are right.
+TEST(Context, ContextsSharingThreadsRunAtOnce) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context owner(model, 2);
+  tcc::Context shared = tcc::Context::sharingThreads(
+      model, owner, tcc::Allocator::defaultAllocator());
+  std::atomic<int> failures{0};
+  auto loop = [&](tcc::Context &context, int t) {
+    tcc::Tensor a = iota(t), b = iota(1000 * t, t);
+    for (int iter = 0; iter < 300; ++iter) {
+      std::vector<tcc::Tensor> out = context.run({a, b});
+      for (int i = 0; i < 6; ++i)
+        if (out[0].data<float>()[i] != t + i + 1000 * t + t * i)
+          ++failures;
+    }
+  };
+  std::thread first([&] { loop(owner, 1); });
+  loop(shared, 2);
+  first.join();
   EXPECT_EQ(failures.load(), 0);
 }
 

@@ -2,7 +2,7 @@
  * that the runtime's tests need no compiler: sum = a + b over f32[2x3].
  *
  * Built several times: FAKE_ABI_VERSION makes an artifact from another ABI,
- * FAKE_RUN_RESULT one whose run fails. */
+ * FAKE_RUN_RESULT one whose run fails, FAKE_ROWS one over f32[ROWSx3]. */
 #include "tcc/abi.h"
 
 #include <stddef.h>
@@ -13,10 +13,13 @@
 #ifndef FAKE_RUN_RESULT
 #define FAKE_RUN_RESULT 0
 #endif
+#ifndef FAKE_ROWS
+#define FAKE_ROWS 2
+#endif
 
-enum { kElements = 6, kWorkspaceAlign = 128 };
+enum { kElements = FAKE_ROWS * 3, kWorkspaceAlign = 128 };
 
-static const int64_t shape[2] = {2, 3};
+static const int64_t shape[2] = {FAKE_ROWS, 3};
 static const tcc_tensor_desc_t inputs[2] = {
     {"a", TCC_DTYPE_F32, 2, shape},
     {"b", TCC_DTYPE_F32, 2, shape},

@@ -178,6 +178,55 @@ TEST_F(TccRunTest, JsonReport) {
   EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1);
 }
 
+// --compare B: A and B in turn in one process, B's outputs checked too.
+TEST_F(TccRunTest, CompareRunsBothInTurn) {
+  const std::string b = TCC_FAKE_ARTIFACT;
+  Outcome o = tccRun(args("--check --bench 6 --threads 2 --compare " + b));
+  EXPECT_EQ(o.exitCode, 0) << o.output;
+  for (const std::string &part :
+       {std::string("bench: 6 runs (3 warmup): median_ms="),
+        std::string("compare output 0: PASS  max_abs_err=0"),
+        "compare " + b + ": median_ms=",
+        std::string("compare: B/A median of 6 paired runs "),
+        std::string(", B faster in ")})
+    EXPECT_TRUE(contains(o.output, part)) << part << "\n" << o.output;
+  o = tccRun(args("--check --bench 4 --json --compare " + b));
+  EXPECT_EQ(o.exitCode, 0) << o.output;
+  for (const std::string &part :
+       {"\"compare\":{\"artifact\":\"" + b + "\",\"median_ms\":",
+        std::string("\"median_ratio\":"), std::string("\"b_faster\":"),
+        std::string("\"checks\":[{\"pass\":true,")})
+    EXPECT_TRUE(contains(o.output, part)) << part << "\n" << o.output;
+}
+
+TEST_F(TccRunTest, CompareNeedsTheSameInputsAndOutputs) {
+  Outcome o = tccRun(
+      args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_3X3)));
+  EXPECT_EQ(o.exitCode, 1) << o.output;
+  EXPECT_TRUE(contains(o.output, std::string("--compare: '") +
+                                     TCC_FAKE_ARTIFACT_3X3 +
+                                     "' input 0 is f32[3x3], '" +
+                                     TCC_FAKE_ARTIFACT + "' has f32[2x3]"))
+      << o.output;
+  o = tccRun(args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_FAILS)));
+  EXPECT_EQ(o.exitCode, 1) << o.output;
+  EXPECT_TRUE(contains(o.output, "tcc-run: error: ")) << o.output;
+  o = tccRun(args("--bench 2 --compare " + dir / "missing.so"));
+  EXPECT_EQ(o.exitCode, 1) << o.output;
+  EXPECT_TRUE(contains(o.output, "missing.so")) << o.output;
+}
+
+TEST_F(TccRunTest, CompareUsageErrors) {
+  Outcome o = tccRun(args("--compare " + std::string(TCC_FAKE_ARTIFACT)));
+  EXPECT_EQ(o.exitCode, 2) << o.output;
+  EXPECT_TRUE(contains(o.output, "--compare needs --bench N")) << o.output;
+  o = tccRun(args("--bench 2 --profile --compare " +
+                  std::string(TCC_FAKE_ARTIFACT)));
+  EXPECT_EQ(o.exitCode, 2) << o.output;
+  EXPECT_TRUE(contains(o.output, "--compare and --profile do not go together"))
+      << o.output;
+}
+
 TEST_F(TccRunTest, MemoryStats) {
   Outcome o = tccRun(args("--check --memory-stats"));
   EXPECT_EQ(o.exitCode, 0) << o.output;
