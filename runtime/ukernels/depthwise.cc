@@ -881,7 +881,7 @@ constexpr int64_t kBlockMaxParts = 4;
 /// its bands), the blocks of mobilenet_v2 took 1.2-1.4x their time with
 /// both at full speed, in place of 1.5x with a fixed share of rows a part.
 /// The few more rows computed twice (a band boundary each) cost nothing
-/// measurable: the model 2% faster in turn with both threads free.
+/// measurable: the model 0.8% faster in turn with both threads free.
 constexpr int64_t kBlockBandsPerPart = 4;
 /// Expansions of one image smaller than this stay in the cores' caches
 /// from one call to the next: in mobilenet_v2, one call a block for its
@@ -1042,9 +1042,9 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
 }
 
 /// Part q of the call: its buffers, and the bands it claims one after
-/// another until none is left. A part on a thread the machine runs slower
-/// (another process on its core, or on the core's other hardware thread)
-/// claims fewer bands, and one that starts late finds them taken.
+/// another until none is left. A part on a thread that runs slower (this
+/// VM's two CPUs do not always run at one speed) claims fewer bands, and
+/// one that starts late finds them taken.
 void runBlockParts(void *ctx, int64_t begin, int64_t end) {
   const BlockJob &job = *static_cast<const BlockJob *>(ctx);
   const int64_t oh = job.s->oh;
