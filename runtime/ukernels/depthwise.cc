@@ -883,13 +883,18 @@ constexpr int64_t kBlockMaxParts = 4;
 /// The few more rows computed twice (a band boundary each) cost nothing
 /// measurable: the model 0.8% faster in turn with both threads free.
 constexpr int64_t kBlockBandsPerPart = 4;
-/// Expansions of one image smaller than this stay in the cores' caches
-/// from one call to the next: in mobilenet_v2, one call a block for its
-/// 4.8 MB and 1.8 MB expansions (112x112 and 56x56) made the model 2.7%
-/// faster, for every block (0.6 MB at 28x28 and less) 5% slower, the
-/// bands' shorter GEMMs and recomputed rows costing more than the traffic
-/// they save.
-constexpr int64_t kBlockMinExpansionBytes = int64_t(1) << 20;
+/// A first convolution's output of one image smaller than this stays in
+/// the cores' caches from one call to the next, so the block is not worth
+/// its bands' shorter GEMMs and recomputed rows: a 1x1 expansion's below
+/// kBlockMinExpansionBytes, another window's (the stem's im2col GEMM,
+/// whose output rows are also its input's) below kBlockMinFirstBytes. In
+/// mobilenet_v2 (tcc-run --compare, 400 pairs): the 56x56 expansions
+/// (1.8 MB) apart 1.2-1.6% (stride 1) and 0.5-0.8% (stride 2) faster than
+/// as blocks, the 112x112 one (4.8 MB) apart 1.4% slower; the stem's
+/// 1.6 MB block 1.3% faster than apart; every block at 28x28 and below
+/// (0.6 MB and less) 5% slower.
+constexpr int64_t kBlockMinExpansionBytes = int64_t(4) << 20;
+constexpr int64_t kBlockMinFirstBytes = int64_t(1) << 20;
 
 /// Where a part's buffers lie in the scratch and how large a band is.
 struct BlockGeometry {
@@ -1140,7 +1145,7 @@ extern "C" int32_t tcc_uk_block_fast(int32_t isa,
   ConvShape s, es;
   return resolveBlock(p, s, es) && tcc_uk_dwpw_fast(isa, &p->pair) &&
          static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w >=
-             kBlockMinExpansionBytes;
+             (isPointwise(es) ? kBlockMinExpansionBytes : kBlockMinFirstBytes);
 }
 
 extern "C" int64_t tcc_uk_block_scratch_bytes(int32_t isa,

@@ -279,9 +279,15 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   EXPECT_EQ(1, fast(b2, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_AVX2));
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_GENERIC));
-  EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
+  // A 1x1 expansion of 4 MiB or more (the 56x56 ones, 1.8 MB, are not);
+  // another first window from 1 MiB (the stem, 1.6 MB; not at 0.8 MB).
+  EXPECT_EQ(0, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2),
+                    TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1),
+                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 3, 16, 224, 224, 16}.first(3, 2, 1),
                     TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 8, 128, 96, 96, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3),
