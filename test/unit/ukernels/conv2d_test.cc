@@ -151,8 +151,16 @@ TEST_P(Conv2d, Pointwise) {
   checkConv(*v, ConvCase{2, 64, 7, 7, 100, 1, 1}.epilogue());
 }
 
+// A 1x1 with a stride and no pads subsamples its input into the scratch
+// and multiplies that: odd sizes, strides 2 and 3 (the scalar copy), groups,
+// batch 2, the epilogue, resnet18's shortcut (threads: below).
 TEST_P(Conv2d, PointwiseStride2) {
   checkConv(*v, ConvCase{1, 16, 15, 14, 32, 1, 1}.stride(2));
+  checkConv(*v, ConvCase{2, 12, 17, 19, 8, 1, 1}.strides(2, 3).group(4)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 64, 56, 56, 128, 1, 1}.stride(2).withFlags(
+                    TCC_UK_PACKED_A).epilogue());
+  checkConv(*v, ConvCase{1, 7, 9, 30, 5, 1, 1}.strides(3, 1));
 }
 
 TEST_P(Conv2d, ThreeByThreePad1) {
@@ -388,6 +396,9 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
       ConvCase{1, 16, 56, 56, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
           .epilogue(),
       ConvCase{1, 136, 40, 40, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
+      // A strided 1x1: its input subsampled by channels across the threads.
+      ConvCase{2, 64, 28, 28, 128, 1, 1}.stride(2).withFlags(TCC_UK_PACKED_A)
           .epilogue(),
   };
   for (const ConvCase &c : cases) {
