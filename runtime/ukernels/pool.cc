@@ -1,5 +1,5 @@
-// pool.cc - 2-D max pooling, NCHW: one (image, channel) plane per task,
-// vectors along output rows. On AVX-512, dilation 1 and strides 1 or 2
+// pool.cc - 2-D max pooling, NCHW: a band of output rows of an (image,
+// channel) plane per task, vectors along output rows. On AVX-512, dilation 1 and strides 1 or 2
 // read each tap straight from the input row, with -inf loaded outside it
 // (the padding never wins), for stride 2 split by parity in registers;
 // anything else goes one element at a time. A NaN in a window is the
@@ -42,9 +42,10 @@ bool vectorRows(int32_t isa, const PoolShape &s) {
 
 const float kNegInf = -__builtin_inff();
 
-/// One plane, one element at a time.
-void planeScalar(const PoolShape &s, const float *x, float *y) {
-  for (int64_t oy = 0; oy < s.oh; ++oy)
+/// Output rows [oy0, oy1) of one plane, one element at a time.
+void planeScalar(const PoolShape &s, const float *x, float *y, int64_t oy0,
+                 int64_t oy1) {
+  for (int64_t oy = oy0; oy < oy1; ++oy)
     for (int64_t ox = 0; ox < s.ow; ++ox) {
       float m = kNegInf;
       bool nan = false;
@@ -71,14 +72,16 @@ TCC_UK_INLINE __m512 loadColsLowest(const float *row, int64_t w, int64_t at) {
   return loadColsOr(row, w, at, _mm512_set1_ps(kNegInf));
 }
 
-/// One plane, stride S, a vector of output columns at a time: for each
-/// valid tap row, kw taps (for stride 2 the even columns of two loads).
+/// Output rows [oy0, oy1) of one plane, stride S, a vector of output
+/// columns at a time: for each valid tap row, kw taps (for stride 2 the
+/// even columns of two loads).
 template <int S>
-void planeVector(const PoolShape &s, const float *x, float *y) {
+void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
+                 int64_t oy1) {
   const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
                                             18, 20, 22, 24, 26, 28, 30);
   const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
-  for (int64_t oy = 0; oy < s.oh; ++oy) {
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t iy0 = oy * S - s.pt;
     const int64_t ky0 = maxI(0, -iy0), ky1 = minI(s.kh, s.h - iy0);
     float *out = y + oy * s.ow;
@@ -132,24 +135,32 @@ struct Job {
   const float *x;
   float *y;
   bool vector;
+  int64_t bands; // of output rows, one a thread
 };
 
+/// Units are (band of output rows, plane), band by band: thread t's share
+/// of them is band t of every plane, the rows a convolution before it that
+/// split its output by columns (pixels) left in that thread's cache.
 void runPlanes(void *ctx, int64_t begin, int64_t end) {
   const Job &job = *static_cast<const Job *>(ctx);
   const PoolShape &s = *job.s;
-  for (int64_t plane = begin; plane < end; ++plane) {
+  const int64_t planes = s.n * s.c;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t band = u / planes, plane = u % planes;
+    const int64_t oy0 = band * s.oh / job.bands;
+    const int64_t oy1 = (band + 1) * s.oh / job.bands;
     const float *x = job.x + plane * s.h * s.w;
     float *y = job.y + plane * s.oh * s.ow;
 #if TCC_UK_NATIVE_ISA == 2
     if (job.vector) {
       if (s.sh == 1)
-        planeVector<1>(s, x, y);
+        planeVector<1>(s, x, y, oy0, oy1);
       else
-        planeVector<2>(s, x, y);
+        planeVector<2>(s, x, y, oy0, oy1);
       continue;
     }
 #endif
-    planeScalar(s, x, y);
+    planeScalar(s, x, y, oy0, oy1);
   }
 }
 
@@ -174,11 +185,12 @@ extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  Job job = {&s, input, output, vectorRows(TCC_UK_NATIVE_ISA, s)};
-  // A plane's outputs cost about kh*kw loads each: chunks of planes worth
+  const int64_t bands = minI(hostThreads(host), s.oh);
+  Job job = {&s, input, output, vectorRows(TCC_UK_NATIVE_ISA, s), bands};
+  // A unit's outputs cost about kh*kw loads each: chunks of units worth
   // handing to another thread, as for depthwise convolutions.
-  const int64_t planeWork = maxI(1, s.oh * s.ow * s.kh * s.kw);
-  parallelFor(host, s.n * s.c, maxI(1, kMinTaskWork / 16 / planeWork),
+  const int64_t unitWork = maxI(1, s.oh / bands * s.ow * s.kh * s.kw);
+  parallelFor(host, bands * s.n * s.c, maxI(1, kMinTaskWork / 16 / unitWork),
               runPlanes, &job);
   return 0;
 }

@@ -114,14 +114,22 @@ TEST_P(MaxPool, NaNWinsItsWindows) {
   checkPool(*v, c, nullptr, x);
 }
 
-TEST_P(MaxPool, ThreadsSplitPlanes) {
+// Units are a band of output rows (one a thread) of a plane, band by band;
+// a plane with fewer output rows than threads has one a row.
+TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
   const PoolCase c = PoolCase{2, 64, 28, 28, 3, 3}.stride(2).pad(1);
   for (int threads : {2, 3}) {
     ThreadHost host(threads);
     checkPool(*v, c, host.get());
     EXPECT_EQ(host.calls, 1);
+    ASSERT_EQ(host.counts.size(), 1u);
+    EXPECT_EQ(host.counts[0], threads * 2 * 64);
     EXPECT_GT(host.lastParts, 1u);
   }
+  ThreadHost host(3);
+  checkPool(*v, PoolCase{1, 5, 3, 9, 3, 3}.stride(2).pad(1), host.get());
+  ASSERT_EQ(host.counts.size(), 1u);
+  EXPECT_EQ(host.counts[0], 2 * 5); // two output rows
 }
 
 TEST_P(MaxPool, FastOnlyWithVectorRows) {
