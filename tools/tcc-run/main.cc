@@ -634,21 +634,31 @@ BenchResult benchPaired(tcc::Context &a, const std::vector<tcc::Tensor> &in,
   return summarize(msA, o);
 }
 
+/// Tensors for the model's outputs, named as they are.
+std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model) {
+  std::vector<tcc::Tensor> outputs;
+  for (uint32_t k = 0; k < model.numOutputs(); ++k) {
+    const tcc_tensor_desc_t &d = model.output(k);
+    outputs.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
+    outputs.back().setName(d.name);
+  }
+  return outputs;
+}
+
 SetResult runSet(const tcc::Model &model, tcc::Context &context,
                  const fs::path &dir, const fs::path &outDir,
                  const Options &o, Other *other) {
   SetResult r;
   r.dir = dir;
   std::vector<tcc::Tensor> inputs = loadInputs(model, dir, o);
-  for (uint32_t k = 0; k < model.numOutputs(); ++k) {
-    const tcc_tensor_desc_t &d = model.output(k);
-    r.outputs.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
-    r.outputs.back().setName(d.name);
-  }
+  r.outputs = makeOutputs(model);
   auto start = std::chrono::steady_clock::now();
   context.run(inputs, r.outputs);
   r.latencyMs = elapsedMs(start);
 
+  // Loaded once: --compare checks B's outputs against them too.
+  std::vector<tcc::Tensor> expected;
+  std::vector<std::string> expectedNames;
   for (uint32_t k = 0; o.check && k < model.numOutputs(); ++k) {
     fs::path file = findTensorFile(dir, "output", k);
     if (file.empty())
@@ -656,25 +666,19 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
                       std::to_string(k) + ".pb or .npy to check output " +
                       std::to_string(k) + " '" + model.output(k).name +
                       "' against");
-    r.checks.push_back(compare(r.outputs[k],
-                               tcc::Tensor::load(file, o.maxInputBytes),
-                               file.filename().string(), o));
+    expected.push_back(tcc::Tensor::load(file, o.maxInputBytes));
+    expectedNames.push_back(file.filename().string());
+    r.checks.push_back(
+        compare(r.outputs[k], expected.back(), expectedNames.back(), o));
   }
   if (other) {
-    std::vector<tcc::Tensor> outB;
-    for (uint32_t k = 0; k < model.numOutputs(); ++k) {
-      const tcc_tensor_desc_t &d = model.output(k);
-      outB.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
-    }
+    std::vector<tcc::Tensor> outB = makeOutputs(model);
     r.bench = benchPaired(context, inputs, r.outputs, *other, outB, o,
                           r.compare);
     r.benched = r.compared = true;
-    for (uint32_t k = 0; o.check && k < model.numOutputs(); ++k)
+    for (size_t k = 0; k < expected.size(); ++k)
       r.compare.checks.push_back(
-          compare(outB[k],
-                  tcc::Tensor::load(findTensorFile(dir, "output", k),
-                                    o.maxInputBytes),
-                  findTensorFile(dir, "output", k).filename().string(), o));
+          compare(outB[k], expected[k], expectedNames[k], o));
   } else if (o.bench) {
     r.bench = bench(context, inputs, r.outputs, o);
     r.benched = true;
