@@ -12,6 +12,7 @@
 // ("flat"), the padding columns included, and compacted when stored.
 #include "simd.h"
 
+#include <sched.h>
 #include <stdlib.h>
 
 #include <atomic>
@@ -658,11 +659,13 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
-void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
-                   const float *input, const float *weight, float *output,
-                   bool accumulate, const tcc_uk_epilogue_t *ep) {
+namespace {
+/// The planes of `s` as runPlanes takes them; `taps` holds the flat
+/// path's loads when it runs flat.
+Job depthwiseJob(const ConvShape &s, const float *input, const float *weight,
+                 float *output, bool accumulate, const tcc_uk_epilogue_t *ep,
+                 FlatTaps &taps) {
   Job job = {&s, input, weight, output, ep, {}, makePlan(s), NULL};
-  FlatTaps taps;
   if (job.plan.mode == Plan::kFlatDirect) {
     makeFlatTaps(s, taps);
     job.taps = &taps;
@@ -671,6 +674,15 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
   job.e.clamp = ep && ep->has_clamp;
   job.e.lo = ep ? ep->clamp_min : 0;
   job.e.hi = ep ? ep->clamp_max : 0;
+  return job;
+}
+} // namespace
+
+void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
+                   const float *input, const float *weight, float *output,
+                   bool accumulate, const tcc_uk_epilogue_t *ep) {
+  FlatTaps taps;
+  Job job = depthwiseJob(s, input, weight, output, accumulate, ep, taps);
   // A depthwise multiply-add costs about 16 of the GEMM's (it streams its
   // input rather than reusing registers), so a chunk of planes is worth
   // handing to another thread at a sixteenth of the GEMM's minimum: with
@@ -752,55 +764,108 @@ int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
                           p->f, s.oh * s.ow, s.c);
 }
 
-/// A pair whose GEMM splits k in two: part q computes the depthwise planes
+/// A pair whose GEMM splits k in two: part q is the depthwise planes
 /// [k0, k1) of its half and the product of the pointwise weights' columns
-/// [k0, k1) with them into partial q, all on one thread; then the two
-/// partials are summed with the epilogue, by rows. Otherwise the depthwise
-/// part is split by planes and the GEMM by columns, so each thread read
-/// half of the depthwise output from the other core's cache, and all of
-/// the weights; here it reads its own half of both. The halves are fixed
-/// (not one a thread), so the bits do not depend on the thread count.
+/// [k0, k1) with them into partial q; the two partials are then summed
+/// with the epilogue, by rows. Otherwise the depthwise part is split by
+/// planes and the GEMM by columns, so each thread read half of the
+/// depthwise output from the other core's cache, and all of the weights;
+/// here it reads its own half of both.
+///
+/// All of it is one parallel loop whose tasks claim its pieces as they
+/// run: task t starts on part t % 2 (its depthwise chunks, then, once all
+/// of the part's planes are in, its GEMM), then takes what is left of the
+/// other part, then, once both partials are done, the sum's chunks of
+/// rows. With both threads at one speed each does its own part, as with
+/// fixed halves; with one slower (this VM's two CPUs do not always run at
+/// one speed) the other takes the end of its depthwise planes instead of
+/// waiting for them, and a task that never starts leaves nothing undone.
+/// A part's GEMM stays one piece: split into chunks of rows that the
+/// other task could take, each chunk streamed all of the half's depthwise
+/// output again (mobilenet_v2's 56x56 and 28x28 pairs 4-8% slower). The
+/// halves and the chunks are fixed by the shape, not by the threads or
+/// the timing, so neither are the bits.
+constexpr int64_t kKSplitDwChunks = 4;  // of each part's planes
+constexpr int64_t kKSplitSumChunks = 8; // of the output's rows, at most
+
 struct KSplitJob {
   const ConvShape *one;
   const float *image, *dwWeight;
   const tcc_uk_epilogue_t *dwEp;
   float *mid, *partial;
   const GemmArgs *g; // the whole GEMM: A, m, n, k, output and epilogue
+  // Each half's depthwise planes, as runPlanes takes them (the flat
+  // path's loads worked out once).
+  ConvShape half[2];
+  tcc_uk_epilogue_t halfEp[2];
+  FlatTaps taps;
+  Job dw[2];
+  int64_t sumRows, sumChunks;
+  // Per part: the next depthwise chunk to claim, those done, whether its
+  // GEMM is claimed; over both: GEMMs done; the next sum chunk.
+  std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone,
+      sumNext;
 };
 
-void runKSplitParts(void *ctx, int64_t begin, int64_t end) {
-  const KSplitJob &job = *static_cast<const KSplitJob *>(ctx);
+/// Planes [k0, k1) of part q (the second takes the odd one).
+void kSplitHalf(const ConvShape &s, int64_t q, int64_t &k0, int64_t &k1) {
+  const int64_t split = s.c / 2;
+  k0 = q ? split : 0;
+  k1 = q ? s.c : split;
+}
+
+/// Spins until `v` reaches `target` (another task finishing a piece it has
+/// claimed), yielding the CPU now and then in case that task's thread is
+/// not running.
+void waitUntil(const std::atomic<int64_t> &v, int64_t target) {
+  for (int64_t spins = 0; v.load(std::memory_order_acquire) < target;
+       ++spins) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (spins % 4096 == 4095)
+      sched_yield();
+  }
+}
+
+/// What is left to claim of part q: depthwise chunks, then its GEMM.
+void runKSplitPart(KSplitJob &job, int64_t q) {
   const ConvShape &s = *job.one;
   const GemmArgs &g = *job.g;
-  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
-  for (int64_t q = begin; q < end; ++q) {
-    const int64_t split = s.c / 2;
-    const int64_t k0 = q ? split : 0, k1 = q ? s.c : split;
-    ConvShape half = s;
-    half.c = half.f = half.groups = k1 - k0;
-    tcc_uk_epilogue_t ep = *job.dwEp;
-    if (ep.bias)
-      ep.bias += k0;
-    depthwiseConv(NULL, half, job.image + k0 * hw, job.dwWeight + k0 * 9,
-                  job.mid + k0 * ohw, false, &ep);
-    const MatrixB b = {job.mid + k0 * ohw, ohw, false};
-    GemmArgs gq = g;
-    gq.k = k1 - k0;
-    gq.a = g.packedA ? g.a + k0 * kTiles.mr : g.a + k0;
-    gq.aPanelK = g.packedA ? g.k : 0;
-    gq.bSrc = &b;
-    gq.c = job.partial + q * partialFloats(g.m, g.n);
-    gq.ldc = g.n;
-    gq.ep = NULL;
-    gq.accumulate = false;
-    runGemm(NULL, gq, NULL);
+  const int64_t planes = job.half[q].c;
+  for (;;) {
+    const int64_t i = job.dwNext[q].fetch_add(1, std::memory_order_relaxed);
+    if (i >= kKSplitDwChunks)
+      break;
+    const int64_t p0 = i * planes / kKSplitDwChunks;
+    const int64_t p1 = (i + 1) * planes / kKSplitDwChunks;
+    if (p1 > p0)
+      runPlanes(&job.dw[q], p0, p1);
+    job.dwDone[q].fetch_add(1, std::memory_order_release);
   }
+  if (job.gemmClaimed[q].exchange(1, std::memory_order_relaxed))
+    return;
+  waitUntil(job.dwDone[q], kKSplitDwChunks);
+  int64_t k0, k1;
+  kSplitHalf(s, q, k0, k1);
+  const int64_t ohw = s.oh * s.ow;
+  const MatrixB b = {job.mid + k0 * ohw, ohw, false};
+  GemmArgs gq = g;
+  gq.k = k1 - k0;
+  gq.a = g.packedA ? g.a + k0 * kTiles.mr : g.a + k0 * g.acs;
+  gq.aPanelK = g.packedA ? g.k : 0;
+  gq.bSrc = &b;
+  gq.c = job.partial + q * partialFloats(g.m, g.n);
+  gq.ldc = g.n;
+  gq.ep = NULL;
+  gq.accumulate = false;
+  runGemm(NULL, gq, NULL);
+  job.gemmDone.fetch_add(1, std::memory_order_release);
 }
 
 /// Rows [begin, end) of the output: partial 0 + partial 1, then the
 /// depthwise kernel's epilogue (bias, residual, clamp).
-void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
-  const KSplitJob &job = *static_cast<const KSplitJob *>(ctx);
+void sumKSplitRows(const KSplitJob &job, int64_t begin, int64_t end) {
   const GemmArgs &g = *job.g;
   const float *p0 = job.partial, *p1 = p0 + partialFloats(g.m, g.n);
   const tcc_uk_epilogue_t *ep = g.ep;
@@ -824,6 +889,51 @@ void runKSplitSum(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+void runKSplit(void *ctx, int64_t begin, int64_t end) {
+  KSplitJob &job = *static_cast<KSplitJob *>(ctx);
+  for (int64_t t = begin; t < end; ++t) {
+    runKSplitPart(job, t % 2);
+    runKSplitPart(job, 1 - t % 2);
+    if (job.sumNext.load(std::memory_order_relaxed) >= job.sumChunks)
+      continue;
+    waitUntil(job.gemmDone, 2);
+    for (;;) {
+      const int64_t i = job.sumNext.fetch_add(1, std::memory_order_relaxed);
+      if (i >= job.sumChunks)
+        break;
+      sumKSplitRows(job, i * job.sumRows,
+                    minI(job.g->m, (i + 1) * job.sumRows));
+    }
+  }
+}
+
+/// The halves' depthwise jobs and the sum's chunks of a pair's job, its
+/// counters at zero.
+void planKSplit(KSplitJob &job) {
+  const ConvShape &s = *job.one;
+  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+  for (int q = 0; q < 2; ++q) {
+    int64_t k0, k1;
+    kSplitHalf(s, q, k0, k1);
+    ConvShape &half = job.half[q];
+    half = s;
+    half.c = half.f = half.groups = k1 - k0;
+    job.halfEp[q] = *job.dwEp;
+    if (job.halfEp[q].bias)
+      job.halfEp[q].bias += k0;
+    // The halves' planes have one shape, so the flat path's loads too.
+    job.dw[q] = depthwiseJob(half, job.image + k0 * hw, job.dwWeight + k0 * 9,
+                             job.mid + k0 * ohw, false, &job.halfEp[q],
+                             job.taps);
+    job.dwNext[q].store(0, std::memory_order_relaxed);
+    job.dwDone[q].store(0, std::memory_order_relaxed);
+    job.gemmClaimed[q].store(0, std::memory_order_relaxed);
+  }
+  job.sumRows = ceilDiv(job.g->m, kKSplitSumChunks);
+  job.sumChunks = ceilDiv(job.g->m, job.sumRows);
+  job.gemmDone.store(0, std::memory_order_relaxed);
+  job.sumNext.store(0, std::memory_order_relaxed);
+}
 
 /// The depthwise part's epilogue of a pair: its bias and clamp.
 tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p) {
@@ -1126,11 +1236,17 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     ga.ep = epilogue ? &ep : NULL;
     const float *image = input + img * s.c * s.h * s.w;
     if (pairSplitsK(TCC_UK_NATIVE_ISA, p, s)) {
-      KSplitJob job = {&one, image, dwWeight, &dwEp, mid,
-                       mid + pairMidFloats(s), &ga};
-      parallelFor(host, 2, 1, runKSplitParts, &job);
-      parallelFor(host, ga.m, maxI(1, ga.m / (4 * hostThreads(host))),
-                  runKSplitSum, &job);
+      KSplitJob job;
+      job.one = &one;
+      job.image = image;
+      job.dwWeight = dwWeight;
+      job.dwEp = &dwEp;
+      job.mid = mid;
+      job.partial = mid + pairMidFloats(s);
+      job.g = &ga;
+      planKSplit(job);
+      // A task a thread (two at least: one a part).
+      parallelFor(host, maxI(2, hostThreads(host)), 1, runKSplit, &job);
       continue;
     }
     depthwiseConv(host, one, image, dwWeight, mid, false, &dwEp);
