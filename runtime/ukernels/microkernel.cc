@@ -337,6 +337,11 @@ constexpr NarrowTable kNarrowKernels = makeNarrowTable(
 
 /// Columns of C kept in L1 while the rows of B stream past.
 constexpr int64_t kSmallMBlock = 1024;
+/// Rows of B ahead of a step whose first lines it prefetches: a batch-1
+/// layer's B is its weights, streamed once from L3 or memory in rows ldb
+/// apart (4 KB for 1000 outputs), and the hardware prefetchers stop at
+/// every page.
+constexpr int64_t kSmallMPrefetchRows = 8;
 
 /// Rows [0, R) of C[:, 0:nc] += or = a[:, p0:p0+KU] * B[p0:p0+KU, :] for one
 /// group of KU k steps: KU row streams of B, each element a chain of FMAs in
@@ -351,6 +356,13 @@ TCC_UK_UNROLL
 TCC_UK_UNROLL
     for (int q = 0; q < KU; ++q)
       av[i][q] = vset1(a[i * ars + q * acs]);
+  // The first lines of the rows ahead; the hardware takes each row's
+  // stream on from there.
+TCC_UK_UNROLL
+  for (int q = 0; q < KU; ++q)
+TCC_UK_UNROLL
+    for (int l = 0; l < 2; ++l)
+      __builtin_prefetch(b + (q + kSmallMPrefetchRows) * ldb + 16 * l, 0, 3);
   int64_t j = 0;
   for (; j + kVL <= nc; j += kVL) {
     vf bv[KU];
