@@ -66,6 +66,12 @@ TCC_UK_UNROLL
 /// fetches the panel's next block, which the next pass over K reads.
 constexpr int64_t kPrefetchA = 512;
 
+/// Rows of B ahead of a k step at which the tile kernels prefetch it: a
+/// prepacked B (the encoder's weights, 48 floats a row) streams from L3
+/// or memory like a prepacked A, a packed or direct one from L2 (rows
+/// ldbp apart).
+constexpr int64_t kPrefetchB = 12;
+
 /// The tile kernel: MRe rows (<= MR) by NVe vectors (<= NV) of C. Each k
 /// step loads NVe vectors of the B panel and broadcasts MRe values of the A
 /// panel; every element is one chain of FMAs in k order, so edge tiles
@@ -90,8 +96,10 @@ TCC_UK_UNROLL
     __builtin_prefetch(a + kPrefetchA, 0, 3);
     vf bv[NVe];
 TCC_UK_UNROLL
-    for (int v = 0; v < NVe; ++v)
+    for (int v = 0; v < NVe; ++v) {
+      __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
       bv[v] = vload(b + v * kVL);
+    }
 TCC_UK_UNROLL
     for (int i = 0; i < MRe; ++i) {
       const vf av = vset1(a[i]);
