@@ -265,8 +265,10 @@ TCC_UK_UNROLL
     __builtin_prefetch(a + kPrefetchA, 0, 3);
     vf bv[NV];
 TCC_UK_UNROLL
-    for (int v = 0; v < NV; ++v)
+    for (int v = 0; v < NV; ++v) {
+      __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
       bv[v] = vload(b + v * kVL);
+    }
 TCC_UK_UNROLL
     for (int i = 0; i < kMR; ++i) {
       const vf av = vset1(a[i]);
