@@ -92,12 +92,16 @@ TCC_UK_UNROLL
 TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v)
       acc[i][v] = vzero();
+  // B's rows past the block's last are not prefetched: read where it lies,
+  // B ends there (a 1x1 expansion's 16 input channels).
+  const int64_t bAheadEnd = kc - kPrefetchB;
   for (int64_t p = 0; p < kc; ++p) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
+    const float *bAhead = p < bAheadEnd ? b + kPrefetchB * ldbp : b;
     vf bv[NVe];
 TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v) {
-      __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
+      __builtin_prefetch(bAhead + v * kVL, 0, 3);
       bv[v] = vload(b + v * kVL);
     }
 TCC_UK_UNROLL
@@ -261,12 +265,16 @@ TCC_UK_UNROLL
     for (int v = 0; v < NV; ++v)
       acc[i][v] = vzero();
   __m256 col = _mm256_setzero_ps();
+  // B's rows past the block's last are not prefetched: read where it lies,
+  // B ends there (a 1x1 expansion's 16 input channels).
+  const int64_t bAheadEnd = kc - kPrefetchB;
   for (int64_t p = 0; p < kc; ++p) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
+    const float *bAhead = p < bAheadEnd ? b + kPrefetchB * ldbp : b;
     vf bv[NV];
 TCC_UK_UNROLL
     for (int v = 0; v < NV; ++v) {
-      __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
+      __builtin_prefetch(bAhead + v * kVL, 0, 3);
       bv[v] = vload(b + v * kVL);
     }
 TCC_UK_UNROLL
