@@ -297,8 +297,16 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
 /// Columns at, at+1, ... of an input row for one tap: a plain load inside
 /// the row, masked at its edges.
 template <bool Inside>
-TCC_UK_INLINE __m512 tapCols(const float *row, int64_t w, int64_t at) {
-  return Inside ? _mm512_loadu_ps(row + at) : loadCols(row, w, at);
+TCC_UK_INLINE __m512 tapCols(const float *row, __mmask16 m, int64_t at) {
+  return Inside ? _mm512_loadu_ps(row + at) : _mm512_maskz_loadu_ps(m, row + at);
+}
+
+/// The lanes of row[at + l] that lie inside [0, w).
+TCC_UK_INLINE __mmask16 colsMask(int64_t w, int64_t at) {
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  return hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+                 : 0;
 }
 
 /// R output rows oy0.. of a 3x3, dilation-1, stride-S (1 or 2) plane,
@@ -313,10 +321,24 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
                               const vf *wv, int64_t oy0, int64_t ox,
                               int n, Sink &sink) {
   const int64_t base = ox * S - s.pl;
+  // The taps' weights by value: read through wv, every FMA reloaded its
+  // weight after each store of the sink (a vector type may alias floats).
+  vf w[9];
+  TCC_UK_UNROLL
+  for (int t = 0; t < 9; ++t)
+    w[t] = wv[t];
   vf acc[R];
   TCC_UK_UNROLL
   for (int r = 0; r < R; ++r)
     acc[r] = vzero();
+  // The edge masks of the row loads, the same for every input row.
+  __mmask16 m0 = 0xFFFF, m1 = 0xFFFF, m2 = 0xFFFF, m3 = 0xFFFF;
+  if (!Inside) {
+    m0 = colsMask(s.w, base);
+    m1 = colsMask(s.w, S == 1 ? base + 1 : base + 16);
+    m2 = colsMask(s.w, base + 2);
+    m3 = colsMask(s.w, base + 18);
+  }
   TCC_UK_UNROLL
   for (int i = 0; i < (R - 1) * S + 3; ++i) {
     const int64_t iy = oy0 * S - s.pt + i;
@@ -325,29 +347,29 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
     const float *row = x + iy * s.w;
     vf t0, t1, t2;
     if (S == 1) {
-      t0 = tapCols<Inside>(row, s.w, base);
-      t1 = tapCols<Inside>(row, s.w, base + 1);
-      t2 = tapCols<Inside>(row, s.w, base + 2);
+      t0 = tapCols<Inside>(row, m0, base);
+      t1 = tapCols<Inside>(row, m1, base + 1);
+      t2 = tapCols<Inside>(row, m2, base + 2);
     } else {
       const __m512i evenIdx = _mm512_setr_epi32(
           0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
       const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
-      const __m512 a0 = tapCols<Inside>(row, s.w, base);
-      const __m512 a1 = tapCols<Inside>(row, s.w, base + 16);
+      const __m512 a0 = tapCols<Inside>(row, m0, base);
+      const __m512 a1 = tapCols<Inside>(row, m1, base + 16);
       t0 = _mm512_permutex2var_ps(a0, evenIdx, a1);
       t1 = _mm512_permutex2var_ps(a0, oddIdx, a1);
-      t2 = _mm512_permutex2var_ps(tapCols<Inside>(row, s.w, base + 2),
+      t2 = _mm512_permutex2var_ps(tapCols<Inside>(row, m2, base + 2),
                                   evenIdx,
-                                  tapCols<Inside>(row, s.w, base + 18));
+                                  tapCols<Inside>(row, m3, base + 18));
     }
     TCC_UK_UNROLL
     for (int r = 0; r < R; ++r) {
       const int ky = i - r * S;
       if (ky < 0 || ky > 2)
         continue;
-      acc[r] = vfma(wv[ky * 3], t0, acc[r]);
-      acc[r] = vfma(wv[ky * 3 + 1], t1, acc[r]);
-      acc[r] = vfma(wv[ky * 3 + 2], t2, acc[r]);
+      acc[r] = vfma(w[ky * 3], t0, acc[r]);
+      acc[r] = vfma(w[ky * 3 + 1], t1, acc[r]);
+      acc[r] = vfma(w[ky * 3 + 2], t2, acc[r]);
     }
   }
   TCC_UK_UNROLL
