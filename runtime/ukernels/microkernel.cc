@@ -249,7 +249,8 @@ TCC_UK_UNROLL
 /// column waited on A from L2 (13% of those layers); here A is in
 /// registers and L1 already.
 void tilePlusColumn(int64_t kc, const float *__restrict a,
-                    const float *__restrict b, int64_t ldbp,
+                    const float *aNext, const float *__restrict b,
+                    int64_t ldbp,
                     const float *__restrict b1, int64_t ldb1,
                     float *__restrict c, int64_t ldc, const Tail *tail) {
   constexpr int NV = kNR / kVL;
@@ -268,8 +269,13 @@ TCC_UK_UNROLL
   // B's rows past the block's last are not prefetched: read where it lies,
   // B ends there (a 1x1 expansion's 16 input channels).
   const int64_t bAheadEnd = kc - kPrefetchB;
+  // Each tile of a 49-column layer has an A panel of its own: in the last
+  // steps, the prefetch moves on to the next tile's.
+  const int64_t aAheadEnd = aNext ? kc - kPrefetchA / kMR : kc;
   for (int64_t p = 0; p < kc; ++p) {
-    __builtin_prefetch(a + kPrefetchA, 0, 3);
+    __builtin_prefetch(p < aAheadEnd ? a + kPrefetchA
+                                     : aNext + (p - aAheadEnd) * kMR,
+                       0, 3);
     const float *bAhead = p < bAheadEnd ? b + kPrefetchB * ldbp : b;
     vf bv[NV];
 TCC_UK_UNROLL

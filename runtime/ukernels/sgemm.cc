@@ -206,7 +206,10 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
           }
           tiles(ir, mr, ap, jc, lastJr - kNR);
           setTail(tail, g.ep, withEpilogue, ir, lastJr - kNR);
-          plusColumn(kc, ap, b, ldbp, b1, ldb1,
+          const float *aNext = g.packedA && ir + 2 * kMR <= i1
+                                   ? aPanel(ir + kMR, kMR)
+                                   : NULL;
+          plusColumn(kc, ap, aNext, b, ldbp, b1, ldb1,
                      g.c + ir * g.ldc + lastJr - kNR, g.ldc,
                      needTail ? &tail : NULL);
         }

@@ -193,8 +193,11 @@ NarrowGroupFn narrowGroupKernel(int nr, int *panels);
 /// A full MR x NR tile and the single column after it (B at b1, rows ldb1
 /// apart; C's column NR, the tail's bias and residual relative to the
 /// tile): microKernel(MR, NR) and microKernel(MR, 1) in one k loop, the
-/// same bits. NULL where there is none (AVX-512 only).
+/// same bits. aNext, if not NULL, is the A panel of the next tile, whose
+/// first steps the kernel prefetches during its own last ones. NULL where
+/// there is none (AVX-512 only).
 using TilePlusColumnFn = void (*)(int64_t kc, const float *a,
+                                  const float *aNext,
                                   const float *b, int64_t ldbp,
                                   const float *b1, int64_t ldb1, float *c,
                                   int64_t ldc, const Tail *tail);
