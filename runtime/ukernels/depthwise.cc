@@ -295,18 +295,11 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const Epi &e,
 
 #if TCC_UK_NATIVE_ISA == 2
 /// Columns at, at+1, ... of an input row for one tap: a plain load inside
-/// the row, masked at its edges.
+/// the row, masked at its edges (m: colsMask of at).
 template <bool Inside>
 TCC_UK_INLINE __m512 tapCols(const float *row, __mmask16 m, int64_t at) {
-  return Inside ? _mm512_loadu_ps(row + at) : _mm512_maskz_loadu_ps(m, row + at);
-}
-
-/// The lanes of row[at + l] that lie inside [0, w).
-TCC_UK_INLINE __mmask16 colsMask(int64_t w, int64_t at) {
-  const int64_t lo = at < 0 ? minI(16, -at) : 0;
-  const int64_t hi = maxI(0, minI(16, w - at));
-  return hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
-                 : 0;
+  return Inside ? _mm512_loadu_ps(row + at)
+                : _mm512_maskz_loadu_ps(m, row + at);
 }
 
 /// R output rows oy0.. of a 3x3, dilation-1, stride-S (1 or 2) plane,

@@ -267,17 +267,21 @@ TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
 }
 
 #if TCC_UK_NATIVE_ISA == 2
+/// The lanes l of row[at + l] (16 of them) that lie inside [0, w).
+TCC_UK_INLINE __mmask16 colsMask(int64_t w, int64_t at) {
+  const int64_t lo = at < 0 ? minI(16, -at) : 0;
+  const int64_t hi = maxI(0, minI(16, w - at));
+  return hi > lo
+             ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
+             : 0;
+}
+
 /// row[at + l] for the 16 lanes l, `fill` where at + l lies outside [0, w).
 TCC_UK_INLINE __m512 loadColsOr(const float *row, int64_t w, int64_t at,
                                 __m512 fill) {
   if (at >= 0 && at + 16 <= w)
     return _mm512_loadu_ps(row + at);
-  const int64_t lo = at < 0 ? minI(16, -at) : 0;
-  const int64_t hi = maxI(0, minI(16, w - at));
-  const __mmask16 m =
-      hi > lo ? static_cast<__mmask16>(((1u << hi) - 1u) & ~((1u << lo) - 1u))
-              : 0;
-  return _mm512_mask_loadu_ps(fill, m, row + at);
+  return _mm512_mask_loadu_ps(fill, colsMask(w, at), row + at);
 }
 
 /// row[at + l] for the 16 lanes l, zero where at + l lies outside [0, w):
