@@ -809,8 +809,7 @@ struct KSplitJob {
   const tcc_uk_epilogue_t *dwEp;
   float *mid, *partial;
   const GemmArgs *g; // the whole GEMM: A, m, n, k, output and epilogue
-  // Each half's depthwise planes, as runPlanes takes them (the flat
-  // path's loads worked out once).
+  // Each half's depthwise planes, as runPlanes takes them.
   ConvShape half[2];
   tcc_uk_epilogue_t halfEp[2];
   FlatTaps taps;
@@ -936,10 +935,19 @@ void planKSplit(KSplitJob &job) {
     job.halfEp[q] = *job.dwEp;
     if (job.halfEp[q].bias)
       job.halfEp[q].bias += k0;
-    // The halves' planes have one shape, so the flat path's loads too.
-    job.dw[q] = depthwiseJob(half, job.image + k0 * hw, job.dwWeight + k0 * 9,
-                             job.mid + k0 * ohw, false, &job.halfEp[q],
-                             job.taps);
+    // The halves' planes differ only in their number, so the second takes
+    // the first's plan and flat loads (worked out once a call).
+    if (q == 0) {
+      job.dw[0] = depthwiseJob(half, job.image, job.dwWeight, job.mid, false,
+                               &job.halfEp[0], job.taps);
+    } else {
+      job.dw[1] = job.dw[0];
+      job.dw[1].s = &half;
+      job.dw[1].input = job.image + k0 * hw;
+      job.dw[1].weight = job.dwWeight + k0 * 9;
+      job.dw[1].output = job.mid + k0 * ohw;
+      job.dw[1].ep = &job.halfEp[1];
+    }
     job.dwNext[q].store(0, std::memory_order_relaxed);
     job.dwDone[q].store(0, std::memory_order_relaxed);
     job.gemmClaimed[q].store(0, std::memory_order_relaxed);

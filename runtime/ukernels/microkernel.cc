@@ -72,6 +72,19 @@ constexpr int64_t kPrefetchA = 512;
 /// ldbp apart).
 constexpr int64_t kPrefetchB = 12;
 
+/// Prefetches the NVe vectors of B's row kPrefetchB ahead of step p of a
+/// K block of kc steps, while that row lies inside the block: read where
+/// it lies, B ends there (a 1x1 expansion's 16 input channels).
+template <int NVe>
+TCC_UK_INLINE void prefetchB(const float *b, int64_t ldbp, int64_t p,
+                             int64_t kc) {
+  if (p + kPrefetchB >= kc)
+    return;
+TCC_UK_UNROLL
+  for (int v = 0; v < NVe; ++v)
+    __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
+}
+
 /// The tile kernel: MRe rows (<= MR) by NVe vectors (<= NV) of C. Each k
 /// step loads NVe vectors of the B panel and broadcasts MRe values of the A
 /// panel; every element is one chain of FMAs in k order, so edge tiles
@@ -92,18 +105,13 @@ TCC_UK_UNROLL
 TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v)
       acc[i][v] = vzero();
-  // B's rows past the block's last are not prefetched: read where it lies,
-  // B ends there (a 1x1 expansion's 16 input channels).
-  const int64_t bAheadEnd = kc - kPrefetchB;
   for (int64_t p = 0; p < kc; ++p) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
-    const float *bAhead = p < bAheadEnd ? b + kPrefetchB * ldbp : b;
+    prefetchB<NVe>(b, ldbp, p, kc);
     vf bv[NVe];
 TCC_UK_UNROLL
-    for (int v = 0; v < NVe; ++v) {
-      __builtin_prefetch(bAhead + v * kVL, 0, 3);
+    for (int v = 0; v < NVe; ++v)
       bv[v] = vload(b + v * kVL);
-    }
 TCC_UK_UNROLL
     for (int i = 0; i < MRe; ++i) {
       const vf av = vset1(a[i]);
@@ -266,9 +274,6 @@ TCC_UK_UNROLL
     for (int v = 0; v < NV; ++v)
       acc[i][v] = vzero();
   __m256 col = _mm256_setzero_ps();
-  // B's rows past the block's last are not prefetched: read where it lies,
-  // B ends there (a 1x1 expansion's 16 input channels).
-  const int64_t bAheadEnd = kc - kPrefetchB;
   // Each tile of a 49-column layer has an A panel of its own: in the last
   // steps, the prefetch moves on to the next tile's.
   const int64_t aAheadEnd = aNext ? kc - kPrefetchA / kMR : kc;
@@ -276,13 +281,11 @@ TCC_UK_UNROLL
     __builtin_prefetch(p < aAheadEnd ? a + kPrefetchA
                                      : aNext + (p - aAheadEnd) * kMR,
                        0, 3);
-    const float *bAhead = p < bAheadEnd ? b + kPrefetchB * ldbp : b;
+    prefetchB<NV>(b, ldbp, p, kc);
     vf bv[NV];
 TCC_UK_UNROLL
-    for (int v = 0; v < NV; ++v) {
-      __builtin_prefetch(bAhead + v * kVL, 0, 3);
+    for (int v = 0; v < NV; ++v)
       bv[v] = vload(b + v * kVL);
-    }
 TCC_UK_UNROLL
     for (int i = 0; i < kMR; ++i) {
       const vf av = vset1(a[i]);
