@@ -1008,8 +1008,9 @@ bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s,
 constexpr int64_t kBlockBandBytes = int64_t(1) << 20;
 /// The scratch holds a band's buffers for this many parts of the output
 /// rows, one a thread; threads beyond it stay idle in this kernel.
-constexpr int64_t kBlockMaxParts = 4;
-/// Bands a part at least, claimed from a shared counter: with two threads,
+constexpr int64_t kBlockMaxParts = RunClaims::kMaxParts;
+/// Bands a part at least, each part's a contiguous run (RunClaims) that
+/// the others take the end of when they are done first: with two threads,
 /// one of which ran at two thirds of the other's speed (a test stretching
 /// its bands), the blocks of mobilenet_v2 took 1.2-1.4x their time with
 /// both at full speed, in place of 1.5x with a fixed share of rows a part.
@@ -1018,16 +1019,15 @@ constexpr int64_t kBlockMaxParts = 4;
 constexpr int64_t kBlockBandsPerPart = 4;
 /// A first convolution's output of one image smaller than this stays in
 /// the cores' caches from one call to the next, so the block is not worth
-/// its bands' shorter GEMMs and recomputed rows: a 1x1 expansion's below
-/// kBlockMinExpansionBytes, another window's (the stem's im2col GEMM,
-/// whose output rows are also its input's) below kBlockMinFirstBytes. In
-/// mobilenet_v2 (tcc-run --compare, 400 pairs): the 56x56 expansions
-/// (1.8 MB) apart 1.2-1.6% (stride 1) and 0.5-0.8% (stride 2) faster than
-/// as blocks, the 112x112 one (4.8 MB) apart 1.4% slower; the stem's
-/// 1.6 MB block 1.3% faster than apart; every block at 28x28 and below
-/// (0.6 MB and less) 5% slower.
-constexpr int64_t kBlockMinExpansionBytes = int64_t(4) << 20;
-constexpr int64_t kBlockMinFirstBytes = int64_t(1) << 20;
+/// its bands' shorter GEMMs and recomputed rows. In mobilenet_v2
+/// (tcc-run --compare, 400 pairs in both orders): the 56x56 expansions
+/// (1.8 MB) as blocks 0.1-0.5% faster than apart, the blocks at 28x28
+/// (0.6 MB) 1.0-1.4% slower; the stem's 1.6 MB block 1.3% faster than
+/// apart. (While the parts claimed bands from one shared counter, the
+/// 56x56 blocks had been 1.2-1.6% slower than apart: their output rows
+/// alternated between the cores, and the GEMM after a block, which splits
+/// its pixels in two runs, read half of them from the other core.)
+constexpr int64_t kBlockMinBytes = int64_t(1) << 20;
 
 /// Where a part's buffers lie in the scratch and how large a band is.
 struct BlockGeometry {
@@ -1106,8 +1106,8 @@ struct BlockJob {
   float *out;
   const tcc_uk_epilogue_t *expEp, *dwEp, *pwEp; // pwEp: this image's
   char *scratch;
-  int64_t bands;              // of one image, each at most g.band rows
-  std::atomic<int64_t> *next; // the next band of this image to claim
+  int64_t bands; // of one image, each at most g.band rows
+  RunClaims claims; // the bands, a run of them a part
 };
 
 void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
@@ -1179,21 +1179,21 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   runGemm(NULL, gp, gemmScratch);
 }
 
-/// Part q of the call: its buffers, and the bands it claims one after
-/// another until none is left. A part on a thread that runs slower (this
-/// VM's two CPUs do not always run at one speed) claims fewer bands, and
-/// one that starts late finds them taken.
+/// Part q of the call: its buffers, and the bands of its run, one after
+/// another from the top, then those left of the other parts' runs. Each
+/// part's bands are contiguous rows, as the pool deals the columns (the
+/// pixels) of the GEMMs before and after the block out in runs, so a part
+/// reads the input rows its core's cache holds and writes the output rows
+/// the next kernel reads on that core. A part on a thread that runs slower
+/// (this VM's two CPUs do not always run at one speed) hands the end of its
+/// run to the others, and one that starts late finds its bands taken.
 void runBlockParts(void *ctx, int64_t begin, int64_t end) {
-  const BlockJob &job = *static_cast<const BlockJob *>(ctx);
+  BlockJob &job = *static_cast<BlockJob *>(ctx);
   const int64_t oh = job.s->oh;
   for (int64_t q = begin; q < end; ++q) {
     char *buffers = job.scratch + q * job.g.partBytes;
-    for (;;) {
-      const int64_t b = job.next->fetch_add(1, std::memory_order_relaxed);
-      if (b >= job.bands)
-        break;
+    for (int64_t b; (b = job.claims.claim(q)) >= 0;)
       runBand(job, buffers, b * oh / job.bands, (b + 1) * oh / job.bands);
-    }
   }
 }
 } // namespace
@@ -1284,7 +1284,7 @@ extern "C" int32_t tcc_uk_block_fast(int32_t isa,
   ConvShape s, es;
   return resolveBlock(p, s, es) && tcc_uk_dwpw_fast(isa, &p->pair) &&
          static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w >=
-             (isPointwise(es) ? kBlockMinExpansionBytes : kBlockMinFirstBytes);
+             kBlockMinBytes;
 }
 
 extern "C" int64_t tcc_uk_block_scratch_bytes(int32_t isa,
@@ -1351,8 +1351,7 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     job.image = input + img * es.c * es.h * es.w;
     job.out = output + outOffset;
     job.pwEp = epilogue ? &ep : NULL;
-    std::atomic<int64_t> next(0);
-    job.next = &next;
+    job.claims.reset(job.parts, job.bands);
     parallelFor(host, job.parts, 1, runBlockParts, &job);
   }
   free(owned);

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <atomic>
+
 #if defined(__AVX512F__) && defined(__AVX512VL__) && defined(__AVX512BW__) &&  \
     defined(__AVX512DQ__)
 #define TCC_UK_NATIVE_ISA 2 // TCC_UK_ISA_AVX512
@@ -301,6 +303,43 @@ void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
                   bool accumulate, const tcc_uk_epilogue_t *ep,
                   void *scratch);
+
+/// Items [0, n) shared by `parts` tasks (at most kMaxParts) in contiguous
+/// runs, as the host's pool deals out its chunks: part q's run is
+/// [q * n / parts, (q + 1) * n / parts). A part claims the front of its own
+/// run first, then the fronts of the others' (q + 1, q + 2, ...): with the
+/// parts at one speed each takes its own run in order, and a part whose
+/// thread runs slower hands the end of its run to the others. Every item is
+/// claimed once, whichever parts run.
+struct RunClaims {
+  static constexpr int64_t kMaxParts = 4;
+  struct alignas(64) Run {
+    std::atomic<int64_t> next;
+    int64_t end;
+  };
+  Run runs[kMaxParts];
+  int64_t parts = 0;
+
+  void reset(int64_t partCount, int64_t n) {
+    parts = partCount;
+    for (int64_t q = 0; q < parts; ++q) {
+      runs[q].next.store(q * n / parts, std::memory_order_relaxed);
+      runs[q].end = (q + 1) * n / parts;
+    }
+  }
+  /// The next item for part q, or -1 when every one is taken.
+  int64_t claim(int64_t q) {
+    for (int64_t i = 0; i < parts; ++i) {
+      Run &run = runs[(q + i) % parts];
+      if (run.next.load(std::memory_order_relaxed) >= run.end)
+        continue;
+      const int64_t item = run.next.fetch_add(1, std::memory_order_relaxed);
+      if (item < run.end)
+        return item;
+    }
+    return -1;
+  }
+};
 
 /// Rounds scratch up to 64 bytes (the *_scratch_bytes sizes allow for it).
 inline float *alignScratch(void *p) {

@@ -3,6 +3,7 @@
 // in every variant the CPU can run, against the same three convolutions
 // made as separate tcc_uk_conv2d_nchw calls (each checked against double
 // references in conv2d_test.cc): the block promises their bits.
+#include "uk_internal.h"
 #include "uk_test_util.h"
 
 namespace {
@@ -239,6 +240,49 @@ TEST_P(Block, PartsClaimTheBandsAsTheyRun) {
   }
 }
 
+// The parts share the bands in contiguous runs, as the pool deals out the
+// columns of the GEMMs around a block: part q takes its own run from the
+// front, in order, then the fronts of the others', and every band is taken
+// once whichever parts run and however their claims interleave.
+TEST(RunClaims, ContiguousRunsThenTheOthers) {
+  tcc::uk::RunClaims c;
+  c.reset(2, 8);
+  EXPECT_EQ(c.claim(0), 0);
+  EXPECT_EQ(c.claim(1), 4);
+  EXPECT_EQ(c.claim(0), 1);
+  EXPECT_EQ(c.claim(1), 5);
+  EXPECT_EQ(c.claim(1), 6);
+  EXPECT_EQ(c.claim(1), 7);
+  EXPECT_EQ(c.claim(1), 2); // part 1 done: the front of part 0's run
+  EXPECT_EQ(c.claim(0), 3);
+  EXPECT_EQ(c.claim(0), -1);
+  EXPECT_EQ(c.claim(1), -1);
+
+  // Uneven runs: [0, 2), [2, 5), [5, 8); part 2 alone takes its own run,
+  // then part 0's, then part 1's.
+  c.reset(3, 8);
+  std::vector<int64_t> alone;
+  for (int64_t b; (b = c.claim(2)) >= 0;)
+    alone.push_back(b);
+  EXPECT_EQ(alone, (std::vector<int64_t>{5, 6, 7, 0, 1, 2, 3, 4}));
+
+  // Four parts claiming from four threads at once: each band exactly once.
+  for (int trial = 0; trial < 20; ++trial) {
+    c.reset(4, 37);
+    std::vector<std::atomic<int>> seen(37);
+    std::vector<std::thread> threads;
+    for (int q = 0; q < 4; ++q)
+      threads.emplace_back([&, q] {
+        for (int64_t b; (b = c.claim(q)) >= 0;)
+          seen[b].fetch_add(1);
+      });
+    for (std::thread &t : threads)
+      t.join();
+    for (int b = 0; b < 37; ++b)
+      EXPECT_EQ(seen[b].load(), 1) << "band " << b;
+  }
+}
+
 TEST_P(Block, RejectsWhatIsNotABlock) {
   float x[64] = {}, out = 42.0f;
   tcc_uk_epilogue_t act = {};
@@ -268,8 +312,8 @@ TEST_P(Block, RejectsWhatIsNotABlock) {
 }
 
 // What a compiler asks before it makes the call: a fast pair whose
-// expansion of one image (1 MiB or more) would not stay in cache between
-// two calls. Any build answers for any ISA.
+// first convolution's output of one image (1 MiB or more) would not stay
+// in cache between two calls. Any build answers for any ISA.
 TEST_P(Block, FastOnlyForLargeExpansions) {
   auto fast = [&](const BlockCase &b, int32_t target) {
     const tcc_uk_block_params_t p = b.params();
@@ -279,12 +323,15 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   EXPECT_EQ(1, fast(b2, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_AVX2));
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_GENERIC));
-  // A 1x1 expansion of 4 MiB or more (the 56x56 ones, 1.8 MB, are not);
-  // another first window from 1 MiB (the stem, 1.6 MB; not at 0.8 MB).
-  EXPECT_EQ(0, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2),
+  // A first convolution's output from 1 MiB: the 56x56 expansions (1.8
+  // MB) and the stem (1.6 MB), not the 28x28 expansions (0.6 MB) nor a stem
+  // of 0.8 MB; 1 MiB exactly (64 x 64 x 64 floats) is one.
+  EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2),
                     TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 8, 64, 64, 64, 8}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 8, 63, 64, 64, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1),
                     TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 3, 16, 224, 224, 16}.first(3, 2, 1),
