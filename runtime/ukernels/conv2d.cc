@@ -58,9 +58,8 @@ TCC_UK_INLINE void copyStrided(float *dst, const float *src, int64_t n,
 /// zero-padded and split by column phase (phase q holds padded columns q,
 /// q + sw, ...), so that every (ky, kx) row of the block is, per segment,
 /// one contiguous run of the buffer: a vector copy with no bounds. Per
-/// segment and row the general path spent more deciding what lies inside
-/// the image than copying (a quarter of resnet18's stride-2 3x3 layers and
-/// of its stem). False, doing nothing, when the rows do not fit.
+/// segment and row the general path spends more deciding what lies inside
+/// the image than copying. False, doing nothing, when the rows do not fit.
 bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
                     int64_t k0, int64_t kc, int64_t j0, int64_t nc,
                     float *dst, int64_t panelStride) {
@@ -199,8 +198,8 @@ namespace {
 
 /// A 1x1 convolution with a stride and no pads (resnet's downsampling
 /// shortcuts): its input is subsampled into the scratch, a plain matrix,
-/// and multiplied as a stride-1 one. Through packIm2col its segments were
-/// one column each: resnet18's 64 -> 128 one at 56x56 ran at 180 GFLOP/s.
+/// and multiplied as a stride-1 one. Through packIm2col its segments would
+/// be one column each, a copy per element.
 bool isStridedPointwise(const ConvShape &s) {
   return s.kh == 1 && s.kw == 1 && (s.sh > 1 || s.sw > 1) && s.pt == 0 &&
          s.pl == 0 && s.pb == 0 && s.pr == 0;

@@ -199,10 +199,10 @@ TCC_UK_UNROLL
 
 /// narrowKernel for G full row panels at once (a + g * aStride is panel g,
 /// c + 8g rows its tile, the tail's bias and residual relative to panel 0).
-/// One panel is R chains of dependent FMAs, 4 cycles each: alone it ran at
-/// an eighth of the FMA rate, a fifth of resnet18's 7x7 layers' time. G
-/// panels are G x R independent chains of 8-float FMAs; each element's
-/// chain is narrowKernel's, so the bits are too.
+/// One panel is R chains of dependent FMAs, 4 cycles each, which leaves
+/// the FMA units mostly idle. G panels are G x R independent chains of
+/// 8-float FMAs; each element's chain is narrowKernel's, so the bits are
+/// too.
 template <int R, int G>
 void narrowGroup(int64_t kc, const float *__restrict a, int64_t aStride,
                  const float *__restrict b, int64_t ldbp, float *__restrict c,
@@ -254,8 +254,7 @@ TCC_UK_UNROLL
 /// that column's B (b1, rows ldb1 apart) and an 8-float FMA a step, in
 /// the slack of the tile's 24 FMAs. The column's chain is narrowKernel's,
 /// so the bits are too. After the tile, in a group of row panels, that
-/// column waited on A from L2 (13% of those layers); here A is in
-/// registers and L1 already.
+/// column would wait on A from L2; here A is in registers and L1 already.
 void tilePlusColumn(int64_t kc, const float *__restrict a,
                     const float *aNext, const float *__restrict b,
                     int64_t ldbp,

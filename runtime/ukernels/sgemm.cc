@@ -52,10 +52,8 @@ struct Job {
 /// off when many row panels of A share the copy; with at most kDirectMaxM
 /// rows of A (and at most kDirectMaxK rows of B, so that a K block's loads
 /// touch few pages) it does not: mobilenet_v2's projections (24 x 3136 x
-/// 144: packing was 14% of the 1x1 layer at 112x112) read their input where
-/// it lies. Measured level or worse with more rows: attention's P * V
-/// (128 x 64 x 128) 3% slower, mobilenet_v2 with its 7x7 and 14x14 layers
-/// (up to 960 rows) read directly too level with this rule.
+/// 144) read their input where it lies. With more rows of A the copy pays
+/// for itself again (attention's P * V, 128 x 64 x 128, packs its B).
 constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
 constexpr int64_t kDirectTasksPerThread = 4;
 bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
@@ -71,9 +69,8 @@ bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
 /// (nr a multiple of the vector), or the narrow kernels (nr <= kNarrow on
 /// AVX-512), which load nr floats a row, stay inside its rows. Otherwise
 /// the last vector would read past the end of B, and the panel is packed
-/// first: by one thread, before the tiles, while the others wait (4-11 us
-/// of each of mobilenet_v2's 14x14 and 7x7 depthwise/pointwise pairs,
-/// whose depthwise part had just written B from both cores).
+/// first: by one thread, before the tiles, while the others wait, which is
+/// why every panel that can be read in place is.
 bool raggedDirect(int32_t isa, int64_t nr) {
   const IsaTiles &t = tilesFor(isa);
   return nr % t.vl == 0 || (isa == TCC_UK_ISA_AVX512 && nr <= kNarrow);
@@ -280,9 +277,9 @@ void packRows(void *ctx, int64_t begin, int64_t end) {
 /// preferred: each task then packs its own columns of B right before using
 /// them, while splitting m makes every task read all of B and adds a pass
 /// (a second parallel_for) that packs it first. More tasks than threads
-/// would only multiply the packing of A (measured: 2048^3 on 2 threads,
-/// 1x2 tasks 285 GFLOP/s, 1x8 220, 8x1 220). Costs are vector FMAs per k
-/// step of the largest task, plus a row of A packed per row.
+/// would only repeat the packing of A, once per extra task. Costs are
+/// vector FMAs per k step of the largest task, plus a row of A packed per
+/// row.
 void planTasks(const tcc_host_api_t *host, Job &job) {
   const GemmArgs &g = *job.g;
   job.mp = ceilDiv(g.m, kMR);
@@ -325,11 +322,10 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
 /// thread), so they are in its own cache. Split by columns, each thread
 /// read half of its planes from the other core's cache. Every task reads
 /// all of B: where it lies when it is a plain matrix whose ragged panel
-/// reads in place, else packed by a first pass. mobilenet_v2 1.8% faster
-/// (14 rounds in turn) with the pass, 2.1% more without it; resnet18
-/// level (its 64 -> 128 1x1 at 28x28). At 56x56 and 112x112 the expansions
-/// ran 8-24% slower (all of B packed up front, 3136 or 12544 columns),
-/// more than their pairs gained.
+/// reads in place, else packed by a first pass. A wider B (the expansions
+/// at 56x56 and 112x112, 3136 or 12544 columns) stays split by columns:
+/// packing all of it up front would cost those GEMMs more than the pair
+/// after them gains.
 constexpr int64_t kNextMaxN = 784, kNextMaxK = 160, kNextMinRowPanels = 6;
 bool splitsRowsForTheNext(const GemmArgs &g, int64_t threads) {
   return threads > 1 && g.n <= kNextMaxN && g.k <= kNextMaxK &&
@@ -386,8 +382,8 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   const int64_t threads = hostThreads(host);
   if (g.packB == packBMatrix && !g.bPacked) {
     const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
-    // Rows split for the next kernel, B is small: read where it lies (a
-    // pass packing it first cost 3-6 us a layer; mobilenet_v2 2.1% faster).
+    // Rows split for the next kernel, B is small: read where it lies, not
+    // packed by a first pass that every thread would wait for.
     const bool rowsDirect =
         !mb.trans && g.n >= kNR && splitsRowsForTheNext(g, threads) &&
         (g.n % kNR == 0 || raggedDirect(TCC_UK_NATIVE_ISA, g.n % kNR));
@@ -410,12 +406,9 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
       }
       // Four tasks a thread along the split: with B read in place a task
       // repeats no packing, and a thread the VM slows down hands tasks to
-      // the other (two a thread: mobilenet_v2 5-7% faster with a
-      // competing process on one CPU, level without; four: 1% faster
-      // than two in turn in a stretch where the machine ran slow, resnet18,
-      // the encoder and the MLP level). With two, a thread at two thirds
-      // of the other's speed had already started its second task when the
-      // other finished, so nothing moved.
+      // the other. With two, a thread at two thirds of the other's speed
+      // has already started its second task when the other finishes, so
+      // nothing moves.
       if (job.tn > 1 && job.tm == 1)
         job.tn = minI(job.np, job.tn * kDirectTasksPerThread);
       else if (job.tm > 1 && job.tn == 1)

@@ -149,9 +149,8 @@ TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
     // Columns base + [0, 80) in five loads. Tap q < 4 is every fourth
     // column from q: lanes 0-7 from the first two loads, 8-15 from the
     // next two. Taps 4 and 5 are taps 0 and 1 moved down a lane (column
-    // q + 4l = (q - 4) + 4(l + 1)), their last lanes columns 64 and 65.
-    // Loading 16 columns for each half of each tap (24 loads a row, each
-    // with its edge mask) took a third of a 56x56 layer.
+    // q + 4l = (q - 4) + 4(l + 1)), their last lanes columns 64 and 65:
+    // five loads a row, not two masked ones for each half of each tap (24).
     const __m512 c0 = loadCols(xrow, w, base);
     const __m512 c1 = loadCols(xrow, w, base + 16);
     const __m512 c2 = loadCols(xrow, w, base + 32);
@@ -202,7 +201,7 @@ struct Range {
 /// they could be anything (denormals slow the products down). Only up to
 /// the end of the last vector: the narrow kernels of AVX-512 (a panel of up
 /// to 4 columns) load none. Zeroing all of the panel's padding (47 columns
-/// of 36 matrices for 49 tiles) had been a serial 1% of resnet18's run.
+/// of 36 matrices for 49 tiles) would be serial work for nothing.
 void zeroPanelTail(const Range &rg, int64_t c, int transformed) {
   const int64_t n = rg.t1 - rg.t0, w = n % kNR;
   if (w == 0)
@@ -370,8 +369,7 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
 #if TCC_UK_NATIVE_ISA == 2
         // Each output row's M x 16 columns interleaved in registers, the
         // epilogue applied and stored: through stack rows read back at
-        // once, every load waited on the stores before it (a fifth of a
-        // 56x56 layer went to this step).
+        // once, every load would wait on the stores before it.
         // Only this vector's tiles of the run: a range may end inside a
         // tile row, and the tiles past it are another range's.
         const int64_t oxa = M * (txa + k);
@@ -522,9 +520,8 @@ int tileSize(const ConvShape &s) {
   // Small problems: the transforms would cost more than they save. From 16
   // tiles (resnet's 7x7 layers: 4x4 tiles) the GEMMs fill a vector of
   // columns. But with under 32 tiles each byte of U serves few products,
-  // and a U past 8 MB comes from memory every run: resnet18's 512-channel
-  // 7x7 layers (U 16.8 MB) ran 10% faster as im2col GEMMs in the model
-  // (tcc-run --profile, 1.28-1.38 against 1.46-1.54 ms each, in turn).
+  // and a U past 8 MB comes from memory every run, so such layers
+  // (resnet18's 512-channel 7x7 ones, U 16.8 MB) run as im2col GEMMs.
   const Tiles t2 = tilesOf(s, 2);
   const int64_t uBytes = int64_t(16) * s.c * s.f * int64_t(sizeof(float));
   if (t2.p < 32 && uBytes > (int64_t(8) << 20))

@@ -1,0 +1,136 @@
+// depthwise_internal.h - what depthwise.cc, dwpw.cc and block.cc share.
+#ifndef TCC_RUNTIME_UKERNELS_DEPTHWISE_INTERNAL_H
+#define TCC_RUNTIME_UKERNELS_DEPTHWISE_INTERNAL_H
+
+#include "simd.h"
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+
+//===----------------------------------------------------------------------===//
+// The depthwise kernel (depthwise.cc)
+//===----------------------------------------------------------------------===//
+
+/// The depthwise epilogue as the plane kernels apply it (bias and residual
+/// come per plane).
+struct DepthwiseEpi {
+  bool accumulate, clamp;
+  float lo, hi;
+};
+
+/// How a convolution's planes are cut to fit the buffer.
+struct DepthwisePlan {
+  enum Mode { kScalar, kRows, kFlat, kDirect, kFlatDirect } mode;
+  int64_t nb;      // output columns per block (rows mode)
+  int64_t bandOut; // output rows per band
+};
+
+/// Whether the kernels of `isa` have the direct rows (rowsDirect) for this
+/// shape: 3x3, dilation 1, stride 1 or 2, on AVX-512.
+inline bool hasDirectRows(int32_t isa, const ConvShape &s) {
+  return isa == TCC_UK_ISA_AVX512 && s.kh == 3 && s.kw == 3 && s.dh == 1 &&
+         s.dw == 1 && s.sh == s.sw && (s.sh == 1 || s.sh == 2);
+}
+inline bool hasDirectRows(const ConvShape &s) {
+  return hasDirectRows(TCC_UK_NATIVE_ISA, s);
+}
+
+/// Vectors of a plane the flat direct path takes at most (8 x 8 and
+/// shorter planes, or long ones of few columns).
+constexpr int64_t kFlatVecs = 16;
+
+/// The flat direct path's loads, the same for every plane of a call: a
+/// 3x3, stride-1 plane padded to its own size (oh = h, ow = w) is one row
+/// of h*w outputs, and output p's tap (ky, kx) is input p + off[ky*3+kx]
+/// wherever it lies inside the plane; mask[v*9 + t] says for which lanes
+/// of vector v (outputs 16v..16v+15) it does.
+struct FlatTaps {
+  int64_t vecs;
+  int64_t off[9];
+  uint16_t mask[kFlatVecs * 9];
+};
+
+/// Whether a plane runs flat: AVX-512, 3x3 stride 1, the output the size
+/// of the input, rows at most half a vector wide (mobilenet_v2's 7x7
+/// layers). A 7-wide row fills 7 of a vector's 16 lanes and pays for its
+/// edge masks and band bookkeeping; flat, the plane is four vectors of nine
+/// masked loads and FMAs with the masks worked out once a call. Wider rows
+/// stay rows, which reuse each loaded input row for four output rows.
+inline bool runsFlatDirect(int32_t isa, const ConvShape &s) {
+  const int64_t vl = tilesFor(isa).vl;
+  return hasDirectRows(isa, s) && s.sh == 1 && s.oh == s.h && s.ow == s.w &&
+         2 * s.ow <= vl && ceilDiv(s.oh * s.ow, vl) <= kFlatVecs;
+}
+inline bool runsFlatDirect(const ConvShape &s) {
+  return runsFlatDirect(TCC_UK_NATIVE_ISA, s);
+}
+
+/// Output vector x finished with the epilogue and stored at out (the lanes
+/// of m where it is not full).
+TCC_UK_INLINE void finishInto(float *out, vf x, const float *res, bool full,
+                              vmask m, const DepthwiseEpi &e, vf bias, vf lo,
+                              vf hi) {
+  auto load = [&](const float *q) {
+    return full ? vload(q) : vloadMask(q, m);
+  };
+  if (e.accumulate)
+    x = vadd(load(out), x);
+  x = vadd(x, bias);
+  if (res)
+    x = vadd(x, load(res));
+  if (e.clamp)
+    x = vclamp(x, lo, hi);
+  if (full)
+    vstore(out, x);
+  else
+    vstoreMask(out, x, m);
+}
+
+/// A depthwise convolution as runDepthwisePlanes takes it: its output
+/// planes, plane i being image i / f, output channel i % f.
+struct DepthwiseJob {
+  const ConvShape *s;
+  const float *input, *weight;
+  float *output;
+  const tcc_uk_epilogue_t *ep;
+  DepthwiseEpi e;
+  DepthwisePlan plan;
+  const FlatTaps *taps; // kFlatDirect
+};
+
+/// Planes [begin, end) of a DepthwiseJob (ctx): a tcc_parallel_fn_t.
+void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end);
+
+/// The planes of `s` as runDepthwisePlanes takes them; `taps` holds the
+/// flat path's loads when it runs flat.
+DepthwiseJob makeDepthwiseJob(const ConvShape &s, const float *input,
+                              const float *weight, float *output,
+                              bool accumulate, const tcc_uk_epilogue_t *ep,
+                              FlatTaps &taps);
+
+//===----------------------------------------------------------------------===//
+// The depthwise/pointwise pair (dwpw.cc), which the block builds on
+//===----------------------------------------------------------------------===//
+
+/// The depthwise convolution of a pair, checked.
+bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s);
+
+/// The pointwise GEMM of a pair of one image: f x (oh*ow) = weights (f x c)
+/// times the depthwise output `mid` (c x oh*ow, row-major).
+GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
+                  const float *pwWeight, const MatrixB *mid);
+
+/// The depthwise part's epilogue of a pair: its bias and clamp.
+tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p);
+
+/// The pointwise epilogue for the image whose output starts at element
+/// `outOffset` (ohw elements a channel): bias per row, residual there.
+tcc_uk_epilogue_t imageEpilogue(const tcc_uk_epilogue_t &epilogue,
+                                int64_t outOffset, int64_t ohw);
+
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+#endif // TCC_RUNTIME_UKERNELS_DEPTHWISE_INTERNAL_H
