@@ -16,7 +16,8 @@ apt_packages=(
   cmake ninja-build ccache g++ python3-venv python3-dev
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 libclang-rt-19-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev
+  clang-format-19
 )
 pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest pybind11)
 

@@ -3,6 +3,8 @@
 #ifndef TCC_COMPILER_CONVERSION_PASSES_H
 #define TCC_COMPILER_CONVERSION_PASSES_H
 
+#include "compiler/Conversion/UkernelIsa.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

@@ -34,10 +34,19 @@ def ConvertTccToLinalg : Pass<"convert-tcc-to-linalg", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"ukernels", "ukernels", "std::string", /*default=*/"\"none\"",
+    Option<"ukernels", "ukernels", "::mlir::tcc::UkernelIsa",
+           /*default=*/"::mlir::tcc::UkernelIsa::none",
            "Lower f32 matmuls and 2-D convolutions to calls of the "
-           "micro-kernels built for this ISA (none, generic, avx2, avx512); "
-           "constant weights are packed at compile time">,
+           "micro-kernels built for this ISA; constant weights are packed "
+           "at compile time",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::tcc::UkernelIsa::none, "none",
+                        "no micro-kernels: generated loops"),
+             clEnumValN(::mlir::tcc::UkernelIsa::generic, "generic",
+                        "baseline x86-64"),
+             clEnumValN(::mlir::tcc::UkernelIsa::avx2, "avx2", "AVX2 and FMA"),
+             clEnumValN(::mlir::tcc::UkernelIsa::avx512, "avx512",
+                        "AVX-512 (F, BW, DQ, VL)"))}]>,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

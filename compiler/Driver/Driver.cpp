@@ -297,49 +297,101 @@ void tcc::registerCompilerDialects(MLIRContext &ctx) {
   ctx.loadAllAvailableDialects();
 }
 
-int tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
+LogicalResult tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   registerCompilerDialects(ctx);
   DiagnosticPrinter printer(ctx, opts.inputPath);
   OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
   if (!module)
-    return 1;
+    return failure();
   return compileModule(*module, opts);
 }
 
-int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
-  MLIRContext &ctx = *module.getContext();
-  // --timings: every pass, then each step of code generation, reported on
-  // stderr when the compile ends.
-  DefaultTimingManager timing;
-  timing.setEnabled(opts.timings);
-  TimingScope rootTiming = timing.getRootScope();
-  auto fail = [&](const Twine &msg) {
-    emitError(UnknownLoc::get(&ctx)) << msg;
-    return 1;
-  };
+namespace {
+/// One compilation of a module in the tcc dialect, stage by stage. Each stage
+/// reports its own errors; the output is written only by the last one, and
+/// atomically, so a failed compile leaves nothing behind.
+class Compilation {
+public:
+  Compilation(ModuleOp module, const CompileOptions &opts)
+      : module(module), ctx(*module.getContext()), opts(opts) {
+    // --timings: every pass, then each step of code generation, reported on
+    // stderr when the compilation ends.
+    timing.setEnabled(opts.timings);
+    rootTiming = timing.getRootScope();
+    if (opts.printDebugInfo)
+      printFlags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  }
 
-  // What to make, and where.
-  std::string output = opts.outputPath;
-  EmitKind emit;
-  if (opts.emit) {
-    emit = *opts.emit;
-  } else {
-    StringRef ext = llvm::sys::path::extension(output);
-    emit = ext == ".so"   ? EmitKind::Library
-           : ext == ".o"  ? EmitKind::Object
-           : ext == ".s"  ? EmitKind::Asm
-           : ext == ".ll" ? EmitKind::LLVMIR
-                          : EmitKind::Executable;
+  LogicalResult run() {
+    if (failed(chooseOutput()))
+      return failure();
+    if (emit == EmitKind::Import)
+      return writeModule();
+    if (failed(runGraphPasses()))
+      return failure();
+    if (emit == EmitKind::Tcc)
+      return writeModule();
+    if (failed(describeInterface()) || failed(lowerToLinalg()))
+      return failure();
+    if (emit == EmitKind::Linalg)
+      return writeModule();
+    if (failed(lowerToLLVMDialect()))
+      return failure();
+    if (emit == EmitKind::LLVMDialect)
+      return writeModule();
+    if (failed(translate()))
+      return failure();
+    return writeCode();
   }
-  if (output.empty()) {
-    if (!isTextStage(emit))
-      return fail("no output file: give -o OUT (OUT.so, OUT.o or OUT)");
-    output = "-";
+
+private:
+  LogicalResult fail(const Twine &message) {
+    return emitError(UnknownLoc::get(&ctx)) << message;
   }
-  if (output == "-" && !isTextStage(emit))
-    return fail("binary output cannot go to stdout; give -o FILE");
-  if (output != "-") {
-    // Fail before compiling, not after, when the output cannot be written.
+  LogicalResult runPipeline(function_ref<void(OpPassManager &)> build,
+                            StringRef name) {
+    PassManager pm(&ctx);
+    build(pm);
+    TimingScope scope = rootTiming.nest(name);
+    pm.enableTiming(scope);
+    return pm.run(module);
+  }
+  LogicalResult writeModule() {
+    if (failed(writeAtomically(
+            output,
+            [&](llvm::raw_pwrite_stream &os) {
+              module->print(os, printFlags);
+              os << "\n";
+              return success();
+            },
+            error)))
+      return fail(error);
+    return success();
+  }
+
+  /// What to make (from --emit or the output's suffix), and where; fails
+  /// before any work when the output cannot be written.
+  LogicalResult chooseOutput() {
+    output = opts.outputPath;
+    if (opts.emit) {
+      emit = *opts.emit;
+    } else {
+      StringRef ext = llvm::sys::path::extension(output);
+      emit = ext == ".so"   ? EmitKind::Library
+             : ext == ".o"  ? EmitKind::Object
+             : ext == ".s"  ? EmitKind::Asm
+             : ext == ".ll" ? EmitKind::LLVMIR
+                            : EmitKind::Executable;
+    }
+    if (output.empty()) {
+      if (!isTextStage(emit))
+        return fail("no output file: give -o OUT (OUT.so, OUT.o or OUT)");
+      output = "-";
+    }
+    if (output == "-")
+      return isTextStage(emit)
+                 ? success()
+                 : fail("binary output cannot go to stdout; give -o FILE");
     SmallString<256> dir = llvm::sys::path::parent_path(output);
     if (dir.empty())
       dir = ".";
@@ -349,110 +401,100 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
     if (llvm::sys::fs::access(dir, llvm::sys::fs::AccessMode::Write))
       return fail("cannot write '" + output + "': directory '" + dir +
                   "' is not writable");
+    return success();
   }
 
-  OpPrintingFlags flags;
-  if (opts.printDebugInfo)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  std::string error;
-  auto writeModule = [&]() {
-    if (failed(writeAtomically(
-            output,
-            [&](llvm::raw_pwrite_stream &os) {
-              module->print(os, flags);
-              os << "\n";
-              return success();
-            },
-            error)))
+  /// Canonicalization, decomposition and fusion on the tcc dialect.
+  LogicalResult runGraphPasses() {
+    int64_t imported = countKernels(module);
+    if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
+      return failure();
+    if (opts.stats)
+      llvm::outs() << "ops after import: " << imported
+                   << "\nkernels after fusion: " << countKernels(module)
+                   << "\n";
+    return success();
+  }
+
+  /// The artifact's interface (names, shapes, dtypes), recorded before the
+  /// lowering erases it, and the target machine.
+  LogicalResult describeInterface() {
+    FailureOr<ArtifactInfo> described = describeArtifact(module);
+    if (failed(described))
+      return failure();
+    info = std::move(*described);
+    if (info.modelName.empty())
+      info.modelName = llvm::sys::path::stem(opts.inputPath).str();
+    info.symbolPrefix = !opts.name.empty()              ? opts.name
+                        : emit == EmitKind::Executable ? "tcc"
+                                                       : symbolPrefixFor(output);
+    // Its names must not reach LLVM as attributes.
+    module->walk([](func::FuncOp f) {
+      f.setAllArgAttrs(ArrayRef<DictionaryAttr>());
+      f.setAllResultAttrs(ArrayRef<DictionaryAttr>());
+    });
+    machine = createCpuTargetMachine(opts.mcpu, opts.optLevel, error);
+    if (!machine)
       return fail(error);
-    return 0;
-  };
-  auto runPipeline = [&](llvm::function_ref<void(OpPassManager &)> build,
-                         StringRef name) {
-    PassManager pm(&ctx);
-    build(pm);
-    TimingScope scope = rootTiming.nest(name);
-    pm.enableTiming(scope);
-    return pm.run(module);
-  };
+    info.target = describeTarget(*machine);
+    std::optional<UkernelIsa> chosen = opts.ukernels == "auto"
+                                           ? ukernelIsaFor(*machine)
+                                           : parseUkernelIsa(opts.ukernels);
+    if (!chosen)
+      return fail("unknown micro-kernel ISA '" + opts.ukernels +
+                  "' (auto, none, generic, avx2, avx512)");
+    isa = *chosen;
+    return success();
+  }
 
-  if (emit == EmitKind::Import)
-    return writeModule();
-  int64_t imported = countKernels(module);
-  if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
-    return 1;
-  if (opts.stats)
-    llvm::outs() << "ops after import: " << imported
-                 << "\nkernels after fusion: " << countKernels(module) << "\n";
-  if (emit == EmitKind::Tcc)
-    return writeModule();
-  FailureOr<ArtifactInfo> info = describeArtifact(module);
-  if (failed(info))
-    return 1;
-  if (info->modelName.empty())
-    info->modelName = llvm::sys::path::stem(opts.inputPath).str();
-  info->symbolPrefix = !opts.name.empty()        ? opts.name
-                       : emit == EmitKind::Executable ? "tcc"
-                                                      : symbolPrefixFor(output);
-  // The interface is recorded; its names must not reach LLVM as attributes.
-  module->walk([](func::FuncOp f) {
-    f.setAllArgAttrs(ArrayRef<DictionaryAttr>());
-    f.setAllResultAttrs(ArrayRef<DictionaryAttr>());
-  });
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createCpuTargetMachine(opts.mcpu, opts.optLevel, error);
-  if (!machine)
-    return fail(error);
-  info->target = describeTarget(*machine);
-  CpuPipelineOptions pipeline;
-  pipeline.ukernels =
-      opts.ukernels == "auto" ? ukernelIsaFor(*machine) : opts.ukernels;
-  if (failed(runPipeline(
-          [&](OpPassManager &pm) { buildTccToLinalgPipeline(pm, pipeline); },
-          "tcc to linalg")))
-    return 1;
-  if (emit == EmitKind::Linalg)
-    return writeModule();
-  if (failed(runPipeline(
-          [&](OpPassManager &pm) {
-            buildLinalgToLLVMPipeline(pm, opts.profile);
-          },
-          "linalg to LLVM")))
-    return 1;
-  if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
-    info->workspaceBytes = bytes.getInt();
-  if (!opts.memoryReport.empty())
-    printMemoryReport(module, info->modelName, opts.memoryReport == "json");
-  if (emit == EmitKind::LLVMDialect)
-    return writeModule();
+  LogicalResult lowerToLinalg() {
+    CpuPipelineOptions pipeline;
+    pipeline.ukernels = isa;
+    return runPipeline(
+        [&](OpPassManager &pm) { buildTccToLinalgPipeline(pm, pipeline); },
+        "tcc to linalg");
+  }
 
-  llvm::LLVMContext llvmContext;
-  TimingScope translateTiming = rootTiming.nest("translate to LLVM IR");
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateToLLVMIR(module, llvmContext, *machine);
-  translateTiming.stop();
-  if (!llvmModule)
-    return 1;
-  // The micro-kernels come precompiled (one object per ISA level) and are
-  // linked with the model's object, so compiling a model never re-optimizes
-  // them; --emit=llvm-ir and asm show the model's code alone.
-  std::string ukernelObject;
-  // Without kernels the object still provides the parallel loops' runtime.
-  std::string objectIsa = pipeline.ukernels == "none"
-                              ? ukernelIsaFor(*machine)
-                              : pipeline.ukernels;
-  if (failed(findUkernelObject(*llvmModule, opts.libDir, objectIsa,
-                               ukernelObject, error)))
-    return fail(error);
-  if (failed(addArtifactEntry(*llvmModule, *info, "main",
-                              emit != EmitKind::Object, error)))
-    return fail(error);
-  {
+  /// Bufferization, the memory plan and the LLVM dialect.
+  LogicalResult lowerToLLVMDialect() {
+    if (failed(runPipeline(
+            [&](OpPassManager &pm) {
+              buildLinalgToLLVMPipeline(pm, opts.profile);
+            },
+            "linalg to LLVM")))
+      return failure();
+    if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
+      info.workspaceBytes = bytes.getInt();
+    if (!opts.memoryReport.empty())
+      printMemoryReport(module, info.modelName, opts.memoryReport == "json");
+    return success();
+  }
+
+  /// LLVM IR with the artifact's entry point, optimized; and the kernel
+  /// object it links with.
+  LogicalResult translate() {
+    TimingScope translateTiming = rootTiming.nest("translate to LLVM IR");
+    llvmModule = tcc::translateToLLVMIR(module, llvmContext, *machine);
+    translateTiming.stop();
+    if (!llvmModule)
+      return failure();
+    // The micro-kernels come precompiled (one object per ISA level) and are
+    // linked with the model's object, so compiling a model never
+    // re-optimizes them; --emit=llvm-ir and asm show the model's code alone.
+    // Without kernels the object still provides the parallel loops' runtime.
+    UkernelIsa objectIsa = isa == UkernelIsa::none ? ukernelIsaFor(*machine)
+                                                   : isa;
+    if (failed(findUkernelObject(*llvmModule, opts.libDir, objectIsa,
+                                 ukernelObject, error)) ||
+        failed(addArtifactEntry(*llvmModule, info, "main",
+                                emit != EmitKind::Object, error)))
+      return fail(error);
     TimingScope scope = rootTiming.nest("LLVM optimization");
     optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
+    return success();
   }
 
-  auto emitCode = [&](StringRef path, bool assembly) {
+  LogicalResult emitCode(StringRef path, bool assembly) {
     TimingScope scope = rootTiming.nest("machine code");
     return writeAtomically(
         path,
@@ -460,50 +502,65 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
           return emitMachineCode(*llvmModule, *machine, os, assembly, error);
         },
         error);
-  };
-  auto writeHeader = [&]() {
+  }
+
+  LogicalResult writeHeader() {
     SmallString<256> header(output);
     llvm::sys::path::replace_extension(header, ".h");
-    return writeAtomically(
-        header,
-        [&](llvm::raw_pwrite_stream &os) {
-          os << artifactHeader(*info, llvm::sys::path::filename(opts.inputPath));
-          return success();
-        },
-        error);
-  };
-
-  switch (emit) {
-  case EmitKind::LLVMIR:
     if (failed(writeAtomically(
-            output,
+            header,
             [&](llvm::raw_pwrite_stream &os) {
-              llvmModule->print(os, nullptr);
+              os << artifactHeader(info,
+                                   llvm::sys::path::filename(opts.inputPath));
               return success();
             },
             error)))
       return fail(error);
-    return 0;
-  case EmitKind::Asm:
-    return failed(emitCode(output, /*assembly=*/true)) ? fail(error) : 0;
-  case EmitKind::Object:
-    if (ukernelObject.empty()) {
-      if (failed(emitCode(output, false)) || failed(writeHeader()))
+    return success();
+  }
+
+  /// LLVM IR, assembly, an object, a library or an executable.
+  LogicalResult writeCode() {
+    switch (emit) {
+    case EmitKind::LLVMIR:
+      if (failed(writeAtomically(
+              output,
+              [&](llvm::raw_pwrite_stream &os) {
+                llvmModule->print(os, nullptr);
+                return success();
+              },
+              error)))
         return fail(error);
-      return 0;
+      return success();
+    case EmitKind::Asm:
+      return failed(emitCode(output, /*assembly=*/true)) ? fail(error)
+                                                         : success();
+    case EmitKind::Object:
+      if (ukernelObject.empty()) {
+        if (failed(emitCode(output, false)))
+          return fail(error);
+        return writeHeader();
+      }
+      return link();
+    case EmitKind::Library:
+    case EmitKind::Executable:
+      return link();
+    default:
+      llvm_unreachable("text stages are written before code generation");
     }
-    [[fallthrough]];
-  case EmitKind::Library:
-  case EmitKind::Executable: {
-    // Object and link output go to temporary files; only a finished
-    // artifact is renamed into place.
+  }
+
+  /// The model's object linked with the kernels (and, for an executable,
+  /// the runtime). Object and link output go to temporary files; only a
+  /// finished artifact is renamed into place.
+  LogicalResult link() {
     SmallString<128> object;
     int fd;
     if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, object))
       return fail("cannot create a temporary object file");
     llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-    auto removeObject = llvm::make_scope_exit(
-        [&] { llvm::sys::fs::remove(object); });
+    auto removeObject =
+        llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
     if (failed(emitCode(object, false)))
       return fail(error);
     SmallString<256> linked = llvm::sys::path::parent_path(output);
@@ -531,11 +588,27 @@ int tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
       llvm::sys::fs::remove(linked);
       return fail("cannot write '" + output + "': " + ec.message());
     }
-    if (emit != EmitKind::Executable && failed(writeHeader()))
-      return fail(error);
-    return 0;
+    return emit == EmitKind::Executable ? success() : writeHeader();
   }
-  default:
-    llvm_unreachable("text stages are handled above");
-  }
+
+  ModuleOp module;
+  MLIRContext &ctx;
+  const CompileOptions &opts;
+  DefaultTimingManager timing;
+  TimingScope rootTiming;
+  OpPrintingFlags printFlags;
+  std::string error;
+  std::string output;
+  EmitKind emit = EmitKind::Executable;
+  ArtifactInfo info;
+  std::unique_ptr<llvm::TargetMachine> machine;
+  UkernelIsa isa = UkernelIsa::none;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule;
+  std::string ukernelObject;
+};
+} // namespace
+
+LogicalResult tcc::compileModule(ModuleOp module, const CompileOptions &opts) {
+  return Compilation(module, opts).run();
 }

@@ -9,6 +9,7 @@
 #ifndef TCC_COMPILER_DRIVER_DRIVER_H
 #define TCC_COMPILER_DRIVER_DRIVER_H
 
+#include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -67,9 +68,9 @@ struct CompileOptions {
   std::string libDir;
 };
 
-/// Runs the compilation, printing diagnostics to stderr. Returns the process
-/// exit code: 0 on success, 1 on a user error.
-int compile(MLIRContext &context, const CompileOptions &options);
+/// Runs the compilation, printing diagnostics to stderr; fails on a user
+/// error (the tools make that exit code 1).
+LogicalResult compile(MLIRContext &context, const CompileOptions &options);
 
 /// Loads every dialect the compilation needs into `context`.
 void registerCompilerDialects(MLIRContext &context);
@@ -77,8 +78,8 @@ void registerCompilerDialects(MLIRContext &context);
 /// Compiles a module in the tcc dialect (with `func.func @main`) that is
 /// already in memory, as `compile` does after import; `options.inputPath`
 /// only names it in messages and the header. The module is transformed in
-/// place. Diagnostics go to the context's handlers. Returns 0 on success.
-int compileModule(ModuleOp module, const CompileOptions &options);
+/// place. Diagnostics go to the context's handlers.
+LogicalResult compileModule(ModuleOp module, const CompileOptions &options);
 
 /// Parses "1x3x224x224" (a lone "" is a scalar); false on a malformed shape.
 bool parseShape(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape);

@@ -12,6 +12,8 @@
 #ifndef TCC_COMPILER_PIPELINES_PIPELINES_H
 #define TCC_COMPILER_PIPELINES_PIPELINES_H
 
+#include "compiler/Conversion/UkernelIsa.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -19,11 +21,15 @@ class OpPassManager;
 namespace tcc {
 
 struct CpuPipelineOptions : PassPipelineOptions<CpuPipelineOptions> {
-  Option<std::string> ukernels{
+  Option<UkernelIsa> ukernels{
       *this, "ukernels",
-      llvm::cl::desc("ISA of the micro-kernels contractions call (none, "
-                     "generic, avx2, avx512)"),
-      llvm::cl::init("none")};
+      llvm::cl::desc("ISA of the micro-kernels contractions call"),
+      llvm::cl::init(UkernelIsa::none),
+      llvm::cl::values(
+          clEnumValN(UkernelIsa::none, "none", "generated loops"),
+          clEnumValN(UkernelIsa::generic, "generic", "baseline x86-64"),
+          clEnumValN(UkernelIsa::avx2, "avx2", "AVX2 and FMA"),
+          clEnumValN(UkernelIsa::avx512, "avx512", "AVX-512"))};
 };
 
 /// tcc -> tcc: canonicalization, CSE, decomposition of composite ops,

@@ -12,6 +12,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include "compiler/Target/AbiHeader.inc"
+#include "runtime/include/tcc/abi.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -21,39 +22,39 @@ using namespace mlir::tcc;
 #endif
 
 int32_t tcc::dtypeOf(Type t) {
-  if (t.isF32()) return 1;
-  if (t.isF64()) return 11;
-  if (t.isF16()) return 10;
-  if (t.isBF16()) return 16;
-  if (t.isInteger(1)) return 9;
+  if (t.isF32()) return TCC_DTYPE_F32;
+  if (t.isF64()) return TCC_DTYPE_F64;
+  if (t.isF16()) return TCC_DTYPE_F16;
+  if (t.isBF16()) return TCC_DTYPE_BF16;
+  if (t.isInteger(1)) return TCC_DTYPE_BOOL;
   auto i = dyn_cast<IntegerType>(t);
   if (!i)
-    return 0;
+    return TCC_DTYPE_INVALID;
   bool u = i.isUnsigned();
   switch (i.getWidth()) {
-  case 8: return u ? 2 : 3;
-  case 16: return u ? 4 : 5;
-  case 32: return u ? 12 : 6;
-  case 64: return u ? 13 : 7;
-  default: return 0;
+  case 8: return u ? TCC_DTYPE_U8 : TCC_DTYPE_I8;
+  case 16: return u ? TCC_DTYPE_U16 : TCC_DTYPE_I16;
+  case 32: return u ? TCC_DTYPE_U32 : TCC_DTYPE_I32;
+  case 64: return u ? TCC_DTYPE_U64 : TCC_DTYPE_I64;
+  default: return TCC_DTYPE_INVALID;
   }
 }
 
 StringRef tcc::dtypeName(int32_t dtype) {
   switch (dtype) {
-  case 1: return "float32";
-  case 2: return "uint8";
-  case 3: return "int8";
-  case 4: return "uint16";
-  case 5: return "int16";
-  case 6: return "int32";
-  case 7: return "int64";
-  case 9: return "bool";
-  case 10: return "float16";
-  case 11: return "float64";
-  case 12: return "uint32";
-  case 13: return "uint64";
-  case 16: return "bfloat16";
+  case TCC_DTYPE_F32: return "float32";
+  case TCC_DTYPE_U8: return "uint8";
+  case TCC_DTYPE_I8: return "int8";
+  case TCC_DTYPE_U16: return "uint16";
+  case TCC_DTYPE_I16: return "int16";
+  case TCC_DTYPE_I32: return "int32";
+  case TCC_DTYPE_I64: return "int64";
+  case TCC_DTYPE_BOOL: return "bool";
+  case TCC_DTYPE_F16: return "float16";
+  case TCC_DTYPE_F64: return "float64";
+  case TCC_DTYPE_U32: return "uint32";
+  case TCC_DTYPE_U64: return "uint64";
+  case TCC_DTYPE_BF16: return "bfloat16";
   default: return "invalid";
   }
 }
@@ -61,16 +62,16 @@ StringRef tcc::dtypeName(int32_t dtype) {
 /// The C type a header uses for one element of `dtype`.
 static StringRef cTypeOf(int32_t dtype) {
   switch (dtype) {
-  case 1: return "float";
-  case 11: return "double";
-  case 2: case 9: return "uint8_t";
-  case 3: return "int8_t";
-  case 4: case 10: case 16: return "uint16_t";
-  case 5: return "int16_t";
-  case 6: return "int32_t";
-  case 7: return "int64_t";
-  case 12: return "uint32_t";
-  case 13: return "uint64_t";
+  case TCC_DTYPE_F32: return "float";
+  case TCC_DTYPE_F64: return "double";
+  case TCC_DTYPE_U8: case TCC_DTYPE_BOOL: return "uint8_t";
+  case TCC_DTYPE_I8: return "int8_t";
+  case TCC_DTYPE_U16: case TCC_DTYPE_F16: case TCC_DTYPE_BF16: return "uint16_t";
+  case TCC_DTYPE_I16: return "int16_t";
+  case TCC_DTYPE_I32: return "int32_t";
+  case TCC_DTYPE_I64: return "int64_t";
+  case TCC_DTYPE_U32: return "uint32_t";
+  case TCC_DTYPE_U64: return "uint64_t";
   default: return "void";
   }
 }

@@ -93,17 +93,17 @@ tcc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   return llvmModule;
 }
 
-std::string tcc::ukernelIsaFor(const llvm::TargetMachine &machine) {
+tcc::UkernelIsa tcc::ukernelIsaFor(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   if (info->checkFeatures("+avx512f,+avx512bw,+avx512dq,+avx512vl"))
-    return "avx512";
+    return UkernelIsa::avx512;
   if (info->checkFeatures("+avx2,+fma"))
-    return "avx2";
-  return "generic";
+    return UkernelIsa::avx2;
+  return UkernelIsa::generic;
 }
 
 LogicalResult tcc::findUkernelObject(const llvm::Module &module,
-                                     StringRef libDir, StringRef isa,
+                                     StringRef libDir, UkernelIsa isa,
                                      std::string &object, std::string &error) {
   object.clear();
   bool used = llvm::any_of(module, [](const llvm::Function &f) {
@@ -115,7 +115,7 @@ LogicalResult tcc::findUkernelObject(const llvm::Module &module,
   if (!used)
     return success();
   SmallString<256> path(libDir);
-  llvm::sys::path::append(path, "tcc_ukernels_" + isa + ".o");
+  llvm::sys::path::append(path, "tcc_ukernels_" + ukernelIsaName(isa) + ".o");
   if (!llvm::sys::fs::exists(path)) {
     error = "the micro-kernels '" + path.str().str() +
             "' are missing (is tcc installed whole?)";

@@ -9,6 +9,8 @@
 #ifndef TCC_COMPILER_TARGET_LLVMCODEGEN_H
 #define TCC_COMPILER_TARGET_LLVMCODEGEN_H
 
+#include "compiler/Conversion/UkernelIsa.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -38,15 +40,14 @@ std::unique_ptr<llvm::Module> translateToLLVMIR(ModuleOp module,
                                                 llvm::LLVMContext &context,
                                                 llvm::TargetMachine &machine);
 
-/// The micro-kernel ISA level (runtime/ukernels) `machine` can run:
-/// "avx512", "avx2" or "generic".
-std::string ukernelIsaFor(const llvm::TargetMachine &machine);
+/// The micro-kernel ISA level (runtime/ukernels) `machine` can run.
+UkernelIsa ukernelIsaFor(const llvm::TargetMachine &machine);
 
 /// When `module` calls the micro-kernels, sets `object` to the precompiled
 /// kernels it must be linked with (`libDir`/tcc_ukernels_<isa>.o), else
 /// clears it. Fails when that file is missing.
 LogicalResult findUkernelObject(const llvm::Module &module, StringRef libDir,
-                                StringRef isa, std::string &object,
+                                UkernelIsa isa, std::string &object,
                                 std::string &error);
 
 /// Runs LLVM's standard -O`optLevel` pipeline for `machine`.

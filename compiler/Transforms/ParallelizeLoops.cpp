@@ -1,6 +1,6 @@
 //===- ParallelizeLoops.cpp - parallel outer loops for big linalg ops -----===//
 //
-// tcc-parallelize-loops and tcc-inline-alloca-scopes (Passes.td).
+// tcc-parallelize-loops (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +18,6 @@
 
 namespace mlir::tcc {
 #define GEN_PASS_DEF_TCCPARALLELIZELOOPS
-#define GEN_PASS_DEF_TCCINLINEALLOCASCOPES
-#define GEN_PASS_DEF_TCCMARKROWTEMPORARIES
 #include "compiler/Transforms/Passes.h.inc"
 } // namespace mlir::tcc
 
@@ -197,59 +195,6 @@ struct TccParallelizeLoopsPass
       }
       rewriter.eraseOp(op);
       makeParallel(rewriter, loop);
-    }
-  }
-};
-
-struct TccMarkRowTemporariesPass
-    : mlir::tcc::impl::TccMarkRowTemporariesBase<TccMarkRowTemporariesPass> {
-  void runOnOperation() override {
-    getOperation().walk([](scf::ForOp loop) {
-      if (!loop->hasAttr(mlir::tcc::kRowsLoopAttrName))
-        return;
-      loop.getBody()->walk([](memref::AllocOp alloc) {
-        alloc->setAttr(mlir::tcc::kRowTemporaryAttrName,
-                       UnitAttr::get(alloc.getContext()));
-      });
-    });
-  }
-};
-
-struct TccInlineAllocaScopesPass
-    : mlir::tcc::impl::TccInlineAllocaScopesBase<TccInlineAllocaScopesPass> {
-  void runOnOperation() override {
-    SmallVector<memref::AllocaScopeOp> scopes;
-    getOperation().walk([&](memref::AllocaScopeOp scope) {
-      Region &region = scope.getBodyRegion();
-      if (!region.hasOneBlock())
-        return;
-      SmallVector<memref::AllocaOp> allocas;
-      for (Operation &op : region.front())
-        if (auto alloca = dyn_cast<memref::AllocaOp>(&op))
-          allocas.push_back(alloca);
-      if (!allocas.empty()) {
-        // Statically shaped allocas in the body of a parallel loop are the
-        // iteration's private buffers: one per thread serves as well, at
-        // the top of the omp.parallel region, which every thread runs once.
-        auto parallel = scope->getParentOfType<omp::ParallelOp>();
-        if (!parallel || llvm::any_of(allocas, [](memref::AllocaOp a) {
-              return a->getNumOperands() != 0;
-            }))
-          return;
-        Block &entry = parallel.getRegion().front();
-        for (memref::AllocaOp alloca : allocas)
-          alloca->moveBefore(&entry, entry.begin());
-      }
-      scopes.push_back(scope);
-    });
-    IRRewriter rewriter(&getContext());
-    for (memref::AllocaScopeOp scope : scopes) {
-      Block *body = &scope.getBodyRegion().front();
-      auto ret = cast<memref::AllocaScopeReturnOp>(body->getTerminator());
-      SmallVector<Value> results(ret.getResults());
-      rewriter.eraseOp(ret);
-      rewriter.inlineBlockBefore(body, scope);
-      rewriter.replaceOp(scope, results);
     }
   }
 };

@@ -8,11 +8,12 @@ include "mlir/Pass/PassBase.td"
 def TccDecompose : Pass<"tcc-decompose", "func::FuncOp"> {
   let summary = "Expand composite tcc ops into elementwise ops and reductions";
   let description = [{
-    Rewrites softmax, log_softmax, layer_norm and batch_norm into the
-    reductions and elementwise ops they are made of, so that later passes
+    Rewrites softmax, log_softmax, layer_norm, batch_norm and nll_loss into
+    the reductions and elementwise ops they are made of, so that later passes
     (fusion, constant folding over the weights) see the parts. Softmax
     subtracts the row maximum first; batch norm becomes one multiply-add
-    with a per-channel scale and shift.
+    with a per-channel scale and shift; nll_loss picks each position's
+    target through a one-hot mask of the class ramp.
 
     Before:
     ```mlir

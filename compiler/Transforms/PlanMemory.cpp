@@ -14,8 +14,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
-#include "ukernels.h"
-
 #include <limits>
 
 namespace mlir::tcc {
@@ -266,31 +264,15 @@ struct TccPlanMemoryPass
     }
   }
 
-  /// Lets a GEMM or convolution with a residual add write its result over
-  /// the residual when that buffer dies there: the kernel then accumulates
-  /// into its output (C = A*B + C + bias) instead of adding the residual
-  /// in its epilogue, which is the same sum.
+  /// Lets a kernel that adds a residual (its last input) to its result
+  /// write over the residual when that buffer dies there: called with its
+  /// `accumulate_params`, the kernel accumulates into its output instead,
+  /// which is the same sum.
   static void residualInPlace(UkernelOp op, Liveness &live) {
-    StringRef name = op.getName();
-    DictionaryAttr params = op.getParams();
-    auto param = [&](StringRef key) -> std::optional<int64_t> {
-      if (auto a = dyn_cast_or_null<IntegerAttr>(params.get(key)))
-        return a.getInt();
-      return std::nullopt;
-    };
-    if ((name != "sgemm" && name != "conv2d") ||
-        op->getBlock() != live.body || param("has_residual") != 1 ||
-        !param("flags") || op.getOutputs().empty() || op.getInputs().size() < 3)
+    DictionaryAttr accumulate = op.getAccumulateParamsAttr();
+    if (!accumulate || op->getBlock() != live.body ||
+        op.getOutputs().empty() || op.getInputs().empty())
       return;
-    if (name == "sgemm") {
-      // The residual is dense and shaped like C; C must be too.
-      std::optional<int64_t> n = param("n"), m = param("m"),
-                             batch = param("batch"), ldc = param("ldc"),
-                             strideC = param("stride_c");
-      if (!n || !m || !batch || ldc != n ||
-          (*batch != 1 && strideC != *m * *n))
-        return;
-    }
     Value residual = op.getInputs().back();
     memref::AllocOp src = directAlloc(residual);
     memref::AllocOp out = directAlloc(op.getOutputs().front());
@@ -300,16 +282,12 @@ struct TccPlanMemoryPass
     for (Value in : op.getInputs().drop_back())
       if (directAlloc(in) == src)
         return;
-    NamedAttrList newParams(params);
-    Builder b(op.getContext());
-    newParams.set("has_residual", b.getI64IntegerAttr(0));
-    newParams.set("flags",
-                  b.getI64IntegerAttr(*param("flags") | TCC_UK_ACCUMULATE));
     SmallVector<Value> outputs(op.getOutputs());
     OpBuilder ob(op);
-    auto kernel = ob.create<UkernelOp>(
-        op.getLoc(), TypeRange{}, op.getNameAttr(), op.getInputs().drop_back(),
-        outputs, newParams.getDictionary(op.getContext()));
+    auto kernel = ob.create<UkernelOp>(op.getLoc(), TypeRange{},
+                                       op.getNameAttr(),
+                                       op.getInputs().drop_back(), outputs,
+                                       accumulate, DictionaryAttr());
     int64_t here = live.at(op);
     live.position.erase(op);
     live.position[kernel] = here;

@@ -1,6 +1,7 @@
 // RUN: tcc-opt %s --tcc-autodiff="function=dot_tanh wrt=0" --canonicalize | FileCheck %s --check-prefix=DOT
 // RUN: tcc-opt %s --tcc-autodiff="function=linear_softmax" --canonicalize | FileCheck %s --check-prefix=LINEAR
 // RUN: tcc-opt %s --tcc-autodiff="function=integer_path grad-function=g" --canonicalize | FileCheck %s --check-prefix=INT
+// RUN: tcc-opt %s --tcc-autodiff="function=cross_entropy wrt=0" --canonicalize | FileCheck %s --check-prefix=NLL
 // RUN: not tcc-opt %s --tcc-autodiff="function=vector_loss" 2>&1 | FileCheck %s --check-prefix=ERR-LOSS
 // RUN: not tcc-opt %s --tcc-autodiff="function=dot_tanh wrt=5" 2>&1 | FileCheck %s --check-prefix=ERR-WRT
 // RUN: not tcc-opt %s --tcc-autodiff="function=missing" 2>&1 | FileCheck %s --check-prefix=ERR-MISSING
@@ -69,6 +70,23 @@ func.func @integer_path(%x: tensor<3xf32>) -> tensor<f32> {
   %f = tcc.cast %i : tensor<i64> -> tensor<f32>
   %s = tcc.reduce_sum %x axes = [0] : tensor<3xf32> -> tensor<f32>
   %l = tcc.mul %f, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// Tests nll_loss's VJP: minus the cotangent over the position count, at
+// each position's target class (the one-hot mask), zero elsewhere; then
+// log_softmax's.
+// NLL-LABEL: func.func @cross_entropy_grad(
+// NLL-SAME: %[[X:.*]]: tensor<4x3xf32>, %[[T:.*]]: tensor<4xi64>)
+// NLL: %[[LP:.*]] = tcc.log_softmax %[[X]] axis = 1
+// NLL: %[[L:.*]] = tcc.nll_loss %[[LP]], %[[T]] reduction = mean
+// NLL: %[[HOT:.*]] = tcc.cmp eq, %{{.*}}, %{{.*}} : (tensor<4x1xi64>, tensor<1x3xi64>) -> tensor<4x3xi1>
+// NLL: %[[G:.*]] = tcc.select %[[HOT]], %{{.*}}, %{{.*}} : (tensor<4x3xi1>, tensor<4x1xf32>, tensor<f32>) -> tensor<4x3xf32>
+// NLL: tcc.exp
+// NLL: return %[[L]], %{{.*}} : tensor<f32>, tensor<4x3xf32>
+func.func @cross_entropy(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %lp = tcc.log_softmax %x axis = 1 : tensor<4x3xf32>
+  %l = tcc.nll_loss %lp, %t reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
 

@@ -90,3 +90,50 @@ func.func @batch_norm_constant(%x: tensor<1x2x3xf32>) -> tensor<1x2x3xf32> {
   %0 = tcc.batch_norm %x, %s, %b, %m, %v epsilon = 0.0 : (tensor<1x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3xf32>
   return %0 : tensor<1x2x3xf32>
 }
+
+// -----
+
+// Tests that nll_loss picks each target's log-probability through the
+// one-hot mask of the class ramp, negates, and divides the sum by the count
+// of positions for `mean`.
+// CHECK-LABEL: func @nll_loss_mean
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>, %[[T:.*]]: tensor<4xi64>)
+// CHECK-DAG: %[[N:.*]] = tcc.constant dense<4.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[RAMP:.*]] = tcc.constant dense<{{\[\[}}0, 1, 2]]> : tensor<1x3xi64>
+// CHECK: %[[T2:.*]] = tcc.reshape %[[T]] : tensor<4xi64> -> tensor<4x1xi64>
+// CHECK: %[[HOT:.*]] = tcc.cmp eq, %[[T2]], %[[RAMP]] : (tensor<4x1xi64>, tensor<1x3xi64>) -> tensor<4x3xi1>
+// CHECK: %[[SEL:.*]] = tcc.select %[[HOT]], %[[X]], %{{.*}} : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+// CHECK: %[[PICK:.*]] = tcc.reduce_sum %[[SEL]] axes = [1] : tensor<4x3xf32> -> tensor<4xf32>
+// CHECK: %[[NEG:.*]] = tcc.neg %[[PICK]]
+// CHECK: %[[SUM:.*]] = tcc.reduce_sum %[[NEG]] axes = [0] : tensor<4xf32> -> tensor<f32>
+// CHECK: %[[R:.*]] = tcc.div %[[SUM]], %[[N]]
+// CHECK: return %[[R]]
+func.func @nll_loss_mean(%x: tensor<4x3xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %0 = tcc.nll_loss %x, %t reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that weights and ignore_index weigh each position: the picked class
+// weight times (target != ignore_index), which also divides a `mean`.
+// CHECK-LABEL: func @nll_loss_weighted
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>, %[[T:.*]]: tensor<4xi64>, %[[W:.*]]: tensor<3xf32>)
+// CHECK: %[[HOT:.*]] = tcc.cmp eq
+// CHECK: %[[W2:.*]] = tcc.reshape %[[W]] : tensor<3xf32> -> tensor<1x3xf32>
+// CHECK: %[[WSEL:.*]] = tcc.select %[[HOT]], %[[W2]]
+// CHECK: %[[WPOS:.*]] = tcc.reduce_sum %[[WSEL]] axes = [1] : tensor<4x3xf32> -> tensor<4xf32>
+// CHECK: %[[VALID:.*]] = tcc.cmp ne, %[[T]], %{{.*}} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi1>
+// CHECK: %[[COUNT:.*]] = tcc.cast %[[VALID]] : tensor<4xi1> -> tensor<4xf32>
+// CHECK: %[[WEIGHT:.*]] = tcc.mul %[[WPOS]], %[[COUNT]]
+// CHECK: tcc.select %[[HOT]], %[[X]]
+// CHECK: %[[NEG:.*]] = tcc.neg
+// CHECK: %[[LOSS:.*]] = tcc.mul %[[NEG]], %[[WEIGHT]]
+// CHECK: %[[SUM:.*]] = tcc.reduce_sum %[[LOSS]] axes = [0]
+// CHECK: %[[TOTAL:.*]] = tcc.reduce_sum %[[WEIGHT]] axes = [0]
+// CHECK: %[[R:.*]] = tcc.div %[[SUM]], %[[TOTAL]]
+// CHECK: return %[[R]]
+func.func @nll_loss_weighted(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<3xf32>) -> tensor<f32> {
+  %0 = tcc.nll_loss %x, %t, %w reduction = mean ignore_index = 1 : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

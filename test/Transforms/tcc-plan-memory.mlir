@@ -263,8 +263,9 @@ module {
 // -----
 
 // Tests that a GEMM whose residual buffer dies at it accumulates into that
-// buffer instead (flags gains TCC_UK_ACCUMULATE = 1, the residual operand
-// goes), and that one whose residual is read later keeps it.
+// buffer instead (its accumulate params replace its params: flags gains
+// TCC_UK_ACCUMULATE = 1, the residual operand goes), and that one whose
+// residual is read later keeps it.
 // CHECK-LABEL: func @main
 // CHECK: %[[R:.*]] = memref.view {{.*}} to memref<4x8xf32>
 // CHECK: %[[C2:.*]] = memref.view {{.*}} to memref<4x8xf32>
@@ -277,8 +278,8 @@ module {
     %c = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
     %c2 = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
     linalg.exp ins(%x : memref<4x8xf32>) outs(%r : memref<4x8xf32>)
-    tcc.ukernel "sgemm" ins(%a, %b, %bias, %r : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64}
-    tcc.ukernel "sgemm" ins(%a, %b, %bias, %c : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c2 : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64}
+    tcc.ukernel "sgemm" ins(%a, %b, %bias, %r : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64} accumulate {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 1 : i64, has_bias = 1 : i64, has_residual = 0 : i64}
+    tcc.ukernel "sgemm" ins(%a, %b, %bias, %c : memref<4x2xf32>, memref<2x8xf32>, memref<8xf32>, memref<4x8xf32>) outs(%c2 : memref<4x8xf32>) params {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64} accumulate {batch = 1 : i64, m = 4 : i64, n = 8 : i64, k = 2 : i64, ldc = 8 : i64, stride_c = 0 : i64, flags = 1 : i64, has_bias = 1 : i64, has_residual = 0 : i64}
     linalg.add ins(%c2, %c : memref<4x8xf32>, memref<4x8xf32>) outs(%y : memref<4x8xf32>)
     return
   }
@@ -317,8 +318,9 @@ module {
 // -----
 
 // Tests that a convolution whose residual dies there accumulates into it as
-// a GEMM does, and that a GEMM whose C rows are padded (ldc != n, so not
-// shaped like the dense residual) keeps its residual.
+// a GEMM does, and that a GEMM without accumulate params (as the lowering
+// makes one whose C rows are padded, ldc != n, unlike the dense residual)
+// keeps its residual.
 // CHECK-LABEL: func @main
 // CHECK: %[[R:.*]] = memref.view {{.*}} to memref<1x4x4x4xf32>
 // CHECK: tcc.ukernel "conv2d" ins(%{{.*}}, %{{.*}} : memref<1x4x4x4xf32>, memref<64xf32>) outs(%[[R]] : memref<1x4x4x4xf32>) params {{{.*}}flags = 3 : i64{{.*}}has_residual = 0 : i64
@@ -328,7 +330,7 @@ module {
     %r = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x4xf32>
     %o = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x4xf32>
     linalg.exp ins(%x : memref<1x4x4x4xf32>) outs(%r : memref<1x4x4x4xf32>)
-    tcc.ukernel "conv2d" ins(%x, %w, %r : memref<1x4x4x4xf32>, memref<64xf32>, memref<1x4x4x4xf32>) outs(%o : memref<1x4x4x4xf32>) params {flags = 2 : i64, has_bias = 0 : i64, has_residual = 1 : i64}
+    tcc.ukernel "conv2d" ins(%x, %w, %r : memref<1x4x4x4xf32>, memref<64xf32>, memref<1x4x4x4xf32>) outs(%o : memref<1x4x4x4xf32>) params {flags = 2 : i64, has_bias = 0 : i64, has_residual = 1 : i64} accumulate {flags = 3 : i64, has_bias = 0 : i64, has_residual = 0 : i64}
     linalg.exp ins(%o : memref<1x4x4x4xf32>) outs(%y : memref<1x4x4x4xf32>)
     %q = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
     %c = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>

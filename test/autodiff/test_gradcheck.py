@@ -122,6 +122,24 @@ CASES = {
     "slice_steps": ([(4, 8)], "n", (4, 4),
                     "%y = tcc.slice %a0 offsets = [0, 7] steps = [1, -2] : {0} -> {y}",
                     lambda x: x.flip(1)[:, ::2]),
+    # nll_loss: the targets and class weights are constants (they carry no
+    # gradient); target 1 is ignored in the weighted case.
+    "nll_loss_none": ([(4, 3)], "n", (4,),
+                      "%t = tcc.constant dense<[2, 0, 1, 2]> : tensor<4xi64>\n"
+                      "  %y = tcc.nll_loss %a0, %t reduction = none "
+                      ": ({0}, tensor<4xi64>) -> {y}",
+                      lambda x: F.nll_loss(x, torch.tensor([2, 0, 1, 2]),
+                                           reduction="none")),
+    "nll_loss_weighted_mean": (
+        [(2, 3, 2)], "n", (),
+        "%t = tcc.constant dense<[[0, 2], [1, 2]]> : tensor<2x2xi64>\n"
+        "  %w = tcc.constant dense<[5.0e-01, 2.0, 1.5]> : tensor<3x" + T + ">\n"
+        "  %y = tcc.nll_loss %a0, %t, %w reduction = mean ignore_index = 1 "
+        ": ({0}, tensor<2x2xi64>, tensor<3x" + T + ">) -> {y}",
+        lambda x: F.nll_loss(x, torch.tensor([[0, 2], [1, 2]]),
+                             weight=torch.tensor([0.5, 2.0, 1.5],
+                                                 dtype=torch.float64),
+                             ignore_index=1, reduction="mean")),
     "pad": ([(2, 3)], "n", (2, 6),
             "%y = tcc.pad %a0 low = [0, 1] high = [0, 2] mode = constant "
             "value = 0.0 : {0} -> {y}",

@@ -7,6 +7,10 @@
 
 #include "compiler/InitTcc.h"
 
+namespace mlir::tcc {
+void registerTestBuildPass();
+} // namespace mlir::tcc
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -14,6 +18,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::tcc::registerTccDialect(registry);
   mlir::tcc::registerTccPassesAndPipelines();
+  mlir::tcc::registerTestBuildPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tcc optimizer driver\n", registry));
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/UkernelIsa.h"
 #include "compiler/Driver/Driver.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -144,8 +145,7 @@ int main(int argc, char **argv) {
   options.timings = timings;
   options.profile = profile;
   options.name = name;
-  if (ukernels != "auto" && ukernels != "none" && ukernels != "generic" &&
-      ukernels != "avx2" && ukernels != "avx512")
+  if (ukernels != "auto" && !mlir::tcc::parseUkernelIsa(ukernels))
     return usage("unknown --ukernels '" + ukernels + "'");
   options.ukernels = ukernels;
   if (memoryReport.getNumOccurrences()) {
@@ -183,5 +183,5 @@ int main(int argc, char **argv) {
   options.libDir = libDir.str().str();
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
-  return tcc::compile(context, options);
+  return mlir::failed(tcc::compile(context, options)) ? 1 : 0;
 }

@@ -73,18 +73,8 @@ struct ConvertTccToLinalgPass
     });
     target.addDynamicallyLegalOp<func::ReturnOp>(
         [&](func::ReturnOp r) { return signless.isLegal(r.getOperandTypes()); });
-    static const llvm::StringMap<int32_t> isas = {
-        {"generic", 0}, {"avx2", 1}, {"avx512", 2}};
-    if (ukernels != "none") {
-      auto isa = isas.find(ukernels);
-      if (isa == isas.end()) {
-        getOperation().emitError()
-            << "unknown micro-kernel ISA '" << ukernels
-            << "' (none, generic, avx2, avx512)";
-        return signalPassFailure();
-      }
-      populateUkernelPatterns(patterns, isa->second);
-    }
+    if (ukernels != UkernelIsa::none)
+      populateUkernelPatterns(patterns, static_cast<int32_t>(ukernels.getValue()));
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

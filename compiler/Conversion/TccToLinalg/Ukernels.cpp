@@ -155,7 +155,8 @@ struct UkernelBuilder {
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
-    return call(b, loc, "conv2d", inputs, outputs, add.list);
+    return call(b, loc, "conv2d", inputs, outputs, add.list,
+                epilogue.residual != nullptr);
   }
 
   /// The kernel's parameters for a 2-D convolution (flags: none yet).
@@ -372,14 +373,29 @@ struct UkernelBuilder {
     add("batch_parallel", batchParallel), add("scratch_stride", scratchStride);
     add("activation", static_cast<int64_t>(epilogue.activation));
     add.clamp(epilogue);
-    return call(b, loc, "sgemm", inputs, outputs, add.list);
+    // In place only when C is as dense as the residual.
+    bool canAccumulate = epilogue.residual && ldc == n &&
+                         (batch == 1 || strideC == m * n);
+    return call(b, loc, "sgemm", inputs, outputs, add.list, canAccumulate);
   }
 
+  /// The call; with `canAccumulate` (its last input a residual, added in
+  /// the epilogue), also the params that accumulate into C instead.
   FailureOr<Value> call(OpBuilder &b, Location loc, StringRef name,
                         ValueRange inputs, ValueRange outputs,
-                        ArrayRef<NamedAttribute> params) const {
+                        ArrayRef<NamedAttribute> params,
+                        bool canAccumulate = false) const {
+    DictionaryAttr accumulate;
+    if (canAccumulate) {
+      NamedAttrList acc(params);
+      int64_t flags = cast<IntegerAttr>(acc.get("flags")).getInt();
+      acc.set("flags", b.getI64IntegerAttr(flags | TCC_UK_ACCUMULATE));
+      acc.set("has_residual", b.getI64IntegerAttr(0));
+      accumulate = acc.getDictionary(b.getContext());
+    }
     auto op = b.create<UkernelOp>(loc, outputs.getTypes(), name, inputs,
-                                  outputs, b.getDictionaryAttr(params));
+                                  outputs, b.getDictionaryAttr(params),
+                                  accumulate);
     return op.getResult(0);
   }
 };

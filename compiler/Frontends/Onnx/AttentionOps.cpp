@@ -158,16 +158,7 @@ static LogicalResult importAttention(NodeContext &ctx) {
     if (pad > 0) {
       SmallVector<int64_t> low(shapeOf(mask).size(), 0), high(low);
       high.back() = pad;
-      FailureOr<shapes::Shape> padded =
-          shapes::pad(shapeOf(mask), low, high, ctx.errorFn());
-      if (failed(padded))
-        return failure();
-      Builder &b = ctx.b;
-      mask = ctx.b.create<PadOp>(
-          ctx.loc, RankedTensorType::get(*padded, elementTypeOf(mask)), mask,
-          b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-          PadModeAttr::get(b.getContext(), PadMode::constant),
-          b.getF64FloatAttr(isBoolMask ? 0.0 : -kInf));
+      mask = ctx.pad(mask, low, high, isBoolMask ? 0.0 : -kInf);
     }
     if (isBoolMask)
       mask = boolToBias(ctx, mask, et);

@@ -115,17 +115,7 @@ static LogicalResult importWhere(NodeContext &ctx) {
   if (!elementTypeOf(cond).isInteger(1))
     return ctx.emitError() << "condition must be a bool tensor; got "
                            << cond.getType();
-  if (elementTypeOf(lhs) != elementTypeOf(rhs))
-    return ctx.emitError() << "operand element types differ: " << lhs.getType()
-                           << " and " << rhs.getType();
-  FailureOr<shapes::Shape> shape = shapes::broadcast(
-      {shapeOf(cond), shapeOf(lhs), shapeOf(rhs)}, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(lhs));
-  if (!type)
-    return failure();
-  ctx.setResult(0, ctx.b.createOrFold<SelectOp>(ctx.loc, type, cond, lhs, rhs));
+  ctx.setResult(0, ctx.select(cond, lhs, rhs));
   return success();
 }
 
@@ -169,13 +159,7 @@ static LogicalResult importClip(NodeContext &ctx) {
   // ONNX: when min > max every element becomes max.
   if (lo && hi && *lo > *hi)
     lo = hi;
-  OpBuilder &b = ctx.b;
-  auto toAttr = [&](std::optional<double> v) {
-    return v ? b.getF64FloatAttr(*v) : FloatAttr();
-  };
-  ctx.setResult(0, lo || hi ? b.createOrFold<ClampOp>(ctx.loc, x.getType(), x,
-                                                      toAttr(lo), toAttr(hi))
-                            : x);
+  ctx.setResult(0, lo || hi ? ctx.clamp(x, lo, hi) : x);
   return success();
 }
 
@@ -188,10 +172,7 @@ static LogicalResult importLeakyRelu(NodeContext &ctx) {
   Type et = elementTypeOf(x);
   Value negative = ctx.compare(ComparePredicate::lt, x, ctx.scalar(et, 0));
   Value scaled = ctx.binary<MulOp>(x, ctx.scalar(et, alpha));
-  if (!negative || !scaled)
-    return failure();
-  ctx.setResult(0, ctx.b.createOrFold<SelectOp>(ctx.loc, x.getType(), negative,
-                                                scaled, x));
+  ctx.setResult(0, ctx.select(negative, scaled, x));
   return success();
 }
 
@@ -200,11 +181,7 @@ static Value hardSigmoid(NodeContext &ctx, Value x, double alpha, double beta) {
   Type et = elementTypeOf(x);
   Value scaled = ctx.binary<MulOp>(x, ctx.scalar(et, alpha));
   Value y = ctx.binary<AddOp>(scaled, ctx.scalar(et, beta));
-  if (!y)
-    return {};
-  return ctx.b.createOrFold<ClampOp>(ctx.loc, y.getType(), y,
-                                     ctx.b.getF64FloatAttr(0.0),
-                                     ctx.b.getF64FloatAttr(1.0));
+  return ctx.clamp(y, 0.0, 1.0);
 }
 
 static LogicalResult importHardSigmoid(NodeContext &ctx) {
@@ -236,7 +213,9 @@ static LogicalResult importGelu(NodeContext &ctx) {
       symbolizeGeluApproximation(approximate);
   if (!kind)
     return ctx.unsupportedValue("approximate", approximate);
-  ctx.setResult(0, ctx.b.create<GeluOp>(ctx.loc, x.getType(), x, *kind));
+  ctx.setResult(0, ctx.create<GeluOp>(
+                       {x}, {ctx.attr("approximate", GeluApproximationAttr::get(
+                                                         x.getContext(), *kind))}));
   return success();
 }
 

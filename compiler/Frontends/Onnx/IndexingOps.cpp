@@ -77,9 +77,7 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
                            ctx.scalar(i64, dshape[*axis]));
   // Out-of-range indices are clamped by tcc.gather; keep them in range of
   // the axis so they never reach another row.
-  idx = ctx.b.createOrFold<ClampOp>(ctx.loc, idx.getType(), idx,
-                                    ctx.b.getF64FloatAttr(0),
-                                    ctx.b.getF64FloatAttr(dshape[*axis] - 1));
+  idx = ctx.clamp(idx, 0.0, double(dshape[*axis] - 1));
   Value linear = ctx.binary<MulOp>(idx, ctx.scalar(i64, strides[*axis]));
   for (int64_t d = 0; d < rank; ++d) {
     if (d == *axis || ishape[d] == 1)
@@ -154,10 +152,7 @@ static FailureOr<ScatterReduction> readReduction(NodeContext &ctx) {
 
 static Value scatter(NodeContext &ctx, Value data, Value indices,
                      Value updates, int64_t axis, ScatterReduction r) {
-  if (!data || !indices || !updates)
-    return {};
-  return ctx.b.create<ScatterOp>(ctx.loc, data.getType(), data, indices,
-                                 updates, axis, r);
+  return ctx.scatter(data, indices, updates, axis, r);
 }
 
 static LogicalResult importScatterElements(NodeContext &ctx) {
@@ -368,13 +363,23 @@ static LogicalResult importTopK(NodeContext &ctx) {
   if (k < 0 || ShapedType::isDynamic(d) || k > d)
     return ctx.emitError() << "k = " << k << " is out of range for the "
                            << d << " elements along axis " << *axis;
+  // tcc.topk's k is its results' size along the axis.
   SmallVector<int64_t> shape(shapeOf(x));
   shape[*axis] = k;
-  auto values = RankedTensorType::get(shape, elementTypeOf(x));
-  auto indices = RankedTensorType::get(shape, ctx.b.getI64Type());
-  auto op = ctx.b.create<TopKOp>(ctx.loc, values, indices, x, *axis, largest);
-  ctx.setResult(0, op.getValues());
-  ctx.setResult(1, op.getIndices());
+  RankedTensorType values = ctx.tensorType(shape, elementTypeOf(x));
+  RankedTensorType indices = ctx.tensorType(shape, ctx.b.getI64Type());
+  if (!values || !indices)
+    return failure();
+  SmallVector<NamedAttribute, 2> attrs = {
+      ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))};
+  if (largest)
+    attrs.push_back(ctx.attr("largest", ctx.b.getUnitAttr()));
+  FailureOr<SmallVector<Value>> topk = ctx.builder().create(
+      TopKOp::getOperationName(), {x}, attrs, {values, indices});
+  if (failed(topk))
+    return failure();
+  ctx.setResult(0, (*topk)[0]);
+  ctx.setResult(1, (*topk)[1]);
   return success();
 }
 
@@ -390,8 +395,13 @@ template <typename OpT> static LogicalResult importCumulative(NodeContext &ctx) 
   if (elementTypeOf(x).isInteger(1))
     return ctx.emitError() << "input must be a numeric tensor; got "
                            << x.getType();
-  ctx.setResult(0, ctx.b.create<OpT>(ctx.loc, x.getType(), x, *axis, exclusive,
-                                     reverse));
+  SmallVector<NamedAttribute, 3> attrs = {
+      ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))};
+  if (exclusive)
+    attrs.push_back(ctx.attr("exclusive", ctx.b.getUnitAttr()));
+  if (reverse)
+    attrs.push_back(ctx.attr("reverse", ctx.b.getUnitAttr()));
+  ctx.setResult(0, ctx.create<OpT>({x}, attrs));
   return success();
 }
 
@@ -416,10 +426,9 @@ static LogicalResult importHardmax(NodeContext &ctx) {
   if (!v)
     return failure();
   int64_t vr = shapeOf(v).size();
-  auto idxType = RankedTensorType::get(
-      *shapes::reduce(shapeOf(v), {a}, true, ctx.errorFn()),
-      ctx.b.getI64Type());
-  Value best = ctx.b.create<ArgMaxOp>(ctx.loc, idxType, v, a, true, false);
+  Value best = ctx.create<ArgMaxOp>(
+      {v}, {ctx.attr("axis", ctx.b.getI64IntegerAttr(a)),
+            ctx.attr("keepdims", ctx.b.getUnitAttr())});
   Value hot = ctx.compare(ComparePredicate::eq, best,
                           ctx.iota(shapeOf(v)[a], ctx.b.getI64Type(), a, vr));
   Value y = ctx.reshape(ctx.castTo(hot, elementTypeOf(x)), shape);
@@ -499,19 +508,7 @@ static LogicalResult importCenterCropPad(NodeContext &ctx) {
   }
   if (!y)
     return failure();
-  if (llvm::any_of(low, [](int64_t p) { return p; }) ||
-      llvm::any_of(high, [](int64_t p) { return p; })) {
-    FailureOr<shapes::Shape> padded =
-        shapes::pad(shapeOf(y), low, high, ctx.errorFn());
-    if (failed(padded))
-      return failure();
-    Builder &b = ctx.b;
-    y = ctx.b.create<PadOp>(
-        ctx.loc, RankedTensorType::get(*padded, elementTypeOf(x)), y,
-        b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-        PadModeAttr::get(b.getContext(), PadMode::constant),
-        b.getF64FloatAttr(0));
-  }
+  y = ctx.pad(y, low, high);
   ctx.setResult(0, y);
   return success();
 }

@@ -125,8 +125,8 @@ static LogicalResult importBitCast(NodeContext &ctx) {
     return ctx.emitError() << "bit cast between types of different widths ("
                            << elementTypeOf(x) << " to " << et
                            << ") is not supported";
-  auto type = RankedTensorType::get(shapeOf(x), et);
-  ctx.setResult(0, ctx.b.create<BitcastOp>(ctx.loc, type, x));
+  Type type = cast<RankedTensorType>(x.getType()).clone(et);
+  ctx.setResult(0, ctx.create<BitcastOp>({x}, {}, type));
   return success();
 }
 

@@ -134,16 +134,8 @@ static Value convolve(NodeContext &ctx, Value x, Value weight, Value bias) {
   int64_t groups = ctx.getInt("group", 1);
   if (failed(win) || ctx.hasError())
     return {};
-  FailureOr<shapes::Shape> shape =
-      shapes::conv(shapeOf(x), w, win->strides, win->padding, win->dilations,
-                   groups, ctx.errorFn());
-  if (failed(shape))
-    return {};
-  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(x));
-  if (!type)
-    return {};
-  return ctx.b.create<ConvOp>(ctx.loc, type, x, weight, bias, win->strides,
-                              win->padding, win->dilations, groups);
+  return ctx.conv(x, weight, bias, win->strides, win->padding, win->dilations,
+                  groups);
 }
 
 static LogicalResult importConv(NodeContext &ctx) {
@@ -197,9 +189,7 @@ static Value requantize(NodeContext &ctx, Value v, Value zeroPoint,
   if (zeroPoint)
     v = ctx.binary<AddOp>(
         v, ctx.reshape(ctx.castTo(zeroPoint, elementTypeOf(v)), {}));
-  v = ctx.b.createOrFold<ClampOp>(ctx.loc, v.getType(), v,
-                                  ctx.b.getF64FloatAttr(lo),
-                                  ctx.b.getF64FloatAttr(hi));
+  v = ctx.clamp(v, lo, hi);
   return ctx.castTo(ctx.unary<RoundOp>(v), et);
 }
 
@@ -288,7 +278,6 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   }
   // Spread the input: s - 1 zeros after each element along each axis.
   Value v = x;
-  Builder &b = ctx.b;
   for (size_t i = 0; i < n && v; ++i) {
     int64_t s = (*strides)[i], d = shapeOf(v)[i + 2];
     if (s == 1)
@@ -298,13 +287,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     Value t = ctx.reshape(v, split);
     SmallVector<int64_t> low(split.size(), 0), high(split.size(), 0);
     high[i + 3] = s - 1;
-    split[i + 3] = s;
-    t = ctx.b.create<PadOp>(ctx.loc,
-                            RankedTensorType::get(split, elementTypeOf(v)), t,
-                            b.getDenseI64ArrayAttr(low),
-                            b.getDenseI64ArrayAttr(high),
-                            PadModeAttr::get(b.getContext(), PadMode::constant),
-                            b.getF64FloatAttr(0));
+    t = ctx.pad(t, low, high);
     // The s - 1 zeros after the last element stay: they only add outputs
     // past the natural end, which the window below never takes (they are
     // zeros there anyway), and the input stays one contiguous buffer.
@@ -331,13 +314,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   SmallVector<int64_t> padding(2 * n), ones(n, 1);
   for (size_t i = 0; i < n; ++i)
     padding[i] = padding[i + n] = (ws[i + 2] - 1) * (*dilations)[i];
-  FailureOr<shapes::Shape> fullShape = shapes::conv(
-      shapeOf(v), shapeOf(k), ones, padding, *dilations, groups, ctx.errorFn());
-  if (failed(fullShape))
-    return failure();
-  Value y = ctx.b.create<ConvOp>(
-      ctx.loc, RankedTensorType::get(*fullShape, elementTypeOf(x)), v, k,
-      Value(), ones, padding, *dilations, groups);
+  Value y = ctx.conv(v, k, Value(), ones, padding, *dilations, groups);
   SmallVector<int64_t> low(n + 2, 0), high(n + 2, 0);
   bool pad = false;
   for (size_t i = 0; i < n; ++i) {
@@ -350,17 +327,8 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     high[i + 2] = size[i] - low[i + 2] - std::max<int64_t>(to - from, 0);
     pad |= low[i + 2] || high[i + 2];
   }
-  if (pad && y) {
-    FailureOr<shapes::Shape> padded =
-        shapes::pad(shapeOf(y), low, high, ctx.errorFn());
-    if (failed(padded))
-      return failure();
-    y = ctx.b.create<PadOp>(
-        ctx.loc, RankedTensorType::get(*padded, elementTypeOf(x)), y,
-        b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-        PadModeAttr::get(b.getContext(), PadMode::constant),
-        b.getF64FloatAttr(0));
-  }
+  if (pad)
+    y = ctx.pad(y, low, high);
   if (bias) {
     SmallVector<int64_t> bs(xs.size() - 1, 1);
     bs[0] = m;
@@ -396,15 +364,9 @@ static LogicalResult importCausalConvWithState(NodeContext &ctx) {
   Value padded = k > 1 ? ctx.concat({pad, x}, 2) : x;
   if (!padded)
     return failure();
-  FailureOr<shapes::Shape> shape = shapes::conv(
-      shapeOf(padded), ws, {1}, {0, 0}, {1}, c, ctx.errorFn());
-  if (failed(shape))
-    return failure();
   Type et = elementTypeOf(x);
-  Value y = ctx.b.create<ConvOp>(
-      ctx.loc, RankedTensorType::get(*shape, f32OrSame(ctx, et)),
-      ctx.widenHalf(padded), ctx.widenHalf(w), ctx.widenHalf(bias),
-      ArrayRef<int64_t>{1}, ArrayRef<int64_t>{0, 0}, ArrayRef<int64_t>{1}, c);
+  Value y = ctx.conv(ctx.widenHalf(padded), ctx.widenHalf(w),
+                     ctx.widenHalf(bias), {1}, {0, 0}, {1}, c);
   y = ctx.castTo(y, et);
   if (activation != "none") {
     // SiLU in f32 on the rounded convolution, as the reference computes it.
@@ -453,20 +415,15 @@ static LogicalResult importMaxUnpool(NodeContext &ctx) {
   int64_t total = shapes::numElements(inferred),
           count = shapes::numElements(xs);
   Value zeros = ctx.constant({total}, elementTypeOf(x), {0.0});
-  Value y = ctx.b.create<ScatterOp>(
-      ctx.loc, zeros.getType(), zeros,
-      ctx.reshape(ctx.castTo(idx, ctx.b.getI64Type()), {count}),
+  Value y = ctx.scatter(
+      zeros, ctx.reshape(ctx.castTo(idx, ctx.b.getI64Type()), {count}),
       ctx.reshape(x, {count}), 0, ScatterReduction::none);
   y = ctx.reshape(y, inferred);
   if (out != inferred) {
     SmallVector<int64_t> low(out.size(), 0), high;
     for (auto [o, i] : llvm::zip(out, inferred))
       high.push_back(o - i);
-    y = ctx.b.create<PadOp>(
-        ctx.loc, RankedTensorType::get(out, elementTypeOf(x)), y,
-        ctx.b.getDenseI64ArrayAttr(low), ctx.b.getDenseI64ArrayAttr(high),
-        PadModeAttr::get(ctx.b.getContext(), PadMode::constant),
-        ctx.b.getF64FloatAttr(0.0));
+    y = ctx.pad(y, low, high);
   }
   ctx.setResult(0, y);
   return success(y);
@@ -532,9 +489,8 @@ static LogicalResult importCol2Im(NodeContext &ctx) {
   Value idx = ctx.broadcastTo(ctx.constant({1, entries}, i64, target),
                               {xs[0], entries});
   Value zeros = ctx.constant({xs[0], c * padTotal}, elementTypeOf(x), {0.0});
-  Value y = ctx.b.create<ScatterOp>(ctx.loc, zeros.getType(), zeros, idx,
-                                    ctx.reshape(x, {xs[0], entries}), 1,
-                                    ScatterReduction::add);
+  Value y = ctx.scatter(zeros, idx, ctx.reshape(x, {xs[0], entries}), 1,
+                        ScatterReduction::add);
   SmallVector<int64_t> shape = {xs[0], c};
   shape.append(padded.begin(), padded.end());
   y = ctx.reshape(y, shape);
@@ -623,17 +579,8 @@ static Value maxPoolIndices(NodeContext &ctx, Value x, Value y,
     high[i + 2] = std::max(win.padding[i + n],
                            reach - xs[i + 2] - win.padding[i]);
   }
-  FailureOr<shapes::Shape> padded =
-      shapes::pad(xs, low, high, ctx.errorFn());
-  if (failed(padded))
-    return {};
-  Builder &b = ctx.b;
-  Value p = ctx.b.create<PadOp>(
-      ctx.loc, RankedTensorType::get(*padded, elementTypeOf(x)), x,
-      b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-      PadModeAttr::get(b.getContext(), PadMode::constant),
-      b.getF64FloatAttr(-std::numeric_limits<double>::infinity()));
-  Type i64 = b.getI64Type();
+  Value p = ctx.pad(x, low, high, -std::numeric_limits<double>::infinity());
+  Type i64 = ctx.b.getI64Type();
   int64_t rank = xs.size();
   int64_t spatialSize = shapes::numElements(xs.drop_front(2));
   // Flat index of the (batch, channel) plane.
@@ -675,9 +622,7 @@ static Value maxPoolIndices(NodeContext &ctx, Value x, Value y,
       index = ctx.binary<AddOp>(
           index, ctx.binary<MulOp>(coord, ctx.scalar(i64, (double)strideOf[i])));
     }
-    Value cand = ctx.b.createOrFold<SliceOp>(
-        ctx.loc, RankedTensorType::get(ys, elementTypeOf(x)), p, offsets,
-        steps);
+    Value cand = ctx.check(ctx.builder().slice(p, offsets, steps, ys));
     Value hit = ctx.compare(ComparePredicate::eq, cand, y);
     result = ctx.select(hit, ctx.broadcastTo(index, ys), result);
   }
@@ -710,22 +655,16 @@ template <typename OpT> static LogicalResult importPool(NodeContext &ctx) {
     ctx.ignoreAttrs({"storage_order"});
   if (failed(win) || ctx.hasError())
     return failure();
-  FailureOr<shapes::Shape> shape =
-      shapes::pool(shapeOf(x), win->kernel, win->strides, win->padding,
-                   win->dilations, ceilMode, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(x));
-  if (!type)
-    return failure();
-  Value y;
-  if constexpr (std::is_same_v<OpT, MaxPoolOp>)
-    y = ctx.b.create<MaxPoolOp>(ctx.loc, type, x, win->kernel, win->strides,
-                                win->padding, win->dilations, ceilMode);
-  else
-    y = ctx.b.create<AvgPoolOp>(ctx.loc, type, x, win->kernel, win->strides,
-                                win->padding, win->dilations, ceilMode,
-                                countPad);
+  SmallVector<NamedAttribute, 6> attrs = {
+      ctx.attr("kernel", ctx.b.getDenseI64ArrayAttr(win->kernel)),
+      ctx.attr("strides", ctx.b.getDenseI64ArrayAttr(win->strides)),
+      ctx.attr("padding", ctx.b.getDenseI64ArrayAttr(win->padding)),
+      ctx.attr("dilations", ctx.b.getDenseI64ArrayAttr(win->dilations))};
+  if (ceilMode)
+    attrs.push_back(ctx.attr("ceil_mode", ctx.b.getUnitAttr()));
+  if (countPad)
+    attrs.push_back(ctx.attr("count_include_pad", ctx.b.getUnitAttr()));
+  Value y = ctx.create<OpT>({x}, attrs);
   ctx.setResult(0, viaFloat ? ctx.castTo(y, et) : y);
   if (isMax && ctx.hasOutput(1)) {
     int64_t order = ctx.opset >= 8 ? ctx.getInt("storage_order", 0) : 0;
@@ -745,12 +684,7 @@ static LogicalResult importGlobalPool(NodeContext &ctx) {
     return failure();
   int64_t rank = shapeOf(x).size();
   SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(2, rank));
-  FailureOr<shapes::Shape> shape =
-      shapes::reduce(shapeOf(x), axes, true, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  auto type = RankedTensorType::get(*shape, elementTypeOf(x));
-  ctx.setResult(0, ctx.b.create<OpT>(ctx.loc, type, x, axes, true));
+  ctx.setResult(0, ctx.check(ctx.builder().reduce<OpT>(x, axes, true)));
   return success();
 }
 
@@ -805,9 +739,8 @@ template <typename OpT> static LogicalResult importSoftmax(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
   if (failed(axis))
     return failure();
-  auto type = cast<RankedTensorType>(x.getType());
   if (ctx.opset >= 13 || *axis == rank - 1) {
-    ctx.setResult(0, ctx.b.create<OpT>(ctx.loc, type, x, *axis));
+    ctx.setResult(0, ctx.check(ctx.builder().softmax<OpT>(x, *axis)));
     return success();
   }
   // Before opset 13 the input is seen as a matrix: the dimensions before
@@ -817,7 +750,7 @@ template <typename OpT> static LogicalResult importSoftmax(NodeContext &ctx) {
   Value flat = ctx.reshape(x, {rows, cols});
   if (!flat)
     return failure();
-  Value y = ctx.b.create<OpT>(ctx.loc, flat.getType(), flat, 1);
+  Value y = ctx.check(ctx.builder().softmax<OpT>(flat, 1));
   ctx.setResult(0, ctx.reshape(y, shape));
   return success();
 }

@@ -66,7 +66,13 @@ NodeContext::NodeContext(const ::onnx::NodeProto &node, std::string prefix,
                          SmallVector<Value> inputs, StringRef modelDir)
     : node(node), opset(opset), b(builder), loc(loc), prefix(std::move(prefix)),
       inputs(std::move(inputs)), modelDir(modelDir.str()),
-      errorFnStorage([this] { return emitError(); }) {}
+      errorFnStorage([this] { return emitError(); }), tb(builder, loc) {
+  tb.setErrorFn(errorFnStorage);
+  tb.setTypeCheck([this](RankedTensorType type) {
+    return success(
+        static_cast<bool>(tensorType(type.getShape(), type.getElementType())));
+  });
+}
 
 InFlightDiagnostic NodeContext::emitError() {
   InFlightDiagnostic diag = mlir::emitError(loc);
@@ -311,25 +317,6 @@ RankedTensorType NodeContext::tensorType(ArrayRef<int64_t> shape,
   return RankedTensorType::get(shape, elementType);
 }
 
-Value NodeContext::constant(ElementsAttr value) {
-  return b.create<ConstantOp>(loc, value);
-}
-
-Value NodeContext::scalar(Type elementType, double value) {
-  auto type = RankedTensorType::get({}, elementType);
-  if (isa<FloatType>(elementType))
-    return constant(
-        DenseElementsAttr::get(type, FloatAttr::get(elementType, value)));
-  auto intType = cast<IntegerType>(elementType);
-  if (intType.getWidth() == 1)
-    return constant(DenseElementsAttr::get(type, value != 0));
-  // Saturates instead of overflowing (e.g. Gemm's alpha on integers).
-  APSInt v(intType.getWidth(), intType.isUnsigned());
-  bool exact;
-  (void)APFloat(value).convertToInteger(v, APFloat::rmTowardZero, &exact);
-  return constant(DenseElementsAttr::get(type, APInt(v)));
-}
-
 FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
     emitError() << "axis " << axis << " is out of range for rank " << rank;
@@ -369,105 +356,26 @@ LogicalResult NodeContext::requireFloat(Value v, StringRef what) {
                      << v.getType();
 }
 
-LogicalResult NodeContext::checkSameElementType(Value lhs, Value rhs) {
-  if (elementTypeOf(lhs) == elementTypeOf(rhs))
-    return success();
-  return emitError() << "operand element types differ: " << lhs.getType()
-                     << " and " << rhs.getType();
-}
-
-Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (!v)
-    return {};
-  int64_t from = shapes::numElements(shapeOf(v));
-  int64_t to = shapes::numElements(shape);
-  if (!ShapedType::isDynamic(from) && !ShapedType::isDynamic(to) &&
-      from != to) {
-    emitError() << "cannot reshape " << shapes::str(shapeOf(v)) << " (" << from
-                << " elements) into " << shapes::str(shape) << " (" << to
-                << " elements)";
-    return {};
-  }
-  RankedTensorType type = tensorType(shape, elementTypeOf(v));
-  return type ? b.createOrFold<ReshapeOp>(loc, type, v) : Value();
-}
-
-Value NodeContext::transpose(Value v, ArrayRef<int64_t> perm) {
-  if (!v)
-    return {};
-  FailureOr<shapes::Shape> shape =
-      shapes::transpose(shapeOf(v), perm, errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, elementTypeOf(v));
-  return type ? b.createOrFold<TransposeOp>(loc, type, v, perm) : Value();
-}
-
-Value NodeContext::broadcastTo(Value v, ArrayRef<int64_t> shape) {
-  if (!v)
-    return {};
-  if (!shapes::broadcastsTo(shapeOf(v), shape)) {
-    emitError() << "shape " << shapes::str(shapeOf(v))
-                << " does not broadcast to " << shapes::str(shape);
-    return {};
-  }
-  RankedTensorType type = tensorType(shape, elementTypeOf(v));
-  return type ? b.createOrFold<BroadcastToOp>(loc, type, v) : Value();
-}
-
-Value NodeContext::castTo(Value v, Type elementType) {
-  if (!v)
-    return {};
-  auto type = RankedTensorType::get(shapeOf(v), elementType);
-  return b.createOrFold<CastOp>(loc, type, v);
-}
-
-Value NodeContext::compare(ComparePredicate predicate, Value lhs, Value rhs) {
-  if (!lhs || !rhs || mlir::failed(checkSameElementType(lhs, rhs)))
-    return {};
-  FailureOr<shapes::Shape> shape =
-      shapes::broadcast({shapeOf(lhs), shapeOf(rhs)}, errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, b.getI1Type());
-  return type ? b.createOrFold<CompareOp>(loc, type, predicate, lhs, rhs)
-              : Value();
-}
-
 Value NodeContext::constant(ArrayRef<int64_t> shape, Type et,
                             ArrayRef<double> values) {
   RankedTensorType type = tensorType(shape, et);
   if (!type)
-    return {};
-  int64_t n = type.getNumElements();
-  SmallVector<char> raw;
-  if (et.isInteger(1)) {
-    SmallVector<bool> bits;
-    for (int64_t i = 0; i < n; ++i)
-      bits.push_back(values[values.size() == 1 ? 0 : i] != 0);
-    return constant(DenseElementsAttr::get(type, bits));
-  }
-  unsigned bytes = et.getIntOrFloatBitWidth() / 8;
-  raw.resize(n * bytes);
-  for (int64_t i = 0; i < n; ++i) {
-    double v = values[values.size() == 1 ? 0 : i];
-    uint64_t bits;
-    if (auto ft = dyn_cast<FloatType>(et)) {
-      APFloat f(v);
-      bool lost;
-      f.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
-      bits = f.bitcastToAPInt().getZExtValue();
-    } else {
-      bits = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
-    }
-    std::memcpy(raw.data() + i * bytes, &bits, bytes);
-  }
-  return constant(makeElements(type, raw, "const"));
+    throw NodeFailure();
+  return constant(makeElements(
+      type, rawElements(et, type.getNumElements(), values), "const"));
 }
 
 Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank) {
+  if (ShapedType::isDynamic(n)) {
+    emitError() << "a dimension it ranges over is known only at run time; "
+                   "tcc needs its size at compile time";
+    throw NodeFailure();
+  }
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = n;
+  // Sizes before the values: a hostile count must not allocate them.
+  if (!tensorType(shape, et))
+    throw NodeFailure();
   SmallVector<double> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(i);
@@ -476,81 +384,23 @@ Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank) {
   return constant(shape, et, values);
 }
 
-Value NodeContext::select(Value cond, Value onTrue, Value onFalse) {
-  if (!cond || !onTrue || !onFalse ||
-      mlir::failed(checkSameElementType(onTrue, onFalse)))
+Value NodeContext::scatter(Value data, Value indices, Value updates,
+                           int64_t axis, ScatterReduction reduction) {
+  if (!data || !indices || !updates)
     return {};
-  FailureOr<shapes::Shape> shape = shapes::broadcast(
-      {shapeOf(cond), shapeOf(onTrue), shapeOf(onFalse)}, errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, elementTypeOf(onTrue));
-  return type ? b.createOrFold<SelectOp>(loc, type, cond, onTrue, onFalse)
-              : Value();
+  return create<ScatterOp>(
+      {data, indices, updates},
+      {attr("axis", b.getI64IntegerAttr(axis)),
+       attr("reduction", ScatterReductionAttr::get(b.getContext(), reduction))},
+      data.getType());
 }
 
 Value NodeContext::matmul(Value lhs, Value rhs) {
-  if (!lhs || !rhs || mlir::failed(checkSameElementType(lhs, rhs)))
+  if (!lhs || !rhs)
     return {};
-  // Half-precision products accumulate in f32 (as numpy does), rounding
-  // once at the end.
   Type et = elementTypeOf(lhs);
-  if (isHalf(et))
+  if (isHalf(et) && elementTypeOf(rhs) == et)
     return castTo(matmul(widenHalf(lhs), widenHalf(rhs)), et);
-  FailureOr<shapes::Shape> shape =
-      shapes::matmul(shapeOf(lhs), shapeOf(rhs), errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, elementTypeOf(lhs));
-  return type ? b.create<MatmulOp>(loc, type, lhs, rhs) : Value();
+  return check(tb.matmul(lhs, rhs));
 }
 
-Value NodeContext::concat(ArrayRef<Value> values, int64_t axis) {
-  SmallVector<ArrayRef<int64_t>> inputShapes;
-  for (Value v : values) {
-    if (!v)
-      return {};
-    inputShapes.push_back(shapeOf(v));
-  }
-  if (values.size() == 1)
-    return values[0];
-  FailureOr<shapes::Shape> shape =
-      shapes::concat(inputShapes, axis, errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, elementTypeOf(values[0]));
-  return type ? b.createOrFold<ConcatOp>(loc, type, values, axis) : Value();
-}
-
-Value NodeContext::slice(Value v, int64_t axis, int64_t start, int64_t size,
-                         int64_t step) {
-  if (!v)
-    return {};
-  ArrayRef<int64_t> in = shapeOf(v);
-  if (start == 0 && size == in[axis] && step == 1)
-    return v;
-  SmallVector<int64_t> offsets(in.size(), 0), steps(in.size(), 1),
-      out(in);
-  offsets[axis] = size ? start : 0;
-  steps[axis] = step;
-  out[axis] = size;
-  RankedTensorType type = tensorType(out, elementTypeOf(v));
-  return type ? b.createOrFold<SliceOp>(loc, type, v, offsets, steps)
-              : Value();
-}
-
-Value NodeContext::gather(Value data, Value indices, int64_t axis) {
-  if (!data || !indices)
-    return {};
-  FailureOr<shapes::Shape> shape =
-      shapes::gather(shapeOf(data), shapeOf(indices), axis, errorFn());
-  if (mlir::failed(shape))
-    return {};
-  RankedTensorType type = tensorType(*shape, elementTypeOf(data));
-  return type ? b.createOrFold<GatherOp>(loc, type, data, indices, axis)
-              : Value();
-}
-
-Value NodeContext::softmax(Value v, int64_t axis) {
-  return v ? b.create<SoftmaxOp>(loc, v.getType(), v, axis) : Value();
-}

@@ -8,13 +8,15 @@
 //
 // Errors are sticky: the first one is reported with the node prefix, later
 // ones (which usually follow from the first) are dropped, so a failed node
-// gives exactly one diagnostic.
+// gives exactly one diagnostic. The builders build through TccBuilder and
+// end the node (NodeFailure) when an op cannot be built.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TCC_FRONTENDS_ONNX_NODECONTEXT_H
 #define TCC_FRONTENDS_ONNX_NODECONTEXT_H
 
+#include "dialects/Tcc/IR/TccBuilder.h"
 #include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccShapes.h"
 
@@ -48,6 +50,11 @@ constexpr int64_t kMaxDenseElements = 64;
 
 class NodeContext;
 using OpHandler = LogicalResult (*)(NodeContext &);
+
+/// Thrown by NodeContext's builders after they reported the node's error;
+/// caught only where the importer calls a handler. No MLIR or LLVM frame
+/// lies between the two.
+struct NodeFailure {};
 
 /// One version of an op: from opset `since` up to the next version's.
 struct OpVersion {
@@ -232,12 +239,37 @@ public:
     return (int)i < node.output_size() && !node.output(i).empty();
   }
 
-  //===--- Builders (return null after reporting an error) ----------------===//
+  //===--- Builders ---------------------------------------------------===//
+  // Thin wrappers of the one builder (TccBuilder), with the node's error
+  // prefix and size limits. A wrapper that fails has reported the node's
+  // error and throws NodeFailure, which ends the node where the importer
+  // called its handler: a handler never computes with a value that failed.
+  // An absent input (a null Value) passes through as null.
+
+  /// The builder under the wrappers, for ops without one.
+  TccBuilder &builder() { return tb; }
+  /// `v`, or the end of the node when it failed.
+  Value check(FailureOr<Value> v) {
+    if (failed(v))
+      throw NodeFailure();
+    return *v;
+  }
+  /// Any tcc op (result types inferred unless given), checked.
+  template <typename OpT>
+  Value create(ValueRange operands, ArrayRef<NamedAttribute> attributes = {},
+               TypeRange resultTypes = {}) {
+    return check(tb.build<OpT>(operands, attributes, resultTypes));
+  }
+  NamedAttribute attr(llvm::StringRef name, Attribute value) {
+    return tb.attr(name, value);
+  }
   /// A tensor type, refusing negative sizes and tensors beyond `limits`.
   RankedTensorType tensorType(llvm::ArrayRef<int64_t> shape, Type elementType);
-  Value constant(ElementsAttr value);
+  Value constant(ElementsAttr value) { return tb.constant(value); }
   /// A rank-0 constant of the given element type.
-  Value scalar(Type elementType, double value);
+  Value scalar(Type elementType, double value) {
+    return tb.scalar(elementType, value);
+  }
   /// Normalizes a possibly negative axis to [0, rank).
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
   /// Normalizes, sorts and checks for duplicates.
@@ -250,32 +282,44 @@ public:
   LogicalResult requireFloat(Value v, llvm::StringRef what = "input");
 
   /// A constant of `shape` and element type `et` holding `values` (row-major;
-  /// one value is splat), converted from double.
+  /// one value is splat), converted from double; big ones are blobs.
   Value constant(llvm::ArrayRef<int64_t> shape, Type et,
                  llvm::ArrayRef<double> values);
   /// [0, 1, ..., n-1] of element type `et`, shaped to `rank` dimensions
   /// with the n values along `axis` (the others are 1).
   Value iota(int64_t n, Type et, int64_t axis = 0, int64_t rank = 1);
-  /// The rank-0 i64 or f32 constant of one value of `like`'s element type.
+  /// The rank-0 constant of one value of `like`'s element type.
   Value scalarLike(Value like, double value) {
     return scalar(elementTypeOf(like), value);
   }
-  Value select(Value cond, Value onTrue, Value onFalse);
+  Value select(Value cond, Value onTrue, Value onFalse) {
+    if (!cond || !onTrue || !onFalse)
+      return {};
+    return check(tb.select(cond, onTrue, onFalse));
+  }
+  /// Half-precision products accumulate in f32 (as numpy does), rounding
+  /// once at the end.
   Value matmul(Value lhs, Value rhs);
-  Value concat(llvm::ArrayRef<Value> values, int64_t axis);
+  Value concat(llvm::ArrayRef<Value> values, int64_t axis) {
+    if (llvm::any_of(values, [](Value v) { return !v; }))
+      return {};
+    return check(tb.concat(values, axis));
+  }
   /// Elements [start, start + size) along `axis` with `step`.
   Value slice(Value v, int64_t axis, int64_t start, int64_t size,
-              int64_t step = 1);
-  Value gather(Value data, Value indices, int64_t axis);
+              int64_t step = 1) {
+    return v ? check(tb.sliceAxis(v, axis, start, size, step)) : Value();
+  }
+  Value gather(Value data, Value indices, int64_t axis) {
+    if (!data || !indices)
+      return {};
+    return check(tb.gather(data, indices, axis));
+  }
   /// A reduction over (normalized, sorted) `axes`. Sums and products of
   /// half-precision floats accumulate in f32 (as numpy does), rounding once.
   template <typename OpT>
   Value reduce(Value v, llvm::ArrayRef<int64_t> axes, bool keepdims) {
     if (!v)
-      return {};
-    FailureOr<shapes::Shape> shape =
-        shapes::reduce(shapeOf(v), axes, keepdims, errorFn());
-    if (mlir::failed(shape))
       return {};
     Type et = elementTypeOf(v);
     constexpr bool accumulates = !std::is_same_v<OpT, ReduceMaxOp> &&
@@ -283,8 +327,7 @@ public:
     if (accumulates && isHalf(et))
       return castTo(reduce<OpT>(castTo(v, b.getF32Type()), axes, keepdims),
                     et);
-    auto type = RankedTensorType::get(*shape, et);
-    return b.createOrFold<OpT>(loc, type, v, axes, keepdims);
+    return check(tb.reduce<OpT>(v, axes, keepdims));
   }
   /// Whether `t` is f16 or bf16.
   static bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
@@ -292,29 +335,55 @@ public:
   Value widenHalf(Value v) {
     return v && isHalf(elementTypeOf(v)) ? castTo(v, b.getF32Type()) : v;
   }
-  Value softmax(Value v, int64_t axis);
+  Value softmax(Value v, int64_t axis) {
+    return v ? check(tb.softmax<SoftmaxOp>(v, axis)) : Value();
+  }
 
-  Value reshape(Value v, llvm::ArrayRef<int64_t> shape);
-  Value transpose(Value v, llvm::ArrayRef<int64_t> perm);
-  Value broadcastTo(Value v, llvm::ArrayRef<int64_t> shape);
-  Value castTo(Value v, Type elementType);
-  Value compare(ComparePredicate predicate, Value lhs, Value rhs);
+  Value reshape(Value v, llvm::ArrayRef<int64_t> shape) {
+    return v ? check(tb.reshape(v, shape)) : Value();
+  }
+  Value transpose(Value v, llvm::ArrayRef<int64_t> perm) {
+    return v ? check(tb.transpose(v, perm)) : Value();
+  }
+  Value broadcastTo(Value v, llvm::ArrayRef<int64_t> shape) {
+    return v ? check(tb.broadcastTo(v, shape)) : Value();
+  }
+  Value castTo(Value v, Type elementType) {
+    return v ? check(tb.cast(v, elementType)) : Value();
+  }
+  Value compare(ComparePredicate predicate, Value lhs, Value rhs) {
+    if (!lhs || !rhs)
+      return {};
+    return check(tb.compare(predicate, lhs, rhs));
+  }
+  Value pad(Value v, llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+            double value = 0.0, PadMode mode = PadMode::constant) {
+    return v ? check(tb.pad(v, low, high, value, mode)) : Value();
+  }
+  Value conv(Value input, Value weight, Value bias,
+             llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> padding,
+             llvm::ArrayRef<int64_t> dilations, int64_t groups) {
+    if (!input || !weight)
+      return {};
+    return check(
+        tb.conv(input, weight, bias, strides, padding, dilations, groups));
+  }
+  /// ScatterElements of `updates` into `data` along `axis`.
+  Value scatter(Value data, Value indices, Value updates, int64_t axis,
+                ScatterReduction reduction);
+  Value clamp(Value v, std::optional<double> min, std::optional<double> max) {
+    return v ? check(tb.clamp(v, min, max)) : Value();
+  }
   template <typename OpT> Value binary(Value lhs, Value rhs) {
-    if (!lhs || !rhs || mlir::failed(checkSameElementType(lhs, rhs)))
+    if (!lhs || !rhs)
       return {};
-    FailureOr<shapes::Shape> shape =
-        shapes::broadcast({shapeOf(lhs), shapeOf(rhs)}, errorFn());
-    if (mlir::failed(shape))
-      return {};
-    RankedTensorType type = tensorType(*shape, elementTypeOf(lhs));
-    return type ? b.createOrFold<OpT>(loc, type, lhs, rhs) : Value();
+    return check(tb.binary<OpT>(lhs, rhs));
   }
   template <typename OpT> Value unary(Value v) {
-    return v ? b.createOrFold<OpT>(loc, v.getType(), v) : Value();
+    return v ? check(tb.unary<OpT>(v)) : Value();
   }
 
 private:
-  LogicalResult checkSameElementType(Value lhs, Value rhs);
   const ::onnx::AttributeProto *findAttr(llvm::StringRef name, int kind,
                                          llvm::StringRef kindName);
 
@@ -325,6 +394,7 @@ private:
   std::string modelDir;
   bool hasFailed = false;
   std::function<InFlightDiagnostic()> errorFnStorage;
+  TccBuilder tb;
 };
 
 } // namespace mlir::tcc::onnx

@@ -55,10 +55,13 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
   Type et = elementTypeOf(x);
   if (!ctx.hasOutput(1) && !ctx.hasOutput(2) && et == elementTypeOf(scale) &&
       (!bias || et == elementTypeOf(bias))) {
-    ctx.setResult(0, ctx.b.create<LayerNormOp>(
-                         ctx.loc, x.getType(), x, scale, bias,
-                         ctx.b.getI64IntegerAttr(*axis),
-                         ctx.b.getF64FloatAttr(epsilon)));
+    SmallVector<Value, 3> operands = {x, scale};
+    if (bias)
+      operands.push_back(bias);
+    ctx.setResult(0, ctx.create<LayerNormOp>(
+                         operands,
+                         {ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis)),
+                          ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
     return success();
   }
   Normalized n = normalize(ctx, stash(ctx, x), axesFrom(*axis, rank), epsilon);
@@ -226,16 +229,7 @@ static LogicalResult importLRN(NodeContext &ctx) {
   SmallVector<int64_t> low(shape.size(), 0), high(shape.size(), 0);
   low[1] = before;
   high[1] = after;
-  FailureOr<shapes::Shape> padded =
-      shapes::pad(shape, low, high, ctx.errorFn());
-  if (failed(padded))
-    return failure();
-  Builder &b = ctx.b;
-  Value p = ctx.b.create<PadOp>(
-      ctx.loc, RankedTensorType::get(*padded, elementTypeOf(x)), sq,
-      b.getDenseI64ArrayAttr(low), b.getDenseI64ArrayAttr(high),
-      PadModeAttr::get(b.getContext(), PadMode::constant),
-      b.getF64FloatAttr(0));
+  Value p = ctx.pad(sq, low, high);
   Value sum;
   for (int64_t k = 0; k < size; ++k) {
     Value s = ctx.slice(p, 1, k, c);
@@ -266,10 +260,10 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
     if (ctx.hasOutput(1) || ctx.hasOutput(2) || ctx.hasOutput(3) ||
         ctx.hasOutput(4))
       return ctx.emitError() << "the statistics outputs need training_mode";
-    ctx.setResult(0, ctx.b.create<BatchNormOp>(
-                         ctx.loc, x.getType(), x, ctx.input(1), ctx.input(2),
-                         ctx.input(3), ctx.input(4),
-                         ctx.b.getF64FloatAttr(epsilon)));
+    ctx.setResult(0, ctx.create<BatchNormOp>(
+                         {x, ctx.input(1), ctx.input(2), ctx.input(3),
+                          ctx.input(4)},
+                         {ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
     return success();
   }
   // Training: normalize with the batch's statistics (biased variance) and

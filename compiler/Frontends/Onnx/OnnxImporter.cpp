@@ -589,11 +589,25 @@ LogicalResult ModelImporter::importNode(int index) {
     return failure();
 
   Operation *last = body->empty() ? nullptr : &body->back();
-  LogicalResult result = version->handler(node);
+  LogicalResult result = failure();
+  // A node inside a subgraph reports its own error: count what is reported
+  // meanwhile, so that the node around it does not add a second one.
+  unsigned reported = 0;
+  {
+    ScopedDiagnosticHandler counter(&ctx, [&](Diagnostic &diag) {
+      reported += diag.getSeverity() == DiagnosticSeverity::Error;
+      return failure(); // on to the handler that prints it
+    });
+    try {
+      result = version->handler(node);
+    } catch (const NodeFailure &) {
+      result = failure();
+    }
+  }
   Block::iterator firstNew =
       last ? std::next(last->getIterator()) : body->begin();
   if (failed(result) || node.hasError()) {
-    if (!node.hasError())
+    if (!node.hasError() && !reported)
       node.emitError() << "cannot be imported";
     return failure();
   }

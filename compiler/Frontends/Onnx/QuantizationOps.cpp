@@ -80,9 +80,7 @@ static Value saturate(NodeContext &ctx, Value v, Value zeroPoint, Type et) {
   v = ctx.unary<RoundOp>(v);
   if (zeroPoint)
     v = ctx.binary<AddOp>(v, ctx.castTo(zeroPoint, elementTypeOf(v)));
-  v = ctx.b.createOrFold<ClampOp>(ctx.loc, v.getType(), v,
-                                  ctx.b.getF64FloatAttr(lo),
-                                  ctx.b.getF64FloatAttr(hi));
+  v = ctx.clamp(v, lo, hi);
   return ctx.castTo(v, et);
 }
 
@@ -168,15 +166,11 @@ static LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   Value scale = ctx.binary<DivOp>(
       ctx.select(same, ctx.scalar(f32, 1), range), ctx.scalar(f32, 255));
   Value zp = ctx.binary<SubOp>(zero, ctx.binary<DivOp>(minv, scale));
-  zp = ctx.unary<RoundOp>(ctx.b.createOrFold<ClampOp>(
-      ctx.loc, zp.getType(), zp, ctx.b.getF64FloatAttr(0),
-      ctx.b.getF64FloatAttr(255)));
+  zp = ctx.unary<RoundOp>(ctx.clamp(zp, 0, 255));
   Type u8 = IntegerType::get(ctx.b.getContext(), 8, IntegerType::Unsigned);
   Value q = ctx.binary<AddOp>(
       ctx.unary<RoundOp>(ctx.binary<DivOp>(xf, scale)), zp);
-  q = ctx.b.createOrFold<ClampOp>(ctx.loc, q.getType(), q,
-                                  ctx.b.getF64FloatAttr(0),
-                                  ctx.b.getF64FloatAttr(255));
+  q = ctx.clamp(q, 0, 255);
   ctx.setResult(0, ctx.castTo(q, u8));
   ctx.setResult(1, ctx.castTo(scale, elementTypeOf(x)));
   ctx.setResult(2, ctx.castTo(zp, u8));

@@ -55,10 +55,7 @@ static Value activate(NodeContext &ctx, const Activation &a, Value x) {
     return ctx.binary<MulOp>(
         ctx.unary<TanhOp>(ctx.binary<MulOp>(x, c(a.beta))), c(a.alpha));
   if (n == "HardSigmoid")
-    return ctx.b.createOrFold<ClampOp>(
-        ctx.loc, x.getType(),
-        ctx.binary<AddOp>(ctx.binary<MulOp>(x, c(a.alpha)), c(a.beta)),
-        ctx.b.getF64FloatAttr(0), ctx.b.getF64FloatAttr(1));
+    return ctx.clamp(ctx.binary<AddOp>(ctx.binary<MulOp>(x, c(a.alpha)), c(a.beta)), 0, 1);
   if (n == "Elu")
     return ctx.select(
         ctx.compare(ComparePredicate::lt, x, c(0)),
@@ -211,9 +208,7 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
     auto clip = [&](Value t) {
       if (!r.clip)
         return t;
-      return ctx.b.createOrFold<ClampOp>(ctx.loc, t.getType(), t,
-                                         ctx.b.getF64FloatAttr(-*r.clip),
-                                         ctx.b.getF64FloatAttr(*r.clip));
+      return ctx.clamp(t, -*r.clip, *r.clip);
     };
     SmallVector<Value> outs(seq);
     for (int64_t step = 0; step < seq; ++step) {

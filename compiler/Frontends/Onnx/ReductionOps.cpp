@@ -150,12 +150,13 @@ template <typename OpT> static LogicalResult importArgReduce(NodeContext &ctx) {
   bool last = ctx.opset >= 12 && ctx.getInt("select_last_index", 0);
   if (failed(axis) || ctx.hasError() || failed(requireNumeric(ctx, x)))
     return failure();
-  FailureOr<shapes::Shape> shape =
-      shapes::reduce(shapeOf(x), {*axis}, keepdims, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  auto type = RankedTensorType::get(*shape, ctx.b.getI64Type());
-  ctx.setResult(0, ctx.b.create<OpT>(ctx.loc, type, x, *axis, keepdims, last));
+  SmallVector<NamedAttribute, 3> attrs = {
+      ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))};
+  if (keepdims)
+    attrs.push_back(ctx.attr("keepdims", ctx.b.getUnitAttr()));
+  if (last)
+    attrs.push_back(ctx.attr("select_last_index", ctx.b.getUnitAttr()));
+  ctx.setResult(0, ctx.create<OpT>({x}, attrs));
   return success();
 }
 

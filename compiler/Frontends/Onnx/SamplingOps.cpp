@@ -120,9 +120,7 @@ static LogicalResult importGridSample(NodeContext &ctx) {
       v = ctx.unary<RoundOp>(v);
     double lo = align ? 0 : -0.5, hi = align ? d - 1 : d - 0.5;
     if (padding == "border")
-      v = ctx.b.createOrFold<ClampOp>(ctx.loc, v.getType(), v,
-                                      ctx.b.getF64FloatAttr(0),
-                                      ctx.b.getF64FloatAttr(d - 1));
+      v = ctx.clamp(v, 0, d - 1);
     else if (padding == "reflection")
       v = reflect(ctx, v, lo, hi);
     coord[i] = v;
@@ -169,9 +167,7 @@ static LogicalResult importGridSample(NodeContext &ctx) {
       Value idx = idxF;
       double d = dims[i];
       if (padding == "border")
-        idx = ctx.b.createOrFold<ClampOp>(ctx.loc, idx.getType(), idx,
-                                          ctx.b.getF64FloatAttr(0),
-                                          ctx.b.getF64FloatAttr(d - 1));
+        idx = ctx.clamp(idx, 0, d - 1);
       else if (padding == "reflection")
         idx = reflect(ctx, idx, align ? 0 : -0.5, align ? d - 1 : d - 0.5);
       Value ii = ctx.castTo(idx, i64);
@@ -181,9 +177,7 @@ static LogicalResult importGridSample(NodeContext &ctx) {
             ctx.compare(ComparePredicate::lt, ii, ctx.scalar(i64, d)));
         valid = valid ? ctx.binary<AndOp>(valid, ok) : ok;
       }
-      ii = ctx.b.createOrFold<ClampOp>(ctx.loc, ii.getType(), ii,
-                                       ctx.b.getF64FloatAttr(0),
-                                       ctx.b.getF64FloatAttr(d - 1));
+      ii = ctx.clamp(ii, 0, d - 1);
       Value term = ctx.binary<MulOp>(ii, ctx.scalar(i64, (double)stride));
       linear = linear ? ctx.binary<AddOp>(linear, term) : term;
       if (w)

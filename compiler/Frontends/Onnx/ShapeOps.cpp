@@ -125,13 +125,7 @@ static LogicalResult importConcat(NodeContext &ctx) {
       ctx.normalizeAxis(ctx.getInt("axis", 1), shapes[0].size());
   if (failed(axis))
     return failure();
-  FailureOr<shapes::Shape> shape = shapes::concat(shapes, *axis, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(inputs[0]));
-  if (!type)
-    return failure();
-  ctx.setResult(0, ctx.b.createOrFold<ConcatOp>(ctx.loc, type, inputs, *axis));
+  ctx.setResult(0, ctx.concat(inputs, *axis));
   return success();
 }
 
@@ -195,8 +189,12 @@ static LogicalResult importSplit(NodeContext &ctx) {
     return ctx.emitError() << "split sizes " << shapes::str(sizes)
                            << " do not add up to dimension " << *axis << " ("
                            << d << ")";
-  auto split = ctx.b.create<SplitOp>(ctx.loc, types, x, *axis);
-  for (auto [i, r] : llvm::enumerate(split.getResults()))
+  FailureOr<SmallVector<Value>> split = ctx.builder().create(
+      SplitOp::getOperationName(), {x},
+      {ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))}, types);
+  if (failed(split))
+    return failure();
+  for (auto [i, r] : llvm::enumerate(*split))
     ctx.setResult(i, r);
   return success();
 }
@@ -279,11 +277,7 @@ static LogicalResult importSlice(NodeContext &ctx) {
     strides[a] = step;
     out[a] = count;
   }
-  RankedTensorType type = ctx.tensorType(out, elementTypeOf(x));
-  if (!type)
-    return failure();
-  ctx.setResult(
-      0, ctx.b.createOrFold<SliceOp>(ctx.loc, type, x, offsets, strides));
+  ctx.setResult(0, ctx.check(ctx.builder().slice(x, offsets, strides, out)));
   return success();
 }
 
@@ -305,15 +299,7 @@ static LogicalResult importGather(NodeContext &ctx) {
       if (i.getSExtValue() < -d || i.getSExtValue() >= d)
         return ctx.emitError() << "index " << i.getSExtValue()
                                << " is out of range for dimension " << d;
-  FailureOr<shapes::Shape> shape =
-      shapes::gather(shapeOf(data), shapeOf(indices), *axis, ctx.errorFn());
-  if (failed(shape))
-    return failure();
-  RankedTensorType type = ctx.tensorType(*shape, elementTypeOf(data));
-  if (!type)
-    return failure();
-  ctx.setResult(
-      0, ctx.b.createOrFold<GatherOp>(ctx.loc, type, data, indices, *axis));
+  ctx.setResult(0, ctx.gather(data, indices, *axis));
   return success();
 }
 
@@ -562,12 +548,8 @@ static LogicalResult importPad(NodeContext &ctx) {
     low[i] = std::max<int64_t>(low[i], 0);
     high[i] = std::max<int64_t>(high[i], 0);
   }
-  if (crop) {
-    RankedTensorType type = ctx.tensorType(cropped, elementTypeOf(x));
-    if (!type)
-      return failure();
-    x = ctx.b.createOrFold<SliceOp>(ctx.loc, type, x, offsets, steps);
-  }
+  if (crop)
+    x = ctx.check(ctx.builder().slice(x, offsets, steps, cropped));
   for (int64_t i = 0; i < rank; ++i) {
     int64_t d = shapeOf(x)[i], p = std::max(low[i], high[i]);
     if (ShapedType::isDynamic(d) || p == 0)
@@ -578,19 +560,7 @@ static LogicalResult importPad(NodeContext &ctx) {
              << modeName << " padding of " << p << " does not fit dimension "
              << i << " of size " << d;
   }
-  FailureOr<shapes::Shape> padded =
-      shapes::pad(shapeOf(x), low, high, ctx.errorFn());
-  if (failed(padded))
-    return failure();
-  RankedTensorType type = ctx.tensorType(*padded, elementTypeOf(x));
-  if (!type)
-    return failure();
-  Builder &b = ctx.b;
-  ctx.setResult(0, ctx.b.createOrFold<PadOp>(
-                       ctx.loc, type, x, b.getDenseI64ArrayAttr(low),
-                       b.getDenseI64ArrayAttr(high),
-                       PadModeAttr::get(b.getContext(), *mode),
-                       b.getF64FloatAttr(value)));
+  ctx.setResult(0, ctx.pad(x, low, high, value, *mode));
   return success();
 }
 

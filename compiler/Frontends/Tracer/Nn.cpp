@@ -1,6 +1,6 @@
 //===- Nn.cpp - modules, optimizers and whole-function tracing ------------===//
 
-#include "compiler/Tracer/Recorder.h"
+#include "compiler/Frontends/Tracer/Recorder.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FileSystem.h"

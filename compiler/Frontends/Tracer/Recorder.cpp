@@ -1,6 +1,6 @@
 //===- Recorder.cpp - recording, autograd, compiling and running ----------===//
 
-#include "compiler/Tracer/Recorder.h"
+#include "compiler/Frontends/Tracer/Recorder.h"
 
 #include "compiler/Driver/Driver.h"
 #include "compiler/Transforms/Autodiff.h"
@@ -212,33 +212,27 @@ std::shared_ptr<TensorImpl> Recorder::placeholder(DType dtype, Shape shape) {
   return std::make_shared<TensorImpl>(arg, dtype, std::move(shape));
 }
 
-m::Operation *
+m::Value
 Recorder::build(const char *what,
-                const std::function<m::Operation *()> &buildFn) {
+                const std::function<m::FailureOr<m::Value>()> &buildFn) {
   std::string message;
-  m::Operation *op = nullptr;
+  m::FailureOr<m::Value> value;
   {
     m::ScopedDiagnosticHandler handler(&ctx, [&](m::Diagnostic &diag) {
       if (diag.getSeverity() == m::DiagnosticSeverity::Error && message.empty())
         message = diag.str();
       return m::success();
     });
-    op = buildFn();
-    if (op && m::failed(m::verify(op)) && message.empty())
-      message = "the op does not verify";
+    value = buildFn();
   }
-  if (!op || !message.empty()) {
-    if (op)
-      op->erase();
+  if (m::failed(value) || !message.empty())
     throw Error(std::string("tcc::") + what + ": " +
                 (message.empty() ? std::string("invalid operands") : message));
-  }
-  return op;
+  return *value;
 }
 
 std::shared_ptr<TensorImpl>
-Recorder::result(m::Operation *op, std::vector<const TensorImpl *> inputs) {
-  m::Value value = op->getResult(0);
+Recorder::result(m::Value value, std::vector<const TensorImpl *> inputs) {
   TensorType type = TensorType::of(value);
   auto impl = std::make_shared<TensorImpl>(value, type.dtype, type.shape);
   if (gradEnabled() && td::isDifferentiableType(value.getType()))
@@ -440,7 +434,7 @@ std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
   const char *libDir = std::getenv("TCC_LIB_DIR");
   options.libDir = libDir && *libDir ? libDir : TCC_TRACER_LIB_DIR;
   std::string message;
-  int rc;
+  m::LogicalResult status = m::failure();
   {
     m::ScopedDiagnosticHandler handler(&ctx, [&](m::Diagnostic &diag) {
       if (diag.getSeverity() == m::DiagnosticSeverity::Error) {
@@ -450,9 +444,9 @@ std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
       }
       return m::success();
     });
-    rc = m::tcc::compileModule(*copy, options);
+    status = m::tcc::compileModule(*copy, options);
   }
-  if (rc != 0)
+  if (m::failed(status))
     throw Error("tcc: compiling the recorded graph failed: " +
                 (message.empty() ? std::string("(no diagnostic)") : message));
   auto compiled = std::make_unique<Compiled>();
@@ -720,7 +714,7 @@ void Recorder::backward(TensorImpl &root, const TensorImpl *seed) {
   for (TensorImpl *impl : targets) {
     m::Value g = cotangents.lookup(impl->value);
     if (impl->grad) {
-      g = b.create<td::AddOp>(loc(), g.getType(), impl->grad->value, g);
+      g = b.create<td::AddOp>(loc(), impl->grad->value, g);
     }
     impl->grad = std::make_shared<TensorImpl>(g, impl->dtype, impl->shape);
   }

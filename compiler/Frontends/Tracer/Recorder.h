@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TCC_COMPILER_TRACER_RECORDER_H
-#define TCC_COMPILER_TRACER_RECORDER_H
+#ifndef TCC_COMPILER_FRONTENDS_TRACER_RECORDER_H
+#define TCC_COMPILER_FRONTENDS_TRACER_RECORDER_H
 
 #include "tcc/tracer.h"
 
@@ -86,14 +86,14 @@ public:
   /// A new leaf holding `data`.
   std::shared_ptr<TensorImpl> leaf(DType dtype, Shape shape,
                                    std::shared_ptr<Storage> data);
-  /// Wraps the result of an op just built by build(); it requires grad
-  /// when one of `inputs` does (and gradients are recorded).
-  std::shared_ptr<TensorImpl> result(mlir::Operation *op,
+  /// Wraps a value just built by build(); it requires grad when one of
+  /// `inputs` does (and gradients are recorded).
+  std::shared_ptr<TensorImpl> result(mlir::Value value,
                                      std::vector<const TensorImpl *> inputs);
-  /// Runs `build`, which returns the op it made, turning any diagnostic
-  /// emitted meanwhile (shape rules, verifiers) into a thrown Error.
-  mlir::Operation *build(const char *what,
-                         const std::function<mlir::Operation *()> &build);
+  /// Runs `build`, which builds through TccBuilder, turning its failure
+  /// (and any diagnostic emitted meanwhile) into a thrown Error.
+  mlir::Value build(const char *what,
+                    const std::function<mlir::FailureOr<mlir::Value>()> &build);
 
   void track(TensorImpl *impl) { live.insert(impl); }
   void untrack(TensorImpl *impl) { live.erase(impl); }
@@ -188,4 +188,4 @@ size_t dtypeBytes(DType dtype);
 } // namespace detail
 } // namespace tcc
 
-#endif // TCC_COMPILER_TRACER_RECORDER_H
+#endif // TCC_COMPILER_FRONTENDS_TRACER_RECORDER_H

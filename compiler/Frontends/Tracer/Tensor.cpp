@@ -1,8 +1,8 @@
 //===- Tensor.cpp - tcc::Tensor: creation, reading, autograd, ops ---------===//
 
-#include "compiler/Tracer/Recorder.h"
+#include "compiler/Frontends/Tracer/Recorder.h"
 
-#include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/IR/TccBuilder.h"
 #include "dialects/Tcc/IR/TccShapes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -214,15 +214,17 @@ void Tensor::backward(const Tensor &gradient) const {
                                                  : nullptr);
 }
 
+/// A value of its own equal to `x` (a reshape to the same shape, which the
+/// one builder would skip).
 static Tensor identity(const Tensor &x) {
   Recorder &r = recorder();
   const TensorImpl &impl = *x.impl();
-  m::Operation *op = r.build("detach", [&] {
+  m::Value v = r.build("detach", [&]() -> m::FailureOr<m::Value> {
     return r.builder()
         .create<td::ReshapeOp>(r.loc(), impl.value.getType(), impl.value)
-        .getOperation();
+        .getResult();
   });
-  return Tensor(r.result(op, {}));
+  return Tensor(r.result(v, {}));
 }
 
 Tensor Tensor::detach() const {
@@ -335,21 +337,24 @@ bool isGradEnabled() { return recorder().gradEnabled(); }
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Builds one op under `what`, turning diagnostics into an Error.
+/// Builds the ops of one tensor operation, named `what` in errors, through
+/// the one builder; a failure's diagnostic becomes the Error thrown.
 struct OpBuilder {
-  explicit OpBuilder(const char *what) : what(what), r(recorder()) {}
+  explicit OpBuilder(const char *what)
+      : what(what), r(recorder()), tb(r.builder(), r.loc()) {
+    tb.setFolding(false); // every op a tensor of its own, as recorded
+  }
   const char *what;
   Recorder &r;
-  m::OpBuilder &b() { return r.builder(); }
-  m::Location loc() { return r.loc(); }
-  m::InFlightDiagnostic error() { return m::emitError(r.loc()); }
-  m::Type type(DType dtype, llvm::ArrayRef<int64_t> shape) {
-    return r.tensorType(dtype, Shape(shape.begin(), shape.end()));
+  td::TccBuilder tb;
+  m::Type elementType(DType dtype) {
+    return m::cast<m::RankedTensorType>(r.tensorType(dtype, {}))
+        .getElementType();
   }
-  Tensor make(const std::function<m::Operation *()> &fn,
+  Tensor make(const std::function<m::FailureOr<m::Value>()> &fn,
               std::vector<const TensorImpl *> inputs) {
-    m::Operation *op = r.build(what, fn);
-    return Tensor(r.result(op, std::move(inputs)));
+    m::Value v = r.build(what, fn);
+    return Tensor(r.result(v, std::move(inputs)));
   }
   [[noreturn]] void fail(const std::string &message) {
     throw Error(std::string("tcc::") + what + ": " + message);
@@ -363,27 +368,8 @@ static m::Value val(const Tensor &t) { return t.impl()->value; }
 static Tensor constant(DType dtype, const Shape &shape,
                        const std::vector<double> &values) {
   OpBuilder ob("constant");
-  auto type = m::cast<m::RankedTensorType>(ob.type(dtype, shape));
-  m::DenseElementsAttr attr;
-  if (isFloat(dtype)) {
-    llvm::SmallVector<m::Attribute> elems;
-    for (double v : values)
-      elems.push_back(ob.b().getFloatAttr(type.getElementType(), v));
-    attr = m::DenseElementsAttr::get(type, elems);
-  } else if (dtype == DType::i64) {
-    llvm::SmallVector<int64_t> ints(values.begin(), values.end());
-    attr = m::DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(ints));
-  } else {
-    llvm::SmallVector<bool> bits;
-    for (double v : values)
-      bits.push_back(v != 0);
-    attr = m::DenseElementsAttr::get(type, bits);
-  }
   return ob.make(
-      [&] {
-        return ob.b().create<td::ConstantOp>(ob.loc(), type, attr)
-            .getOperation();
-      },
+      [&] { return ob.tb.constant(shape, ob.elementType(dtype), values); },
       {});
 }
 
@@ -400,33 +386,12 @@ static void needSameDtype(OpBuilder &ob, const Tensor &a, const Tensor &c) {
             typeStr(c.dtype(), c.shape()) + "; their dtypes differ");
 }
 
-/// An op of two operands broadcast against each other, built by
-/// `create(resultShape)`.
-static Tensor broadcasting(
-    OpBuilder &ob, const Tensor &a, const Tensor &c,
-    const std::function<m::Operation *(const shapes::Shape &)> &create,
-    std::vector<const TensorImpl *> inputs) {
-  needSameDtype(ob, a, c);
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> shape = shapes::broadcast(
-            {a.shape(), c.shape()}, [&] { return ob.error(); });
-        return m::failed(shape) ? nullptr : create(*shape);
-      },
-      std::move(inputs));
-}
-
 template <typename OpTy>
 static Tensor binary(const char *what, const Tensor &a, const Tensor &c) {
   OpBuilder ob(what);
-  return broadcasting(
-      ob, a, c,
-      [&](const shapes::Shape &shape) {
-        return ob.b()
-            .create<OpTy>(ob.loc(), ob.type(a.dtype(), shape), val(a), val(c))
-            .getOperation();
-      },
-      {a.impl().get(), c.impl().get()});
+  needSameDtype(ob, a, c);
+  return ob.make([&] { return ob.tb.binary<OpTy>(val(a), val(c)); },
+                 {a.impl().get(), c.impl().get()});
 }
 
 Tensor operator+(const Tensor &a, const Tensor &b) {
@@ -459,17 +424,9 @@ Tensor minimum(const Tensor &a, const Tensor &b) {
 static Tensor compare(const char *what, td::ComparePredicate predicate,
                       const Tensor &a, const Tensor &c) {
   OpBuilder ob(what);
-  return broadcasting(
-      ob, a, c,
-      [&](const shapes::Shape &shape) {
-        return ob.b()
-            .create<td::CompareOp>(
-                ob.loc(), ob.type(DType::boolean, shape),
-                td::ComparePredicateAttr::get(&ob.r.context(), predicate),
-                val(a), val(c))
-            .getOperation();
-      },
-      {});
+  needSameDtype(ob, a, c);
+  return ob.make([&] { return ob.tb.compare(predicate, val(a), val(c)); },
+                 {});
 }
 Tensor eq(const Tensor &a, const Tensor &b) {
   return compare("eq", td::ComparePredicate::eq, a, b);
@@ -490,17 +447,7 @@ Tensor where(const Tensor &condition, const Tensor &a, const Tensor &c) {
   if (a.dtype() != c.dtype())
     ob.fail("the branches' dtypes differ");
   return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> shape =
-            shapes::broadcast({condition.shape(), a.shape(), c.shape()},
-                              [&] { return ob.error(); });
-        if (m::failed(shape))
-          return nullptr;
-        return ob.b()
-            .create<td::SelectOp>(ob.loc(), ob.type(a.dtype(), *shape),
-                                  val(condition), val(a), val(c))
-            .getOperation();
-      },
+      [&] { return ob.tb.select(val(condition), val(a), val(c)); },
       {a.impl().get(), c.impl().get()});
 }
 
@@ -511,13 +458,7 @@ static Tensor unary(const char *what, const Tensor &x, bool floatOnly = true) {
   if (floatOnly && !isFloat(x.dtype()))
     ob.fail("needs a floating-point tensor, not " +
             typeStr(x.dtype(), x.shape()));
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<OpTy>(ob.loc(), val(x).getType(), val(x))
-            .getOperation();
-      },
-      {x.impl().get()});
+  return ob.make([&] { return ob.tb.unary<OpTy>(val(x)); }, {x.impl().get()});
 }
 
 Tensor Tensor::operator-() const {
@@ -540,16 +481,13 @@ Tensor Tensor::gelu(bool tanhApproximation) const {
   need(*this, "gelu");
   if (!isFloat(dtype()))
     ob.fail("needs a floating-point tensor");
+  auto kind = td::GeluApproximationAttr::get(
+      &ob.r.context(), tanhApproximation ? td::GeluApproximation::tanh
+                                         : td::GeluApproximation::none);
   return ob.make(
       [&] {
-        return ob.b()
-            .create<td::GeluOp>(
-                ob.loc(), val(*this).getType(), val(*this),
-                td::GeluApproximationAttr::get(
-                    &ob.r.context(), tanhApproximation
-                                         ? td::GeluApproximation::tanh
-                                         : td::GeluApproximation::none))
-            .getOperation();
+        return ob.tb.build<td::GeluOp>({val(*this)},
+                                       {ob.tb.attr("approximate", kind)});
       },
       {impl_.get()});
 }
@@ -566,15 +504,8 @@ Tensor Tensor::clamp(double min, double max) const {
   if (min > max)
     ob.fail("min " + std::to_string(min) + " exceeds max " +
             std::to_string(max));
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::ClampOp>(ob.loc(), val(*this).getType(), val(*this),
-                                 ob.b().getF64FloatAttr(min),
-                                 ob.b().getF64FloatAttr(max))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.clamp(val(*this), min, max); },
+                 {impl_.get()});
 }
 
 Tensor Tensor::to(DType target) const {
@@ -582,13 +513,8 @@ Tensor Tensor::to(DType target) const {
   if (target == dtype())
     return *this;
   OpBuilder ob("to");
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::CastOp>(ob.loc(), ob.type(target, shape()), val(*this))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.cast(val(*this), ob.elementType(target)); },
+                 {impl_.get()});
 }
 
 static int64_t normDim(const char *what, int64_t d, int64_t rank) {
@@ -626,14 +552,8 @@ Tensor Tensor::reshape(Shape target) const {
   }
   if (target == shape())
     return *this;
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::ReshapeOp>(ob.loc(), ob.type(dtype(), target),
-                                   val(*this))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.reshape(val(*this), target); },
+                 {impl_.get()});
 }
 
 Tensor Tensor::flatten(int64_t startDim) const {
@@ -651,19 +571,8 @@ Tensor Tensor::permute(std::vector<int64_t> dims) const {
             std::to_string(dim()));
   for (int64_t &d : dims)
     d = normDim("permute", d, dim());
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out =
-            shapes::transpose(shape(), dims, [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<td::TransposeOp>(ob.loc(), ob.type(dtype(), *out),
-                                     val(*this),
-                                     ob.b().getDenseI64ArrayAttr(dims))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.transpose(val(*this), dims); },
+                 {impl_.get()});
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
@@ -700,14 +609,8 @@ Tensor Tensor::expand(Shape target) const {
             typeStr(dtype(), target));
   if (target == shape())
     return *this;
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::BroadcastToOp>(ob.loc(), ob.type(dtype(), target),
-                                       val(*this))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.broadcastTo(val(*this), target); },
+                 {impl_.get()});
 }
 
 Tensor Tensor::slice(int64_t d, int64_t start, int64_t end,
@@ -726,20 +629,8 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end,
   start = clampIndex(start);
   end = clampIndex(end);
   int64_t len = end > start ? (end - start + step - 1) / step : 0;
-  Shape out = shape();
-  out[d] = len;
-  std::vector<int64_t> offsets(dim(), 0), steps(dim(), 1);
-  offsets[d] = start;
-  steps[d] = step;
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::SliceOp>(ob.loc(), ob.type(dtype(), out), val(*this),
-                                 ob.b().getDenseI64ArrayAttr(offsets),
-                                 ob.b().getDenseI64ArrayAttr(steps))
-            .getOperation();
-      },
-      {impl_.get()});
+  return ob.make([&] { return ob.tb.sliceAxis(val(*this), d, start, len, step); },
+                 {impl_.get()});
 }
 
 template <typename OpTy>
@@ -755,19 +646,8 @@ static Tensor reduce(const char *what, const Tensor &x,
   std::sort(dims.begin(), dims.end());
   if (std::adjacent_find(dims.begin(), dims.end()) != dims.end())
     ob.fail("a dimension is listed twice");
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out =
-            shapes::reduce(x.shape(), dims, keepdim, [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<OpTy>(ob.loc(), ob.type(x.dtype(), *out), val(x),
-                          ob.b().getDenseI64ArrayAttr(dims),
-                          keepdim ? ob.b().getUnitAttr() : m::UnitAttr())
-            .getOperation();
-      },
-      {x.impl().get()});
+  return ob.make([&] { return ob.tb.reduce<OpTy>(val(x), dims, keepdim); },
+                 {x.impl().get()});
 }
 
 static std::vector<int64_t> allDims(const Tensor &t) {
@@ -793,18 +673,12 @@ Tensor Tensor::argmax(int64_t d, bool keepdim) const {
   OpBuilder ob("argmax");
   need(*this, "argmax");
   d = normDim("argmax", d, dim());
-  m::FailureOr<shapes::Shape> out = shapes::reduce(
-      shape(), {d}, keepdim, [&] { return ob.error(); });
-  Shape outShape(out->begin(), out->end());
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<td::ArgMaxOp>(ob.loc(), ob.type(DType::i64, outShape),
-                                  val(*this), ob.b().getI64IntegerAttr(d),
-                                  keepdim ? ob.b().getUnitAttr() : m::UnitAttr())
-            .getOperation();
-      },
-      {});
+  llvm::SmallVector<m::NamedAttribute, 2> attrs = {
+      ob.tb.attr("axis", ob.r.builder().getI64IntegerAttr(d))};
+  if (keepdim)
+    attrs.push_back(ob.tb.attr("keepdims", ob.r.builder().getUnitAttr()));
+  return ob.make([&] { return ob.tb.build<td::ArgMaxOp>({val(*this)}, attrs); },
+                 {});
 }
 
 template <typename OpTy>
@@ -814,14 +688,8 @@ static Tensor softmaxLike(const char *what, const Tensor &x, int64_t d) {
   if (!isFloat(x.dtype()))
     ob.fail("needs a floating-point tensor");
   d = normDim(what, d, x.dim());
-  return ob.make(
-      [&] {
-        return ob.b()
-            .create<OpTy>(ob.loc(), val(x).getType(), val(x),
-                          ob.b().getI64IntegerAttr(d))
-            .getOperation();
-      },
-      {x.impl().get()});
+  return ob.make([&] { return ob.tb.softmax<OpTy>(val(x), d); },
+                 {x.impl().get()});
 }
 
 Tensor Tensor::softmax(int64_t d) const {
@@ -836,18 +704,8 @@ Tensor logSoftmax(const Tensor &x, int64_t dim) { return x.logSoftmax(dim); }
 Tensor Tensor::matmul(const Tensor &other) const {
   OpBuilder ob("matmul");
   needSameDtype(ob, *this, other);
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out = shapes::matmul(
-            shape(), other.shape(), [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<td::MatmulOp>(ob.loc(), ob.type(dtype(), *out),
-                                  val(*this), val(other))
-            .getOperation();
-      },
-      {impl_.get(), other.impl().get()});
+  return ob.make([&] { return ob.tb.matmul(val(*this), val(other)); },
+                 {impl_.get(), other.impl().get()});
 }
 Tensor matmul(const Tensor &a, const Tensor &b) { return a.matmul(b); }
 
@@ -884,21 +742,10 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const Tensor &bias,
     ob.fail("the operands' dtypes differ");
   std::vector<int64_t> pads = {padding[0], padding[1], padding[0], padding[1]};
   return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out =
-            shapes::conv(input.shape(), weight.shape(), stride, pads, dilation,
-                         groups, [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<td::ConvOp>(ob.loc(), ob.type(input.dtype(), *out),
-                                val(input), val(weight),
-                                bias.defined() ? val(bias) : m::Value(),
-                                ob.b().getDenseI64ArrayAttr(stride),
-                                ob.b().getDenseI64ArrayAttr(pads),
-                                ob.b().getDenseI64ArrayAttr(dilation),
-                                ob.b().getI64IntegerAttr(groups))
-            .getOperation();
+      [&] {
+        return ob.tb.conv(val(input), val(weight),
+                          bias.defined() ? val(bias) : m::Value(), stride,
+                          pads, dilation, groups);
       },
       {input.impl().get(), weight.impl().get(),
        bias.defined() ? bias.impl().get() : nullptr});
@@ -917,21 +764,15 @@ static Tensor pool2d(const char *what, const Tensor &input,
     ob.fail("needs a 4-d input, not " + typeStr(input.dtype(), input.shape()));
   std::vector<int64_t> pads = {padding[0], padding[1], padding[0], padding[1]};
   std::vector<int64_t> dilations = {1, 1};
+  m::OpBuilder &b = ob.r.builder();
   return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out =
-            shapes::pool(input.shape(), kernel, stride, pads, dilations,
-                         /*ceilMode=*/false, [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<OpTy>(ob.loc(), ob.type(input.dtype(), *out), val(input),
-                          ob.b().getDenseI64ArrayAttr(kernel),
-                          ob.b().getDenseI64ArrayAttr(stride),
-                          ob.b().getDenseI64ArrayAttr(pads),
-                          ob.b().getDenseI64ArrayAttr(dilations),
-                          m::UnitAttr())
-            .getOperation();
+      [&] {
+        return ob.tb.build<OpTy>(
+            {val(input)},
+            {ob.tb.attr("kernel", b.getDenseI64ArrayAttr(kernel)),
+             ob.tb.attr("strides", b.getDenseI64ArrayAttr(stride)),
+             ob.tb.attr("padding", b.getDenseI64ArrayAttr(pads)),
+             ob.tb.attr("dilations", b.getDenseI64ArrayAttr(dilations))});
       },
       {input.impl().get()});
 }
@@ -950,33 +791,20 @@ Tensor cat(const std::vector<Tensor> &tensors, int64_t d) {
   if (tensors.empty())
     ob.fail("no tensors to concatenate");
   std::vector<const TensorImpl *> inputs;
-  llvm::SmallVector<llvm::ArrayRef<int64_t>> inShapes;
   llvm::SmallVector<m::Value> values;
   for (const Tensor &t : tensors) {
     need(t, "cat");
     if (t.dtype() != tensors[0].dtype())
       ob.fail("the tensors' dtypes differ");
     inputs.push_back(t.impl().get());
-    inShapes.push_back(t.shape());
     values.push_back(val(t));
   }
   d = normDim("cat", d, tensors[0].dim());
-  return ob.make(
-      [&]() -> m::Operation * {
-        m::FailureOr<shapes::Shape> out =
-            shapes::concat(inShapes, d, [&] { return ob.error(); });
-        if (m::failed(out))
-          return nullptr;
-        return ob.b()
-            .create<td::ConcatOp>(ob.loc(),
-                                  ob.type(tensors[0].dtype(), *out), values,
-                                  ob.b().getI64IntegerAttr(d))
-            .getOperation();
-      },
-      inputs);
+  return ob.make([&] { return ob.tb.concat(values, d); }, inputs);
 }
 
 Tensor crossEntropy(const Tensor &logits, const Tensor &targets) {
+  OpBuilder ob("crossEntropy");
   need(logits, "crossEntropy");
   need(targets, "crossEntropy");
   if (logits.dim() != 2)
@@ -987,12 +815,13 @@ Tensor crossEntropy(const Tensor &logits, const Tensor &targets) {
     throw Error("tcc::crossEntropy: the targets must be i64[" +
                 std::to_string(logits.size(0)) + "] class indices, not " +
                 typeStr(targets.dtype(), targets.shape()));
-  int64_t n = logits.size(0), c = logits.size(1);
-  std::vector<double> iota(c);
-  std::iota(iota.begin(), iota.end(), 0.0);
-  Tensor classes = constant(DType::i64, {c}, iota);
-  Tensor oneHot = eq(targets.reshape({n, 1}), classes).to(logits.dtype());
-  return -(oneHot * logits.logSoftmax(1)).sum() / static_cast<double>(n);
+  Tensor logProbs = logits.logSoftmax(1);
+  return ob.make(
+      [&] {
+        return ob.tb.nllLoss(val(logProbs), val(targets), m::Value(),
+                             td::LossReduction::mean, std::nullopt);
+      },
+      {logProbs.impl().get()});
 }
 
 Tensor mseLoss(const Tensor &input, const Tensor &target) {
@@ -1020,15 +849,15 @@ Tensor layerNorm(const Tensor &x, const Shape &normalizedShape,
                      ? weight
                      : constant(x.dtype(), normalizedShape,
                                 std::vector<double>(count(normalizedShape), 1));
+  llvm::SmallVector<m::Value, 3> operands = {val(x), val(scale)};
+  if (bias.defined())
+    operands.push_back(val(bias));
+  m::OpBuilder &b = ob.r.builder();
   return ob.make(
       [&] {
-        return ob.b()
-            .create<td::LayerNormOp>(
-                ob.loc(), val(x).getType(), val(x), val(scale),
-                bias.defined() ? val(bias) : m::Value(),
-                ob.b().getI64IntegerAttr(x.dim() - k),
-                ob.b().getF64FloatAttr(eps))
-            .getOperation();
+        return ob.tb.build<td::LayerNormOp>(
+            operands, {ob.tb.attr("axis", b.getI64IntegerAttr(x.dim() - k)),
+                       ob.tb.attr("epsilon", b.getF64FloatAttr(eps))});
       },
       {x.impl().get(), scale.impl().get(),
        bias.defined() ? bias.impl().get() : nullptr});

@@ -67,6 +67,13 @@ def Tcc_GeluApproximationAttr : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::mlir::tcc";
 }
 
+def Tcc_LossReductionAttr : I32EnumAttr<"LossReduction",
+    "how a loss combines its per-position terms", [
+      I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"sum", 1>,
+      I32EnumAttrCase<"mean", 2>]> {
+  let cppNamespace = "::mlir::tcc";
+}
+
 def Tcc_PadModeAttr : I32EnumAttr<"PadMode", "how pad fills the border", [
       I32EnumAttrCase<"constant", 0>, I32EnumAttrCase<"reflect", 1>,
       I32EnumAttrCase<"edge", 2>, I32EnumAttrCase<"wrap", 3>]> {

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/IR/TccBuilder.h"
 #include "dialects/Tcc/IR/TccShapes.h"
 
 using namespace mlir;
@@ -48,6 +49,322 @@ static LogicalResult checkAxis(Operation *op, int64_t axis, int64_t rank) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Result-type inference
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Where inference reports: at the op's location, worded as its verifier
+/// words it ("'tcc.matmul' op ..."), or nowhere when the caller gave no
+/// location (it only asks whether the types work out).
+struct InferenceError {
+  std::optional<Location> location;
+  StringRef opName;
+  InFlightDiagnostic operator()() const {
+    if (!location)
+      return InFlightDiagnostic();
+    return emitError(*location) << "'" << opName << "' op ";
+  }
+};
+} // namespace
+
+/// The shape of a ranked tensor operand. Inference also runs on ops built
+/// from unchecked input, before any verifier, so anything else is an error.
+static FailureOr<ArrayRef<int64_t>> rankedShape(Value v, StringRef what,
+                                                const InferenceError &emit) {
+  auto type = v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
+  if (!type) {
+    emit() << what << " must be a ranked tensor";
+    return failure();
+  }
+  return type.getShape();
+}
+
+/// The attributes inference reads must be there: an op built from unchecked
+/// input may lack one its verifier would ask for.
+static LogicalResult
+requireAttrs(const InferenceError &emit,
+             std::initializer_list<std::pair<StringRef, Attribute>> attrs) {
+  for (auto [name, value] : attrs)
+    if (!value)
+      return emit() << "requires attribute '" << name << "'", failure();
+  return success();
+}
+
+/// One ranked tensor result of `shape` and `elementType`.
+static LogicalResult inferred(FailureOr<shapes::Shape> shape, Type elementType,
+                              SmallVectorImpl<Type> &types) {
+  if (failed(shape))
+    return failure();
+  types.assign({RankedTensorType::get(*shape, elementType)});
+  return success();
+}
+
+LogicalResult mlir::tcc::inferBroadcastType(std::optional<Location> location,
+                                            StringRef opName,
+                                            ValueRange operands,
+                                            Type elementType,
+                                            SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, opName};
+  SmallVector<ArrayRef<int64_t>> all;
+  for (Value v : operands) {
+    FailureOr<ArrayRef<int64_t>> shape = rankedShape(v, "every operand", emit);
+    if (failed(shape))
+      return failure();
+    all.push_back(*shape);
+  }
+  if (all.empty())
+    return emit() << "needs operands", failure();
+  return inferred(shapes::broadcast(all, emit),
+                  elementType ? elementType
+                              : getElementTypeOrSelf(operands.front()),
+                  types);
+}
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferBroadcastType(location, getOperationName(),
+                            adaptor.getOperands(),
+                            IntegerType::get(context, 1), types);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferBroadcastType(location, getOperationName(),
+                            adaptor.getOperands(),
+                            getElementTypeOrSelf(adaptor.getOnTrue()), types);
+}
+
+template <typename Op>
+static LogicalResult inferReduce(std::optional<Location> location,
+                                 typename Op::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, Op::getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input) ||
+      failed(requireAttrs(emit, {{"axes", adaptor.getAxesAttr()}})))
+    return failure();
+  return inferred(shapes::reduce(*input, adaptor.getAxes(),
+                                 adaptor.getKeepdims(), emit),
+                  getElementTypeOrSelf(adaptor.getInput()), types);
+}
+
+template <typename Op>
+static LogicalResult inferArgReduce(MLIRContext *context,
+                                    std::optional<Location> location,
+                                    typename Op::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, Op::getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input) ||
+      failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
+    return failure();
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= (int64_t)input->size())
+    return emit() << "axis " << axis << " is out of range for rank "
+                  << input->size(),
+           failure();
+  return inferred(
+      shapes::reduce(*input, {axis}, adaptor.getKeepdims(), emit),
+      IntegerType::get(context, 64), types);
+}
+
+#define TCC_INFER_WITH(Op, infer, ...)                                         \
+  LogicalResult Op::inferReturnTypes(MLIRContext *context,                     \
+                                     std::optional<Location> location,         \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    (void)context;                                                             \
+    return infer<Op>(__VA_ARGS__);                                             \
+  }
+TCC_INFER_WITH(ReduceSumOp, inferReduce, location, adaptor, types)
+TCC_INFER_WITH(ReduceMeanOp, inferReduce, location, adaptor, types)
+TCC_INFER_WITH(ReduceMaxOp, inferReduce, location, adaptor, types)
+TCC_INFER_WITH(ReduceMinOp, inferReduce, location, adaptor, types)
+TCC_INFER_WITH(ReduceProdOp, inferReduce, location, adaptor, types)
+TCC_INFER_WITH(ArgMaxOp, inferArgReduce, context, location, adaptor, types)
+TCC_INFER_WITH(ArgMinOp, inferArgReduce, context, location, adaptor, types)
+#undef TCC_INFER_WITH
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> lhs = rankedShape(adaptor.getLhs(), "lhs", emit);
+  if (failed(lhs))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> rhs = rankedShape(adaptor.getRhs(), "rhs", emit);
+  if (failed(rhs))
+    return failure();
+  return inferred(shapes::matmul(*lhs, *rhs, emit),
+                  getElementTypeOrSelf(adaptor.getLhs()), types);
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> weight =
+      rankedShape(adaptor.getWeight(), "weight", emit);
+  if (failed(weight) ||
+      failed(requireAttrs(emit, {{"strides", adaptor.getStridesAttr()},
+                                 {"padding", adaptor.getPaddingAttr()},
+                                 {"dilations", adaptor.getDilationsAttr()},
+                                 {"groups", adaptor.getGroupsAttr()}})))
+    return failure();
+  return inferred(shapes::conv(*input, *weight, adaptor.getStrides(),
+                               adaptor.getPadding(), adaptor.getDilations(),
+                               adaptor.getGroups(), emit),
+                  getElementTypeOrSelf(adaptor.getInput()), types);
+}
+
+template <typename Op>
+static LogicalResult inferPool(std::optional<Location> location,
+                               typename Op::Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, Op::getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input) ||
+      failed(requireAttrs(emit, {{"kernel", adaptor.getKernelAttr()},
+                                 {"strides", adaptor.getStridesAttr()},
+                                 {"padding", adaptor.getPaddingAttr()},
+                                 {"dilations", adaptor.getDilationsAttr()}})))
+    return failure();
+  return inferred(shapes::pool(*input, adaptor.getKernel(),
+                               adaptor.getStrides(), adaptor.getPadding(),
+                               adaptor.getDilations(), adaptor.getCeilMode(),
+                               emit),
+                  getElementTypeOrSelf(adaptor.getInput()), types);
+}
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool<MaxPoolOp>(location, adaptor, types);
+}
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool<AvgPoolOp>(location, adaptor, types);
+}
+
+/// Normalizations keep their input's type.
+template <typename Op>
+static LogicalResult inferInputType(std::optional<Location> location,
+                                    Value input, SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, Op::getOperationName()};
+  if (failed(rankedShape(input, "input", emit)))
+    return failure();
+  types.assign({input.getType()});
+  return success();
+}
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferInputType<LayerNormOp>(location, adaptor.getInput(), types);
+}
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferInputType<BatchNormOp>(location, adaptor.getInput(), types);
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input) ||
+      failed(requireAttrs(emit, {{"perm", adaptor.getPermAttr()}})))
+    return failure();
+  return inferred(shapes::transpose(*input, adaptor.getPerm(), emit),
+                  getElementTypeOrSelf(adaptor.getInput()), types);
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  SmallVector<ArrayRef<int64_t>> inputs;
+  for (Value v : adaptor.getInputs()) {
+    FailureOr<ArrayRef<int64_t>> shape = rankedShape(v, "every input", emit);
+    if (failed(shape))
+      return failure();
+    inputs.push_back(*shape);
+  }
+  if (inputs.empty())
+    return emit() << "needs at least one input", failure();
+  if (failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
+    return failure();
+  return inferred(shapes::concat(inputs, adaptor.getAxis(), emit),
+                  getElementTypeOrSelf(adaptor.getInputs().front()), types);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> data =
+      rankedShape(adaptor.getData(), "data", emit);
+  if (failed(data))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> indices =
+      rankedShape(adaptor.getIndices(), "indices", emit);
+  if (failed(indices) ||
+      failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
+    return failure();
+  return inferred(shapes::gather(*data, *indices, adaptor.getAxis(), emit),
+                  getElementTypeOrSelf(adaptor.getData()), types);
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input) ||
+      failed(requireAttrs(emit, {{"low", adaptor.getLowAttr()},
+                                 {"high", adaptor.getHighAttr()}})))
+    return failure();
+  return inferred(shapes::pad(*input, adaptor.getLow(), adaptor.getHigh(),
+                              emit),
+                  getElementTypeOrSelf(adaptor.getInput()), types);
+}
+
+/// Checks an op's result type against the type it infers from its operands
+/// and attributes: one rule for building and verifying.
+template <typename Op>
+static LogicalResult verifyInferredType(Op op) {
+  SmallVector<Type, 1> types;
+  if (failed(Op::inferReturnTypes(op.getContext(), op.getLoc(),
+                                  typename Op::Adaptor(op), types)))
+    return failure();
+  return checkResultShape(op, op.getType(),
+                          shapes::Shape(cast<ShapedType>(types[0]).getShape()));
+}
+
 LogicalResult mlir::tcc::verifyBroadcastingElementwise(Operation *op) {
   SmallVector<ArrayRef<int64_t>> operands;
   for (Value v : op->getOperands())
@@ -69,37 +386,14 @@ LogicalResult ClampOp::verify() {
   return success();
 }
 
-template <typename Op>
-static LogicalResult verifyReduce(Op op) {
-  return checkResultShape(op, op.getType(),
-                          shapes::reduce(shapeOf(op.getInput()), op.getAxes(),
-                                         op.getKeepdims(),
-                                         [&] { return op.emitOpError(); }));
-}
-LogicalResult ReduceSumOp::verify() { return verifyReduce(*this); }
-LogicalResult ReduceMeanOp::verify() { return verifyReduce(*this); }
-LogicalResult ReduceMaxOp::verify() { return verifyReduce(*this); }
-LogicalResult ReduceMinOp::verify() { return verifyReduce(*this); }
-LogicalResult ReduceProdOp::verify() { return verifyReduce(*this); }
-
-template <typename Op>
-static LogicalResult verifyArgReduce(Op op) {
-  int64_t axis = op.getAxis();
-  if (failed(checkAxis(op, axis, shapeOf(op.getInput()).size())))
-    return failure();
-  return checkResultShape(op, op.getType(),
-                          shapes::reduce(shapeOf(op.getInput()), {axis},
-                                         op.getKeepdims(),
-                                         [&] { return op.emitOpError(); }));
-}
-LogicalResult ArgMaxOp::verify() { return verifyArgReduce(*this); }
-LogicalResult ArgMinOp::verify() { return verifyArgReduce(*this); }
-
-LogicalResult MatmulOp::verify() {
-  return checkResultShape(*this, getType(),
-                          shapes::matmul(shapeOf(getLhs()), shapeOf(getRhs()),
-                                         [&] { return emitOpError(); }));
-}
+LogicalResult ReduceSumOp::verify() { return verifyInferredType(*this); }
+LogicalResult ReduceMeanOp::verify() { return verifyInferredType(*this); }
+LogicalResult ReduceMaxOp::verify() { return verifyInferredType(*this); }
+LogicalResult ReduceMinOp::verify() { return verifyInferredType(*this); }
+LogicalResult ReduceProdOp::verify() { return verifyInferredType(*this); }
+LogicalResult ArgMaxOp::verify() { return verifyInferredType(*this); }
+LogicalResult ArgMinOp::verify() { return verifyInferredType(*this); }
+LogicalResult MatmulOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult ConvOp::verify() {
   ArrayRef<int64_t> weight = shapeOf(getWeight());
@@ -111,23 +405,11 @@ LogicalResult ConvOp::verify() {
                            << " does not match the " << weight[0]
                            << " filters";
   }
-  return checkResultShape(
-      *this, getType(),
-      shapes::conv(shapeOf(getInput()), weight, getStrides(), getPadding(),
-                   getDilations(), getGroups(),
-                   [&] { return emitOpError(); }));
+  return verifyInferredType(*this);
 }
 
-template <typename Op>
-static LogicalResult verifyPool(Op op) {
-  return checkResultShape(
-      op, op.getType(),
-      shapes::pool(shapeOf(op.getInput()), op.getKernel(), op.getStrides(),
-                   op.getPadding(), op.getDilations(), op.getCeilMode(),
-                   [&] { return op.emitOpError(); }));
-}
-LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
-LogicalResult AvgPoolOp::verify() { return verifyPool(*this); }
+LogicalResult MaxPoolOp::verify() { return verifyInferredType(*this); }
+LogicalResult AvgPoolOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult SoftmaxOp::verify() {
   return checkAxis(*this, getAxis(), getType().getRank());
@@ -170,6 +452,117 @@ LogicalResult BatchNormOp::verify() {
   return checkResultShape(*this, getType(), shapes::Shape(input));
 }
 
+/// The shapes of an NLL loss's operands, or an error naming what is wrong.
+static LogicalResult checkNllLossShapes(ArrayRef<int64_t> input,
+                                        ArrayRef<int64_t> target,
+                                        std::optional<ArrayRef<int64_t>> weight,
+                                        shapes::EmitErrorFn emit) {
+  auto same = [](int64_t a, int64_t b) {
+    return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+  };
+  bool ok = input.size() >= 2 && target.size() == input.size() - 1 &&
+            same(input[0], target[0]);
+  for (size_t i = 2; ok && i < input.size(); ++i)
+    ok = same(input[i], target[i - 1]);
+  if (!ok)
+    return emit() << "input " << shapes::str(input) << " and target "
+                  << shapes::str(target)
+                  << " must be N x C x d... and N x d...";
+  if (weight && (weight->size() != 1 || !same((*weight)[0], input[1])))
+    return emit() << "weight " << shapes::str(*weight)
+                  << " must hold one value per class (" << input[1] << ")";
+  return success();
+}
+
+LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, getOperationName()};
+  FailureOr<ArrayRef<int64_t>> input =
+      rankedShape(adaptor.getInput(), "input", emit);
+  if (failed(input))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> target =
+      rankedShape(adaptor.getTarget(), "target", emit);
+  if (failed(target))
+    return failure();
+  std::optional<ArrayRef<int64_t>> weight;
+  if (Value w = adaptor.getWeight()) {
+    FailureOr<ArrayRef<int64_t>> shape = rankedShape(w, "weight", emit);
+    if (failed(shape))
+      return failure();
+    weight = *shape;
+  }
+  if (failed(checkNllLossShapes(*input, *target, weight, emit)) ||
+      failed(requireAttrs(emit, {{"reduction", adaptor.getReductionAttr()}})))
+    return failure();
+  shapes::Shape result;
+  if (adaptor.getReduction() == LossReduction::none)
+    result.assign(target->begin(), target->end());
+  return inferred(result, getElementTypeOrSelf(adaptor.getInput()), types);
+}
+
+FailureOr<std::pair<Value, Value>> NllLossOp::buildPick(TccBuilder &b) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  int64_t rank = type.getRank(), classes = type.getDimSize(1);
+  if (ShapedType::isDynamic(classes))
+    return b.emitError() << "the number of classes must be known", failure();
+  Type et = type.getElementType(), i64 = b.builder().getI64Type();
+  FailureOr<Value> t = b.cast(getTarget(), i64);
+  if (failed(t))
+    return failure();
+  SmallVector<int64_t> expanded(
+      cast<RankedTensorType>(getTarget().getType()).getShape());
+  expanded.insert(expanded.begin() + 1, 1);
+  FailureOr<Value> column = b.reshape(*t, expanded);
+  if (failed(column))
+    return failure();
+  FailureOr<Value> hot = b.compare(ComparePredicate::eq, *column,
+                                   b.iota(classes, i64, 1, rank));
+  if (failed(hot))
+    return failure();
+  Value weight;
+  if (Value w = getWeight()) {
+    SmallVector<int64_t> wShape(rank, 1);
+    wShape[1] = classes;
+    FailureOr<Value> wide = b.reshape(w, wShape);
+    if (failed(wide))
+      return failure();
+    FailureOr<Value> picked = b.select(*hot, *wide, b.scalar(et, 0));
+    if (failed(picked))
+      return failure();
+    FailureOr<Value> sum = b.reduce<ReduceSumOp>(*picked, {1}, false);
+    if (failed(sum))
+      return failure();
+    weight = *sum;
+  }
+  if (std::optional<int64_t> ignore = getIgnoreIndex()) {
+    FailureOr<Value> valid =
+        b.compare(ComparePredicate::ne, *t, b.scalar(i64, double(*ignore)));
+    if (failed(valid))
+      return failure();
+    FailureOr<Value> counted = b.cast(*valid, et);
+    if (failed(counted))
+      return failure();
+    if (weight)
+      counted = b.binary<MulOp>(weight, *counted);
+    if (failed(counted))
+      return failure();
+    weight = *counted;
+  }
+  return std::make_pair(*hot, weight);
+}
+
+LogicalResult NllLossOp::verify() {
+  if (Value w = getWeight();
+      w && getElementTypeOrSelf(w) != getElementTypeOrSelf(getInput()))
+    return emitOpError() << "weight element type " << getElementTypeOrSelf(w)
+                         << " differs from the input's "
+                         << getElementTypeOrSelf(getInput());
+  return verifyInferredType(*this);
+}
+
 LogicalResult ReshapeOp::verify() {
   int64_t in = shapes::numElements(shapeOf(getInput()));
   int64_t out = shapes::numElements(getType().getShape());
@@ -181,11 +574,7 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-LogicalResult TransposeOp::verify() {
-  return checkResultShape(*this, getType(),
-                          shapes::transpose(shapeOf(getInput()), getPerm(),
-                                            [&] { return emitOpError(); }));
-}
+LogicalResult TransposeOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult BroadcastToOp::verify() {
   if (!shapes::broadcastsTo(shapeOf(getInput()), getType().getShape()))
@@ -196,17 +585,12 @@ LogicalResult BroadcastToOp::verify() {
 }
 
 LogicalResult ConcatOp::verify() {
-  SmallVector<ArrayRef<int64_t>> inputs;
-  for (Value v : getInputs()) {
+  for (Value v : getInputs())
     if (getElementTypeOrSelf(v) != getType().getElementType())
       return emitOpError() << "input element type " << getElementTypeOrSelf(v)
                            << " differs from the result's "
                            << getType().getElementType();
-    inputs.push_back(shapeOf(v));
-  }
-  return checkResultShape(*this, getType(),
-                          shapes::concat(inputs, getAxis(),
-                                         [&] { return emitOpError(); }));
+  return verifyInferredType(*this);
 }
 
 LogicalResult SliceOp::verify() {
@@ -260,18 +644,8 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-LogicalResult GatherOp::verify() {
-  return checkResultShape(*this, getType(),
-                          shapes::gather(shapeOf(getData()),
-                                         shapeOf(getIndices()), getAxis(),
-                                         [&] { return emitOpError(); }));
-}
-
-LogicalResult PadOp::verify() {
-  return checkResultShape(*this, getType(),
-                          shapes::pad(shapeOf(getInput()), getLow(), getHigh(),
-                                      [&] { return emitOpError(); }));
-}
+LogicalResult GatherOp::verify() { return verifyInferredType(*this); }
+LogicalResult PadOp::verify() { return verifyInferredType(*this); }
 
 LogicalResult FusedOp::verifyRegions() {
   Block &body = getBody().front();

@@ -16,6 +16,10 @@
 #include "dialects/Tcc/IR/TccDialect.h"
 #include "dialects/Tcc/IR/TccTraits.h"
 
+namespace mlir::tcc {
+class TccBuilder;
+} // namespace mlir::tcc
+
 #include "dialects/Tcc/IR/TccInterfaces.h.inc"
 
 #define GET_OP_CLASSES

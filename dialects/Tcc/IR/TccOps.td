@@ -18,6 +18,42 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
+// Result-type inference
+//===----------------------------------------------------------------------===//
+
+/// The op's result type follows from its operands and attributes by the rules
+/// of TccShapes.h, so it is built without one (`b.create<MatmulOp>(loc, a, w)`,
+/// or TccBuilder for input that may be wrong). The op's own verifier checks a
+/// written result type against the same rules and says which dimension
+/// disagrees; refineReturnTypes leaves that check to it instead of reporting
+/// the mismatch a second time in other words.
+def Tcc_InfersResultType : TraitList<[
+  DeclareOpInterfaceMethods<InferTypeOpInterface, ["refineReturnTypes"]>,
+  NativeOpTrait<"InferTypeOpAdaptor", [], [{
+    static ::llvm::LogicalResult
+    inferReturnTypes(::mlir::MLIRContext *context,
+                     std::optional<::mlir::Location> location, Adaptor adaptor,
+                     ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes);
+  }], [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> location,
+        ::mlir::ValueRange operands, ::mlir::DictionaryAttr attributes,
+        ::mlir::OpaqueProperties properties, ::mlir::RegionRange regions,
+        ::llvm::SmallVectorImpl<::mlir::Type> &inferredReturnTypes) {
+      $cppClass::Adaptor adaptor(operands, attributes, properties, regions);
+      return $cppClass::inferReturnTypes(context, location, adaptor,
+                                         inferredReturnTypes);
+    }
+    ::llvm::LogicalResult $cppClass::refineReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location>,
+        ::mlir::ValueRange, ::mlir::DictionaryAttr, ::mlir::OpaqueProperties,
+        ::mlir::RegionRange, ::llvm::SmallVectorImpl<::mlir::Type> &) {
+      return ::mlir::success();
+    }
+  }]>
+]>;
+
+//===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +83,7 @@ def Tcc_ConstantOp : Tcc_Op<"constant",
 class Tcc_BinaryOp<string mnemonic, string what, Type operandType,
                    list<Trait> traits = []>
     : Tcc_Op<mnemonic, !listconcat(traits, [Pure, Tcc_BroadcastingElementwise,
-        AllElementTypesMatch<["lhs", "rhs", "result"]>])> {
+        AllElementTypesMatch<["lhs", "rhs", "result"]>, Tcc_InfersResultType])> {
   let summary = "elementwise " # what;
   let description = "Computes " # what # [{ of `lhs` and `rhs` element by
     element, after broadcasting both to the result's shape numpy-style (the
@@ -62,6 +98,14 @@ class Tcc_BinaryOp<string mnemonic, string what, Type operandType,
   let results = (outs operandType:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::mlir::tcc::inferBroadcastType(location, getOperationName(),
+                                             adaptor.getOperands(), {}, types);
+    }
+  }];
 }
 
 def Tcc_AddOp : Tcc_BinaryOp<"add", "sum", Tcc_NumericTensor, [Commutative]> {
@@ -106,7 +150,7 @@ def Tcc_XorOp : Tcc_BinaryOp<"xor", "logical or bitwise exclusive or",
 }
 
 def Tcc_CompareOp : Tcc_Op<"cmp", [Pure, Tcc_BroadcastingElementwise,
-    AllElementTypesMatch<["lhs", "rhs"]>]> {
+    AllElementTypesMatch<["lhs", "rhs"]>, Tcc_InfersResultType]> {
   let summary = "elementwise comparison";
   let description = [{
     Compares `lhs` and `rhs` element by element after numpy-style
@@ -127,7 +171,8 @@ def Tcc_CompareOp : Tcc_Op<"cmp", [Pure, Tcc_BroadcastingElementwise,
 }
 
 def Tcc_SelectOp : Tcc_Op<"select", [Pure, Tcc_BroadcastingElementwise,
-    AllElementTypesMatch<["on_true", "on_false", "result"]>]> {
+    AllElementTypesMatch<["on_true", "on_false", "result"]>,
+    Tcc_InfersResultType]> {
   let summary = "elementwise choice between two tensors";
   let description = [{
     Gives `on_true` where `condition` holds and `on_false` elsewhere, after
@@ -261,7 +306,8 @@ def Tcc_CastOp : Tcc_Op<"cast", [Pure, SameOperandsAndResultShape,
 //===----------------------------------------------------------------------===//
 
 class Tcc_ReduceOp<string mnemonic, string what, Type type>
-    : Tcc_Op<mnemonic, [Pure, AllElementTypesMatch<["input", "result"]>]> {
+    : Tcc_Op<mnemonic, [Pure, AllElementTypesMatch<["input", "result"]>,
+                        Tcc_InfersResultType]> {
   let summary = what # " over axes";
   let description = "Reduces `input` to its " # what # [{ over `axes`
     (sorted, unique, in `[0, rank)`; empty reduces nothing). With `keepdims`
@@ -291,7 +337,7 @@ def Tcc_ReduceProdOp : Tcc_ReduceOp<"reduce_prod", "product",
     Tcc_NumericTensor>;
 
 class Tcc_ArgReduceOp<string mnemonic, string what>
-    : Tcc_Op<mnemonic, [Pure]> {
+    : Tcc_Op<mnemonic, [Pure, Tcc_InfersResultType]> {
   let summary = "index of the " # what # " along an axis";
   let description = "Gives, along `axis`, the `i64` index of the " # what #
     [{ element: the first one, or the last with `select_last_index`. With
@@ -319,7 +365,7 @@ def Tcc_ArgMinOp : Tcc_ArgReduceOp<"argmin", "smallest">;
 //===----------------------------------------------------------------------===//
 
 def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure,
-    AllElementTypesMatch<["lhs", "rhs", "result"]>]> {
+    AllElementTypesMatch<["lhs", "rhs", "result"]>, Tcc_InfersResultType]> {
   let summary = "matrix product with numpy semantics";
   let description = [{
     `numpy.matmul`: 2-D operands multiply as matrices; a 1-D operand is a
@@ -338,7 +384,7 @@ def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure,
 }
 
 def Tcc_ConvOp : Tcc_Op<"conv", [Pure,
-    AllElementTypesMatch<["input", "weight", "result"]>]> {
+    AllElementTypesMatch<["input", "weight", "result"]>, Tcc_InfersResultType]> {
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
     `input` is `N x C x D1 x ... x Dn`, `weight` is
@@ -366,7 +412,8 @@ def Tcc_ConvOp : Tcc_Op<"conv", [Pure,
 }
 
 class Tcc_PoolOp<string mnemonic, string what, dag extraArgs>
-    : Tcc_Op<mnemonic, [Pure, AllElementTypesMatch<["input", "result"]>]> {
+    : Tcc_Op<mnemonic, [Pure, AllElementTypesMatch<["input", "result"]>,
+                        Tcc_InfersResultType]> {
   let summary = what # " pooling over the spatial dimensions";
   let arguments = !con((ins Tcc_FloatTensor:$input,
       DenseI64ArrayAttr:$kernel, DenseI64ArrayAttr:$strides,
@@ -434,7 +481,7 @@ def Tcc_SoftmaxOp : Tcc_SoftmaxLikeOp<"softmax", "softmax">;
 def Tcc_LogSoftmaxOp : Tcc_SoftmaxLikeOp<"log_softmax", "log-softmax">;
 
 def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Pure,
-    AllElementTypesMatch<["input", "scale", "result"]>]> {
+    AllElementTypesMatch<["input", "scale", "result"]>, Tcc_InfersResultType]> {
   let summary = "layer normalization over the trailing axes";
   let description = [{
     Normalizes `input` over the axes `[axis, rank)` to zero mean and unit
@@ -459,7 +506,7 @@ def Tcc_LayerNormOp : Tcc_Op<"layer_norm", [Pure,
 
 def Tcc_BatchNormOp : Tcc_Op<"batch_norm", [Pure,
     AllElementTypesMatch<["input", "scale", "bias", "mean", "variance",
-                          "result"]>]> {
+                          "result"]>, Tcc_InfersResultType]> {
   let summary = "batch normalization with running statistics (inference)";
   let description = [{
     `(x - mean) / sqrt(variance + epsilon) * scale + bias` along dimension 1
@@ -479,6 +526,47 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm", [Pure,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Pure,
+    AllElementTypesMatch<["input", "result"]>, Tcc_InfersResultType]> {
+  let summary = "negative log-likelihood loss of log-probabilities";
+  let description = [{
+    `input` holds log-probabilities `N x C x d1 x ... x dk` (class along
+    dimension 1), `target` the class index of each position `N x d1 x ... x dk`.
+    Each position contributes `-weight[t] * input[n, t, d...]` with `t` its
+    target (`weight` defaults to ones); a position whose target equals
+    `ignore_index` contributes 0 and does not count. `reduction = none` gives
+    the per-position terms, `sum` their sum, `mean` their sum divided by the
+    summed weights of the positions that count (their number without
+    `weight`). Targets outside `[0, C)` other than `ignore_index` pick
+    nothing. This is ONNX `NegativeLogLikelihoodLoss` and PyTorch `nll_loss`;
+    cross-entropy is `nll_loss` of `log_softmax` along dimension 1.
+
+    ```mlir
+    %l = tcc.nll_loss %logp, %t reduction = mean
+           : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+    %m = tcc.nll_loss %logp, %t, %w reduction = none ignore_index = 3
+           : (tensor<8x10xf32>, tensor<8xi64>, tensor<10xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_IndexTensor:$target,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Tcc_LossReductionAttr:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $target (`,` $weight^)? `reduction` `=` $reduction
+    (`ignore_index` `=` $ignore_index^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The one-hot mask of the targets (`i1`, the input's shape) and each
+    /// position's weight (the target's shape; null when all weigh 1): what
+    /// the decomposition and the VJP build from.
+    ::mlir::FailureOr<std::pair<::mlir::Value, ::mlir::Value>>
+    buildPick(::mlir::tcc::TccBuilder &b);
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -505,7 +593,7 @@ def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure,
 }
 
 def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure,
-    AllElementTypesMatch<["input", "result"]>]> {
+    AllElementTypesMatch<["input", "result"]>, Tcc_InfersResultType]> {
   let summary = "permutation of dimensions";
   let description = [{
     Result dimension `i` is input dimension `perm[i]`.
@@ -542,7 +630,7 @@ def Tcc_BroadcastToOp : Tcc_Op<"broadcast_to", [Pure,
   let hasFolder = 1;
 }
 
-def Tcc_ConcatOp : Tcc_Op<"concat", [Pure]> {
+def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_InfersResultType]> {
   let summary = "joining tensors along an axis";
   let description = [{
     Concatenates the inputs along `axis`; all other dimensions agree.
@@ -602,7 +690,7 @@ def Tcc_SplitOp : Tcc_Op<"split", [Pure]> {
 }
 
 def Tcc_GatherOp : Tcc_Op<"gather", [Pure,
-    AllElementTypesMatch<["data", "result"]>]> {
+    AllElementTypesMatch<["data", "result"]>, Tcc_InfersResultType]> {
   let summary = "taking entries of a tensor along an axis by index";
   let description = [{
     ONNX `Gather`: the result's shape is
@@ -624,7 +712,8 @@ def Tcc_GatherOp : Tcc_Op<"gather", [Pure,
   let hasFolder = 1;
 }
 
-def Tcc_PadOp : Tcc_Op<"pad", [Pure, AllElementTypesMatch<["input", "result"]>]> {
+def Tcc_PadOp : Tcc_Op<"pad", [Pure, AllElementTypesMatch<["input", "result"]>,
+    Tcc_InfersResultType]> {
   let summary = "padding a tensor on each side";
   let description = [{
     Adds `low[i]` elements before and `high[i]` after dimension `i` (both
@@ -911,6 +1000,13 @@ def Tcc_UkernelOp : Tcc_Op<"ukernel", [AttrSizedOperandSegments,
     arguments (sizes, strides, flags, epilogue) by name; which inputs are
     present (bias, residual) is in `params` too.
 
+    A call whose last input is a residual it adds to its result may say, in
+    `accumulate_params`, how the same kernel computes that sum in place:
+    called with those params and without the residual, it accumulates into
+    its first output, which must then hold the residual. The memory planner
+    does this when the residual's buffer dies at the call; it needs to know
+    nothing else of the kernel.
+
     ```mlir
     %r:2 = tcc.ukernel "conv2d" ins(%x, %w, %b : tensor<1x3x8x8xf32>, tensor<512xf32>, tensor<4xf32>)
              outs(%init, %scratch : tensor<1x4x8x8xf32>, tensor<2048xi8>)
@@ -918,11 +1014,13 @@ def Tcc_UkernelOp : Tcc_Op<"ukernel", [AttrSizedOperandSegments,
     ```
   }];
   let arguments = (ins StrAttr:$name, Variadic<AnyShaped>:$inputs,
-                       Variadic<AnyShaped>:$outputs, DictionaryAttr:$params);
+                       Variadic<AnyShaped>:$outputs, DictionaryAttr:$params,
+                       OptionalAttr<DictionaryAttr>:$accumulate_params);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $name `ins` `(` $inputs `:` type($inputs) `)`
-    `outs` `(` $outputs `:` type($outputs) `)` `params` $params attr-dict
+    `outs` `(` $outputs `:` type($outputs) `)` `params` $params
+    (`accumulate` $accumulate_params^)? attr-dict
     (`->` type($results)^)?
   }];
   let extraClassDeclaration = [{

@@ -5,7 +5,17 @@
 
 #include "mlir/IR/OpDefinition.h"
 
+#include <optional>
+
 namespace mlir::tcc {
+/// Result type of an elementwise op: its operands' shapes broadcast
+/// numpy-style, of `elementType` (the first operand's when null). Reports at
+/// `location`, when given, as the op's verifier would.
+LogicalResult inferBroadcastType(std::optional<Location> location,
+                                 StringRef opName, ValueRange operands,
+                                 Type elementType,
+                                 SmallVectorImpl<Type> &types);
+
 /// Checks that every tensor operand broadcasts (numpy-style) to the shape of
 /// every result.
 LogicalResult verifyBroadcastingElementwise(Operation *op);

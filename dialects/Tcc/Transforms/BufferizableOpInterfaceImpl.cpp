@@ -83,7 +83,8 @@ struct UkernelOpInterface
       callOutputs.push_back(dense(out));
     rewriter.create<tcc::UkernelOp>(loc, TypeRange{}, ukernel.getName(),
                                     callInputs, callOutputs,
-                                    ukernel.getParams());
+                                    ukernel.getParams(),
+                                    ukernel.getAccumulateParamsAttr());
     // The staging buffers are placed (or freed) with every other buffer by
     // the memory plan and the deallocation pipeline that follow.
     for (auto [out, d] : llvm::zip(outputs, callOutputs))

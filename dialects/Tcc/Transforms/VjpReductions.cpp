@@ -210,7 +210,33 @@ LogicalResult vjpTopK(TopKOp op, VjpBuilder &b, ValueRange ct,
 
 } // namespace
 
+/// The input's cotangent is, at each position's target class, minus the
+/// position's cotangent times its weight (over the summed weights for
+/// `mean`), and zero at every other class.
+LogicalResult vjpNllLoss(NllLossOp op, VjpBuilder &b, ValueRange ct,
+                         MutableArrayRef<Value> out) {
+  FailureOr<std::pair<Value, Value>> pick = op.buildPick(b.tcc());
+  if (failed(pick))
+    return failure();
+  auto [hot, weight] = *pick;
+  ArrayRef<int64_t> target = VjpBuilder::shapeOf(op.getTarget());
+  Value g = b.neg(ct[0]);
+  if (op.getReduction() == LossReduction::mean) {
+    SmallVector<int64_t> all =
+        llvm::to_vector(llvm::seq<int64_t>(0, target.size()));
+    g = b.div(g, weight ? b.reduceSum(weight, all, false)
+                        : b.scalarLike(g, double(shapes::numElements(target))));
+  }
+  if (weight)
+    g = b.mul(g, weight);
+  SmallVector<int64_t> expanded(target);
+  expanded.insert(expanded.begin() + 1, 1);
+  out[0] = b.where(hot, b.reshape(b.broadcastTo(g, target), expanded));
+  return success();
+}
+
 void mlir::tcc::attachReductionVjps(MLIRContext &ctx) {
+  attachVjp<NllLossOp, vjpNllLoss>(ctx);
   attachVjp<ReduceSumOp, vjpReduceSum>(ctx);
   attachVjp<ReduceMeanOp, vjpReduceMean>(ctx);
   attachVjp<ReduceMaxOp, vjpReduceExtreme<ReduceMaxOp>>(ctx);

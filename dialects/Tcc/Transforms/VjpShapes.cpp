@@ -129,8 +129,7 @@ Value gatherElements(VjpBuilder &b, Value source, Value indices,
                                          double(strides[axis]))),
                      b.indexConstant(is, base));
   Value table = b.reshape(source, {shapes::numElements(ss)});
-  auto type = VjpBuilder::typeOf(source).clone(is);
-  return b.builder().create<GatherOp>(b.location(), type, table, flat, 0);
+  return b.gather(table, flat, 0);
 }
 
 /// `none`: the overwritten data gets no gradient and each update the

@@ -27,12 +27,15 @@ func.func @conv_bias_relu(%x: tensor<1x2x6x6xf32>) -> tensor<1x4x6x6xf32> {
 // -----
 
 // Tests that rows times a weight matrix, plus a bias and a residual, is one
-// sgemm call whose epilogue adds both.
+// sgemm call whose epilogue adds both, and which can accumulate into C
+// instead (C is dense like the residual): the same params but for the
+// accumulate flag (1) and no residual.
 // CHECK-LABEL: func @linear
 // CHECK: tcc.ukernel "sgemm" ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x8xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<2x3x16xf32>)
 // CHECK-SAME: batch = 1 : i64
-// CHECK-SAME: has_bias = 1 : i64, has_clamp = 0 : i64, has_residual = 1 : i64
+// CHECK-SAME: flags = 0 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_residual = 1 : i64
 // CHECK-SAME: m = 6 : i64, n = 16 : i64
+// CHECK-SAME: accumulate {{{.*}}flags = 1 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_residual = 0 : i64
 // CHECK-NOT: linalg.generic
 func.func @linear(%x: tensor<2x3x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %res: tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
   %0 = tcc.fused "contraction"(%x, %w, %b, %res : tensor<2x3x8xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {

@@ -794,3 +794,27 @@ func.func @loop_scan(%n: tensor<i64>, %c: tensor<i1>, %a: tensor<2xf32>) {
   }
   return
 }
+// -----
+
+// Tests that nll_loss needs a target of the input's positions.
+func.func @nll_target(%x: tensor<4x3xf32>, %t: tensor<5xi64>) {
+  // expected-error @+1 {{input 4x3 and target 5 must be N x C x d... and N x d...}}
+  %r = tcc.nll_loss %x, %t reduction = sum : (tensor<4x3xf32>, tensor<5xi64>) -> tensor<f32>
+  return
+}
+// -----
+
+// Tests that nll_loss needs one weight per class.
+func.func @nll_weight(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{weight 4 must hold one value per class (3)}}
+  %r = tcc.nll_loss %x, %t, %w reduction = sum : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>) -> tensor<f32>
+  return
+}
+// -----
+
+// Tests that a reduced nll_loss is a scalar.
+func.func @nll_result(%x: tensor<4x3xf32>, %t: tensor<4xi64>) {
+  // expected-error @+1 {{result shape 4 does not match the expected shape scalar}}
+  %r = tcc.nll_loss %x, %t reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}

@@ -271,3 +271,13 @@ func.func @control_flow(%c: tensor<i1>, %a: tensor<2xf32>, %b: tensor<2xf32>,
   }
   return %0, %1#0, %1#1 : tensor<2xf32>, tensor<2xf32>, tensor<3x2xf32>
 }
+
+// Tests that nll_loss round-trips with and without weight and ignore_index.
+// CHECK-LABEL: func.func @nll_loss
+func.func @nll_loss(%x: tensor<4x3xf32>, %t: tensor<4xi64>, %w: tensor<3xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  // CHECK: tcc.nll_loss %{{.*}}, %{{.*}} reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  %0 = tcc.nll_loss %x, %t reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<f32>
+  // CHECK: tcc.nll_loss %{{.*}}, %{{.*}}, %{{.*}} reduction = none ignore_index = 2 : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
+  %1 = tcc.nll_loss %x, %t, %w reduction = none ignore_index = 2 : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<f32>, tensor<4xf32>
+}

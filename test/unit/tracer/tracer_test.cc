@@ -1,4 +1,4 @@
-// Tests of the define-by-run tracer (compiler/Tracer): values of recorded
+// Tests of the define-by-run tracer (compiler/Frontends/Tracer): values of recorded
 // ops against plain C++ loops, gradients against hand-derived ones, misuse
 // errors and their messages, the compile cache, and trace() with saved
 // artifacts run by the runtime alone. Training against PyTorch is in
