@@ -327,18 +327,18 @@ public:
       return failure();
     if (emit == EmitKind::Import)
       return writeModule();
-    if (failed(runGraphPasses()))
-      return failure();
-    if (emit == EmitKind::Tcc)
-      return writeModule();
-    if (failed(describeInterface()) || failed(lowerToLinalg()))
-      return failure();
-    if (emit == EmitKind::Linalg)
-      return writeModule();
-    if (failed(lowerToLLVMDialect()))
-      return failure();
-    if (emit == EmitKind::LLVMDialect)
-      return writeModule();
+    // The IR stages, each with the --emit that stops after it.
+    using Stage = LogicalResult (Compilation::*)();
+    const std::pair<Stage, EmitKind> stages[] = {
+        {&Compilation::runGraphPasses, EmitKind::Tcc},
+        {&Compilation::lowerToLinalg, EmitKind::Linalg},
+        {&Compilation::lowerToLLVMDialect, EmitKind::LLVMDialect}};
+    for (auto [stage, stopAfter] : stages) {
+      if (failed((this->*stage)()))
+        return failure();
+      if (emit == stopAfter)
+        return writeModule();
+    }
     if (failed(translate()))
       return failure();
     return writeCode();
@@ -448,6 +448,8 @@ private:
   }
 
   LogicalResult lowerToLinalg() {
+    if (failed(describeInterface()))
+      return failure();
     CpuPipelineOptions pipeline;
     pipeline.ukernels = isa;
     return runPipeline(

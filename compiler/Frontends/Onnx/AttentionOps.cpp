@@ -339,8 +339,7 @@ static LogicalResult importRotaryEmbedding(NodeContext &ctx) {
     out = ctx.reshape(out, orig);
   else
     out = ctx.transpose(out, {0, 2, 1, 3});
-  ctx.setResult(0, out);
-  return success(out);
+  return ctx.result(out);
 }
 
 /// LinearAttention: the recurrent state update unrolled over the static
@@ -505,8 +504,7 @@ static LogicalResult importFlexAttention(NodeContext &ctx) {
     return failure();
   Value y = ctx.castTo(ctx.matmul(probs, ctx.castTo(v, computeType)),
                        elementTypeOf(v));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerAttentionOps(OpTable &t) {

@@ -161,8 +161,7 @@ static LogicalResult importEinsum(NodeContext &ctx) {
       llvm::to_vector(llvm::seq<int64_t>(out.size(), total));
   Value y = summed.empty() ? product
                            : ctx.reduce<ReduceSumOp>(product, summed, false);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerEinsumOps(OpTable &t) {

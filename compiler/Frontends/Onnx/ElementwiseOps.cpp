@@ -50,8 +50,7 @@ template <typename OpT> static LogicalResult importBinary(NodeContext &ctx) {
   Value lhs = ctx.input(0);
   Value rhs = legacyBroadcastOperand(ctx, lhs, ctx.input(1));
   Value result = ctx.binary<OpT>(lhs, rhs);
-  ctx.setResult(0, result);
-  return success(result);
+  return ctx.result(result);
 }
 
 static LogicalResult importPow(NodeContext &ctx) {
@@ -61,8 +60,7 @@ static LogicalResult importPow(NodeContext &ctx) {
   if (exponent && elementTypeOf(exponent) != elementTypeOf(base))
     exponent = ctx.castTo(exponent, elementTypeOf(base));
   Value result = ctx.binary<PowOp>(base, exponent);
-  ctx.setResult(0, result);
-  return success(result);
+  return ctx.result(result);
 }
 
 template <ComparePredicate predicate>
@@ -70,8 +68,7 @@ static LogicalResult importCompare(NodeContext &ctx) {
   Value lhs = ctx.input(0);
   Value rhs = legacyBroadcastOperand(ctx, lhs, ctx.input(1));
   Value result = ctx.compare(predicate, lhs, rhs);
-  ctx.setResult(0, result);
-  return success(result);
+  return ctx.result(result);
 }
 
 template <typename OpT, bool floatOnly>
@@ -106,8 +103,7 @@ static LogicalResult importVariadic(NodeContext &ctx) {
     acc =
         ctx.binary<DivOp>(acc, ctx.scalar(elementTypeOf(acc), ctx.numInputs()));
   }
-  ctx.setResult(0, acc);
-  return success(acc);
+  return ctx.result(acc);
 }
 
 static LogicalResult importWhere(NodeContext &ctx) {
@@ -191,8 +187,7 @@ static LogicalResult importHardSigmoid(NodeContext &ctx) {
     return failure();
   Value y = hardSigmoid(ctx, x, ctx.getFloat("alpha", 0.2),
                         ctx.getFloat("beta", 0.5));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importHardSwish(NodeContext &ctx) {
@@ -200,8 +195,7 @@ static LogicalResult importHardSwish(NodeContext &ctx) {
   if (failed(ctx.requireFloat(x)))
     return failure();
   Value y = ctx.binary<MulOp>(x, hardSigmoid(ctx, x, 1.0 / 6, 0.5));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importGelu(NodeContext &ctx) {

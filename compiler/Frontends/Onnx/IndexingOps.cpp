@@ -88,8 +88,7 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
   }
   Value flat = ctx.reshape(data, {shapes::numElements(dshape)});
   Value y = ctx.gather(flat, linear, 0);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importGatherND(NodeContext &ctx) {
@@ -135,8 +134,7 @@ static LogicalResult importGatherND(NodeContext &ctx) {
   SmallVector<int64_t> out(ishape.drop_back());
   out.append(rest.begin(), rest.end());
   y = ctx.reshape(y, out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static FailureOr<ScatterReduction> readReduction(NodeContext &ctx) {
@@ -206,8 +204,7 @@ static LogicalResult importScatterND(NodeContext &ctx) {
   Value y = scatter(ctx, ctx.reshape(data, {m, slice}), linear,
                     ctx.reshape(updates, {positions, slice}), 0, *r);
   y = ctx.reshape(y, dshape);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importTensorScatter(NodeContext &ctx) {
@@ -268,8 +265,7 @@ static LogicalResult importOneHot(NodeContext &ctx) {
   Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
   Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
   Value y = ctx.select(hot, on, off);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// The integer of an optional constant scalar input, `dflt` when absent.
@@ -305,8 +301,7 @@ static LogicalResult importTrilu(NodeContext &ctx) {
   Value keep = ctx.compare(upper ? ComparePredicate::ge : ComparePredicate::le,
                            diff, ctx.scalar(i64, (double)*k));
   Value y = ctx.select(keep, x, ctx.scalarLike(x, 0));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importEyeLike(NodeContext &ctx) {
@@ -395,45 +390,23 @@ template <typename OpT> static LogicalResult importCumulative(NodeContext &ctx) 
   if (elementTypeOf(x).isInteger(1))
     return ctx.emitError() << "input must be a numeric tensor; got "
                            << x.getType();
-  SmallVector<NamedAttribute, 3> attrs = {
-      ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))};
-  if (exclusive)
-    attrs.push_back(ctx.attr("exclusive", ctx.b.getUnitAttr()));
-  if (reverse)
-    attrs.push_back(ctx.attr("reverse", ctx.b.getUnitAttr()));
-  ctx.setResult(0, ctx.create<OpT>({x}, attrs));
+  ctx.setResult(0, ctx.check(ctx.builder().cumulative<OpT>(x, *axis, exclusive,
+                                                             reverse)));
   return success();
 }
 
 static LogicalResult importHardmax(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (failed(ctx.requireFloat(x)))
+  FailureOr<SoftmaxRows> rows = softmaxRows(ctx);
+  if (failed(rows))
     return failure();
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size();
-  FailureOr<int64_t> axis =
-      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
-  if (failed(axis))
-    return failure();
-  // Before opset 13 the dimensions from `axis` on form one row.
-  Value v = x;
-  int64_t a = *axis;
-  if (ctx.opset < 13) {
-    v = ctx.reshape(x, {shapes::numElements(shape.take_front(a)),
-                        shapes::numElements(shape.drop_front(a))});
-    a = 1;
-  }
-  if (!v)
-    return failure();
-  int64_t vr = shapeOf(v).size();
-  Value best = ctx.create<ArgMaxOp>(
-      {v}, {ctx.attr("axis", ctx.b.getI64IntegerAttr(a)),
-            ctx.attr("keepdims", ctx.b.getUnitAttr())});
+  Value v = rows->rows;
+  int64_t a = rows->axis, vr = shapeOf(v).size();
+  Value best = ctx.check(ctx.builder().argReduce<ArgMaxOp>(v, a, true));
   Value hot = ctx.compare(ComparePredicate::eq, best,
                           ctx.iota(shapeOf(v)[a], ctx.b.getI64Type(), a, vr));
-  Value y = ctx.reshape(ctx.castTo(hot, elementTypeOf(x)), shape);
-  ctx.setResult(0, y);
-  return success(y);
+  Value y = ctx.reshape(ctx.castTo(hot, elementTypeOf(x)), shapeOf(x));
+  return ctx.result(y);
 }
 
 static LogicalResult importSpaceToDepth(NodeContext &ctx) {
@@ -448,8 +421,7 @@ static LogicalResult importSpaceToDepth(NodeContext &ctx) {
   Value y = ctx.reshape(x, {s[0], s[1], s[2] / bs, bs, s[3] / bs, bs});
   y = ctx.transpose(y, {0, 3, 5, 1, 2, 4});
   y = ctx.reshape(y, {s[0], s[1] * bs * bs, s[2] / bs, s[3] / bs});
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importDepthToSpace(NodeContext &ctx) {
@@ -474,8 +446,7 @@ static LogicalResult importDepthToSpace(NodeContext &ctx) {
     return ctx.unsupportedValue("mode", mode);
   }
   y = ctx.reshape(y, {s[0], c, s[2] * bs, s[3] * bs});
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importCenterCropPad(NodeContext &ctx) {
@@ -548,8 +519,7 @@ static LogicalResult importReverseSequence(NodeContext &ctx) {
           linear, ctx.binary<MulOp>(ctx.iota(shape[d], i64, d, rank),
                                     ctx.scalar(i64, strides[d])));
   Value y = ctx.gather(ctx.reshape(x, {shapes::numElements(shape)}), linear, 0);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 //===----------------------------------------------------------------------===//
@@ -602,8 +572,7 @@ static LogicalResult importCompress(NodeContext &ctx) {
                              : ctx.constant({(int64_t)picked.size()}, i64,
                                             picked);
   Value y = ctx.gather(data, idx, axis);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importNonZero(NodeContext &ctx) {
@@ -886,8 +855,7 @@ static LogicalResult importTfIdfVectorizer(NodeContext &ctx) {
     if (!v)
       v = ctx.constant(countShape, f32, {0.0});
   Value y = ctx.concat(outputs, last);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerIndexingOps(OpTable &t) {

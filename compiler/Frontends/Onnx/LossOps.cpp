@@ -38,8 +38,7 @@ static LogicalResult importNLLLoss(NodeContext &ctx) {
   if (failed(ctx.requireFloat(x)))
     return failure();
   Value loss = nllLoss(ctx, x, ctx.input(1), ctx.input(2));
-  ctx.setResult(0, loss);
-  return success(loss);
+  return ctx.result(loss);
 }
 
 static LogicalResult importSoftmaxCrossEntropy(NodeContext &ctx) {

@@ -45,8 +45,7 @@ static LogicalResult importBitwiseBinary(NodeContext &ctx) {
   if (failed(requireInteger(ctx, ctx.input(0))))
     return failure();
   Value y = ctx.binary<OpT>(ctx.input(0), ctx.input(1));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importBitwiseNot(NodeContext &ctx) {
@@ -68,8 +67,7 @@ static LogicalResult importBitShift(NodeContext &ctx) {
     z = ctx.binary<ShiftRightOp>(x, y);
   else
     return ctx.unsupportedValue("direction", direction);
-  ctx.setResult(0, z);
-  return success(z);
+  return ctx.result(z);
 }
 
 static LogicalResult importMod(NodeContext &ctx) {
@@ -96,8 +94,7 @@ static LogicalResult importMod(NodeContext &ctx) {
     Value fix = ctx.binary<AndOp>(differ, nonZero);
     r = ctx.select(fix, ctx.binary<AddOp>(m, b), m);
   }
-  ctx.setResult(0, r);
-  return success(r);
+  return ctx.result(r);
 }
 
 static LogicalResult importCastLike(NodeContext &ctx) {
@@ -164,8 +161,7 @@ static LogicalResult importIsInf(NodeContext &ctx) {
     y = ctx.compare(ComparePredicate::eq, x, ctx.scalarLike(x, pos ? inf : -inf));
   else
     y = ctx.constant(shapeOf(x), ctx.b.getI1Type(), {0.0});
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// exp(x) - 1 on the negative side, scaled: Elu's and Selu's left branch.
@@ -182,8 +178,7 @@ static LogicalResult importElu(NodeContext &ctx) {
     return failure();
   Value neg = ctx.compare(ComparePredicate::lt, x, ctx.scalarLike(x, 0));
   Value y = ctx.select(neg, expm1Scaled(ctx, x, alpha), x);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSelu(NodeContext &ctx) {
@@ -196,8 +191,7 @@ static LogicalResult importSelu(NodeContext &ctx) {
   Value pos = ctx.compare(ComparePredicate::gt, x, ctx.scalarLike(x, 0));
   Value y = ctx.select(pos, x, expm1Scaled(ctx, x, alpha));
   y = ctx.binary<MulOp>(y, ctx.scalarLike(x, gamma));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importCelu(NodeContext &ctx) {
@@ -214,8 +208,7 @@ static LogicalResult importCelu(NodeContext &ctx) {
   Value scaled = ctx.binary<DivOp>(x, ctx.scalarLike(x, alpha));
   Value left = ctx.binary<MinOp>(zero, expm1Scaled(ctx, scaled, alpha));
   Value y = ctx.castTo(ctx.binary<AddOp>(ctx.binary<MaxOp>(zero, x), left), et);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static Value softplus(NodeContext &ctx, Value x) {
@@ -228,8 +221,7 @@ static LogicalResult importSoftplus(NodeContext &ctx) {
   if (failed(ctx.requireFloat(x)))
     return failure();
   Value y = softplus(ctx, x);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSoftsign(NodeContext &ctx) {
@@ -238,8 +230,7 @@ static LogicalResult importSoftsign(NodeContext &ctx) {
     return failure();
   Value y = ctx.binary<DivOp>(
       x, ctx.binary<AddOp>(ctx.unary<AbsOp>(x), ctx.scalarLike(x, 1)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importMish(NodeContext &ctx) {
@@ -247,8 +238,7 @@ static LogicalResult importMish(NodeContext &ctx) {
   if (failed(ctx.requireFloat(x)))
     return failure();
   Value y = ctx.binary<MulOp>(x, ctx.unary<TanhOp>(softplus(ctx, x)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importThresholdedRelu(NodeContext &ctx) {
@@ -258,8 +248,7 @@ static LogicalResult importThresholdedRelu(NodeContext &ctx) {
     return failure();
   Value above = ctx.compare(ComparePredicate::gt, x, ctx.scalarLike(x, alpha));
   Value y = ctx.select(above, x, ctx.scalarLike(x, 0));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importShrink(NodeContext &ctx) {
@@ -278,8 +267,7 @@ static LogicalResult importShrink(NodeContext &ctx) {
       low, ctx.binary<AddOp>(x, ctx.scalarLike(x, bias)),
       ctx.select(high, ctx.binary<SubOp>(x, ctx.scalarLike(x, bias)),
                  ctx.scalarLike(x, 0)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSwish(NodeContext &ctx) {
@@ -289,8 +277,7 @@ static LogicalResult importSwish(NodeContext &ctx) {
     return failure();
   Value scaled = alpha == 1.0 ? x : ctx.binary<MulOp>(x, ctx.scalarLike(x, alpha));
   Value y = ctx.binary<MulOp>(x, ctx.unary<SigmoidOp>(scaled));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importPRelu(NodeContext &ctx) {
@@ -312,8 +299,7 @@ static LogicalResult importPRelu(NodeContext &ctx) {
     return ctx.emitError() << "slope " << shapes::str(shapeOf(slope))
                            << " does not broadcast to the input "
                            << shapes::str(shapeOf(x));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSwiGLU(NodeContext &ctx) {
@@ -327,8 +313,7 @@ static LogicalResult importSwiGLU(NodeContext &ctx) {
   Value scaled = alpha == 1.0 ? a : ctx.binary<MulOp>(a, ctx.scalarLike(a, alpha));
   Value y = ctx.binary<MulOp>(ctx.binary<MulOp>(a, ctx.unary<SigmoidOp>(scaled)),
                               b);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// The determinant of the trailing [n, n] matrices by cofactor expansion
@@ -377,8 +362,7 @@ static LogicalResult importDet(NodeContext &ctx) {
                            << "(at most 4x4)";
   Value d = determinant(ctx, ctx.widenHalf(x));
   Value y = ctx.castTo(ctx.reshape(d, s.drop_back(2)), elementTypeOf(x));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerMathOps(OpTable &t) {

@@ -143,8 +143,7 @@ static LogicalResult importConv(NodeContext &ctx) {
   if (failed(ctx.requireFloat(x)))
     return failure();
   Value y = convolve(ctx, x, ctx.input(1), ctx.input(2));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// `v` - `zeroPoint` in f64, with a zero point of one value or, when
@@ -173,8 +172,7 @@ static LogicalResult importConvInteger(NodeContext &ctx) {
   Value w = minusZeroPoint(ctx, ctx.input(1), ctx.input(3), true);
   Value y = convolve(ctx, x, w, Value());
   y = ctx.castTo(y, ctx.b.getI32Type());
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// round(v) + zero point, saturated to the zero point's (or `dflt`'s) type.
@@ -216,8 +214,7 @@ static LogicalResult importQLinearConv(NodeContext &ctx) {
       ctx.reshape(ctx.castTo(ctx.input(6), f64), {}));
   y = requantize(ctx, ctx.binary<MulOp>(y, scale), ctx.input(7),
                  elementTypeOf(ctx.input(0)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// ConvTranspose as a convolution: the input spread out by the strides
@@ -334,8 +331,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     bs[0] = m;
     y = ctx.binary<AddOp>(y, ctx.reshape(bias, bs));
   }
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// f32 for half-precision types (which accumulate in f32), else `et`.
@@ -425,8 +421,7 @@ static LogicalResult importMaxUnpool(NodeContext &ctx) {
       high.push_back(o - i);
     y = ctx.pad(y, low, high);
   }
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// Col2Im: each column entry added into its image position (a scatter-add
@@ -496,8 +491,7 @@ static LogicalResult importCol2Im(NodeContext &ctx) {
   y = ctx.reshape(y, shape);
   for (size_t i = 0; i < n; ++i)
     y = ctx.slice(y, i + 2, (*pads)[i], (*image)[i]);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// LpPool: (sum over each window of |x|^p)^(1/p), the sum being a depthwise
@@ -550,8 +544,7 @@ static LogicalResult importLpPool(NodeContext &ctx) {
   Value y = p == 1   ? sum
             : p == 2 ? ctx.unary<SqrtOp>(sum)
                      : ctx.binary<PowOp>(sum, ctx.scalar(et, 1.0 / p));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// MaxPool's Indices: for each window, the flat input index (row-major, or
@@ -655,16 +648,9 @@ template <typename OpT> static LogicalResult importPool(NodeContext &ctx) {
     ctx.ignoreAttrs({"storage_order"});
   if (failed(win) || ctx.hasError())
     return failure();
-  SmallVector<NamedAttribute, 6> attrs = {
-      ctx.attr("kernel", ctx.b.getDenseI64ArrayAttr(win->kernel)),
-      ctx.attr("strides", ctx.b.getDenseI64ArrayAttr(win->strides)),
-      ctx.attr("padding", ctx.b.getDenseI64ArrayAttr(win->padding)),
-      ctx.attr("dilations", ctx.b.getDenseI64ArrayAttr(win->dilations))};
-  if (ceilMode)
-    attrs.push_back(ctx.attr("ceil_mode", ctx.b.getUnitAttr()));
-  if (countPad)
-    attrs.push_back(ctx.attr("count_include_pad", ctx.b.getUnitAttr()));
-  Value y = ctx.create<OpT>({x}, attrs);
+  Value y = ctx.check(ctx.builder().pool<OpT>(
+      x, win->kernel, win->strides, win->padding, win->dilations, ceilMode,
+      countPad));
   ctx.setResult(0, viaFloat ? ctx.castTo(y, et) : y);
   if (isMax && ctx.hasOutput(1)) {
     int64_t order = ctx.opset >= 8 ? ctx.getInt("storage_order", 0) : 0;
@@ -690,8 +676,7 @@ static LogicalResult importGlobalPool(NodeContext &ctx) {
 
 static LogicalResult importMatMul(NodeContext &ctx) {
   Value y = ctx.matmul(ctx.input(0), ctx.input(1));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// Y = alpha * A' * B' + beta * C, with A' and B' optionally transposed.
@@ -725,33 +710,15 @@ static LogicalResult importGemm(NodeContext &ctx) {
       c = ctx.binary<MulOp>(c, ctx.scalar(et, beta));
     y = ctx.binary<AddOp>(y, c);
   }
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 template <typename OpT> static LogicalResult importSoftmax(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  if (failed(ctx.requireFloat(x)))
+  FailureOr<SoftmaxRows> rows = softmaxRows(ctx);
+  if (failed(rows))
     return failure();
-  ArrayRef<int64_t> shape = shapeOf(x);
-  int64_t rank = shape.size();
-  FailureOr<int64_t> axis =
-      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
-  if (failed(axis))
-    return failure();
-  if (ctx.opset >= 13 || *axis == rank - 1) {
-    ctx.setResult(0, ctx.check(ctx.builder().softmax<OpT>(x, *axis)));
-    return success();
-  }
-  // Before opset 13 the input is seen as a matrix: the dimensions before
-  // `axis` are the rows, those from `axis` on are one normalized row.
-  int64_t rows = shapes::numElements(shape.take_front(*axis));
-  int64_t cols = shapes::numElements(shape.drop_front(*axis));
-  Value flat = ctx.reshape(x, {rows, cols});
-  if (!flat)
-    return failure();
-  Value y = ctx.check(ctx.builder().softmax<OpT>(flat, 1));
-  ctx.setResult(0, ctx.reshape(y, shape));
+  Value y = ctx.check(ctx.builder().softmax<OpT>(rows->rows, rows->axis));
+  ctx.setResult(0, ctx.reshape(y, shapeOf(ctx.input(0))));
   return success();
 }
 

@@ -404,3 +404,20 @@ Value NodeContext::matmul(Value lhs, Value rhs) {
   return check(tb.matmul(lhs, rhs));
 }
 
+
+FailureOr<SoftmaxRows> mlir::tcc::onnx::softmaxRows(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (failed(ctx.requireFloat(x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", ctx.opset < 13 ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  if (ctx.opset >= 13 || *axis == rank - 1)
+    return SoftmaxRows{x, *axis};
+  return SoftmaxRows{ctx.reshape(x, {shapes::numElements(shape.take_front(*axis)),
+                                     shapes::numElements(shape.drop_front(*axis))}),
+                     1};
+}

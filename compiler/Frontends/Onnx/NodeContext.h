@@ -233,6 +233,11 @@ public:
 
   //===--- Results --------------------------------------------------------===//
   void setResult(unsigned i, Value v);
+  /// The node's single result `v`: success when it was built.
+  LogicalResult result(Value v) {
+    setResult(0, v);
+    return success(static_cast<bool>(v));
+  }
   llvm::ArrayRef<Value> getResults() const { return results; }
   /// Whether the node's i-th output is used (listed with a name).
   bool hasOutput(unsigned i) const {
@@ -396,6 +401,16 @@ private:
   std::function<InFlightDiagnostic()> errorFnStorage;
   TccBuilder tb;
 };
+
+/// The rows the Softmax family (Softmax, LogSoftmax, Hardmax) normalizes:
+/// the node's float input and its `axis`, except that before opset 13 the
+/// dimensions from `axis` on form one row of a matrix (`rows` is then the
+/// input reshaped so, and `axis` 1).
+struct SoftmaxRows {
+  Value rows;
+  int64_t axis;
+};
+FailureOr<SoftmaxRows> softmaxRows(NodeContext &ctx);
 
 } // namespace mlir::tcc::onnx
 

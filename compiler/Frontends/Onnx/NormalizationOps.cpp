@@ -42,9 +42,14 @@ static SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
   return llvm::to_vector(llvm::seq<int64_t>(first, rank));
 }
 
-static LogicalResult importLayerNorm(NodeContext &ctx) {
+/// What LayerNormalization and RMSNormalization read alike: a float input
+/// normalized over the axes from `axis` on, with `epsilon`.
+struct TrailingNorm {
+  int64_t rank, axis;
+  double epsilon;
+};
+static FailureOr<TrailingNorm> readTrailingNorm(NodeContext &ctx, Value x) {
   ctx.ignoreAttrs({"stash_type"}); // half precision is normalized in f32
-  Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
   if (failed(ctx.requireFloat(x)))
     return failure();
   int64_t rank = shapeOf(x).size();
@@ -52,6 +57,15 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
   double epsilon = ctx.getFloat("epsilon", 1e-5);
   if (failed(axis) || ctx.hasError())
     return failure();
+  return TrailingNorm{rank, *axis, epsilon};
+}
+
+static LogicalResult importLayerNorm(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
+  FailureOr<TrailingNorm> norm = readTrailingNorm(ctx, x);
+  if (failed(norm))
+    return failure();
+  auto [rank, axis, epsilon] = *norm;
   Type et = elementTypeOf(x);
   if (!ctx.hasOutput(1) && !ctx.hasOutput(2) && et == elementTypeOf(scale) &&
       (!bias || et == elementTypeOf(bias))) {
@@ -60,11 +74,11 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
       operands.push_back(bias);
     ctx.setResult(0, ctx.create<LayerNormOp>(
                          operands,
-                         {ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis)),
+                         {ctx.attr("axis", ctx.b.getI64IntegerAttr(axis)),
                           ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
     return success();
   }
-  Normalized n = normalize(ctx, stash(ctx, x), axesFrom(*axis, rank), epsilon);
+  Normalized n = normalize(ctx, stash(ctx, x), axesFrom(axis, rank), epsilon);
   Value y = ctx.binary<MulOp>(ctx.castTo(n.y, et), ctx.castTo(scale, et));
   if (bias)
     y = ctx.binary<AddOp>(y, ctx.castTo(bias, et));
@@ -75,25 +89,20 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
 }
 
 static LogicalResult importRMSNorm(NodeContext &ctx) {
-  ctx.ignoreAttrs({"stash_type"});
   Value x = ctx.input(0), scale = ctx.input(1);
-  if (failed(ctx.requireFloat(x)))
+  FailureOr<TrailingNorm> norm = readTrailingNorm(ctx, x);
+  if (failed(norm))
     return failure();
-  int64_t rank = shapeOf(x).size();
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
-  double epsilon = ctx.getFloat("epsilon", 1e-5);
-  if (failed(axis) || ctx.hasError())
-    return failure();
+  auto [rank, axis, epsilon] = *norm;
   Type et = elementTypeOf(x);
   Value xs = stash(ctx, x);
   Value ms = ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(xs, xs),
-                                      axesFrom(*axis, rank), true);
+                                      axesFrom(axis, rank), true);
   Value inv = ctx.unary<ReciprocalOp>(ctx.unary<SqrtOp>(
       ctx.binary<AddOp>(ms, ctx.scalarLike(xs, epsilon))));
   Value y = ctx.binary<MulOp>(ctx.castTo(ctx.binary<MulOp>(xs, inv), et),
                               ctx.castTo(scale, et));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// [C] -> [C, 1, ..., 1], to broadcast along dimension 1 of a rank-`rank`
@@ -123,8 +132,7 @@ static LogicalResult importInstanceNorm(NodeContext &ctx) {
   Value y = ctx.binary<MulOp>(ctx.castTo(n.y, et),
                               perChannel(ctx, ctx.input(1), rank));
   y = ctx.binary<AddOp>(y, perChannel(ctx, ctx.input(2), rank));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importGroupNorm(NodeContext &ctx) {
@@ -157,8 +165,7 @@ static LogicalResult importGroupNorm(NodeContext &ctx) {
   Value y = ctx.castTo(ctx.reshape(n.y, shape), et);
   y = ctx.binary<MulOp>(y, perChannel(ctx, scale, rank));
   y = ctx.binary<AddOp>(y, perChannel(ctx, bias, rank));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importMVN(NodeContext &ctx) {
@@ -181,8 +188,7 @@ static LogicalResult importMVN(NodeContext &ctx) {
   Value y = ctx.binary<DivOp>(
       ctx.binary<SubOp>(x, mean),
       ctx.binary<AddOp>(std, ctx.scalarLike(x, 1e-9)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importLpNorm(NodeContext &ctx) {
@@ -205,8 +211,7 @@ static LogicalResult importLpNorm(NodeContext &ctx) {
   Value zero = ctx.compare(ComparePredicate::eq, norm, ctx.scalarLike(x, 0));
   norm = ctx.select(zero, ctx.scalarLike(x, 1), norm);
   Value y = ctx.binary<DivOp>(x, norm);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importLRN(NodeContext &ctx) {
@@ -240,8 +245,7 @@ static LogicalResult importLRN(NodeContext &ctx) {
       ctx.scalarLike(x, bias));
   Value y = ctx.binary<DivOp>(
       x, ctx.binary<PowOp>(denom, ctx.scalarLike(x, beta)));
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importBatchNorm(NodeContext &ctx) {

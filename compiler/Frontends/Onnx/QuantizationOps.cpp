@@ -112,8 +112,7 @@ static LogicalResult importQuantizeLinear(NodeContext &ctx) {
     ft = elementTypeOf(x);
   Value q = ctx.binary<DivOp>(ctx.castTo(x, ft), ctx.castTo(scale, ft));
   Value y = saturate(ctx, q, zp, qt);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importDequantizeLinear(NodeContext &ctx) {
@@ -146,8 +145,7 @@ static LogicalResult importDequantizeLinear(NodeContext &ctx) {
     d = ctx.binary<SubOp>(
         d, ctx.castTo(spread(ctx, ctx.input(2), x, *axis, block), f32));
   Value y = ctx.castTo(ctx.binary<MulOp>(d, ctx.castTo(scale, f32)), out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
@@ -197,8 +195,7 @@ static LogicalResult importMatMulInteger(NodeContext &ctx) {
   Value a = shifted(ctx, ctx.input(0), ctx.input(2), true);
   Value b = shifted(ctx, ctx.input(1), ctx.input(3), false);
   Value y = ctx.matmul(a, b);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importQLinearMatMul(NodeContext &ctx) {
@@ -216,8 +213,7 @@ static LogicalResult importQLinearMatMul(NodeContext &ctx) {
   Type qt = elementTypeOf(ctx.input(7) ? ctx.input(7) : ctx.input(0));
   Value zp = ctx.input(7) ? ctx.reshape(ctx.input(7), {}) : Value();
   y = saturate(ctx, y, zp, qt);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerQuantizationOps(OpTable &t) {

@@ -21,45 +21,51 @@ static LogicalResult requireNumeric(NodeContext &ctx, Value x) {
                          << x.getType();
 }
 
-/// The axes of a Reduce* node: an attribute before `axesInputSince`, then an
-/// optional constant input. Sets `noop` when no axes and
-/// `noop_with_empty_axes` ask for the input unchanged.
-static FailureOr<SmallVector<int64_t>>
-reduceAxes(NodeContext &ctx, int64_t rank, int64_t axesInputSince,
-           bool &noop) {
+/// What a Reduce* node asks: its axes (an attribute before
+/// `axesInputSince`, then an optional constant input; none means all),
+/// keepdims, and `noop` when no axes and `noop_with_empty_axes` ask for the
+/// input unchanged.
+struct ReduceAttrs {
   SmallVector<int64_t> axes;
-  noop = false;
+  bool keepdims = true, noop = false;
+};
+static FailureOr<ReduceAttrs> readReduce(NodeContext &ctx, Value x,
+                                         int64_t axesInputSince) {
+  int64_t rank = shapeOf(x).size();
+  ReduceAttrs r;
   if (ctx.opset >= axesInputSince) {
-    noop = ctx.getInt("noop_with_empty_axes", 0);
+    r.noop = ctx.getInt("noop_with_empty_axes", 0);
     if (ctx.input(1)) {
       FailureOr<SmallVector<int64_t>> given = ctx.constInts(1);
       if (failed(given))
         return failure();
-      axes = *given;
+      r.axes = *given;
     }
   } else {
-    axes = ctx.getInts("axes");
+    r.axes = ctx.getInts("axes");
   }
+  r.keepdims = ctx.getInt("keepdims", 1);
   if (ctx.hasError())
     return failure();
-  if (!axes.empty()) {
-    noop = false;
-    return ctx.normalizeAxes(axes, rank);
+  if (r.axes.empty()) {
+    r.axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    return r;
   }
-  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  r.noop = false;
+  FailureOr<SmallVector<int64_t>> axes = ctx.normalizeAxes(r.axes, rank);
+  if (failed(axes))
+    return failure();
+  r.axes = *axes;
+  return r;
 }
 
 template <typename OpT, int64_t axesInputSince>
 static LogicalResult importReduce(NodeContext &ctx) {
   Value x = ctx.input(0);
-  int64_t rank = shapeOf(x).size();
-  bool noop;
-  FailureOr<SmallVector<int64_t>> axes =
-      reduceAxes(ctx, rank, axesInputSince, noop);
-  bool keepdims = ctx.getInt("keepdims", 1);
-  if (failed(axes) || ctx.hasError())
+  FailureOr<ReduceAttrs> r = readReduce(ctx, x, axesInputSince);
+  if (failed(r))
     return failure();
-  if (noop) {
+  if (r->noop) {
     ctx.setResult(0, x);
     return success();
   }
@@ -75,7 +81,7 @@ static LogicalResult importReduce(NodeContext &ctx) {
     return failure();
   if (std::is_same_v<OpT, ReduceMeanOp> && failed(ctx.requireFloat(x)))
     return failure();
-  Value y = ctx.reduce<OpT>(x, *axes, keepdims);
+  Value y = ctx.reduce<OpT>(x, r->axes, r->keepdims);
   ctx.setResult(0, viaInt ? ctx.castTo(y, et) : y);
   return success(y);
 }
@@ -86,13 +92,10 @@ enum class Composite { L1, L2, LogSum, LogSumExp, SumSquare };
 template <Composite kind, int64_t axesInputSince>
 static LogicalResult importCompositeReduce(NodeContext &ctx) {
   Value x = ctx.input(0);
-  int64_t rank = shapeOf(x).size();
-  bool noop;
-  FailureOr<SmallVector<int64_t>> axes =
-      reduceAxes(ctx, rank, axesInputSince, noop);
-  bool keepdims = ctx.getInt("keepdims", 1);
-  if (failed(axes) || ctx.hasError() || failed(requireNumeric(ctx, x)))
+  FailureOr<ReduceAttrs> r = readReduce(ctx, x, axesInputSince);
+  if (failed(r) || failed(requireNumeric(ctx, x)))
     return failure();
+  auto &[axes, keepdims, noop] = *r;
   if (kind != Composite::L1 && kind != Composite::SumSquare &&
       failed(ctx.requireFloat(x)))
     return failure();
@@ -114,32 +117,30 @@ static LogicalResult importCompositeReduce(NodeContext &ctx) {
       y = ctx.unary<LogOp>(ctx.unary<ExpOp>(x));
       break;
     }
-    Value m = ctx.reduce<ReduceMaxOp>(x, *axes, true);
+    Value m = ctx.reduce<ReduceMaxOp>(x, axes, true);
     Value finite = ctx.compare(ComparePredicate::lt, ctx.unary<AbsOp>(m),
                                ctx.scalarLike(x, INFINITY));
     m = ctx.select(finite, m, ctx.scalarLike(x, 0));
     Value s = ctx.reduce<ReduceSumOp>(
-        ctx.unary<ExpOp>(ctx.binary<SubOp>(x, m)), *axes, true);
+        ctx.unary<ExpOp>(ctx.binary<SubOp>(x, m)), axes, true);
     y = ctx.binary<AddOp>(ctx.unary<LogOp>(s), m);
     if (!keepdims && y) {
       FailureOr<shapes::Shape> shape =
-          shapes::reduce(shapeOf(x), *axes, false, ctx.errorFn());
+          shapes::reduce(shapeOf(x), axes, false, ctx.errorFn());
       if (failed(shape))
         return failure();
       y = ctx.reshape(y, *shape);
     }
-    ctx.setResult(0, y);
-    return success(y);
+    return ctx.result(y);
   }
   }
   if (!noop)
-    y = ctx.reduce<ReduceSumOp>(y, *axes, keepdims);
+    y = ctx.reduce<ReduceSumOp>(y, axes, keepdims);
   if (kind == Composite::L2)
     y = ctx.unary<SqrtOp>(y);
   else if (kind == Composite::LogSum)
     y = ctx.unary<LogOp>(y);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 template <typename OpT> static LogicalResult importArgReduce(NodeContext &ctx) {
@@ -150,13 +151,8 @@ template <typename OpT> static LogicalResult importArgReduce(NodeContext &ctx) {
   bool last = ctx.opset >= 12 && ctx.getInt("select_last_index", 0);
   if (failed(axis) || ctx.hasError() || failed(requireNumeric(ctx, x)))
     return failure();
-  SmallVector<NamedAttribute, 3> attrs = {
-      ctx.attr("axis", ctx.b.getI64IntegerAttr(*axis))};
-  if (keepdims)
-    attrs.push_back(ctx.attr("keepdims", ctx.b.getUnitAttr()));
-  if (last)
-    attrs.push_back(ctx.attr("select_last_index", ctx.b.getUnitAttr()));
-  ctx.setResult(0, ctx.create<OpT>({x}, attrs));
+  ctx.setResult(
+      0, ctx.check(ctx.builder().argReduce<OpT>(x, *axis, keepdims, last)));
   return success();
 }
 

@@ -385,8 +385,7 @@ static LogicalResult importResize(NodeContext &ctx) {
   if (p.ctm == "tf_crop_and_resize" && roi.empty())
     return ctx.emitError() << "tf_crop_and_resize needs roi";
   Value y = resize(ctx, p, x, sizes, scales, roi);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importUpsample(NodeContext &ctx) {
@@ -426,8 +425,7 @@ static LogicalResult importUpsample(NodeContext &ctx) {
   for (auto [d, s] : llvm::zip(shapeOf(x), scales))
     sizes.push_back(saturatingInt(d * s));
   Value y = resize(ctx, p, x, sizes, scales, {});
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerResizeOps(OpTable &t) {

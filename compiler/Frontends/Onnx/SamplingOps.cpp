@@ -242,8 +242,7 @@ static LogicalResult importAffineGrid(NodeContext &ctx) {
   out.append(dims.begin(), dims.end());
   out.push_back(n);
   Value y = ctx.reshape(g, out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerSamplingOps(OpTable &t) {

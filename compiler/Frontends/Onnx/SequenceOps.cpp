@@ -185,8 +185,7 @@ static LogicalResult importConcatFromSequence(NodeContext &ctx) {
     parts.push_back(v);
   }
   Value y = ctx.concat(parts, *axis);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerSequenceOps(OpTable &t) {

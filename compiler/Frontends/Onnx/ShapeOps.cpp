@@ -78,8 +78,7 @@ static LogicalResult importReshape(NodeContext &ctx) {
     }
   }
   Value y = ctx.reshape(x, out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importTranspose(NodeContext &ctx) {
@@ -89,8 +88,7 @@ static LogicalResult importTranspose(NodeContext &ctx) {
     perm = llvm::to_vector(
         llvm::reverse(llvm::seq<int64_t>(0, shapeOf(x).size())));
   Value y = ctx.transpose(x, perm);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importFlatten(NodeContext &ctx) {
@@ -104,8 +102,7 @@ static LogicalResult importFlatten(NodeContext &ctx) {
                            << " is out of range for rank " << rank;
   Value y = ctx.reshape(x, {shapes::numElements(shape.take_front(axis)),
                             shapes::numElements(shape.drop_front(axis))});
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importConcat(NodeContext &ctx) {
@@ -329,8 +326,7 @@ static LogicalResult importUnsqueeze(NodeContext &ctx) {
   for (int64_t i = 0; i < rank; ++i)
     out.push_back(llvm::is_contained(*sorted, i) ? 1 : *next++);
   Value y = ctx.reshape(x, out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSqueeze(NodeContext &ctx) {
@@ -363,8 +359,7 @@ static LogicalResult importSqueeze(NodeContext &ctx) {
     }
   }
   Value y = ctx.reshape(x, out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importShape(NodeContext &ctx) {
@@ -470,8 +465,7 @@ static LogicalResult importExpand(NodeContext &ctx) {
   if (failed(shape))
     return failure();
   Value y = ctx.broadcastTo(x, *shape);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importPad(NodeContext &ctx) {
@@ -665,8 +659,7 @@ static LogicalResult importTile(NodeContext &ctx) {
   }
   Value y =
       ctx.reshape(ctx.broadcastTo(ctx.reshape(x, interleaved), broadcast), out);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 void mlir::tcc::onnx::registerShapeOps(OpTable &t) {

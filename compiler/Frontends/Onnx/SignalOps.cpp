@@ -193,8 +193,7 @@ static LogicalResult importDFT(NodeContext &ctx) {
     order.push_back(r - 1);
     y = ctx.transpose(y, order);
   }
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 static LogicalResult importSTFT(NodeContext &ctx) {
@@ -246,8 +245,7 @@ static LogicalResult importSTFT(NodeContext &ctx) {
     return failure();
   SmallVector<int64_t> s = {shape[0], frames, bins, 1};
   Value y = ctx.concat({ctx.reshape(yr, s), ctx.reshape(yi, s)}, 3);
-  ctx.setResult(0, y);
-  return success(y);
+  return ctx.result(y);
 }
 
 /// The element type of `output_datatype` (float by default).

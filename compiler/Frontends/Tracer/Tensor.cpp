@@ -673,12 +673,9 @@ Tensor Tensor::argmax(int64_t d, bool keepdim) const {
   OpBuilder ob("argmax");
   need(*this, "argmax");
   d = normDim("argmax", d, dim());
-  llvm::SmallVector<m::NamedAttribute, 2> attrs = {
-      ob.tb.attr("axis", ob.r.builder().getI64IntegerAttr(d))};
-  if (keepdim)
-    attrs.push_back(ob.tb.attr("keepdims", ob.r.builder().getUnitAttr()));
-  return ob.make([&] { return ob.tb.build<td::ArgMaxOp>({val(*this)}, attrs); },
-                 {});
+  return ob.make(
+      [&] { return ob.tb.argReduce<td::ArgMaxOp>(val(*this), d, keepdim); },
+      {});
 }
 
 template <typename OpTy>
@@ -764,15 +761,10 @@ static Tensor pool2d(const char *what, const Tensor &input,
     ob.fail("needs a 4-d input, not " + typeStr(input.dtype(), input.shape()));
   std::vector<int64_t> pads = {padding[0], padding[1], padding[0], padding[1]};
   std::vector<int64_t> dilations = {1, 1};
-  m::OpBuilder &b = ob.r.builder();
   return ob.make(
       [&] {
-        return ob.tb.build<OpTy>(
-            {val(input)},
-            {ob.tb.attr("kernel", b.getDenseI64ArrayAttr(kernel)),
-             ob.tb.attr("strides", b.getDenseI64ArrayAttr(stride)),
-             ob.tb.attr("padding", b.getDenseI64ArrayAttr(pads)),
-             ob.tb.attr("dilations", b.getDenseI64ArrayAttr(dilations))});
+        return ob.tb.pool<OpTy>(val(input), kernel, stride, pads, dilations,
+                                /*ceilMode=*/false);
       },
       {input.impl().get()});
 }

@@ -141,11 +141,38 @@ public:
   /// A reduction over sorted, unique `axes`.
   template <typename OpT>
   FailureOr<Value> reduce(Value v, ArrayRef<int64_t> axes, bool keepdims) {
-    SmallVector<NamedAttribute, 2> attrs = {
-        attr("axes", b.getDenseI64ArrayAttr(axes))};
-    if (keepdims)
-      attrs.push_back(attr("keepdims", b.getUnitAttr()));
-    return build<OpT>({v}, attrs);
+    return build<OpT>({v}, withFlags({attr("axes", b.getDenseI64ArrayAttr(axes))},
+                                     {{"keepdims", keepdims}}));
+  }
+  /// The index of the largest (argmax) or smallest element along `axis`.
+  template <typename OpT>
+  FailureOr<Value> argReduce(Value v, int64_t axis, bool keepdims,
+                             bool selectLastIndex = false) {
+    return build<OpT>({v}, withFlags({attr("axis", b.getI64IntegerAttr(axis))},
+                                     {{"keepdims", keepdims},
+                                      {"select_last_index", selectLastIndex}}));
+  }
+  /// A running sum or product along `axis`.
+  template <typename OpT>
+  FailureOr<Value> cumulative(Value v, int64_t axis, bool exclusive,
+                              bool reverse) {
+    return build<OpT>({v}, withFlags({attr("axis", b.getI64IntegerAttr(axis))},
+                                     {{"exclusive", exclusive},
+                                      {"reverse", reverse}}));
+  }
+  /// Max or average pooling; `padding` is begins then ends.
+  template <typename OpT>
+  FailureOr<Value> pool(Value v, ArrayRef<int64_t> kernel,
+                        ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+                        ArrayRef<int64_t> dilations, bool ceilMode,
+                        bool countIncludePad = false) {
+    return build<OpT>(
+        {v}, withFlags({attr("kernel", b.getDenseI64ArrayAttr(kernel)),
+                        attr("strides", b.getDenseI64ArrayAttr(strides)),
+                        attr("padding", b.getDenseI64ArrayAttr(padding)),
+                        attr("dilations", b.getDenseI64ArrayAttr(dilations))},
+                       {{"ceil_mode", ceilMode},
+                        {"count_include_pad", countIncludePad}}));
   }
   /// Sums `g` over the dimensions that broadcasting added or stretched so
   /// that it has shape `target` (the transpose of numpy broadcasting).
@@ -165,6 +192,15 @@ public:
                            std::optional<int64_t> ignoreIndex);
 
 private:
+  /// `attrs` and a unit attribute for each flag that is set.
+  SmallVector<NamedAttribute>
+  withFlags(SmallVector<NamedAttribute> attrs,
+            std::initializer_list<std::pair<StringRef, bool>> flags) const {
+    for (auto [name, on] : flags)
+      if (on)
+        attrs.push_back(attr(name, b.getUnitAttr()));
+    return attrs;
+  }
   LogicalResult checkSameElementType(Value lhs, Value rhs);
   LogicalResult checkResultType(Type type);
 

@@ -66,36 +66,37 @@ struct InferenceError {
     return emitError(*location) << "'" << opName << "' op ";
   }
 };
+using Shapes = ArrayRef<ArrayRef<int64_t>>;
+using ShapeRule =
+    function_ref<FailureOr<shapes::Shape>(Shapes, shapes::EmitErrorFn)>;
 } // namespace
 
-/// The shape of a ranked tensor operand. Inference also runs on ops built
-/// from unchecked input, before any verifier, so anything else is an error.
-static FailureOr<ArrayRef<int64_t>> rankedShape(Value v, StringRef what,
-                                                const InferenceError &emit) {
-  auto type = v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
-  if (!type) {
-    emit() << what << " must be a ranked tensor";
-    return failure();
-  }
-  return type.getShape();
-}
-
-/// The attributes inference reads must be there: an op built from unchecked
-/// input may lack one its verifier would ask for.
+/// One ranked tensor result whose shape `rule` gives from the shapes of the
+/// named `operands`, of `elementType` (the first operand's when null).
+/// Inference also runs on ops built from unchecked input, before any
+/// verifier: operands that are no ranked tensors and missing attributes
+/// (those `rule` reads) are reported, not assumed.
 static LogicalResult
-requireAttrs(const InferenceError &emit,
-             std::initializer_list<std::pair<StringRef, Attribute>> attrs) {
+inferWith(std::optional<Location> location, StringRef opName,
+          std::initializer_list<std::pair<StringRef, Value>> operands,
+          std::initializer_list<std::pair<StringRef, Attribute>> attrs,
+          ShapeRule rule, Type elementType, SmallVectorImpl<Type> &types) {
+  InferenceError emit{location, opName};
+  SmallVector<ArrayRef<int64_t>, 4> operandShapes;
+  for (auto [what, v] : operands) {
+    auto type = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+    if (!type)
+      return emit() << what << " must be a ranked tensor", failure();
+    operandShapes.push_back(type.getShape());
+  }
   for (auto [name, value] : attrs)
     if (!value)
       return emit() << "requires attribute '" << name << "'", failure();
-  return success();
-}
-
-/// One ranked tensor result of `shape` and `elementType`.
-static LogicalResult inferred(FailureOr<shapes::Shape> shape, Type elementType,
-                              SmallVectorImpl<Type> &types) {
+  FailureOr<shapes::Shape> shape = rule(operandShapes, emit);
   if (failed(shape))
     return failure();
+  if (!elementType)
+    elementType = getElementTypeOrSelf(operands.begin()->second);
   types.assign({RankedTensorType::get(*shape, elementType)});
   return success();
 }
@@ -108,17 +109,20 @@ LogicalResult mlir::tcc::inferBroadcastType(std::optional<Location> location,
   InferenceError emit{location, opName};
   SmallVector<ArrayRef<int64_t>> all;
   for (Value v : operands) {
-    FailureOr<ArrayRef<int64_t>> shape = rankedShape(v, "every operand", emit);
-    if (failed(shape))
-      return failure();
-    all.push_back(*shape);
+    auto type = v ? dyn_cast<RankedTensorType>(v.getType()) : nullptr;
+    if (!type)
+      return emit() << "every operand must be a ranked tensor", failure();
+    all.push_back(type.getShape());
   }
   if (all.empty())
     return emit() << "needs operands", failure();
-  return inferred(shapes::broadcast(all, emit),
-                  elementType ? elementType
-                              : getElementTypeOrSelf(operands.front()),
-                  types);
+  FailureOr<shapes::Shape> shape = shapes::broadcast(all, emit);
+  if (failed(shape))
+    return failure();
+  types.assign({RankedTensorType::get(
+      *shape, elementType ? elementType
+                          : getElementTypeOrSelf(operands.front()))});
+  return success();
 }
 
 LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
@@ -143,15 +147,14 @@ template <typename Op>
 static LogicalResult inferReduce(std::optional<Location> location,
                                  typename Op::Adaptor adaptor,
                                  SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, Op::getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input) ||
-      failed(requireAttrs(emit, {{"axes", adaptor.getAxesAttr()}})))
-    return failure();
-  return inferred(shapes::reduce(*input, adaptor.getAxes(),
-                                 adaptor.getKeepdims(), emit),
-                  getElementTypeOrSelf(adaptor.getInput()), types);
+  return inferWith(
+      location, Op::getOperationName(), {{"input", adaptor.getInput()}},
+      {{"axes", adaptor.getAxesAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::reduce(s[0], adaptor.getAxes(), adaptor.getKeepdims(),
+                              emit);
+      },
+      {}, types);
 }
 
 template <typename Op>
@@ -159,20 +162,41 @@ static LogicalResult inferArgReduce(MLIRContext *context,
                                     std::optional<Location> location,
                                     typename Op::Adaptor adaptor,
                                     SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, Op::getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input) ||
-      failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
-    return failure();
-  int64_t axis = adaptor.getAxis();
-  if (axis < 0 || axis >= (int64_t)input->size())
-    return emit() << "axis " << axis << " is out of range for rank "
-                  << input->size(),
-           failure();
-  return inferred(
-      shapes::reduce(*input, {axis}, adaptor.getKeepdims(), emit),
+  return inferWith(
+      location, Op::getOperationName(), {{"input", adaptor.getInput()}},
+      {{"axis", adaptor.getAxisAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) -> FailureOr<shapes::Shape> {
+        int64_t axis = adaptor.getAxis();
+        if (axis < 0 || axis >= (int64_t)s[0].size())
+          return emit() << "axis " << axis << " is out of range for rank "
+                        << s[0].size(),
+                 failure();
+        return shapes::reduce(s[0], {axis}, adaptor.getKeepdims(), emit);
+      },
       IntegerType::get(context, 64), types);
+}
+
+template <typename Op>
+static LogicalResult inferPool(std::optional<Location> location,
+                               typename Op::Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  return inferWith(
+      location, Op::getOperationName(), {{"input", adaptor.getInput()}},
+      {{"kernel", adaptor.getKernelAttr()},
+       {"strides", adaptor.getStridesAttr()},
+       {"padding", adaptor.getPaddingAttr()},
+       {"dilations", adaptor.getDilationsAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::pool(s[0], adaptor.getKernel(), adaptor.getStrides(),
+                            adaptor.getPadding(), adaptor.getDilations(),
+                            adaptor.getCeilMode(), emit);
+      },
+      {}, types);
+}
+
+/// Normalizations keep their input's shape.
+static FailureOr<shapes::Shape> sameShape(Shapes s, shapes::EmitErrorFn) {
+  return shapes::Shape(s[0]);
 }
 
 #define TCC_INFER_WITH(Op, infer, ...)                                         \
@@ -190,113 +214,69 @@ TCC_INFER_WITH(ReduceMinOp, inferReduce, location, adaptor, types)
 TCC_INFER_WITH(ReduceProdOp, inferReduce, location, adaptor, types)
 TCC_INFER_WITH(ArgMaxOp, inferArgReduce, context, location, adaptor, types)
 TCC_INFER_WITH(ArgMinOp, inferArgReduce, context, location, adaptor, types)
+TCC_INFER_WITH(MaxPoolOp, inferPool, location, adaptor, types)
+TCC_INFER_WITH(AvgPoolOp, inferPool, location, adaptor, types)
 #undef TCC_INFER_WITH
 
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> lhs = rankedShape(adaptor.getLhs(), "lhs", emit);
-  if (failed(lhs))
-    return failure();
-  FailureOr<ArrayRef<int64_t>> rhs = rankedShape(adaptor.getRhs(), "rhs", emit);
-  if (failed(rhs))
-    return failure();
-  return inferred(shapes::matmul(*lhs, *rhs, emit),
-                  getElementTypeOrSelf(adaptor.getLhs()), types);
+  return inferWith(
+      location, getOperationName(),
+      {{"lhs", adaptor.getLhs()}, {"rhs", adaptor.getRhs()}}, {},
+      [](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::matmul(s[0], s[1], emit);
+      },
+      {}, types);
 }
 
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> location,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input))
-    return failure();
-  FailureOr<ArrayRef<int64_t>> weight =
-      rankedShape(adaptor.getWeight(), "weight", emit);
-  if (failed(weight) ||
-      failed(requireAttrs(emit, {{"strides", adaptor.getStridesAttr()},
-                                 {"padding", adaptor.getPaddingAttr()},
-                                 {"dilations", adaptor.getDilationsAttr()},
-                                 {"groups", adaptor.getGroupsAttr()}})))
-    return failure();
-  return inferred(shapes::conv(*input, *weight, adaptor.getStrides(),
-                               adaptor.getPadding(), adaptor.getDilations(),
-                               adaptor.getGroups(), emit),
-                  getElementTypeOrSelf(adaptor.getInput()), types);
+  return inferWith(
+      location, getOperationName(),
+      {{"input", adaptor.getInput()}, {"weight", adaptor.getWeight()}},
+      {{"strides", adaptor.getStridesAttr()},
+       {"padding", adaptor.getPaddingAttr()},
+       {"dilations", adaptor.getDilationsAttr()},
+       {"groups", adaptor.getGroupsAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::conv(s[0], s[1], adaptor.getStrides(),
+                            adaptor.getPadding(), adaptor.getDilations(),
+                            adaptor.getGroups(), emit);
+      },
+      {}, types);
 }
 
-template <typename Op>
-static LogicalResult inferPool(std::optional<Location> location,
-                               typename Op::Adaptor adaptor,
-                               SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, Op::getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input) ||
-      failed(requireAttrs(emit, {{"kernel", adaptor.getKernelAttr()},
-                                 {"strides", adaptor.getStridesAttr()},
-                                 {"padding", adaptor.getPaddingAttr()},
-                                 {"dilations", adaptor.getDilationsAttr()}})))
-    return failure();
-  return inferred(shapes::pool(*input, adaptor.getKernel(),
-                               adaptor.getStrides(), adaptor.getPadding(),
-                               adaptor.getDilations(), adaptor.getCeilMode(),
-                               emit),
-                  getElementTypeOrSelf(adaptor.getInput()), types);
-}
-LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
-                                          std::optional<Location> location,
-                                          Adaptor adaptor,
-                                          SmallVectorImpl<Type> &types) {
-  return inferPool<MaxPoolOp>(location, adaptor, types);
-}
-LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
-                                          std::optional<Location> location,
-                                          Adaptor adaptor,
-                                          SmallVectorImpl<Type> &types) {
-  return inferPool<AvgPoolOp>(location, adaptor, types);
-}
-
-/// Normalizations keep their input's type.
-template <typename Op>
-static LogicalResult inferInputType(std::optional<Location> location,
-                                    Value input, SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, Op::getOperationName()};
-  if (failed(rankedShape(input, "input", emit)))
-    return failure();
-  types.assign({input.getType()});
-  return success();
-}
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  return inferInputType<LayerNormOp>(location, adaptor.getInput(), types);
+  return inferWith(location, getOperationName(),
+                   {{"input", adaptor.getInput()}}, {}, sameShape, {}, types);
 }
+
 LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  return inferInputType<BatchNormOp>(location, adaptor.getInput(), types);
+  return inferWith(location, getOperationName(),
+                   {{"input", adaptor.getInput()}}, {}, sameShape, {}, types);
 }
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input) ||
-      failed(requireAttrs(emit, {{"perm", adaptor.getPermAttr()}})))
-    return failure();
-  return inferred(shapes::transpose(*input, adaptor.getPerm(), emit),
-                  getElementTypeOrSelf(adaptor.getInput()), types);
+  return inferWith(
+      location, getOperationName(), {{"input", adaptor.getInput()}},
+      {{"perm", adaptor.getPermAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::transpose(s[0], adaptor.getPerm(), emit);
+      },
+      {}, types);
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -304,53 +284,50 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   InferenceError emit{location, getOperationName()};
-  SmallVector<ArrayRef<int64_t>> inputs;
-  for (Value v : adaptor.getInputs()) {
-    FailureOr<ArrayRef<int64_t>> shape = rankedShape(v, "every input", emit);
-    if (failed(shape))
-      return failure();
-    inputs.push_back(*shape);
-  }
-  if (inputs.empty())
+  if (adaptor.getInputs().empty())
     return emit() << "needs at least one input", failure();
-  if (failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
-    return failure();
-  return inferred(shapes::concat(inputs, adaptor.getAxis(), emit),
-                  getElementTypeOrSelf(adaptor.getInputs().front()), types);
+  // The first input stands for the others, whose shapes the rule reads.
+  return inferWith(
+      location, getOperationName(), {{"every input", adaptor.getInputs()[0]}},
+      {{"axis", adaptor.getAxisAttr()}},
+      [&](Shapes, shapes::EmitErrorFn emit) -> FailureOr<shapes::Shape> {
+        SmallVector<ArrayRef<int64_t>> inputs;
+        for (Value v : adaptor.getInputs()) {
+          auto type = dyn_cast<RankedTensorType>(v.getType());
+          if (!type)
+            return emit() << "every input must be a ranked tensor", failure();
+          inputs.push_back(type.getShape());
+        }
+        return shapes::concat(inputs, adaptor.getAxis(), emit);
+      },
+      {}, types);
 }
 
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> data =
-      rankedShape(adaptor.getData(), "data", emit);
-  if (failed(data))
-    return failure();
-  FailureOr<ArrayRef<int64_t>> indices =
-      rankedShape(adaptor.getIndices(), "indices", emit);
-  if (failed(indices) ||
-      failed(requireAttrs(emit, {{"axis", adaptor.getAxisAttr()}})))
-    return failure();
-  return inferred(shapes::gather(*data, *indices, adaptor.getAxis(), emit),
-                  getElementTypeOrSelf(adaptor.getData()), types);
+  return inferWith(
+      location, getOperationName(),
+      {{"data", adaptor.getData()}, {"indices", adaptor.getIndices()}},
+      {{"axis", adaptor.getAxisAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::gather(s[0], s[1], adaptor.getAxis(), emit);
+      },
+      {}, types);
 }
 
 LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> location,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input) ||
-      failed(requireAttrs(emit, {{"low", adaptor.getLowAttr()},
-                                 {"high", adaptor.getHighAttr()}})))
-    return failure();
-  return inferred(shapes::pad(*input, adaptor.getLow(), adaptor.getHigh(),
-                              emit),
-                  getElementTypeOrSelf(adaptor.getInput()), types);
+  return inferWith(
+      location, getOperationName(), {{"input", adaptor.getInput()}},
+      {{"low", adaptor.getLowAttr()}, {"high", adaptor.getHighAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) {
+        return shapes::pad(s[0], adaptor.getLow(), adaptor.getHigh(), emit);
+      },
+      {}, types);
 }
 
 /// Checks an op's result type against the type it infers from its operands
@@ -478,29 +455,23 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> location,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  InferenceError emit{location, getOperationName()};
-  FailureOr<ArrayRef<int64_t>> input =
-      rankedShape(adaptor.getInput(), "input", emit);
-  if (failed(input))
-    return failure();
-  FailureOr<ArrayRef<int64_t>> target =
-      rankedShape(adaptor.getTarget(), "target", emit);
-  if (failed(target))
-    return failure();
-  std::optional<ArrayRef<int64_t>> weight;
-  if (Value w = adaptor.getWeight()) {
-    FailureOr<ArrayRef<int64_t>> shape = rankedShape(w, "weight", emit);
-    if (failed(shape))
-      return failure();
-    weight = *shape;
-  }
-  if (failed(checkNllLossShapes(*input, *target, weight, emit)) ||
-      failed(requireAttrs(emit, {{"reduction", adaptor.getReductionAttr()}})))
-    return failure();
-  shapes::Shape result;
-  if (adaptor.getReduction() == LossReduction::none)
-    result.assign(target->begin(), target->end());
-  return inferred(result, getElementTypeOrSelf(adaptor.getInput()), types);
+  Value weight = adaptor.getWeight();
+  return inferWith(
+      location, getOperationName(),
+      {{"input", adaptor.getInput()},
+       {"target", adaptor.getTarget()},
+       {"weight", weight ? weight : adaptor.getInput()}},
+      {{"reduction", adaptor.getReductionAttr()}},
+      [&](Shapes s, shapes::EmitErrorFn emit) -> FailureOr<shapes::Shape> {
+        if (failed(checkNllLossShapes(
+                s[0], s[1], weight ? std::optional(s[2]) : std::nullopt,
+                emit)))
+          return failure();
+        if (adaptor.getReduction() == LossReduction::none)
+          return shapes::Shape(s[1]);
+        return shapes::Shape();
+      },
+      {}, types);
 }
 
 FailureOr<std::pair<Value, Value>> NllLossOp::buildPick(TccBuilder &b) {
