@@ -217,8 +217,7 @@ inline Run runTraced(const Options &o, const ModelFactory &make,
     if (i == 0 && !stepData.empty()) {
       out.insert(out.end(), state.begin(), state.end());
       for (size_t k = 0; k < out.size(); ++k)
-        train::save(out[k],
-                    stepData + "/output_" + std::to_string(k) + ".npy");
+        train::save(out[k], stepData + "/output_" + std::to_string(k) + ".npy");
     }
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
@@ -234,11 +233,11 @@ inline Run runTraced(const Options &o, const ModelFactory &make,
 inline void saveRun(const Run &run, const std::string &dir,
                     const std::string &prefix) {
   for (size_t i = 0; i < run.params.size(); ++i)
-    save(run.params[i], dir + "/" + prefix + "_param" + std::to_string(i) +
-                            ".npy");
+    save(run.params[i],
+         dir + "/" + prefix + "_param" + std::to_string(i) + ".npy");
   std::vector<double> l = run.losses;
-  save(tcc::Tensor::fromDoubles(l, {static_cast<int64_t>(l.size())}).to(
-           tcc::DType::f32),
+  save(tcc::Tensor::fromDoubles(l, {static_cast<int64_t>(l.size())})
+           .to(tcc::DType::f32),
        dir + "/" + prefix + "_losses.npy");
 }
 
@@ -254,8 +253,8 @@ inline int main(const Options &o, const char *name, const ModelFactory &make,
     std::error_code ec;
     std::filesystem::create_directories(o.out, ec);
     if (ec) {
-      std::fprintf(stderr, "%s: cannot create '%s': %s\n", name,
-                   o.out.c_str(), ec.message().c_str());
+      std::fprintf(stderr, "%s: cannot create '%s': %s\n", name, o.out.c_str(),
+                   ec.message().c_str());
       return 1;
     }
     auto init = make();

@@ -1,7 +1,8 @@
 // Trains an MLP (784-512-256-10, batch 64) on synthetic data with the
 // tracer, define-by-run and as one traced training step.
 //
-//   tcc-train-mlp [--steps N] [--optimizer sgd|adamw] [--mode eager|traced|both]
+//   tcc-train-mlp [--steps N] [--optimizer sgd|adamw] [--mode
+//   eager|traced|both]
 //                 [--out DIR] [--threads N]
 //
 // Prints one JSON line (losses, ms per step, compiles); with --out writes

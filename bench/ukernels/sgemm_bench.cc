@@ -22,9 +22,9 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <unistd.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -178,8 +178,8 @@ template <typename F> std::pair<double, double> timeIt(double seconds, F run) {
 /// arguments also suit LP64 builds: x86-64 passes ints in 64-bit slots.
 struct OpenBlas {
   using Sgemm = void (*)(int, int, int, int64_t, int64_t, int64_t, float,
-                         const float *, int64_t, const float *, int64_t,
-                         float, float *, int64_t);
+                         const float *, int64_t, const float *, int64_t, float,
+                         float *, int64_t);
   using SetThreads = void (*)(int);
   Sgemm sgemm = nullptr;
   SetThreads setThreads = nullptr;
@@ -202,8 +202,8 @@ struct OpenBlas {
   /// C = A*B, row-major.
   void run(int64_t m, int64_t n, int64_t k, const float *a, const float *b,
            float *c) const {
-    sgemm(101 /*row major*/, 111, 111 /*no transposes*/, m, n, k, 1.0f, a, k,
-          b, n, 0.0f, c, n);
+    sgemm(101 /*row major*/, 111, 111 /*no transposes*/, m, n, k, 1.0f, a, k, b,
+          n, 0.0f, c, n);
   }
 };
 
@@ -222,7 +222,7 @@ struct Options {
   std::vector<int> threads = {1, 2};
   double seconds = 0.5;
   std::string only;
-  std::string match; // only convolutions whose name contains it
+  std::string match;   // only convolutions whose name contains it
   int coldWeights = 1; // copies of the packed weights to rotate over
 };
 
@@ -240,10 +240,8 @@ void benchGemm(const Variant &v, const Options &o,
     b.swap(packed);
     flags = TCC_UK_PACKED_B;
   }
-  std::vector<char> scratch(v.sgemmScratchBytes(v.isaFn(), flags, m, n, k) +
-                            1);
-  std::printf("  %5lld %5lld %5lld", (long long)m, (long long)n,
-              (long long)k);
+  std::vector<char> scratch(v.sgemmScratchBytes(v.isaFn(), flags, m, n, k) + 1);
+  std::printf("  %5lld %5lld %5lld", (long long)m, (long long)n, (long long)k);
   const double flop = 2.0 * m * n * k;
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
@@ -305,8 +303,7 @@ void benchConv(const Variant &v, const Options &o,
   const int64_t oh = (p.h + 2 * p.pad_top - p.kh) / p.stride_h + 1;
   const int64_t ow = (p.w + 2 * p.pad_left - p.kw) / p.stride_w + 1;
   std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
-  std::vector<float> w =
-      randomVector(p.f * (p.c / p.groups) * p.kh * p.kw, 2);
+  std::vector<float> w = randomVector(p.f * (p.c / p.groups) * p.kh * p.kw, 2);
   std::vector<float> bias = randomVector(p.f, 3);
   std::vector<float> y(p.n * p.f * oh * ow);
   // Weights prepacked, bias + relu fused: how the compiler calls it.
@@ -333,8 +330,8 @@ void benchConv(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto t = timeIt(o.seconds, [&] {
-      v.conv2d(host, &p, x.data(), packed.data() + next * copyFloats,
-               y.data(), &ep);
+      v.conv2d(host, &p, x.data(), packed.data() + next * copyFloats, y.data(),
+               &ep);
       next = (next + 1) % o.coldWeights;
     });
     std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
@@ -520,9 +517,9 @@ int main(int argc, char **argv) {
   const Variant *const *all = tcc::ukvariants::allVariants(&count);
   const Variant *v = nullptr;
   for (int i = 0; i < count; ++i) {
-    if (o.variant.empty() ? tcc::ukvariants::cpuSupports(*all[i]) &&
-                                all[i]->isa >= 0
-                          : o.variant == all[i]->name)
+    if (o.variant.empty()
+            ? tcc::ukvariants::cpuSupports(*all[i]) && all[i]->isa >= 0
+            : o.variant == all[i]->name)
       v = all[i]; // the last match: the widest ISA the CPU runs
   }
   if (!v || !tcc::ukvariants::cpuSupports(*v)) {
@@ -541,8 +538,8 @@ int main(int argc, char **argv) {
     header += "       " + std::to_string(t) + " thread" + (t > 1 ? "s" : " ") +
               "      ";
     if (o.openblas)
-      header += std::string("   OpenBLAS ") + (t > 1 ? "" : " ") +
-                "        tcc/OB";
+      header +=
+          std::string("   OpenBLAS ") + (t > 1 ? "" : " ") + "        tcc/OB";
   }
   if (o.only.empty() || o.only == "gemm") {
     std::printf("\nsgemm GFLOP/s, C = A*B row-major, B packed each call\n"
@@ -559,8 +556,7 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 128, 784, 1152, false, "resnet18 layer2 3x3");
     benchGemm(*v, o, pools, 512, 49, 4608, false, "resnet18 layer4 3x3");
     benchGemm(*v, o, pools, 1, 1000, 512, false, "resnet18 fc, batch 1");
-    benchGemm(*v, o, pools, 1, 1000, 512, true,
-              "resnet18 fc, B prepacked");
+    benchGemm(*v, o, pools, 1, 1000, 512, true, "resnet18 fc, B prepacked");
     benchGemm(*v, o, pools, 8, 1000, 512, false, "fc, batch 8");
     // The encoder layer's projections (sequence 128, BERT-base), weights
     // prepacked as the compiler packs constant weights.
@@ -628,8 +624,8 @@ int main(int argc, char **argv) {
       tcc_uk_conv2d_params_t dw;
       int64_t f;
     } blocks[] = {
-        {"mbv2 block 16 -> 96 /2 112 -> 24", 16,
-         conv(96, 112, 96, 3, 2, 1, 96), 24},
+        {"mbv2 block 16 -> 96 /2 112 -> 24", 16, conv(96, 112, 96, 3, 2, 1, 96),
+         24},
         {"mbv2 block 24 -> 144 56 -> 24", 24, conv(144, 56, 144, 3, 1, 1, 144),
          24},
         {"mbv2 block 24 -> 144 /2 56 -> 32", 24,

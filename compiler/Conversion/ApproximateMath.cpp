@@ -23,8 +23,8 @@ struct ApproximateMathPass
     RewritePatternSet patterns(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
     populatePolynomialApproximateTanhPattern(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // exp (softmax, sigmoid, GELU's tanh form): upstream's approximation
     // comes only with all the others (sin, cos, log, atan...), so it is

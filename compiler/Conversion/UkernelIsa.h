@@ -13,16 +13,25 @@ namespace mlir::tcc {
 /// The ISA level of the micro-kernels (runtime/ukernels) contractions call;
 /// the values are the kernels' own (tcc_uk_isa). `none` lowers contractions
 /// to generated loops instead.
-enum class UkernelIsa : int32_t { none = -1, generic = 0, avx2 = 1, avx512 = 2 };
+enum class UkernelIsa : int32_t {
+  none = -1,
+  generic = 0,
+  avx2 = 1,
+  avx512 = 2
+};
 
 /// "none", "generic", "avx2" or "avx512" (also the kernel objects' names,
 /// lib/tcc_ukernels_<name>.o).
 inline llvm::StringRef ukernelIsaName(UkernelIsa isa) {
   switch (isa) {
-  case UkernelIsa::none: return "none";
-  case UkernelIsa::generic: return "generic";
-  case UkernelIsa::avx2: return "avx2";
-  case UkernelIsa::avx512: return "avx512";
+  case UkernelIsa::none:
+    return "none";
+  case UkernelIsa::generic:
+    return "generic";
+  case UkernelIsa::avx2:
+    return "avx2";
+  case UkernelIsa::avx512:
+    return "avx512";
   }
   return "none";
 }

@@ -45,10 +45,10 @@ public:
     if (!isContiguousRowMajor(type))
       return failure();
     auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
-    Value bytes = b.create<arith::MulIOp>(
-        loc, meta.getOffset(),
-        b.create<arith::ConstantIndexOp>(
-            loc, type.getElementTypeBitWidth() / 8));
+    Value bytes =
+        b.create<arith::MulIOp>(loc, meta.getOffset(),
+                                b.create<arith::ConstantIndexOp>(
+                                    loc, type.getElementTypeBitWidth() / 8));
     return b.create<arith::AddIOp>(loc, alignedPointer(memref), bytes)
         .getResult();
   }
@@ -161,9 +161,8 @@ struct ConvertUkernelsToCallsPass
       Value pwWeight = ins[2 + hasDwBias];
       Value pwBias = hasBias ? ins[3 + hasDwBias] : Value();
       Value pwResidual = hasResidual ? ins[3 + hasDwBias + hasBias] : Value();
-      ok = addresses(
-          {ins[0], ins[1], dwBias, pwWeight, outs[0], pwBias, pwResidual,
-           scratch});
+      ok = addresses({ins[0], ins[1], dwBias, pwWeight, outs[0], pwBias,
+                      pwResidual, scratch});
       for (StringRef p :
            {"n", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
             "dilation_h", "dilation_w", "pad_top", "pad_left", "pad_bottom",
@@ -187,36 +186,35 @@ struct ConvertUkernelsToCallsPass
       ok = addresses({ins[0], ins[1], expBias, dwWeight, dwBias, pwWeight,
                       outs[0], pwBias, pwResidual, scratch});
       for (StringRef p :
-           {"n", "exp_c", "exp_h", "exp_w", "exp_kh", "exp_kw",
-            "exp_stride_h", "exp_stride_w", "exp_dilation_h",
-            "exp_dilation_w", "exp_pad_top", "exp_pad_left", "exp_pad_bottom",
-            "exp_pad_right", "exp_flags", "exp_has_clamp"})
+           {"n", "exp_c", "exp_h", "exp_w", "exp_kh", "exp_kw", "exp_stride_h",
+            "exp_stride_w", "exp_dilation_h", "exp_dilation_w", "exp_pad_top",
+            "exp_pad_left", "exp_pad_bottom", "exp_pad_right", "exp_flags",
+            "exp_has_clamp"})
         call.param(p);
       call.floatParam("exp_clamp_min"), call.floatParam("exp_clamp_max");
-      for (StringRef p :
-           {"c", "h", "w", "kh", "kw", "stride_h", "stride_w", "dilation_h",
-            "dilation_w", "pad_top", "pad_left", "pad_bottom", "pad_right",
-            "dw_has_clamp"})
+      for (StringRef p : {"c", "h", "w", "kh", "kw", "stride_h", "stride_w",
+                          "dilation_h", "dilation_w", "pad_top", "pad_left",
+                          "pad_bottom", "pad_right", "dw_has_clamp"})
         call.param(p);
       call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
       call.param("f"), call.param("flags"), call.param("has_clamp");
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
     } else if (pool) {
       ok = addresses({ins[0], outs[0]});
-      for (StringRef p : {"n", "c", "h", "w", "kh", "kw", "stride_h",
-                          "stride_w", "dilation_h", "dilation_w", "pad_top",
-                          "pad_left", "oh", "ow"})
+      for (StringRef p :
+           {"n", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
+            "dilation_h", "dilation_w", "pad_top", "pad_left", "oh", "ow"})
         call.param(p);
     } else {
-      return op.emitOpError() << "unknown micro-kernel '" << op.getName()
-                              << "'";
+      return op.emitOpError()
+             << "unknown micro-kernel '" << op.getName() << "'";
     }
     if (!call.missing.empty()) {
       for (Value v : call.args)
         if (v.use_empty())
           v.getDefiningOp()->erase();
-      return op.emitOpError() << "has no parameter '" << call.missing.front()
-                              << "'";
+      return op.emitOpError()
+             << "has no parameter '" << call.missing.front() << "'";
     }
     if (failed(ok))
       return op.emitOpError() << "needs contiguous buffers";

@@ -18,15 +18,15 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/Module.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -88,11 +88,10 @@ public:
 
 private:
   void print(Diagnostic &diag) {
-    StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error
-                             ? "error"
-                         : diag.getSeverity() == DiagnosticSeverity::Warning
-                             ? "warning"
-                             : "note";
+    StringRef severity =
+        diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
+        : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                                                            : "note";
     std::string msg = diag.str();
     llvm::errs() << severity << ": " << context(diag.getLocation(), msg) << msg
                  << "\n";
@@ -154,7 +153,8 @@ writeAtomically(StringRef path,
     return failure();
   }
   if (llvm::Error e = temp->keep(path)) {
-    error = "cannot write '" + path.str() + "': " + llvm::toString(std::move(e));
+    error =
+        "cannot write '" + path.str() + "': " + llvm::toString(std::move(e));
     return failure();
   }
   return success();
@@ -162,9 +162,8 @@ writeAtomically(StringRef path,
 
 static bool isTextStage(EmitKind kind) {
   return kind == EmitKind::Import || kind == EmitKind::Tcc ||
-         kind == EmitKind::Linalg ||
-         kind == EmitKind::LLVMDialect || kind == EmitKind::LLVMIR ||
-         kind == EmitKind::Asm;
+         kind == EmitKind::Linalg || kind == EmitKind::LLVMDialect ||
+         kind == EmitKind::LLVMIR || kind == EmitKind::Asm;
 }
 
 /// A C identifier for symbols, from the output's file name.
@@ -270,8 +269,7 @@ static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
     OwningOpRef<ModuleOp> module =
         parseSourceFile<ModuleOp>(opts.inputPath, &ctx);
     if (!module && !llvm::sys::fs::exists(opts.inputPath))
-      emitError(UnknownLoc::get(&ctx))
-          << opts.inputPath << ": no such file";
+      emitError(UnknownLoc::get(&ctx)) << opts.inputPath << ": no such file";
     return module;
   }
   if (ext == ".onnx" || ext == ".onnxtxt" || ext == ".pb") {
@@ -425,9 +423,10 @@ private:
     info = std::move(*described);
     if (info.modelName.empty())
       info.modelName = llvm::sys::path::stem(opts.inputPath).str();
-    info.symbolPrefix = !opts.name.empty()              ? opts.name
-                        : emit == EmitKind::Executable ? "tcc"
-                                                       : symbolPrefixFor(output);
+    info.symbolPrefix = !opts.name.empty() ? opts.name
+                        : emit == EmitKind::Executable
+                            ? "tcc"
+                            : symbolPrefixFor(output);
     // Its names must not reach LLVM as attributes.
     module->walk([](func::FuncOp f) {
       f.setAllArgAttrs(ArrayRef<DictionaryAttr>());
@@ -484,8 +483,8 @@ private:
     // linked with the model's object, so compiling a model never
     // re-optimizes them; --emit=llvm-ir and asm show the model's code alone.
     // Without kernels the object still provides the parallel loops' runtime.
-    UkernelIsa objectIsa = isa == UkernelIsa::none ? ukernelIsaFor(*machine)
-                                                   : isa;
+    UkernelIsa objectIsa =
+        isa == UkernelIsa::none ? ukernelIsaFor(*machine) : isa;
     if (failed(findUkernelObject(*llvmModule, opts.libDir, objectIsa,
                                  ukernelObject, error)) ||
         failed(addArtifactEntry(*llvmModule, info, "main",

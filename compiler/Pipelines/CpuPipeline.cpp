@@ -13,8 +13,8 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -136,14 +136,13 @@ void mlir::tcc::registerTccPipelines() {
   PassPipelineRegistration<>("tcc-graph-pipeline",
                              "tcc graph-level clean-up and decomposition",
                              buildTccGraphPipeline);
-  PassPipelineRegistration<CpuPipelineOptions>(
-      "tcc-to-linalg-pipeline", "Lower tcc to linalg on tensors",
-      buildTccToLinalgPipeline);
-  PassPipelineRegistration<>("tcc-linalg-to-llvm-pipeline",
-                             "Bufferize and lower linalg to the LLVM dialect",
-                             [](OpPassManager &pm) {
-                               buildLinalgToLLVMPipeline(pm);
-                             });
+  PassPipelineRegistration<CpuPipelineOptions>("tcc-to-linalg-pipeline",
+                                               "Lower tcc to linalg on tensors",
+                                               buildTccToLinalgPipeline);
+  PassPipelineRegistration<>(
+      "tcc-linalg-to-llvm-pipeline",
+      "Bufferize and lower linalg to the LLVM dialect",
+      [](OpPassManager &pm) { buildLinalgToLLVMPipeline(pm); });
   PassPipelineRegistration<CpuPipelineOptions>(
       "tcc-cpu-pipeline", "Compile tcc to the LLVM dialect for the CPU",
       buildTccCpuPipeline);

@@ -22,57 +22,95 @@ using namespace mlir::tcc;
 #endif
 
 int32_t tcc::dtypeOf(Type t) {
-  if (t.isF32()) return TCC_DTYPE_F32;
-  if (t.isF64()) return TCC_DTYPE_F64;
-  if (t.isF16()) return TCC_DTYPE_F16;
-  if (t.isBF16()) return TCC_DTYPE_BF16;
-  if (t.isInteger(1)) return TCC_DTYPE_BOOL;
+  if (t.isF32())
+    return TCC_DTYPE_F32;
+  if (t.isF64())
+    return TCC_DTYPE_F64;
+  if (t.isF16())
+    return TCC_DTYPE_F16;
+  if (t.isBF16())
+    return TCC_DTYPE_BF16;
+  if (t.isInteger(1))
+    return TCC_DTYPE_BOOL;
   auto i = dyn_cast<IntegerType>(t);
   if (!i)
     return TCC_DTYPE_INVALID;
   bool u = i.isUnsigned();
   switch (i.getWidth()) {
-  case 8: return u ? TCC_DTYPE_U8 : TCC_DTYPE_I8;
-  case 16: return u ? TCC_DTYPE_U16 : TCC_DTYPE_I16;
-  case 32: return u ? TCC_DTYPE_U32 : TCC_DTYPE_I32;
-  case 64: return u ? TCC_DTYPE_U64 : TCC_DTYPE_I64;
-  default: return TCC_DTYPE_INVALID;
+  case 8:
+    return u ? TCC_DTYPE_U8 : TCC_DTYPE_I8;
+  case 16:
+    return u ? TCC_DTYPE_U16 : TCC_DTYPE_I16;
+  case 32:
+    return u ? TCC_DTYPE_U32 : TCC_DTYPE_I32;
+  case 64:
+    return u ? TCC_DTYPE_U64 : TCC_DTYPE_I64;
+  default:
+    return TCC_DTYPE_INVALID;
   }
 }
 
 StringRef tcc::dtypeName(int32_t dtype) {
   switch (dtype) {
-  case TCC_DTYPE_F32: return "float32";
-  case TCC_DTYPE_U8: return "uint8";
-  case TCC_DTYPE_I8: return "int8";
-  case TCC_DTYPE_U16: return "uint16";
-  case TCC_DTYPE_I16: return "int16";
-  case TCC_DTYPE_I32: return "int32";
-  case TCC_DTYPE_I64: return "int64";
-  case TCC_DTYPE_BOOL: return "bool";
-  case TCC_DTYPE_F16: return "float16";
-  case TCC_DTYPE_F64: return "float64";
-  case TCC_DTYPE_U32: return "uint32";
-  case TCC_DTYPE_U64: return "uint64";
-  case TCC_DTYPE_BF16: return "bfloat16";
-  default: return "invalid";
+  case TCC_DTYPE_F32:
+    return "float32";
+  case TCC_DTYPE_U8:
+    return "uint8";
+  case TCC_DTYPE_I8:
+    return "int8";
+  case TCC_DTYPE_U16:
+    return "uint16";
+  case TCC_DTYPE_I16:
+    return "int16";
+  case TCC_DTYPE_I32:
+    return "int32";
+  case TCC_DTYPE_I64:
+    return "int64";
+  case TCC_DTYPE_BOOL:
+    return "bool";
+  case TCC_DTYPE_F16:
+    return "float16";
+  case TCC_DTYPE_F64:
+    return "float64";
+  case TCC_DTYPE_U32:
+    return "uint32";
+  case TCC_DTYPE_U64:
+    return "uint64";
+  case TCC_DTYPE_BF16:
+    return "bfloat16";
+  default:
+    return "invalid";
   }
 }
 
 /// The C type a header uses for one element of `dtype`.
 static StringRef cTypeOf(int32_t dtype) {
   switch (dtype) {
-  case TCC_DTYPE_F32: return "float";
-  case TCC_DTYPE_F64: return "double";
-  case TCC_DTYPE_U8: case TCC_DTYPE_BOOL: return "uint8_t";
-  case TCC_DTYPE_I8: return "int8_t";
-  case TCC_DTYPE_U16: case TCC_DTYPE_F16: case TCC_DTYPE_BF16: return "uint16_t";
-  case TCC_DTYPE_I16: return "int16_t";
-  case TCC_DTYPE_I32: return "int32_t";
-  case TCC_DTYPE_I64: return "int64_t";
-  case TCC_DTYPE_U32: return "uint32_t";
-  case TCC_DTYPE_U64: return "uint64_t";
-  default: return "void";
+  case TCC_DTYPE_F32:
+    return "float";
+  case TCC_DTYPE_F64:
+    return "double";
+  case TCC_DTYPE_U8:
+  case TCC_DTYPE_BOOL:
+    return "uint8_t";
+  case TCC_DTYPE_I8:
+    return "int8_t";
+  case TCC_DTYPE_U16:
+  case TCC_DTYPE_F16:
+  case TCC_DTYPE_BF16:
+    return "uint16_t";
+  case TCC_DTYPE_I16:
+    return "int16_t";
+  case TCC_DTYPE_I32:
+    return "int32_t";
+  case TCC_DTYPE_I64:
+    return "int64_t";
+  case TCC_DTYPE_U32:
+    return "uint32_t";
+  case TCC_DTYPE_U64:
+    return "uint64_t";
+  default:
+    return "void";
   }
 }
 
@@ -87,18 +125,18 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
                       std::vector<TensorInfo> &out) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
-      return main.emitError() << "the interface tensor '" << fallback
-                              << "' has type " << type
-                              << "; artifacts need statically shaped tensors "
-                                 "(fix dynamic dimensions with --input-shape)";
+      return main.emitError()
+             << "the interface tensor '" << fallback << "' has type " << type
+             << "; artifacts need statically shaped tensors "
+                "(fix dynamic dimensions with --input-shape)";
     TensorInfo t;
     auto name = attrs ? attrs.getAs<StringAttr>("tcc.name") : StringAttr();
     t.name = name ? name.str() : fallback.str();
     t.dtype = dtypeOf(tensor.getElementType());
     if (!t.dtype)
-      return main.emitError() << "tensor '" << t.name << "' has element type "
-                              << tensor.getElementType()
-                              << ", which artifacts cannot carry";
+      return main.emitError()
+             << "tensor '" << t.name << "' has element type "
+             << tensor.getElementType() << ", which artifacts cannot carry";
     t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
     out.push_back(std::move(t));
     return success();
@@ -131,17 +169,16 @@ public:
   }
 
   llvm::Constant *global(llvm::Constant *init, const Twine &name) {
-    return new llvm::GlobalVariable(module, init->getType(), /*isConstant=*/true,
-                                    llvm::GlobalValue::PrivateLinkage, init,
-                                    prefix + "." + name);
+    return new llvm::GlobalVariable(
+        module, init->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage, init, prefix + "." + name);
   }
 
   llvm::Constant *string(StringRef s, const Twine &name) {
     return global(llvm::ConstantDataArray::getString(ctx, s), name);
   }
 
-  llvm::Constant *tensors(const std::vector<TensorInfo> &list,
-                          StringRef kind) {
+  llvm::Constant *tensors(const std::vector<TensorInfo> &list, StringRef kind) {
     if (list.empty())
       return llvm::ConstantPointerNull::get(ptr);
     std::vector<llvm::Constant *> entries;
@@ -157,10 +194,10 @@ public:
                        llvm::ConstantInt::get(i32, t.dtype),
                        llvm::ConstantInt::get(i32, t.shape.size()), shape}));
     }
-    return global(llvm::ConstantArray::get(
-                      llvm::ArrayType::get(tensorType, entries.size()),
-                      entries),
-                  kind);
+    return global(
+        llvm::ConstantArray::get(
+            llvm::ArrayType::get(tensorType, entries.size()), entries),
+        kind);
   }
 
   llvm::Module &module;
@@ -201,9 +238,9 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   // int32_t run(const tcc_run_args_t *args): unpack the pointer arrays and
   // call the graph with bare pointers.
   auto *runType = llvm::FunctionType::get(d.i32, {d.ptr}, false);
-  auto *run = llvm::Function::Create(runType,
-                                     llvm::GlobalValue::InternalLinkage,
-                                     info.symbolPrefix + "_run_entry", module);
+  auto *run =
+      llvm::Function::Create(runType, llvm::GlobalValue::InternalLinkage,
+                             info.symbolPrefix + "_run_entry", module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
   llvm::Value *args = run->getArg(0);
   auto *argsType = llvm::StructType::get(ctx, {d.ptr, d.ptr, d.ptr, d.ptr});
@@ -259,9 +296,9 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
       "desc");
 
   auto addGetter = [&](const Twine &name) {
-    auto *getter = llvm::Function::Create(
-        llvm::FunctionType::get(d.ptr, false),
-        llvm::GlobalValue::ExternalLinkage, name, module);
+    auto *getter = llvm::Function::Create(llvm::FunctionType::get(d.ptr, false),
+                                          llvm::GlobalValue::ExternalLinkage,
+                                          name, module);
     llvm::IRBuilder<> gb(llvm::BasicBlock::Create(ctx, "entry", getter));
     gb.CreateRet(desc);
   };
@@ -274,14 +311,14 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
 /// A C identifier from a tensor name, unique within `used`.
 static std::string cIdentifier(StringRef name, llvm::StringSet<> &used) {
   static const llvm::StringSet<> keywords = {
-      "auto",     "break",    "case",     "char",     "const",   "continue",
-      "default",  "do",       "double",   "else",     "enum",    "extern",
-      "float",    "for",      "goto",     "if",       "inline",  "int",
-      "long",     "register", "restrict", "return",   "short",   "signed",
-      "sizeof",   "static",   "struct",   "switch",   "typedef", "union",
-      "unsigned", "void",     "volatile", "while",    "bool",    "true",
-      "false",    "class",    "new",      "delete",   "this",    "operator",
-      "template", "typename", "private",  "public",   "nullptr", "asm"};
+      "auto",     "break",    "case",     "char",   "const",   "continue",
+      "default",  "do",       "double",   "else",   "enum",    "extern",
+      "float",    "for",      "goto",     "if",     "inline",  "int",
+      "long",     "register", "restrict", "return", "short",   "signed",
+      "sizeof",   "static",   "struct",   "switch", "typedef", "union",
+      "unsigned", "void",     "volatile", "while",  "bool",    "true",
+      "false",    "class",    "new",      "delete", "this",    "operator",
+      "template", "typename", "private",  "public", "nullptr", "asm"};
   std::string id;
   for (char c : name)
     id += llvm::isAlnum(c) ? c : '_';
@@ -305,8 +342,8 @@ static std::string commentText(StringRef text) {
   for (char c : text) {
     if ((unsigned char)c < 0x20 || c == 0x7f)
       c = '?';
-    if (!out.empty() && ((c == '/' && out.back() == '*') ||
-                         (c == '*' && out.back() == '/')))
+    if (!out.empty() &&
+        ((c == '/' && out.back() == '*') || (c == '*' && out.back() == '/')))
       out += ' ';
     out += c;
   }
@@ -318,9 +355,8 @@ std::string tcc::artifactHeader(const ArtifactInfo &info, StringRef source) {
   const std::string &p = info.symbolPrefix;
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << "/* " << p << ".h - generated by tcc " << TCC_VERSION_STRING
-     << " from " << commentText(source) << " for "
-     << commentText(info.target) << ". */\n"
+  os << "/* " << p << ".h - generated by tcc " << TCC_VERSION_STRING << " from "
+     << commentText(source) << " for " << commentText(info.target) << ". */\n"
      << "#ifndef TCC_GENERATED_" << upper << "_H\n#define TCC_GENERATED_"
      << upper << "_H\n\n"
      << kAbiHeader << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
@@ -328,8 +364,7 @@ std::string tcc::artifactHeader(const ArtifactInfo &info, StringRef source) {
     os << " * " << kind << ":\n";
     for (auto [i, t] : llvm::enumerate(tensors)) {
       os << " *   " << i << " \"" << commentText(t.name)
-         << "\": " << dtypeName(t.dtype)
-         << "[";
+         << "\": " << dtypeName(t.dtype) << "[";
       llvm::interleave(t.shape, os, ",");
       os << "]\n";
     }

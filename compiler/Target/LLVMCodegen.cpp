@@ -6,20 +6,20 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
-#include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 
@@ -63,17 +63,16 @@ tcc::createCpuTargetMachine(StringRef cpu, int optLevel, std::string &error) {
                                     ? llvm::CodeGenOptLevel::Default
                                     : llvm::CodeGenOptLevel::Aggressive;
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, features, options, llvm::Reloc::PIC_, std::nullopt,
-      level));
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpuName, features, options,
+                                  llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     error = "cannot create a target machine for " + triple;
   return machine;
 }
 
 std::string tcc::describeTarget(const llvm::TargetMachine &machine) {
-  return machine.getTargetTriple().str() + ":" +
-         machine.getTargetCPU().str();
+  return machine.getTargetTriple().str() + ":" + machine.getTargetCPU().str();
 }
 
 std::unique_ptr<llvm::Module>
@@ -125,8 +124,8 @@ LogicalResult tcc::findUkernelObject(const llvm::Module &module,
   return success();
 }
 
-void tcc::optimizeLLVMModule(llvm::Module &module,
-                             llvm::TargetMachine &machine, int optLevel) {
+void tcc::optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
+                             int optLevel) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -27,11 +27,12 @@ static LogicalResult runProgram(const std::string &program,
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   std::optional<StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string execError;
-  int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0, 0,
-                                     &execError);
+  int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0,
+                                     0, &execError);
   if (rc != 0) {
-    error = "linking failed (" + program + " exited with " + std::to_string(rc) +
-            ")" + (execError.empty() ? "" : ": " + execError);
+    error = "linking failed (" + program + " exited with " +
+            std::to_string(rc) + ")" +
+            (execError.empty() ? "" : ": " + execError);
     if (auto text = llvm::MemoryBuffer::getFile(log))
       error += "\n" + (*text)->getBuffer().trim().str();
   }

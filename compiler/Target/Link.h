@@ -15,8 +15,8 @@
 namespace mlir::tcc {
 
 /// Links `objects` into a shared library at `output`.
-LogicalResult linkSharedLibrary(ArrayRef<std::string> objects,
-                                StringRef output, std::string &error);
+LogicalResult linkSharedLibrary(ArrayRef<std::string> objects, StringRef output,
+                                std::string &error);
 
 /// Links `objects` with the given static libraries (and the C/C++ runtime)
 /// into an executable at `output`.

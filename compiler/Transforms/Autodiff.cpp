@@ -35,15 +35,14 @@ LogicalResult tcc::applyVjp(OpBuilder &builder, Operation *op,
   for (auto [result, ct] : llvm::zip(op->getResults(), resultCotangents))
     if (ct && ct.getType() != result.getType())
       return op->emitOpError() << "result cotangent has type " << ct.getType()
-                               << " but the result has "
-                               << result.getType();
+                               << " but the result has " << result.getType();
   if (failed(differentiable.buildVjp(builder, resultCotangents,
                                      operandCotangents)))
     return failure();
   if (operandCotangents.size() != op->getNumOperands())
-    return op->emitOpError() << "VJP rule gave " << operandCotangents.size()
-                             << " cotangents for " << op->getNumOperands()
-                             << " operands";
+    return op->emitOpError()
+           << "VJP rule gave " << operandCotangents.size() << " cotangents for "
+           << op->getNumOperands() << " operands";
   for (unsigned i = 0; i < op->getNumOperands(); ++i) {
     Value &ct = operandCotangents[i];
     if (!ct)
@@ -53,9 +52,9 @@ LogicalResult tcc::applyVjp(OpBuilder &builder, Operation *op,
       continue;
     }
     if (ct.getType() != op->getOperand(i).getType())
-      return op->emitOpError() << "VJP rule gave operand " << i
-                               << " a cotangent of type " << ct.getType()
-                               << " instead of " << op->getOperand(i).getType();
+      return op->emitOpError()
+             << "VJP rule gave operand " << i << " a cotangent of type "
+             << ct.getType() << " instead of " << op->getOperand(i).getType();
   }
   return success();
 }
@@ -110,9 +109,8 @@ struct TccAutodiffPass : tcc::impl::TccAutodiffBase<TccAutodiffPass> {
 
   LogicalResult differentiate(func::FuncOp forward) {
     if (!forward.getBody().hasOneBlock())
-      return forward.emitError()
-             << "tcc-autodiff: @" << forward.getName()
-             << " must have a body of one block";
+      return forward.emitError() << "tcc-autodiff: @" << forward.getName()
+                                 << " must have a body of one block";
     FunctionType type = forward.getFunctionType();
     if (type.getNumResults() == 0)
       return forward.emitError() << "tcc-autodiff: @" << forward.getName()
@@ -183,14 +181,14 @@ struct TccAutodiffPass : tcc::impl::TccAutodiffBase<TccAutodiffPass> {
       auto tensor = cast<RankedTensorType>(t);
       auto e = cast<FloatType>(tensor.getElementType());
       return b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(tensor, APFloat::getZero(
-                                                  e.getFloatSemantics())));
+          loc, DenseElementsAttr::get(tensor,
+                                      APFloat::getZero(e.getFloatSemantics())));
     };
     if (active.contains(loss)) {
       auto e = cast<FloatType>(lossType.getElementType());
       cotangents[loss] = b.create<ConstantOp>(
-          loc, DenseElementsAttr::get(lossType, APFloat::getOne(
-                                                    e.getFloatSemantics())));
+          loc, DenseElementsAttr::get(lossType,
+                                      APFloat::getOne(e.getFloatSemantics())));
       if (failed(backpropagate(b, ops, cotangents,
                                [&](Value v) { return active.contains(v); })))
         return failure();
@@ -214,8 +212,8 @@ struct TccAutodiffPass : tcc::impl::TccAutodiffBase<TccAutodiffPass> {
     }
     b.create<func::ReturnOp>(ret.getLoc(), results);
     ret.erase();
-    grad.setFunctionType(FunctionType::get(
-        grad.getContext(), type.getInputs(), ValueRange(results).getTypes()));
+    grad.setFunctionType(FunctionType::get(grad.getContext(), type.getInputs(),
+                                           ValueRange(results).getTypes()));
     grad.setAllResultAttrs(resultAttrs);
     return success();
   }

@@ -27,8 +27,7 @@ static Value scalar(PatternRewriter &rewriter, Location loc, Type elementType,
 }
 
 namespace {
-template <typename Op>
-struct DecomposeSoftmax : OpRewritePattern<Op> {
+template <typename Op> struct DecomposeSoftmax : OpRewritePattern<Op> {
   using OpRewritePattern<Op>::OpRewritePattern;
   LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
@@ -64,8 +63,8 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
     Value var = rewriter.create<ReduceMeanOp>(loc, squares, axes, true);
     Value eps = scalar(rewriter, loc, type.getElementType(),
                        op.getEpsilon().convertToDouble());
-    Value inv = rewriter.create<RsqrtOp>(
-        loc, rewriter.create<AddOp>(loc, var, eps));
+    Value inv =
+        rewriter.create<RsqrtOp>(loc, rewriter.create<AddOp>(loc, var, eps));
     Value y = rewriter.create<MulOp>(loc, centered, inv);
     y = rewriter.create<MulOp>(loc, y, op.getScale());
     if (Value bias = op.getBias())
@@ -147,13 +146,12 @@ struct DecomposeNllLoss : OpRewritePattern<NllLossOp> {
   }
 };
 
-struct TccDecomposePass
-    : mlir::tcc::impl::TccDecomposeBase<TccDecomposePass> {
+struct TccDecomposePass : mlir::tcc::impl::TccDecomposeBase<TccDecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateTccDecompositionPatterns(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(),
-                                            std::move(patterns))))
+    if (failed(
+            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

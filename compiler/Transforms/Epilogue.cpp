@@ -130,9 +130,10 @@ Operation *mlir::tcc::matchPointwiseAfterDepthwise(
   return pw && isPointwise(pw) ? pw : nullptr;
 }
 
-Operation *mlir::tcc::matchDepthwiseAfterExpansion(
-    Operation *op, const Epilogue &expEpilogue,
-    ArrayRef<Operation *> expChain) {
+Operation *
+mlir::tcc::matchDepthwiseAfterExpansion(Operation *op,
+                                        const Epilogue &expEpilogue,
+                                        ArrayRef<Operation *> expChain) {
   auto exp = dyn_cast<ConvOp>(op);
   if (!exp || !isStaticF32Rank4(exp.getInput()) || !isDense(exp) ||
       expEpilogue.residual || expEpilogue.activation != Activation::None)
@@ -162,7 +163,8 @@ reshapeStrides(ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
   int64_t chunkStride = strides.back(), tensorN = 1, viewN = 1;
   for (int64_t d = sizes.size() - 1; d >= 0; --d) {
     tensorN *= sizes[d];
-    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensorN * chunkStride)) {
+    if (d == 0 ||
+        (sizes[d - 1] != 1 && strides[d - 1] != tensorN * chunkStride)) {
       while (viewD >= 0 && (viewN < tensorN || newSizes[viewD] == 1)) {
         out[viewD] = viewN * chunkStride;
         viewN *= newSizes[viewD];
@@ -212,8 +214,8 @@ struct Strided {
     if (rank < 2)
       return false;
     view.rows = sizes[rank - 2], view.cols = sizes[rank - 1];
-    view.rowStride = view.rows == 1 ? view.cols * strides[rank - 1]
-                                    : strides[rank - 2];
+    view.rowStride =
+        view.rows == 1 ? view.cols * strides[rank - 1] : strides[rank - 2];
     view.colStride = view.cols == 1 ? 1 : strides[rank - 1];
     if (view.colStride != 1 && view.rowStride != 1)
       return false;
@@ -233,7 +235,9 @@ struct Strided {
   }
 };
 
-bool isLayoutOp(Operation *op) { return isa_and_nonnull<TransposeOp, ReshapeOp>(op); }
+bool isLayoutOp(Operation *op) {
+  return isa_and_nonnull<TransposeOp, ReshapeOp>(op);
+}
 
 ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();

@@ -178,8 +178,7 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
 
   /// Adds producers until nothing more fits; a producer rejected because the
   /// split was not known yet may fit once a reduction has joined.
-  void grow(Group &group, const DenseSet<Operation *> &grouped,
-            Block *block) {
+  void grow(Group &group, const DenseSet<Operation *> &grouped, Block *block) {
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < group.ops.size(); ++i)
@@ -200,9 +199,8 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
   /// Replaces the group by a tcc.fused op at the root's position.
   void outline(Group &group, Operation *root, StringRef kind) {
     SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
-    llvm::sort(ops, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
+    llvm::sort(
+        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     llvm::SetVector<Value> inputs;
     for (Operation *op : ops)
       for (Value v : op->getOperands())
@@ -210,8 +208,8 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
           inputs.insert(v);
 
     OpBuilder b(root);
-    auto fused = b.create<FusedOp>(
-        root->getLoc(), root->getResultTypes(), kind, inputs.getArrayRef());
+    auto fused = b.create<FusedOp>(root->getLoc(), root->getResultTypes(), kind,
+                                   inputs.getArrayRef());
     Block *block = b.createBlock(&fused.getBody());
     IRMapping map;
     for (Value v : inputs)

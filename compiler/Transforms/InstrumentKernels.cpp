@@ -74,12 +74,14 @@ struct TccInstrumentKernelsPass
       OpBuilder b(op);
       Value global = b.create<memref::GetGlobalOp>(loc, type, symbol);
       Value address = b.create<arith::IndexCastOp>(
-          loc, i64, b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, global));
+          loc, i64,
+          b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, global));
       Value id = b.create<arith::ConstantIntOp>(loc, index, 64);
       auto call = [&](int64_t end) {
         b.create<func::CallOp>(
             loc, profile,
-            ValueRange{id, address, b.create<arith::ConstantIntOp>(loc, end, 64)});
+            ValueRange{id, address,
+                       b.create<arith::ConstantIntOp>(loc, end, 64)});
       };
       call(0);
       b.setInsertionPointAfter(op);

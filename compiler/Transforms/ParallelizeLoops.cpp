@@ -81,8 +81,7 @@ int64_t staticBytes(MemRefType type) {
 FailureOr<SmallVector<Operation *>> loopTemporaries(scf::ForOp loop) {
   auto inOtherRowsLoop = [&](Operation *user) {
     for (Operation *p = user->getParentOp(); p; p = p->getParentOp())
-      if (p != loop.getOperation() &&
-          p->hasAttr(mlir::tcc::kRowsLoopAttrName))
+      if (p != loop.getOperation() && p->hasAttr(mlir::tcc::kRowsLoopAttrName))
         return true;
     return false;
   };
@@ -163,10 +162,9 @@ struct TccParallelizeLoopsPass
         auto alloca = rewriter.create<memref::AllocaOp>(
             temp->getLoc(), cast<MemRefType>(temp->getResult(0).getType()),
             rewriter.getI64IntegerAttr(64));
-        rewriter.replaceUsesWithIf(temp->getResult(0), alloca.getResult(),
-                                   [&](OpOperand &use) {
-                                     return loop->isAncestor(use.getOwner());
-                                   });
+        rewriter.replaceUsesWithIf(
+            temp->getResult(0), alloca.getResult(),
+            [&](OpOperand &use) { return loop->isAncestor(use.getOwner()); });
         // Other loops' uses keep it; else only deallocs are left.
         if (llvm::any_of(temp->getUsers(), [](Operation *user) {
               return !isa<memref::DeallocOp>(user);
@@ -183,8 +181,7 @@ struct TccParallelizeLoopsPass
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgLoops> loops =
           linalg::linalgOpToLoops(rewriter, op);
-      if (failed(loops) ||
-          static_cast<int64_t>(loops->size()) <= index) {
+      if (failed(loops) || static_cast<int64_t>(loops->size()) <= index) {
         op->emitError("tcc-parallelize-loops: cannot lower to loops");
         return signalPassFailure();
       }

@@ -88,7 +88,9 @@ void replaceAlloc(memref::AllocOp alloc, Value with) {
 }
 
 /// The alloc `v` is, if it is one directly (not a view).
-memref::AllocOp directAlloc(Value v) { return v.getDefiningOp<memref::AllocOp>(); }
+memref::AllocOp directAlloc(Value v) {
+  return v.getDefiningOp<memref::AllocOp>();
+}
 
 struct TccPlanMemoryPass
     : mlir::tcc::impl::TccPlanMemoryBase<TccPlanMemoryPass> {
@@ -108,9 +110,7 @@ struct TccPlanMemoryPass
     Block *body;
     /// Bytes of the buffers merged into others (they count as naive).
     int64_t mergedBytes = 0;
-    int64_t at(Operation *op) const {
-      return positionOf(op, *body, position);
-    }
+    int64_t at(Operation *op) const { return positionOf(op, *body, position); }
   };
 
   /// Whether `out` first holds data at `op`: no user of it but deallocs
@@ -133,8 +133,7 @@ struct TccPlanMemoryPass
   }
 
   /// `out` becomes `src`: one buffer living as long as both.
-  static void merge(memref::AllocOp out, memref::AllocOp src,
-                    Liveness &live) {
+  static void merge(memref::AllocOp out, memref::AllocOp src, Liveness &live) {
     live.lastUse[src] = live.lastUse.lookup(out);
     live.lastUse.erase(out);
     live.mergedBytes += bufferBytes(out.getType());
@@ -143,8 +142,8 @@ struct TccPlanMemoryPass
 
   /// Whether `src` may take `out`'s place at `op`: a placed buffer of the
   /// same type that dies at `op`.
-  static bool candidate(memref::AllocOp src, memref::AllocOp out,
-                        Operation *op, const Liveness &live) {
+  static bool candidate(memref::AllocOp src, memref::AllocOp out, Operation *op,
+                        const Liveness &live) {
     return src && out && src != out && src.getType() == out.getType() &&
            live.lastUse.count(src) && live.lastUse.count(out) &&
            live.lastUse.lookup(src) == live.at(op);
@@ -270,8 +269,8 @@ struct TccPlanMemoryPass
   /// which is the same sum.
   static void residualInPlace(UkernelOp op, Liveness &live) {
     DictionaryAttr accumulate = op.getAccumulateParamsAttr();
-    if (!accumulate || op->getBlock() != live.body ||
-        op.getOutputs().empty() || op.getInputs().empty())
+    if (!accumulate || op->getBlock() != live.body || op.getOutputs().empty() ||
+        op.getInputs().empty())
       return;
     Value residual = op.getInputs().back();
     memref::AllocOp src = directAlloc(residual);
@@ -284,10 +283,9 @@ struct TccPlanMemoryPass
         return;
     SmallVector<Value> outputs(op.getOutputs());
     OpBuilder ob(op);
-    auto kernel = ob.create<UkernelOp>(op.getLoc(), TypeRange{},
-                                       op.getNameAttr(),
-                                       op.getInputs().drop_back(), outputs,
-                                       accumulate, DictionaryAttr());
+    auto kernel = ob.create<UkernelOp>(
+        op.getLoc(), TypeRange{}, op.getNameAttr(), op.getInputs().drop_back(),
+        outputs, accumulate, DictionaryAttr());
     int64_t here = live.at(op);
     live.position.erase(op);
     live.position[kernel] = here;
@@ -432,17 +430,17 @@ struct TccPlanMemoryPass
            b.getNamedAttr("type", TypeAttr::get(buffer.alloc.getType())),
            b.getNamedAttr("writer", b.getStringAttr(buffer.writer))}));
     ModuleOp module = getOperation();
-    module->setAttr("tcc.memory_plan",
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("buffers", b.getArrayAttr(entries)),
-                         b.getNamedAttr("arena_bytes",
-                                        b.getI64IntegerAttr(plan.arenaBytes)),
-                         b.getNamedAttr("naive_bytes",
-                                        b.getI64IntegerAttr(plan.naiveBytes +
-                                                            live.mergedBytes)),
-                         b.getNamedAttr("peak_live_bytes",
-                                        b.getI64IntegerAttr(
-                                            plan.peakLiveBytes))}));
+    module->setAttr(
+        "tcc.memory_plan",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("buffers", b.getArrayAttr(entries)),
+             b.getNamedAttr("arena_bytes",
+                            b.getI64IntegerAttr(plan.arenaBytes)),
+             b.getNamedAttr(
+                 "naive_bytes",
+                 b.getI64IntegerAttr(plan.naiveBytes + live.mergedBytes)),
+             b.getNamedAttr("peak_live_bytes",
+                            b.getI64IntegerAttr(plan.peakLiveBytes))}));
     module->setAttr("tcc.workspace_bytes",
                     b.getI64IntegerAttr(plan.arenaBytes));
     if (buffers.empty())
@@ -455,11 +453,11 @@ struct TccPlanMemoryPass
     Value arena = body.getArguments().back();
     for (auto [buffer, offset] : llvm::zip_equal(buffers, plan.offsets)) {
       OpBuilder ob(buffer.alloc);
-      Value at = ob.create<arith::ConstantIndexOp>(buffer.alloc.getLoc(),
-                                                   offset);
-      Value view = ob.create<memref::ViewOp>(
-          buffer.alloc.getLoc(), buffer.alloc.getType(), arena, at,
-          ValueRange{});
+      Value at =
+          ob.create<arith::ConstantIndexOp>(buffer.alloc.getLoc(), offset);
+      Value view = ob.create<memref::ViewOp>(buffer.alloc.getLoc(),
+                                             buffer.alloc.getType(), arena, at,
+                                             ValueRange{});
       if (buffer.alloc->hasAttr(kRowTemporaryAttrName))
         view.getDefiningOp()->setAttr(kRowTemporaryAttrName, ob.getUnitAttr());
       replaceAlloc(buffer.alloc, view);

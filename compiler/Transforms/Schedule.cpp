@@ -75,15 +75,13 @@ void sink(Operation *op) {
   if (!chain(op, first, ops))
     return;
   // In their original order, just before `first`.
-  llvm::sort(ops, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *moved : ops)
     moved->moveBefore(first);
 }
 
-struct TccSchedulePass
-    : mlir::tcc::impl::TccScheduleBase<TccSchedulePass> {
+struct TccSchedulePass : mlir::tcc::impl::TccScheduleBase<TccSchedulePass> {
   void runOnOperation() override {
     for (Block &block : getOperation().getBody()) {
       SmallVector<Operation *> ops = llvm::map_to_vector(

@@ -14,8 +14,8 @@
 using tcc::makeStatus;
 
 struct tcc_context_t {
-  tcc_model_t *model;                   // retained
-  tcc_allocator_t *allocator = nullptr; // retained
+  tcc_model_t *model;                    // retained
+  tcc_allocator_t *allocator = nullptr;  // retained
   std::shared_ptr<tcc::ThreadPool> pool; // maybe shared with other contexts
   tcc_host_api_t host;
   tcc_profiler_fn_t profiler = nullptr;
@@ -102,8 +102,8 @@ static tcc_status_t createContext(const char *api, tcc_model_t *model,
       }
     }
     try {
-      context->pool = shared ? shared->pool
-                             : std::make_shared<tcc::ThreadPool>(threads);
+      context->pool =
+          shared ? shared->pool : std::make_shared<tcc::ThreadPool>(threads);
     } catch (const std::system_error &e) {
       return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
                         "cannot start %d threads: %s", threads, e.what());

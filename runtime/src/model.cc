@@ -156,9 +156,8 @@ uint32_t tcc_model_num_outputs(const tcc_model_t *model) {
 
 const tcc_tensor_desc_t *tcc_model_input(const tcc_model_t *model,
                                          uint32_t index) {
-  return model && index < model->desc->num_inputs
-             ? &model->desc->inputs[index]
-             : nullptr;
+  return model && index < model->desc->num_inputs ? &model->desc->inputs[index]
+                                                  : nullptr;
 }
 
 const tcc_tensor_desc_t *tcc_model_output(const tcc_model_t *model,

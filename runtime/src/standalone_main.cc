@@ -93,8 +93,8 @@ int main(int argc, char **argv) {
                           : base + ".npy");
     }
   if (files.size() != numIn) {
-    fprintf(stderr, "error: the model takes %u inputs; got %zu files\n",
-            numIn, files.size());
+    fprintf(stderr, "error: the model takes %u inputs; got %zu files\n", numIn,
+            files.size());
     return 1;
   }
 

@@ -113,9 +113,7 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
   // the worker): either this sees the worker inside, or it sees the job
   // closed.
   closed.store(job, std::memory_order_seq_cst);
-  auto idle = [this] {
-    return inJob.load(std::memory_order_seq_cst) == 0;
-  };
+  auto idle = [this] { return inJob.load(std::memory_order_seq_cst) == 0; };
   if (!spinUntil(spinUs, idle))
     while (!idle())
       std::this_thread::yield();

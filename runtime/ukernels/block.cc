@@ -23,8 +23,7 @@ bool padsInsideWindow(const ConvShape &s) {
 /// `es`, checked: one group, x's shape as its output, not one that
 /// tcc_uk_conv2d_nchw runs as Winograd (its packed weights are
 /// transformed), and every band of rows reads some input rows.
-bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s,
-                  ConvShape &es) {
+bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s, ConvShape &es) {
   return p && resolvePair(&p->pair, s) && resolveConv(&p->exp, es) &&
          es.groups == 1 && es.f == s.c && es.n == s.n && es.oh == s.h &&
          es.ow == s.w && !winogradFits(es) && padsInsideWindow(s) &&
@@ -76,8 +75,7 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
   const int64_t packedPerRow = isPointwise(es) ? 0 : es.kdim * s.w;
   // A band of r rows reads (r - 1) * sh + span rows of x.
   const int64_t perRow = f4 * (e * (s.sh * s.w + s.ow) + s.sh * packedPerRow);
-  const int64_t fixed =
-      f4 * maxI(0, span - s.sh) * (e * s.w + packedPerRow);
+  const int64_t fixed = f4 * maxI(0, span - s.sh) * (e * s.w + packedPerRow);
   BlockGeometry g;
   // A plane the depthwise kernel runs flat (its FMA order differs) is one
   // band, so that it runs flat here too.
@@ -88,14 +86,14 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
   g.expFloats = ceilDiv(e * rowsIn * s.w, 16) * 16;
   g.midFloats = ceilDiv(e * g.band * s.ow, 16) * 16;
   const uint32_t expPacked = p->exp.flags & TCC_UK_PACKED_A;
-  const int64_t expGemm =
-      isPointwise(es) ? raggedPanelBound(isa, expPacked, e, es.kdim)
-                      : packedBScratchBytes(isa, es.kdim, rowsIn * s.w);
+  const int64_t expGemm = isPointwise(es)
+                              ? raggedPanelBound(isa, expPacked, e, es.kdim)
+                              : packedBScratchBytes(isa, es.kdim, rowsIn * s.w);
   g.gemmBytes =
-      ceilDiv(maxI(expGemm, raggedPanelBound(isa,
-                                             p->pair.flags & TCC_UK_PACKED_A,
-                                             p->pair.f, e)),
-              64) *
+      ceilDiv(
+          maxI(expGemm, raggedPanelBound(isa, p->pair.flags & TCC_UK_PACKED_A,
+                                         p->pair.f, e)),
+          64) *
       64;
   g.partBytes = (g.expFloats + g.midFloats) * f4 + g.gemmBytes;
   return g;
@@ -127,7 +125,7 @@ struct BlockJob {
   float *out;
   const tcc_uk_epilogue_t *expEp, *dwEp, *pwEp; // pwEp: this image's
   char *scratch;
-  int64_t bands; // of one image, each at most g.band rows
+  int64_t bands;    // of one image, each at most g.band rows
   RunClaims claims; // the bands, a run of them a part
 };
 
@@ -252,8 +250,8 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     return 0;
   void *scratch = p->pair.scratch, *owned = NULL;
   if (!scratch) {
-    owned = malloc(static_cast<size_t>(
-        blockScratchBytes(TCC_UK_NATIVE_ISA, p, s, es)));
+    owned = malloc(
+        static_cast<size_t>(blockScratchBytes(TCC_UK_NATIVE_ISA, p, s, es)));
     if (!owned)
       return -1;
     scratch = owned;
@@ -273,15 +271,15 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
   job.s = &one;
   job.es = &es;
   job.g = blockGeometry(TCC_UK_NATIVE_ISA, p, s, es);
-  job.parts = runsFlatDirect(one)
-                  ? 1
-                  : maxI(1, minI(minI(hostThreads(host), kBlockMaxParts),
-                                 s.oh));
+  job.parts =
+      runsFlatDirect(one)
+          ? 1
+          : maxI(1, minI(minI(hostThreads(host), kBlockMaxParts), s.oh));
   // Bands of at most g.band rows, and kBlockBandsPerPart a part at least
   // (rows allowing), so that the parts share them out as they run.
-  job.bands = maxI(ceilDiv(s.oh, job.g.band),
-                   job.parts == 1 ? 1
-                                  : minI(s.oh, kBlockBandsPerPart * job.parts));
+  job.bands =
+      maxI(ceilDiv(s.oh, job.g.band),
+           job.parts == 1 ? 1 : minI(s.oh, kBlockBandsPerPart * job.parts));
   job.expWeight = expWeight;
   job.dwWeight = dwWeight;
   job.pwWeight = pwWeight;

@@ -34,13 +34,11 @@ tcc_uk_epilogue_t epilogue(int64_t bias, int64_t biasPerRow, int64_t hasClamp,
 }
 
 /// A convolution's sizes, window and pads as the adapters receive them.
-tcc_uk_conv2d_params_t convParams(int64_t n, int64_t c, int64_t h, int64_t w,
-                                  int64_t f, int64_t kh, int64_t kw,
-                                  int64_t strideH, int64_t strideW,
-                                  int64_t dilationH, int64_t dilationW,
-                                  int64_t padTop, int64_t padLeft,
-                                  int64_t padBottom, int64_t padRight,
-                                  int64_t groups) {
+tcc_uk_conv2d_params_t
+convParams(int64_t n, int64_t c, int64_t h, int64_t w, int64_t f, int64_t kh,
+           int64_t kw, int64_t strideH, int64_t strideW, int64_t dilationH,
+           int64_t dilationW, int64_t padTop, int64_t padLeft,
+           int64_t padBottom, int64_t padRight, int64_t groups) {
   tcc_uk_conv2d_params_t p = {};
   p.n = n, p.c = c, p.h = h, p.w = w, p.f = f, p.kh = kh, p.kw = kw;
   p.stride_h = strideH, p.stride_w = strideW;
@@ -64,11 +62,11 @@ struct BatchedGemm {
         epilogue(bias, biasPerRow, hasClamp, clampMin, clampMax,
                  residual ? residual + 4 * i * strideR : 0, ldr);
     e.activation = static_cast<int32_t>(activation);
-    return tcc_uk_sgemm(
-        host, m, n, k, ptr<const float>(a) + i * strideA, lda,
-        ptr<const float>(b) + i * strideB, ldb, ptr<float>(c) + i * strideC,
-        ldc, static_cast<uint32_t>(flags), &e,
-        ptr<void>(scratch ? scratch + i * scratchStride : 0));
+    return tcc_uk_sgemm(host, m, n, k, ptr<const float>(a) + i * strideA, lda,
+                        ptr<const float>(b) + i * strideB, ldb,
+                        ptr<float>(c) + i * strideC, ldc,
+                        static_cast<uint32_t>(flags), &e,
+                        ptr<void>(scratch ? scratch + i * scratchStride : 0));
   }
 };
 
@@ -99,8 +97,8 @@ void tcc_ukabi_set_host(const tcc_host_api_t *host) { currentHost = host; }
 void tcc_ukabi_profile(int64_t kernel, int64_t name, int64_t end) {
   const tcc_host_api_t *host = currentHost;
   if (host &&
-      host->struct_size >= offsetof(tcc_host_api_t, profile) +
-                               sizeof(host->profile) &&
+      host->struct_size >=
+          offsetof(tcc_host_api_t, profile) + sizeof(host->profile) &&
       host->profile)
     host->profile(host->self, kernel, ptr<const char>(name),
                   static_cast<int32_t>(end));
@@ -117,15 +115,17 @@ int32_t tcc_ukabi_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
                         int64_t strideC, int64_t flags, int64_t bias,
                         int64_t biasPerRow, int64_t hasClamp, float clampMin,
                         float clampMax, int64_t residual, int64_t ldr,
-                        int64_t strideR, int64_t scratch,
-                        int64_t batchParallel, int64_t scratchStride,
-                        int64_t activation) {
-  BatchedGemm g = {m,          n,        k,        a,       lda,
-                   strideA,    b,        ldb,      strideB, c,
-                   ldc,        strideC,  flags,    bias,    biasPerRow,
-                   hasClamp,   residual, ldr,      strideR, scratch,
-                   batchParallel ? scratchStride : 0, activation,
-                   clampMin,   clampMax, 0};
+                        int64_t strideR, int64_t scratch, int64_t batchParallel,
+                        int64_t scratchStride, int64_t activation) {
+  BatchedGemm g = {m,          n,        k,
+                   a,          lda,      strideA,
+                   b,          ldb,      strideB,
+                   c,          ldc,      strideC,
+                   flags,      bias,     biasPerRow,
+                   hasClamp,   residual, ldr,
+                   strideR,    scratch,  batchParallel ? scratchStride : 0,
+                   activation, clampMin, clampMax,
+                   0};
   if (batchParallel && batch > 1 &&
       splitBatch(currentHost, batch, m * n * (k > 0 ? k : 1))) {
     currentHost->parallel_for(currentHost->self, batch, 1, runBatchRange, &g);
@@ -139,16 +139,15 @@ int32_t tcc_ukabi_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
 
 int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                          int64_t bias, int64_t residual, int64_t scratch,
-                         int64_t n, int64_t c, int64_t h, int64_t w,
-                         int64_t f, int64_t kh, int64_t kw, int64_t strideH,
-                         int64_t strideW, int64_t dilationH,
-                         int64_t dilationW, int64_t padTop, int64_t padLeft,
-                         int64_t padBottom, int64_t padRight, int64_t groups,
-                         int64_t flags, int64_t hasClamp, float clampMin,
-                         float clampMax) {
+                         int64_t n, int64_t c, int64_t h, int64_t w, int64_t f,
+                         int64_t kh, int64_t kw, int64_t strideH,
+                         int64_t strideW, int64_t dilationH, int64_t dilationW,
+                         int64_t padTop, int64_t padLeft, int64_t padBottom,
+                         int64_t padRight, int64_t groups, int64_t flags,
+                         int64_t hasClamp, float clampMin, float clampMax) {
   tcc_uk_conv2d_params_t p =
-      convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH,
-                 dilationW, padTop, padLeft, padBottom, padRight, groups);
+      convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH, dilationW,
+                 padTop, padLeft, padBottom, padRight, groups);
   p.flags = static_cast<uint32_t>(flags);
   p.scratch = ptr<void>(scratch);
   tcc_uk_epilogue_t e =
@@ -161,12 +160,12 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
 /// clamp) and the 1x1 convolution to `f` channels after it, as one call.
 int32_t tcc_ukabi_dwpw_conv2d(
     int64_t input, int64_t dwWeight, int64_t dwBias, int64_t pwWeight,
-    int64_t output, int64_t bias, int64_t residual, int64_t scratch,
-    int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw,
-    int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,
-    int64_t padTop, int64_t padLeft, int64_t padBottom, int64_t padRight,
-    int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
-    int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
+    int64_t output, int64_t bias, int64_t residual, int64_t scratch, int64_t n,
+    int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t strideH,
+    int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t padTop,
+    int64_t padLeft, int64_t padBottom, int64_t padRight, int64_t dwHasClamp,
+    float dwClampMin, float dwClampMax, int64_t f, int64_t flags,
+    int64_t hasClamp, float clampMin, float clampMax) {
   tcc_uk_dwpw_params_t p = {};
   p.dw = convParams(n, c, h, w, c, kh, kw, strideH, strideW, dilationH,
                     dilationW, padTop, padLeft, padBottom, padRight, c);
@@ -179,10 +178,9 @@ int32_t tcc_ukabi_dwpw_conv2d(
   p.scratch = ptr<void>(scratch);
   tcc_uk_epilogue_t e =
       epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
-  return tcc_uk_dwpw_conv2d_nchw(currentHost, &p, ptr<const float>(input),
-                                 ptr<const float>(dwWeight),
-                                 ptr<const float>(pwWeight),
-                                 ptr<float>(output), &e);
+  return tcc_uk_dwpw_conv2d_nchw(
+      currentHost, &p, ptr<const float>(input), ptr<const float>(dwWeight),
+      ptr<const float>(pwWeight), ptr<float>(output), &e);
 }
 
 /// A convolution from `expC` to `c` channels with one group (its epilogue
@@ -192,17 +190,17 @@ int32_t tcc_ukabi_dwpw_conv2d(
 int32_t tcc_ukabi_block_conv2d(
     int64_t input, int64_t expWeight, int64_t expBias, int64_t dwWeight,
     int64_t dwBias, int64_t pwWeight, int64_t output, int64_t bias,
-    int64_t residual, int64_t scratch, int64_t n, int64_t expC,
-    int64_t expH, int64_t expW, int64_t expKh, int64_t expKw,
-    int64_t expStrideH, int64_t expStrideW, int64_t expDilationH,
-    int64_t expDilationW, int64_t expPadTop, int64_t expPadLeft,
-    int64_t expPadBottom, int64_t expPadRight, int64_t expFlags,
-    int64_t expHasClamp, float expClampMin, float expClampMax, int64_t c,
-    int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t strideH,
-    int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t padTop,
-    int64_t padLeft, int64_t padBottom, int64_t padRight,
-    int64_t dwHasClamp, float dwClampMin, float dwClampMax, int64_t f,
-    int64_t flags, int64_t hasClamp, float clampMin, float clampMax) {
+    int64_t residual, int64_t scratch, int64_t n, int64_t expC, int64_t expH,
+    int64_t expW, int64_t expKh, int64_t expKw, int64_t expStrideH,
+    int64_t expStrideW, int64_t expDilationH, int64_t expDilationW,
+    int64_t expPadTop, int64_t expPadLeft, int64_t expPadBottom,
+    int64_t expPadRight, int64_t expFlags, int64_t expHasClamp,
+    float expClampMin, float expClampMax, int64_t c, int64_t h, int64_t w,
+    int64_t kh, int64_t kw, int64_t strideH, int64_t strideW, int64_t dilationH,
+    int64_t dilationW, int64_t padTop, int64_t padLeft, int64_t padBottom,
+    int64_t padRight, int64_t dwHasClamp, float dwClampMin, float dwClampMax,
+    int64_t f, int64_t flags, int64_t hasClamp, float clampMin,
+    float clampMax) {
   tcc_uk_block_params_t p = {};
   p.pair.dw = convParams(n, c, h, w, c, kh, kw, strideH, strideW, dilationH,
                          dilationW, padTop, padLeft, padBottom, padRight, c);
@@ -230,12 +228,11 @@ int32_t tcc_ukabi_block_conv2d(
 }
 
 /// 2-D max pooling (no epilogue).
-int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n,
-                            int64_t c, int64_t h, int64_t w, int64_t kh,
-                            int64_t kw, int64_t strideH, int64_t strideW,
-                            int64_t dilationH, int64_t dilationW,
-                            int64_t padTop, int64_t padLeft, int64_t oh,
-                            int64_t ow) {
+int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
+                            int64_t h, int64_t w, int64_t kh, int64_t kw,
+                            int64_t strideH, int64_t strideW, int64_t dilationH,
+                            int64_t dilationW, int64_t padTop, int64_t padLeft,
+                            int64_t oh, int64_t ow) {
   tcc_uk_pool2d_params_t p = {};
   p.n = n, p.c = c, p.h = h, p.w = w, p.kh = kh, p.kw = kw;
   p.stride_h = strideH, p.stride_w = strideW;
@@ -262,7 +259,7 @@ int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n,
 namespace {
 typedef void (*Microtask)(int32_t *gtid, int32_t *btid, ...);
 
-__thread int32_t teamRank;    // this task's rank in its team
+__thread int32_t teamRank; // this task's rank in its team
 __thread int32_t teamSize = 1;
 
 struct Team {
@@ -338,10 +335,10 @@ void __kmpc_fork_call(void *, int32_t argc, Microtask task, ...) {
     team.args[i] = va_arg(ap, void *);
   va_end(ap);
   const tcc_host_api_t *host = currentHost;
-  team.size = host && host->parallel_for && host->num_threads > 1 &&
-                      teamSize == 1
-                  ? host->num_threads
-                  : 1;
+  team.size =
+      host && host->parallel_for && host->num_threads > 1 && teamSize == 1
+          ? host->num_threads
+          : 1;
   if (team.size == 1) {
     runTeamTasks(&team, 0, 1);
     return;

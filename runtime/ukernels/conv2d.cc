@@ -61,11 +61,11 @@ TCC_UK_INLINE void copyStrided(float *dst, const float *src, int64_t n,
 /// segment and row the general path spends more deciding what lies inside
 /// the image than copying. False, doing nothing, when the rows do not fit.
 bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
-                    int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                    float *dst, int64_t panelStride) {
+                    int64_t k0, int64_t kc, int64_t j0, int64_t nc, float *dst,
+                    int64_t panelStride) {
   const ConvShape &s = *src.s;
   const int64_t oyA = j0 / s.ow, oyB = (j0 + nc - 1) / s.ow;
-  const int64_t y0 = oyA * s.sh;                           // padded rows
+  const int64_t y0 = oyA * s.sh; // padded rows
   const int64_t rows = (oyB - oyA) * s.sh + (s.kh - 1) * s.dh + 1;
   const int64_t pitch = s.ow + (s.kw - 1) * s.dw / s.sw; // a phase's row
   const int64_t phase = rows * pitch;
@@ -74,8 +74,8 @@ bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
   alignas(64) float buf[kPlaneFloats];
   int32_t segBase[kTiles.nc + kTiles.nc / kNR + 2];
   for (int i = 0; i < nseg; ++i)
-    segBase[i] = static_cast<int32_t>((segs[i].oy * s.sh - y0) * pitch +
-                                      segs[i].ox0);
+    segBase[i] =
+        static_cast<int32_t>((segs[i].oy * s.sh - y0) * pitch + segs[i].ox0);
   KRow kr(s, k0);
   int64_t built = -1;
   for (int64_t r = 0; r < kc; ++r, kr.next(s)) {
@@ -103,12 +103,12 @@ bool packFromPlanes(const Im2col &src, const Segment *segs, int nseg,
       }
       built = ci;
     }
-    const float *b = buf + (kx * s.dw) % s.sw * phase + ky * s.dh * pitch +
-                     kx * s.dw / s.sw;
+    const float *b =
+        buf + (kx * s.dw) % s.sw * phase + ky * s.dh * pitch + kx * s.dw / s.sw;
     float *d = dst + r * kNR;
     for (int i = 0; i < nseg; ++i)
-      copyShort(d + segs[i].panel * panelStride + segs[i].lane,
-                b + segBase[i], segs[i].len);
+      copyShort(d + segs[i].panel * panelStride + segs[i].lane, b + segBase[i],
+                segs[i].len);
   }
   const int64_t tailLane = nc % kNR;
   if (tailLane)
@@ -132,9 +132,9 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
     const int64_t j = j0 + col, oy = j / s.ow, ox = j % s.ow;
     const int64_t lane = col % kNR;
     const int64_t len = minI(minI(s.ow - ox, nc - col), kNR - lane);
-    segs[nseg++] = {static_cast<int32_t>(col / kNR),
-                    static_cast<int32_t>(lane), static_cast<int32_t>(oy),
-                    static_cast<int32_t>(ox), static_cast<int32_t>(len)};
+    segs[nseg++] = {static_cast<int32_t>(col / kNR), static_cast<int32_t>(lane),
+                    static_cast<int32_t>(oy), static_cast<int32_t>(ox),
+                    static_cast<int32_t>(len)};
     col += len;
   }
   if (packFromPlanes(src, segs, nseg, k0, kc, j0, nc, dst, panelStride))
@@ -216,8 +216,8 @@ int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
   if (packedA && winogradFits(s))
     return winogradScratchBytes(isa, s);
   if (isPointwise(s)) // the GEMM's own rule for an unpacked matrix B
-    return tcc_uk_sgemm_scratch_bytes(isa, packedA ? TCC_UK_PACKED_A : 0,
-                                      s.fg, s.oh * s.ow, s.kdim);
+    return tcc_uk_sgemm_scratch_bytes(isa, packedA ? TCC_UK_PACKED_A : 0, s.fg,
+                                      s.oh * s.ow, s.kdim);
   if (isStridedPointwise(s))
     return 64 + subsampledFloats(s) * static_cast<int64_t>(sizeof(float)) +
            gemmScratchBytes(isa,
@@ -282,8 +282,7 @@ bool resolveConv(const tcc_uk_conv2d_params_t *p, ConvShape &s) {
 using namespace tcc::uk;
 
 extern "C" int64_t
-tcc_uk_conv2d_pack_weights_bytes(int32_t isa,
-                                 const tcc_uk_conv2d_params_t *p) {
+tcc_uk_conv2d_pack_weights_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s))
     return 0;
@@ -306,15 +305,15 @@ extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
   }
   if (winogradFits(s))
     return winogradPackWeights(isa, s, weight, out);
-  const int64_t groupFloats =
-      tcc_uk_pack_a_bytes(isa, s.fg, s.kdim) / static_cast<int64_t>(sizeof(float));
+  const int64_t groupFloats = tcc_uk_pack_a_bytes(isa, s.fg, s.kdim) /
+                              static_cast<int64_t>(sizeof(float));
   for (int64_t g = 0; g < s.groups; ++g)
     tcc_uk_pack_a(isa, s.fg, s.kdim, weight + g * s.fg * s.kdim, s.kdim, 0,
                   out + g * groupFloats);
 }
 
-extern "C" int64_t tcc_uk_conv2d_scratch_bytes(int32_t isa,
-                                               const tcc_uk_conv2d_params_t *p) {
+extern "C" int64_t
+tcc_uk_conv2d_scratch_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
@@ -346,8 +345,7 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
     scratch = owned;
   }
   if (packedA && winogradFits(s)) {
-    winogradConv(host, s, input, weight, output, accumulate, epilogue,
-                 scratch);
+    winogradConv(host, s, input, weight, output, accumulate, epilogue, scratch);
     free(owned);
     return 0;
   }
@@ -375,7 +373,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
         ep = *epilogue;
         ep.bias = epilogue->bias ? epilogue->bias + g * s.fg : NULL;
         ep.bias_per_row = 1;
-        ep.residual = epilogue->residual ? epilogue->residual + outOffset : NULL;
+        ep.residual =
+            epilogue->residual ? epilogue->residual + outOffset : NULL;
         ep.ldr = ohw;
       }
       GemmArgs ga = {};
@@ -383,8 +382,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
       ga.n = ohw;
       ga.k = s.kdim;
       ga.packedA = packedA;
-      ga.a = packedA ? weight + g * packedGroupFloats
-                     : weight + g * s.fg * s.kdim;
+      ga.a =
+          packedA ? weight + g * packedGroupFloats : weight + g * s.fg * s.kdim;
       ga.ars = s.kdim;
       ga.acs = 1;
       if (isPointwise(s) || subsampled) {

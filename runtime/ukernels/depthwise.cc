@@ -39,9 +39,9 @@ struct PlaneArgs {
 /// Columns [ox0, ox1) of output row oy, one element at a time, into
 /// out[0:ox1-ox0] (res likewise): the rare shapes whose rows do not fit the
 /// buffers (huge dilations).
-void rowScalar(const ConvShape &s, const float *x, const float *wt,
-               int64_t oy, int64_t ox0, int64_t ox1, float bias,
-               const float *res, const DepthwiseEpi &e, float *out) {
+void rowScalar(const ConvShape &s, const float *x, const float *wt, int64_t oy,
+               int64_t ox0, int64_t ox1, float bias, const float *res,
+               const DepthwiseEpi &e, float *out) {
   for (int64_t ox = ox0; ox < ox1; ++ox) {
     float acc = 0;
     for (int64_t ky = 0; ky < s.kh; ++ky) {
@@ -77,8 +77,8 @@ void planeScalar(const ConvShape &s, const PlaneArgs &p,
 void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
   int64_t t = 0;
 #if TCC_UK_NATIVE_ISA == 2
-  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
-                                            18, 20, 22, 24, 26, 28, 30);
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                            20, 22, 24, 26, 28, 30);
   const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
   for (; t + 16 <= n; t += 16) {
     const __m512 a = _mm512_loadu_ps(src + 2 * t);
@@ -93,7 +93,8 @@ void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
     // Per 128-bit lane [a0 a2 b0 b2], then the lanes' halves in order.
     const __m256d e = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88));
     const __m256d o = _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD));
-    _mm256_storeu_ps(even + t, _mm256_castpd_ps(_mm256_permute4x64_pd(e, 0xD8)));
+    _mm256_storeu_ps(even + t,
+                     _mm256_castpd_ps(_mm256_permute4x64_pd(e, 0xD8)));
     _mm256_storeu_ps(odd + t, _mm256_castpd_ps(_mm256_permute4x64_pd(o, 0xD8)));
   }
 #endif
@@ -122,9 +123,8 @@ void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
   // padded copy, also avoids reloading data just stored, which stalls.)
   const int64_t lo = minI(phaseLen, maxI(0, ceilDiv(-base, s.sw)));
   const int64_t hi =
-      maxI(lo, minI(phaseLen, s.w - base < s.sw
-                                  ? 0
-                                  : (s.w - base - s.sw) / s.sw + 1));
+      maxI(lo, minI(phaseLen,
+                    s.w - base < s.sw ? 0 : (s.w - base - s.sw) / s.sw + 1));
   for (int64_t q = 0; q < s.sw; ++q) {
     auto edge = [&](int64_t t) {
       const int64_t ix = base + t * s.sw + q;
@@ -136,8 +136,7 @@ void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
       edge(t);
   }
   if (s.sw == 2) {
-    deinterleave2(xrow + base + 2 * lo, dst + lo, dst + phaseLen + lo,
-                  hi - lo);
+    deinterleave2(xrow + base + 2 * lo, dst + lo, dst + phaseLen + lo, hi - lo);
     return;
   }
   for (int64_t q = 0; q < s.sw; ++q)
@@ -149,11 +148,10 @@ void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
 /// input row of tap row ky. K x K taps unrolled with the weights in
 /// registers, or K == 0 for any size.
 template <int K>
-TCC_UK_INLINE void convolveRow(const ConvShape &s, const float *const *rows,
-                               const int64_t *tapOff, const vf *wv,
-                               const float *wt, int64_t n, float *out,
-                               const float *res, const DepthwiseEpi &e,
-                               vf bias, vf lo, vf hi) {
+TCC_UK_INLINE void
+convolveRow(const ConvShape &s, const float *const *rows, const int64_t *tapOff,
+            const vf *wv, const float *wt, int64_t n, float *out,
+            const float *res, const DepthwiseEpi &e, vf bias, vf lo, vf hi) {
   const int64_t kh = K ? K : s.kh, kw = K ? K : s.kw;
   for (int64_t j = 0; j < n; j += kVL) {
     vf acc = vzero();
@@ -179,8 +177,7 @@ void planeRows(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
   int64_t tapOff[kMaxTaps];
   for (int64_t ox0 = 0; ox0 < s.ow; ox0 += plan.nb) {
     const int64_t nb = minI(plan.nb, s.ow - ox0);
-    const int64_t phaseLen =
-        ceilDiv(nb, kVL) * kVL + (s.kw - 1) * s.dw / s.sw;
+    const int64_t phaseLen = ceilDiv(nb, kVL) * kVL + (s.kw - 1) * s.dw / s.sw;
     const int64_t rowLen = s.sw * phaseLen;
     float *band = buf;
     for (int64_t kx = 0; kx < s.kw; ++kx) {
@@ -201,8 +198,7 @@ void planeRows(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
         for (int64_t ky = 0; ky < s.kh; ++ky)
           rows[ky] = band + ((oy - oy0) * s.sh + ky * s.dh) * rowLen;
         convolveRow<K>(s, rows, tapOff, wv, p.wt, nb, p.y + oy * s.ow + ox0,
-                       p.res ? p.res + oy * s.ow + ox0 : NULL, e, bias, lo,
-                       hi);
+                       p.res ? p.res + oy * s.ow + ox0 : NULL, e, bias, lo, hi);
       }
     }
   }
@@ -241,8 +237,8 @@ void planeFlat(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
     for (int64_t j = 0; j < n; j += kVL) {
       vf acc = vzero();
       for (int64_t t = 0; t < kh * kw; ++t)
-        acc = vfma(K ? wv[t] : vset1(p.wt[t]), vload(band + j + tapOff[t]),
-                   acc);
+        acc =
+            vfma(K ? wv[t] : vset1(p.wt[t]), vload(band + j + tapOff[t]), acc);
       vstore(sums + j, acc);
     }
     for (int64_t oy = oy0; oy < oy1; ++oy) {
@@ -276,9 +272,8 @@ TCC_UK_INLINE __m512 tapCols(const float *row, __mmask16 m, int64_t at) {
 /// chains overlap. Input rows outside the plane are skipped (zero pads).
 /// sink(r, ox, acc, n) finishes and stores n <= 16 outputs of row oy0 + r.
 template <int S, int R, bool Inside, typename Sink>
-TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
-                              const vf *wv, int64_t oy0, int64_t ox,
-                              int n, Sink &sink) {
+TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x, const vf *wv,
+                              int64_t oy0, int64_t ox, int n, Sink &sink) {
   const int64_t base = ox * S - s.pl;
   // The taps' weights by value: read through wv, every FMA reloaded its
   // weight after each store of the sink (a vector type may alias floats).
@@ -310,15 +305,14 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
       t1 = tapCols<Inside>(row, m1, base + 1);
       t2 = tapCols<Inside>(row, m2, base + 2);
     } else {
-      const __m512i evenIdx = _mm512_setr_epi32(
-          0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+      const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
+                                                18, 20, 22, 24, 26, 28, 30);
       const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
       const __m512 a0 = tapCols<Inside>(row, m0, base);
       const __m512 a1 = tapCols<Inside>(row, m1, base + 16);
       t0 = _mm512_permutex2var_ps(a0, evenIdx, a1);
       t1 = _mm512_permutex2var_ps(a0, oddIdx, a1);
-      t2 = _mm512_permutex2var_ps(tapCols<Inside>(row, m2, base + 2),
-                                  evenIdx,
+      t2 = _mm512_permutex2var_ps(tapCols<Inside>(row, m2, base + 2), evenIdx,
                                   tapCols<Inside>(row, m3, base + 18));
     }
     TCC_UK_UNROLL
@@ -339,9 +333,9 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x,
 /// bandVector over columns [ox0, ox1): plain loads where a vector's taps
 /// all lie inside the row, masked ones at its edges.
 template <int S, int R, typename Sink>
-TCC_UK_INLINE void bandDirect(const ConvShape &s, const float *x,
-                              const vf *wv, int64_t oy0, int64_t ox0,
-                              int64_t ox1, Sink &sink) {
+TCC_UK_INLINE void bandDirect(const ConvShape &s, const float *x, const vf *wv,
+                              int64_t oy0, int64_t ox0, int64_t ox1,
+                              Sink &sink) {
   // The vector at ox reads columns [ox*S - pl, ox*S - pl + 16*S + 2).
   const int64_t reach = 16 * S + 2;
   for (int64_t ox = ox0; ox < ox1; ox += 16) {
@@ -357,9 +351,8 @@ TCC_UK_INLINE void bandDirect(const ConvShape &s, const float *x,
 /// Rows [oy0, oy1), columns [ox0, ox1): bands of four rows, then one band
 /// of the rest.
 template <int S, typename Sink>
-void rowsDirect(const ConvShape &s, const float *x, const vf *wv,
-                int64_t oy0, int64_t oy1, int64_t ox0, int64_t ox1,
-                Sink &sink) {
+void rowsDirect(const ConvShape &s, const float *x, const vf *wv, int64_t oy0,
+                int64_t oy1, int64_t ox0, int64_t ox1, Sink &sink) {
   int64_t oy = oy0;
   for (; oy + 4 <= oy1; oy += 4) {
     sink.setRow(oy);
@@ -443,16 +436,16 @@ TCC_UK_INLINE void flatVectors(const PlaneArgs &p, const DepthwiseEpi &e,
   TCC_UK_UNROLL
   for (int tap = 0; tap < 9; ++tap)
     TCC_UK_UNROLL
-    for (int i = 0; i < V; ++i) {
-      const int64_t v = v0 + i;
-      const __m512 x = _mm512_maskz_loadu_ps(
-          static_cast<__mmask16>(t.mask[v * 9 + tap]),
-          p.x + v * kVL + t.off[tap]);
-      if (tap < 5)
-        acc[i] = vfma(wv[tap], x, acc[i]);
-      else
-        acc2[i] = vfma(wv[tap], x, acc2[i]);
-    }
+  for (int i = 0; i < V; ++i) {
+    const int64_t v = v0 + i;
+    const __m512 x =
+        _mm512_maskz_loadu_ps(static_cast<__mmask16>(t.mask[v * 9 + tap]),
+                              p.x + v * kVL + t.off[tap]);
+    if (tap < 5)
+      acc[i] = vfma(wv[tap], x, acc[i]);
+    else
+      acc2[i] = vfma(wv[tap], x, acc2[i]);
+  }
   TCC_UK_UNROLL
   for (int i = 0; i < V; ++i)
     acc[i] = vadd(acc[i], acc2[i]);
@@ -466,11 +459,9 @@ TCC_UK_INLINE void flatVectors(const PlaneArgs &p, const DepthwiseEpi &e,
   }
 }
 
-__attribute__((noinline)) void planeFlatDirect(const ConvShape &s,
-                                               const PlaneArgs &p,
-                                               const DepthwiseEpi &e,
-                                               const vf *wv,
-                                               const FlatTaps &t) {
+__attribute__((noinline)) void
+planeFlatDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
+                const vf *wv, const FlatTaps &t) {
   const int64_t n = s.oh * s.ow;
   const vf bias = vset1(p.bias), lo = vset1(e.lo), hi = vset1(e.hi);
   int64_t v = 0;
@@ -510,9 +501,9 @@ DepthwisePlan makePlan(const ConvShape &s) {
   if (s.sh == 1 && s.sw == 1 && s.kh * s.kw <= kMaxTaps &&
       4 * ceilDiv(s.ow, kVL) * kVL > 5 * pitch) {
     // rows (band - 1 + span) and sums (band) of `pitch`, plus slack.
-    const int64_t band = (kBufFloats - 2 * kVL - (s.kw - 1) * s.dw -
-                          (span - 1) * pitch) /
-                         (2 * pitch);
+    const int64_t band =
+        (kBufFloats - 2 * kVL - (s.kw - 1) * s.dw - (span - 1) * pitch) /
+        (2 * pitch);
     if (band >= 1) {
       plan.mode = DepthwisePlan::kFlat;
       plan.bandOut = minI(band, s.oh);

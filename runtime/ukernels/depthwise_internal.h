@@ -71,9 +71,7 @@ inline bool runsFlatDirect(const ConvShape &s) {
 TCC_UK_INLINE void finishInto(float *out, vf x, const float *res, bool full,
                               vmask m, const DepthwiseEpi &e, vf bias, vf lo,
                               vf hi) {
-  auto load = [&](const float *q) {
-    return full ? vload(q) : vloadMask(q, m);
-  };
+  auto load = [&](const float *q) { return full ? vload(q) : vloadMask(q, m); };
   if (e.accumulate)
     x = vadd(load(out), x);
   x = vadd(x, bias);

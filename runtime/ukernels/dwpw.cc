@@ -120,8 +120,7 @@ struct KSplitJob {
   int64_t sumRows, sumChunks;
   // Per part: the next depthwise chunk to claim, those done, whether its
   // GEMM is claimed; over both: GEMMs done; the next sum chunk.
-  std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone,
-      sumNext;
+  std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone, sumNext;
 };
 
 /// Planes [k0, k1) of part q (the second takes the odd one).
@@ -135,8 +134,7 @@ void kSplitHalf(const ConvShape &s, int64_t q, int64_t &k0, int64_t &k1) {
 /// claimed), yielding the CPU now and then in case that task's thread is
 /// not running.
 void waitUntil(const std::atomic<int64_t> &v, int64_t target) {
-  for (int64_t spins = 0; v.load(std::memory_order_acquire) < target;
-       ++spins) {
+  for (int64_t spins = 0; v.load(std::memory_order_acquire) < target; ++spins) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
@@ -305,8 +303,7 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
                                            const tcc_uk_dwpw_params_t *p,
                                            const float *input,
                                            const float *dwWeight,
-                                           const float *pwWeight,
-                                           float *output,
+                                           const float *pwWeight, float *output,
                                            const tcc_uk_epilogue_t *epilogue) {
   ConvShape s;
   if (!resolvePair(p, s) || (epilogue && epilogue->activation))
@@ -315,8 +312,8 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     return 0;
   void *scratch = p->scratch, *owned = NULL;
   if (!scratch) {
-    owned = malloc(static_cast<size_t>(
-        tcc_uk_dwpw_scratch_bytes(TCC_UK_NATIVE_ISA, p)));
+    owned = malloc(
+        static_cast<size_t>(tcc_uk_dwpw_scratch_bytes(TCC_UK_NATIVE_ISA, p)));
     if (!owned)
       return -1;
     scratch = owned;

@@ -11,28 +11,28 @@ namespace {
 /// Stores one tile of accumulators, applying the tail. Full vectors but the
 /// last, which holds nr - (NV-1)*VL columns.
 template <int MRe, int NVe>
-TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc,
-                             int nr, const Tail *tail) {
+TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc, int nr,
+                             const Tail *tail) {
   const int lastN = nr - (NVe - 1) * kVL;
   const bool lastFull = lastN == kVL;
   const vmask lastMask = vmaskFirst(lastN);
   if (!tail) {
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < MRe; ++i)
-TCC_UK_UNROLL
-      for (int v = 0; v < NVe; ++v) {
-        if (v < NVe - 1 || lastFull)
-          vstore(c + i * ldc + v * kVL, acc[i][v]);
-        else
-          vstoreMask(c + i * ldc + v * kVL, acc[i][v], lastMask);
-      }
+      TCC_UK_UNROLL
+    for (int v = 0; v < NVe; ++v) {
+      if (v < NVe - 1 || lastFull)
+        vstore(c + i * ldc + v * kVL, acc[i][v]);
+      else
+        vstoreMask(c + i * ldc + v * kVL, acc[i][v], lastMask);
+    }
     return;
   }
   const vf lo = vset1(tail->lo), hi = vset1(tail->hi);
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i) {
     float *cr = c + i * ldc;
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v) {
       const bool full = v < NVe - 1 || lastFull;
       auto load = [&](const float *p) {
@@ -80,7 +80,7 @@ TCC_UK_INLINE void prefetchB(const float *b, int64_t ldbp, int64_t p,
                              int64_t kc) {
   if (p + kPrefetchB >= kc)
     return;
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int v = 0; v < NVe; ++v)
     __builtin_prefetch(b + kPrefetchB * ldbp + v * kVL, 0, 3);
 }
@@ -94,28 +94,28 @@ void tileKernel(int64_t kc, const float *__restrict a,
                 const float *__restrict b, int64_t ldbp, float *__restrict c,
                 int64_t ldc, int nr, const Tail *tail) {
   // The tile is stored after kc steps; start fetching it now.
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
-TCC_UK_UNROLL
-    for (int v = 0; v < NVe * kVL; v += 16)
-      __builtin_prefetch(c + i * ldc + v, 1, 3);
+    TCC_UK_UNROLL
+  for (int v = 0; v < NVe * kVL; v += 16)
+    __builtin_prefetch(c + i * ldc + v, 1, 3);
   vf acc[MRe][NVe];
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
-TCC_UK_UNROLL
-    for (int v = 0; v < NVe; ++v)
-      acc[i][v] = vzero();
+    TCC_UK_UNROLL
+  for (int v = 0; v < NVe; ++v)
+    acc[i][v] = vzero();
   for (int64_t p = 0; p < kc; ++p) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
     prefetchB<NVe>(b, ldbp, p, kc);
     vf bv[NVe];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v)
       bv[v] = vload(b + v * kVL);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < MRe; ++i) {
       const vf av = vset1(a[i]);
-TCC_UK_UNROLL
+      TCC_UK_UNROLL
       for (int v = 0; v < NVe; ++v)
         acc[i][v] = vfma(av, bv[v], acc[i][v]);
     }
@@ -136,7 +136,7 @@ TCC_UK_INLINE void narrowStore(__m512 x, int j, float *__restrict c,
   // A column of C (or of the residual) as a vector of rows.
   auto column = [&](const float *q, int64_t ld) {
     alignas(64) float t[16];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < MRe; ++i)
       t[i] = q[i * ld];
     return _mm512_maskz_load_ps(rows, t);
@@ -157,7 +157,7 @@ TCC_UK_UNROLL
   }
   alignas(64) float t[16];
   _mm512_store_ps(t, x);
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
     c[i * ldc + j] = t[i];
 }
@@ -173,26 +173,25 @@ TCC_UK_UNROLL
 /// (below); this one takes the rest.
 template <int MRe, int R>
 void narrowKernel(int64_t kc, const float *__restrict a,
-                  const float *__restrict b, int64_t ldbp,
-                  float *__restrict c, int64_t ldc, int nr,
-                  const Tail *tail) {
+                  const float *__restrict b, int64_t ldbp, float *__restrict c,
+                  int64_t ldc, int nr, const Tail *tail) {
   (void)nr; // == R
   // Only the tile's rows: a panel packed at run time leaves the rest
   // unwritten, and whatever is there (denormals) must not slow the FMAs.
   const __mmask16 rows = static_cast<__mmask16>((1u << MRe) - 1u);
   __m512 acc[R];
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int j = 0; j < R; ++j)
     acc[j] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
     const __m512 av = _mm512_maskz_loadu_ps(rows, a);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int j = 0; j < R; ++j)
       acc[j] = _mm512_fmadd_ps(av, _mm512_set1_ps(b[j]), acc[j]);
     a += kMR;
     b += ldbp;
   }
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int j = 0; j < R; ++j)
     narrowStore<MRe>(acc[j], j, c, ldc, tail);
 }
@@ -209,27 +208,27 @@ void narrowGroup(int64_t kc, const float *__restrict a, int64_t aStride,
                  int64_t ldc, const Tail *tail) {
   static_assert(kMR == 8, "a panel's k step is one 8-float vector");
   __m256 acc[G][R];
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int g = 0; g < G; ++g)
-TCC_UK_UNROLL
-    for (int j = 0; j < R; ++j)
-      acc[g][j] = _mm256_setzero_ps();
+    TCC_UK_UNROLL
+  for (int j = 0; j < R; ++j)
+    acc[g][j] = _mm256_setzero_ps();
   for (int64_t p = 0; p < kc; ++p) {
     __m256 bv[R];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int j = 0; j < R; ++j)
       bv[j] = _mm256_broadcast_ss(b + j);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int g = 0; g < G; ++g) {
       const __m256 av = _mm256_loadu_ps(a + g * aStride);
-TCC_UK_UNROLL
+      TCC_UK_UNROLL
       for (int j = 0; j < R; ++j)
         acc[g][j] = _mm256_fmadd_ps(av, bv[j], acc[g][j]);
     }
     a += kMR;
     b += ldbp;
   }
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int g = 0; g < G; ++g) {
     Tail t;
     const Tail *tg = NULL;
@@ -241,10 +240,10 @@ TCC_UK_UNROLL
         t.res += g * kMR * t.ldr;
       tg = &t;
     }
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int j = 0; j < R; ++j)
-      narrowStore<kMR>(_mm512_zextps256_ps512(acc[g][j]), j,
-                       c + g * kMR * ldc, ldc, tg);
+      narrowStore<kMR>(_mm512_zextps256_ps512(acc[g][j]), j, c + g * kMR * ldc,
+                       ldc, tg);
   }
 }
 
@@ -255,40 +254,38 @@ TCC_UK_UNROLL
 /// the slack of the tile's 24 FMAs. The column's chain is narrowKernel's,
 /// so the bits are too. After the tile, in a group of row panels, that
 /// column would wait on A from L2; here A is in registers and L1 already.
-void tilePlusColumn(int64_t kc, const float *__restrict a,
-                    const float *aNext, const float *__restrict b,
-                    int64_t ldbp,
+void tilePlusColumn(int64_t kc, const float *__restrict a, const float *aNext,
+                    const float *__restrict b, int64_t ldbp,
                     const float *__restrict b1, int64_t ldb1,
                     float *__restrict c, int64_t ldc, const Tail *tail) {
   constexpr int NV = kNR / kVL;
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < kMR; ++i)
-TCC_UK_UNROLL
-    for (int v = 0; v < NV * kVL; v += 16)
-      __builtin_prefetch(c + i * ldc + v, 1, 3);
+    TCC_UK_UNROLL
+  for (int v = 0; v < NV * kVL; v += 16)
+    __builtin_prefetch(c + i * ldc + v, 1, 3);
   vf acc[kMR][NV];
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < kMR; ++i)
-TCC_UK_UNROLL
-    for (int v = 0; v < NV; ++v)
-      acc[i][v] = vzero();
+    TCC_UK_UNROLL
+  for (int v = 0; v < NV; ++v)
+    acc[i][v] = vzero();
   __m256 col = _mm256_setzero_ps();
   // Each tile of a 49-column layer has an A panel of its own: in the last
   // steps, the prefetch moves on to the next tile's.
   const int64_t aAheadEnd = aNext ? kc - kPrefetchA / kMR : kc;
   for (int64_t p = 0; p < kc; ++p) {
-    __builtin_prefetch(p < aAheadEnd ? a + kPrefetchA
-                                     : aNext + (p - aAheadEnd) * kMR,
-                       0, 3);
+    __builtin_prefetch(
+        p < aAheadEnd ? a + kPrefetchA : aNext + (p - aAheadEnd) * kMR, 0, 3);
     prefetchB<NV>(b, ldbp, p, kc);
     vf bv[NV];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int v = 0; v < NV; ++v)
       bv[v] = vload(b + v * kVL);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < kMR; ++i) {
       const vf av = vset1(a[i]);
-TCC_UK_UNROLL
+      TCC_UK_UNROLL
       for (int v = 0; v < NV; ++v)
         acc[i][v] = vfma(av, bv[v], acc[i][v]);
     }
@@ -311,22 +308,22 @@ TCC_UK_UNROLL
   narrowStore<kMR>(_mm512_zextps256_ps512(col), 0, c + kNR, ldc, tc);
 }
 
-template <int MRe, int... Rs>
-constexpr void fillNarrowRow(MicroKernelFn *row) {
+template <int MRe, int... Rs> constexpr void fillNarrowRow(MicroKernelFn *row) {
   int r = 0;
   ((row[r++] = &narrowKernel<MRe, Rs>), ...);
 }
 #endif
 
-template <int MRe, int... NVs>
-constexpr void fillRow(MicroKernelFn *row) {
+template <int MRe, int... NVs> constexpr void fillRow(MicroKernelFn *row) {
   int v = 0;
   ((row[v++] = &tileKernel<MRe, NVs>), ...);
 }
 
 template <int... Vs> struct Seq {};
 template <int N, int... Vs> struct MakeSeq : MakeSeq<N - 1, N, Vs...> {};
-template <int... Vs> struct MakeSeq<0, Vs...> { using type = Seq<Vs...>; };
+template <int... Vs> struct MakeSeq<0, Vs...> {
+  using type = Seq<Vs...>;
+};
 
 struct KernelTable {
   MicroKernelFn fn[kMR][kNV];
@@ -377,28 +374,28 @@ TCC_UK_INLINE void smallMStep(const float *a, int64_t ars, int64_t acs,
                               const float *b, int64_t ldb, float *c,
                               int64_t ldc, int64_t nc) {
   vf av[R][KU];
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int i = 0; i < R; ++i)
-TCC_UK_UNROLL
-    for (int q = 0; q < KU; ++q)
-      av[i][q] = vset1(a[i * ars + q * acs]);
+    TCC_UK_UNROLL
+  for (int q = 0; q < KU; ++q)
+    av[i][q] = vset1(a[i * ars + q * acs]);
   // The first lines of the rows ahead; the hardware takes each row's
   // stream on from there.
-TCC_UK_UNROLL
+  TCC_UK_UNROLL
   for (int q = 0; q < KU; ++q)
-TCC_UK_UNROLL
-    for (int l = 0; l < 2; ++l)
-      __builtin_prefetch(b + (q + kSmallMPrefetchRows) * ldb + 16 * l, 0, 3);
+    TCC_UK_UNROLL
+  for (int l = 0; l < 2; ++l)
+    __builtin_prefetch(b + (q + kSmallMPrefetchRows) * ldb + 16 * l, 0, 3);
   int64_t j = 0;
   for (; j + kVL <= nc; j += kVL) {
     vf bv[KU];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int q = 0; q < KU; ++q)
       bv[q] = vload(b + q * ldb + j);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < R; ++i) {
       vf x = Init ? vzero() : vload(c + i * ldc + j);
-TCC_UK_UNROLL
+      TCC_UK_UNROLL
       for (int q = 0; q < KU; ++q)
         x = vfma(av[i][q], bv[q], x);
       vstore(c + i * ldc + j, x);
@@ -407,13 +404,13 @@ TCC_UK_UNROLL
   if (j < nc) {
     const vmask m = vmaskFirst(static_cast<int>(nc - j));
     vf bv[KU];
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int q = 0; q < KU; ++q)
       bv[q] = vloadMask(b + q * ldb + j, m);
-TCC_UK_UNROLL
+    TCC_UK_UNROLL
     for (int i = 0; i < R; ++i) {
       vf x = Init ? vzero() : vloadMask(c + i * ldc + j, m);
-TCC_UK_UNROLL
+      TCC_UK_UNROLL
       for (int q = 0; q < KU; ++q)
         x = vfma(av[i][q], bv[q], x);
       vstoreMask(c + i * ldc + j, x, m);
@@ -422,9 +419,9 @@ TCC_UK_UNROLL
 }
 
 template <int R>
-void smallMRows(int64_t nc, int64_t k, const float *a, int64_t ars,
-                int64_t acs, const float *b, int64_t ldb, float *c,
-                int64_t ldc, bool accumulate) {
+void smallMRows(int64_t nc, int64_t k, const float *a, int64_t ars, int64_t acs,
+                const float *b, int64_t ldb, float *c, int64_t ldc,
+                bool accumulate) {
   int64_t p = 0;
   if (!accumulate) {
     if (k >= 4) {
@@ -454,8 +451,7 @@ void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
   for (int64_t i = 0; i < m; ++i) {
     float *cr = c + i * ldc;
     const float *res = ep->residual ? ep->residual + i * ep->ldr + j0 : NULL;
-    const float *biasCol =
-        ep->bias && !ep->bias_per_row ? ep->bias + j0 : NULL;
+    const float *biasCol = ep->bias && !ep->bias_per_row ? ep->bias + j0 : NULL;
     const vf biasRow = vset1(ep->bias && ep->bias_per_row ? ep->bias[i] : 0);
     for (int64_t j = 0; j < nc; j += kVL) {
       const bool full = j + kVL <= nc;
@@ -516,28 +512,27 @@ MicroKernelFn microKernel(int mr, int nr) {
   return kKernels.fn[mr - 1][(nr + kVL - 1) / kVL - 1];
 }
 
-void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a,
-                int64_t ars, int64_t acs, const float *b, int64_t ldb,
-                float *c, int64_t ldc, bool accumulate,
-                const tcc_uk_epilogue_t *ep, int64_t j0) {
+void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a, int64_t ars,
+                int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc,
+                bool accumulate, const tcc_uk_epilogue_t *ep, int64_t j0) {
   for (int64_t jb = 0; jb < nc; jb += kSmallMBlock) {
     const int64_t w = minI(kSmallMBlock, nc - jb);
     int64_t i = 0;
     for (; i + 4 <= m; i += 4)
-      smallMRows<4>(w, k, a + i * ars, ars, acs, b + jb, ldb,
-                    c + i * ldc + jb, ldc, accumulate);
+      smallMRows<4>(w, k, a + i * ars, ars, acs, b + jb, ldb, c + i * ldc + jb,
+                    ldc, accumulate);
     switch (m - i) {
     case 3:
-      smallMRows<3>(w, k, a + i * ars, ars, acs, b + jb, ldb,
-                    c + i * ldc + jb, ldc, accumulate);
+      smallMRows<3>(w, k, a + i * ars, ars, acs, b + jb, ldb, c + i * ldc + jb,
+                    ldc, accumulate);
       break;
     case 2:
-      smallMRows<2>(w, k, a + i * ars, ars, acs, b + jb, ldb,
-                    c + i * ldc + jb, ldc, accumulate);
+      smallMRows<2>(w, k, a + i * ars, ars, acs, b + jb, ldb, c + i * ldc + jb,
+                    ldc, accumulate);
       break;
     case 1:
-      smallMRows<1>(w, k, a + i * ars, ars, acs, b + jb, ldb,
-                    c + i * ldc + jb, ldc, accumulate);
+      smallMRows<1>(w, k, a + i * ars, ars, acs, b + jb, ldb, c + i * ldc + jb,
+                    ldc, accumulate);
       break;
     default:
       break;

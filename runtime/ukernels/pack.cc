@@ -144,8 +144,8 @@ void packAFull(int64_t m, int64_t k, const float *a, int64_t lda, int32_t trans,
 }
 
 template <int Isa>
-void packBFull(int64_t k, int64_t n, const float *b, int64_t ldb,
-               int32_t trans, float *out) {
+void packBFull(int64_t k, int64_t n, const float *b, int64_t ldb, int32_t trans,
+               float *out) {
   const MatrixB src = {b, ldb, trans != 0};
   constexpr IsaTiles t = kIsaTiles[Isa];
   packBMatrixT<t.nr, t.vl>(&src, 0, k, 0, n, out, k * t.nr);
@@ -174,9 +174,8 @@ extern "C" int64_t tcc_uk_pack_a_bytes(int32_t isa, int64_t m, int64_t k) {
   return ceilDiv(m, mr) * mr * k * static_cast<int64_t>(sizeof(float));
 }
 
-extern "C" void tcc_uk_pack_a(int32_t isa, int64_t m, int64_t k,
-                              const float *a, int64_t lda, int32_t trans,
-                              float *out) {
+extern "C" void tcc_uk_pack_a(int32_t isa, int64_t m, int64_t k, const float *a,
+                              int64_t lda, int32_t trans, float *out) {
   switch (isa) {
   case TCC_UK_ISA_AVX2:
     return packAFull<TCC_UK_ISA_AVX2>(m, k, a, lda, trans, out);
@@ -189,13 +188,11 @@ extern "C" void tcc_uk_pack_a(int32_t isa, int64_t m, int64_t k,
 
 extern "C" int64_t tcc_uk_pack_b_bytes(int32_t isa, int64_t k, int64_t n) {
   const IsaTiles &t = tilesFor(isa);
-  return compactBFloats(k, n, t.nr, t.vl) *
-         static_cast<int64_t>(sizeof(float));
+  return compactBFloats(k, n, t.nr, t.vl) * static_cast<int64_t>(sizeof(float));
 }
 
-extern "C" void tcc_uk_pack_b(int32_t isa, int64_t k, int64_t n,
-                              const float *b, int64_t ldb, int32_t trans,
-                              float *out) {
+extern "C" void tcc_uk_pack_b(int32_t isa, int64_t k, int64_t n, const float *b,
+                              int64_t ldb, int32_t trans, float *out) {
   switch (isa) {
   case TCC_UK_ISA_AVX2:
     return packBFull<TCC_UK_ISA_AVX2>(k, n, b, ldb, trans, out);

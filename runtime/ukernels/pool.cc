@@ -1,8 +1,8 @@
 // pool.cc - 2-D max pooling, NCHW: a band of output rows of an (image,
-// channel) plane per task, vectors along output rows. On AVX-512, dilation 1 and strides 1 or 2
-// read each tap straight from the input row, with -inf loaded outside it
-// (the padding never wins), for stride 2 split by parity in registers;
-// anything else goes one element at a time. A NaN in a window is the
+// channel) plane per task, vectors along output rows. On AVX-512, dilation 1
+// and strides 1 or 2 read each tap straight from the input row, with -inf
+// loaded outside it (the padding never wins), for stride 2 split by parity in
+// registers; anything else goes one element at a time. A NaN in a window is the
 // window's result, as with max pooling in PyTorch and ONNX Runtime.
 #include "simd.h"
 
@@ -78,8 +78,8 @@ TCC_UK_INLINE __m512 loadColsLowest(const float *row, int64_t w, int64_t at) {
 template <int S>
 void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
                  int64_t oy1) {
-  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16,
-                                            18, 20, 22, 24, 26, 28, 30);
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                            20, 22, 24, 26, 28, 30);
   const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t iy0 = oy * S - s.pt;
@@ -105,8 +105,8 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
               _mm512_castps_si512(l2), _mm512_castps_si512(even), 1));
           nan |= _mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q) |
                  _mm512_cmp_ps_mask(next, next, _CMP_UNORD_Q);
-          acc = _mm512_max_ps(acc, _mm512_max_ps(_mm512_max_ps(even, odd),
-                                                 next));
+          acc =
+              _mm512_max_ps(acc, _mm512_max_ps(_mm512_max_ps(even, odd), next));
           continue;
         }
         for (int64_t kx = 0; kx < s.kw; ++kx) {
@@ -114,9 +114,9 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
           if (S == 1) {
             v = loadColsLowest(row, s.w, base + kx);
           } else {
-            v = _mm512_permutex2var_ps(loadColsLowest(row, s.w, base + kx),
-                                       evenIdx,
-                                       loadColsLowest(row, s.w, base + kx + 16));
+            v = _mm512_permutex2var_ps(
+                loadColsLowest(row, s.w, base + kx), evenIdx,
+                loadColsLowest(row, s.w, base + kx + 16));
           }
           nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
           acc = _mm512_max_ps(acc, v);

@@ -56,8 +56,7 @@ struct Job {
 /// for itself again (attention's P * V, 128 x 64 x 128, packs its B).
 constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
 constexpr int64_t kDirectTasksPerThread = 4;
-bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n,
-                 int64_t k) {
+bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n, int64_t k) {
   const IsaTiles &t = tilesFor(isa);
   if (flags & (TCC_UK_PACKED_B | TCC_UK_TRANS_B) || n < t.nr)
     return false;
@@ -96,11 +95,12 @@ namespace {
 
 /// Points the tail's bias and residual at the tile at (ir, jr); none but
 /// on the last K block.
-inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep,
-                    bool withEpilogue, int64_t ir, int64_t jr) {
+inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep, bool withEpilogue,
+                    int64_t ir, int64_t jr) {
   if (withEpilogue) {
-    tail.bias = !ep->bias ? NULL : tail.biasPerRow ? ep->bias + ir
-                                                   : ep->bias + jr;
+    tail.bias = !ep->bias         ? NULL
+                : tail.biasPerRow ? ep->bias + ir
+                                  : ep->bias + jr;
     tail.res = ep->residual ? ep->residual + ir * tail.ldr + jr : NULL;
   } else {
     tail.bias = NULL;
@@ -178,8 +178,8 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
           setTail(tail, g.ep, withEpilogue, ir, jr);
           int64_t ldbp;
           const float *b = bAt(jr, nr, ldbp);
-          microKernel(mr, nr)(kc, ap, b, ldbp, g.c + ir * g.ldc + jr, g.ldc,
-                              nr, needTail ? &tail : NULL);
+          microKernel(mr, nr)(kc, ap, b, ldbp, g.c + ir * g.ldc + jr, g.ldc, nr,
+                              needTail ? &tail : NULL);
         }
       };
       // A narrow last panel (a few columns) runs for groups of prepacked
@@ -203,9 +203,8 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
           }
           tiles(ir, mr, ap, jc, lastJr - kNR);
           setTail(tail, g.ep, withEpilogue, ir, lastJr - kNR);
-          const float *aNext = g.packedA && ir + 2 * kMR <= i1
-                                   ? aPanel(ir + kMR, kMR)
-                                   : NULL;
+          const float *aNext =
+              g.packedA && ir + 2 * kMR <= i1 ? aPanel(ir + kMR, kMR) : NULL;
           plusColumn(kc, ap, aNext, b, ldbp, b1, ldb1,
                      g.c + ir * g.ldc + lastJr - kNR, g.ldc,
                      needTail ? &tail : NULL);
@@ -349,8 +348,7 @@ void runSmallM(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
-int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,
-                            bool compact) {
+int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n, bool compact) {
   const IsaTiles &t = tilesFor(isa);
   const int64_t floats =
       compact ? compactBFloats(k, n, t.nr, t.vl) : ceilDiv(n, t.nr) * t.nr * k;
@@ -377,8 +375,10 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     parallelFor(host, ceilDiv(g.n, job.chunk), 1, runSmallM, &job);
     return;
   }
-  Job job = {&g, g.bPacked, g.bPacked ? NULL : alignScratch(scratch), 1, 1,
-             0, 0, 0, NULL, 0, false};
+  Job job = {&g, g.bPacked, g.bPacked ? NULL : alignScratch(scratch),
+             1,  1,         0,
+             0,  0,         NULL,
+             0,  false};
   const int64_t threads = hostThreads(host);
   if (g.packB == packBMatrix && !g.bPacked) {
     const MatrixB &mb = *static_cast<const MatrixB *>(g.bSrc);
@@ -387,18 +387,16 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
     const bool rowsDirect =
         !mb.trans && g.n >= kNR && splitsRowsForTheNext(g, threads) &&
         (g.n % kNR == 0 || raggedDirect(TCC_UK_NATIVE_ISA, g.n % kNR));
-    if (rowsDirect ||
-        readBDirect(TCC_UK_NATIVE_ISA,
-                    (mb.trans ? TCC_UK_TRANS_B : 0) |
-                        (g.alwaysDirectB ? kAlwaysDirectB : 0),
-                    g.m, g.n, g.k)) {
+    if (rowsDirect || readBDirect(TCC_UK_NATIVE_ISA,
+                                  (mb.trans ? TCC_UK_TRANS_B : 0) |
+                                      (g.alwaysDirectB ? kAlwaysDirectB : 0),
+                                  g.m, g.n, g.k)) {
       job.bDirect = mb.b;
       job.ldb = mb.ldb;
       const int64_t lastJ = g.n / kNR * kNR;
       job.raggedDirect = raggedDirect(TCC_UK_NATIVE_ISA, g.n - lastJ);
       if (lastJ < g.n && !job.raggedDirect) // the ragged panel, all of k
-        packBMatrix(g.bSrc, 0, g.k, lastJ, g.n - lastJ, job.bBuf,
-                    g.k * kNR);
+        packBMatrix(g.bSrc, 0, g.k, lastJ, g.n - lastJ, job.bBuf, g.k * kNR);
       planTasks(host, job);
       if (rowsDirect) {
         job.tm = threads;
@@ -449,8 +447,7 @@ using namespace tcc::uk;
 extern "C" int32_t tcc_uk_isa(void) { return TCC_UK_NATIVE_ISA; }
 
 extern "C" int64_t tcc_uk_sgemm_scratch_bytes(int32_t isa, uint32_t flags,
-                                              int64_t m, int64_t n,
-                                              int64_t k) {
+                                              int64_t m, int64_t n, int64_t k) {
   return gemmScratchBytes(isa, flags, m, n, k);
 }
 

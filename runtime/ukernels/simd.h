@@ -58,8 +58,7 @@ TCC_UK_INLINE vf vround(vf x) {
 TCC_UK_INLINE vf vldexp(vf x, vf n) { return _mm512_scalef_ps(x, n); }
 /// where(c < 0, a, b).
 TCC_UK_INLINE vf vselectNegative(vf c, vf a, vf b) {
-  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, vzero(), _CMP_LT_OQ), b,
-                              a);
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(c, vzero(), _CMP_LT_OQ), b, a);
 }
 
 #elif TCC_UK_NATIVE_ISA == 1
@@ -88,7 +87,9 @@ TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
 }
 TCC_UK_INLINE vf vdiv(vf a, vf b) { return _mm256_div_ps(a, b); }
-TCC_UK_INLINE vf vabs(vf x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
+TCC_UK_INLINE vf vabs(vf x) {
+  return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+}
 TCC_UK_INLINE vf vround(vf x) {
   return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
@@ -238,16 +239,16 @@ TCC_UK_INLINE void zeroShort(float *dst, int64_t n) {
 TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
   int64_t t = 0;
 #if TCC_UK_NATIVE_ISA == 2
-  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                         20, 22, 24, 26, 28, 30);
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20,
+                                         22, 24, 26, 28, 30);
   for (; t + 16 < n; t += 16) // src[2t + 31] is at most src[2n - 3]
     _mm512_storeu_ps(dst + t,
                      _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * t), even,
                                             _mm512_loadu_ps(src + 2 * t + 16)));
   if (t < n) { // the last 1..16: 2(n-t)-1 floats, under masks
     const int last = static_cast<int>(2 * (n - t) - 1);
-    const __m512 lo = _mm512_maskz_loadu_ps(vmaskFirst(last < 16 ? last : 16),
-                                            src + 2 * t);
+    const __m512 lo =
+        _mm512_maskz_loadu_ps(vmaskFirst(last < 16 ? last : 16), src + 2 * t);
     const __m512 hi = _mm512_maskz_loadu_ps(
         vmaskFirst(last > 16 ? last - 16 : 0), src + 2 * t + 16);
     _mm512_mask_storeu_ps(dst + t, vmaskFirst(static_cast<int>(n - t)),

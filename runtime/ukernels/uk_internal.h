@@ -54,10 +54,10 @@ inline namespace TCC_UK_ISA_NS {
 /// whole-vector stores); kc x nc is the block of packed B kept in L2 while
 /// MR x kc micro-panels of A sit in L1 (see docs/ukernels.md for why).
 struct IsaTiles {
-  int mr, nr, vl;  // register tile, vector length in floats
-  int64_t kc, nc;  // K block, N block
-  int64_t smallM;  // m up to this streams B unpacked (no scratch): below
-                   // about 8 rows, packing B costs more than re-reading it
+  int mr, nr, vl; // register tile, vector length in floats
+  int64_t kc, nc; // K block, N block
+  int64_t smallM; // m up to this streams B unpacked (no scratch): below
+                  // about 8 rows, packing B costs more than re-reading it
 };
 
 /// Indexed by tcc_uk_isa_t. Layout functions take the ISA as an argument
@@ -87,8 +87,7 @@ constexpr int64_t panelWidth(int64_t w, int64_t nr, int64_t vl) {
   return w >= nr ? nr : (w + vl - 1) / vl * vl;
 }
 /// Floats of a compact packed k x n B.
-constexpr int64_t compactBFloats(int64_t k, int64_t n, int64_t nr,
-                                 int64_t vl) {
+constexpr int64_t compactBFloats(int64_t k, int64_t n, int64_t nr, int64_t vl) {
   return (n / nr * nr + (n % nr ? panelWidth(n % nr, nr, vl) : 0)) * k;
 }
 inline int64_t minI(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -105,8 +104,8 @@ constexpr int64_t kMinTaskWork = int64_t(1) << 19;
 /// Threads `host` offers (1 when it offers no parallel_for).
 inline int hostThreads(const tcc_host_api_t *host) {
   if (!host || !host->parallel_for || host->num_threads <= 1 ||
-      host->struct_size < offsetof(tcc_host_api_t, parallel_for) +
-                              sizeof(host->parallel_for))
+      host->struct_size <
+          offsetof(tcc_host_api_t, parallel_for) + sizeof(host->parallel_for))
     return 1;
   return host->num_threads;
 }
@@ -159,10 +158,10 @@ void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
 /// What a micro-kernel does besides storing its tile. Pointers are already
 /// offset to the tile's first row and column.
 struct Tail {
-  int loadC;            // add the tile's current C
-  const float *bias;    // NULL, or bias of the tile's first row / column
+  int loadC;         // add the tile's current C
+  const float *bias; // NULL, or bias of the tile's first row / column
   int biasPerRow;
-  const float *res;     // NULL, or residual of the tile's first element
+  const float *res; // NULL, or residual of the tile's first element
   int64_t ldr;
   int clamp;
   float lo, hi;
@@ -199,19 +198,17 @@ NarrowGroupFn narrowGroupKernel(int nr, int *panels);
 /// first steps the kernel prefetches during its own last ones. NULL where
 /// there is none (AVX-512 only).
 using TilePlusColumnFn = void (*)(int64_t kc, const float *a,
-                                  const float *aNext,
-                                  const float *b, int64_t ldbp,
-                                  const float *b1, int64_t ldb1, float *c,
-                                  int64_t ldc, const Tail *tail);
+                                  const float *aNext, const float *b,
+                                  int64_t ldbp, const float *b1, int64_t ldb1,
+                                  float *c, int64_t ldc, const Tail *tail);
 TilePlusColumnFn tilePlusColumnKernel();
 
 /// Unpacked path for small m: C[m x nc] = A[m x k] * B[k x nc] streaming
 /// whole rows of B (b[p*ldb + j]) and then the epilogue (whose pointers are
 /// relative to row 0 / column j0 of the full problem).
-void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a,
-                int64_t ars, int64_t acs, const float *b, int64_t ldb,
-                float *c, int64_t ldc, bool accumulate,
-                const tcc_uk_epilogue_t *ep, int64_t j0);
+void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a, int64_t ars,
+                int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc,
+                bool accumulate, const tcc_uk_epilogue_t *ep, int64_t j0);
 
 //===----------------------------------------------------------------------===//
 // The GEMM driver (sgemm.cc)
@@ -223,7 +220,7 @@ struct GemmArgs {
   int64_t ars, acs;
   bool packedA;
   const float *bPacked; // prepacked B (full-k panels), or NULL: use packB
-  bool bPackedCompact;   // bPacked's ragged last panel is compact
+  bool bPackedCompact;  // bPacked's ragged last panel is compact
   PackBFn packB;
   const void *bSrc;
   float *c;
@@ -301,8 +298,7 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
 int64_t winogradScratchBytes(int32_t isa, const ConvShape &s);
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
-                  bool accumulate, const tcc_uk_epilogue_t *ep,
-                  void *scratch);
+                  bool accumulate, const tcc_uk_epilogue_t *ep, void *scratch);
 
 /// Items [0, n) shared by `parts` tasks (at most kMaxParts) in contiguous
 /// runs, as the host's pool deals out its chunks: part q's run is

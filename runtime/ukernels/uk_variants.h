@@ -16,8 +16,8 @@ namespace tcc {
 namespace ukvariants {
 
 struct Variant {
-  const char *name;   // generic, avx2, avx512, host
-  int32_t isa;        // the tcc_uk_isa_t it was built for; -1 for host
+  const char *name;     // generic, avx2, avx512, host
+  int32_t isa;          // the tcc_uk_isa_t it was built for; -1 for host
   const char *cpuLevel; // what __builtin_cpu_supports must accept
   decltype(&tcc_uk_isa) isaFn;
   decltype(&tcc_uk_pack_a_bytes) packABytes;

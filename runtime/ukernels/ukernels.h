@@ -104,15 +104,15 @@ enum {
  * "no epilogue". The activation is the GEMM's only: the convolution entry
  * points refuse one (they return -2 and write nothing). */
 typedef struct tcc_uk_epilogue_t {
-  const float *bias;     /* NULL, or one value per row (bias_per_row != 0)
-                            or per column of C */
+  const float *bias; /* NULL, or one value per row (bias_per_row != 0)
+                        or per column of C */
   int32_t bias_per_row;
-  int32_t has_clamp;     /* C = min(max(C, clamp_min), clamp_max);
-                            relu is (0, +inf) */
+  int32_t has_clamp; /* C = min(max(C, clamp_min), clamp_max);
+                        relu is (0, +inf) */
   float clamp_min, clamp_max;
   const float *residual; /* NULL, or an m x n matrix with leading dim ldr */
   int64_t ldr;
-  int32_t activation;    /* TCC_UK_ACT_*, before the clamp */
+  int32_t activation; /* TCC_UK_ACT_*, before the clamp */
 } tcc_uk_epilogue_t;
 
 /*===------------------------------------------------------------------===*
@@ -167,8 +167,8 @@ int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m, int64_t n,
  * im2col(x), where a 1x1, stride-1, unpadded convolution reads x in place
  * and the others pack im2col straight into the GEMM's B panels. */
 typedef struct tcc_uk_conv2d_params_t {
-  int64_t n, c, h, w;     /* input */
-  int64_t f, kh, kw;      /* weight */
+  int64_t n, c, h, w; /* input */
+  int64_t f, kh, kw;  /* weight */
   int64_t stride_h, stride_w;
   int64_t dilation_h, dilation_w;
   int64_t pad_top, pad_left, pad_bottom, pad_right;
@@ -258,10 +258,10 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
  * GEMM follow while they are in cache; the bands are split across the
  * threads. The e-channel tensor never exists whole. */
 typedef struct tcc_uk_block_params_t {
-  tcc_uk_dwpw_params_t pair; /* pair.dw: the depthwise convolution over x
-                                (its n, c = e, h and w are x's); pair.flags:
-                                the pointwise weights; pair.scratch:
-                                tcc_uk_block_scratch_bytes bytes, or NULL */
+  tcc_uk_dwpw_params_t pair;  /* pair.dw: the depthwise convolution over x
+                                 (its n, c = e, h and w are x's); pair.flags:
+                                 the pointwise weights; pair.scratch:
+                                 tcc_uk_block_scratch_bytes bytes, or NULL */
   tcc_uk_conv2d_params_t exp; /* the first convolution: groups 1, f = e,
                                  its output pair.dw.h x pair.dw.w; flags
                                  TCC_UK_PACKED_A when exp_weight is its
@@ -269,7 +269,7 @@ typedef struct tcc_uk_block_params_t {
                                  ignored). A 3x3 stride-1 one, which
                                  tcc_uk_conv2d_nchw runs as Winograd, is
                                  not taken. */
-  const float *exp_bias;     /* NULL, or one value per channel of x */
+  const float *exp_bias;      /* NULL, or one value per channel of x */
   int32_t exp_has_clamp;
   float exp_clamp_min, exp_clamp_max;
 } tcc_uk_block_params_t;
@@ -282,8 +282,7 @@ typedef struct tcc_uk_block_params_t {
 int32_t tcc_uk_block_fast(int32_t isa, const tcc_uk_block_params_t *p);
 
 /* Scratch tcc_uk_block_conv2d_nchw needs (0 if p is not such a block). */
-int64_t tcc_uk_block_scratch_bytes(int32_t isa,
-                                   const tcc_uk_block_params_t *p);
+int64_t tcc_uk_block_scratch_bytes(int32_t isa, const tcc_uk_block_params_t *p);
 
 /* The epilogue is the pointwise convolution's (bias per output channel,
  * residual shaped like the output). The results are those of the three
@@ -294,8 +293,8 @@ int64_t tcc_uk_block_scratch_bytes(int32_t isa,
 int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
                                  const tcc_uk_block_params_t *p,
                                  const float *input, const float *exp_weight,
-                                 const float *dw_weight,
-                                 const float *pw_weight, float *output,
+                                 const float *dw_weight, const float *pw_weight,
+                                 float *output,
                                  const tcc_uk_epilogue_t *epilogue);
 
 /*===------------------------------------------------------------------===*

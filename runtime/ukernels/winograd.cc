@@ -30,8 +30,8 @@ namespace {
 
 /// The geometry of F(M x M, 3x3).
 template <int M> struct Wino {
-  static constexpr int kIn = M + 2;       // input tile a
-  static constexpr int kT = kIn * kIn;   // transformed values per tile
+  static constexpr int kIn = M + 2;    // input tile a
+  static constexpr int kT = kIn * kIn; // transformed values per tile
   /// Tiles of a block in the blocked mode: two column panels, one for
   /// F(4x4) whose V and M are 36 matrices a block.
   static constexpr int64_t kBlock = (M == 2 ? 2 : 1) * kNR;
@@ -156,8 +156,8 @@ TCC_UK_INLINE void gatherTaps(const float *xrow, int64_t w, int64_t base,
     const __m512 c2 = loadCols(xrow, w, base + 32);
     const __m512 c3 = loadCols(xrow, w, base + 48);
     const __m512i c4 = _mm512_castps_si512(loadCols(xrow, w, base + 64));
-    const __m512i four = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4,
-                                           8, 12, 16, 20, 24, 28);
+    const __m512i four = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8,
+                                           12, 16, 20, 24, 28);
     for (int q = 0; q < 4; ++q) {
       const __m512i idx = _mm512_add_epi32(four, _mm512_set1_epi32(q));
       const __m512 lo = _mm512_permutex2var_ps(c0, idx, c1);
@@ -223,8 +223,7 @@ void zeroPanelTail(const Range &rg, int64_t c, int transformed) {
 /// Calls fn(ty, txBegin, txEnd) for the runs of tiles [t0, t1) within
 /// each tile row.
 template <typename Fn>
-TCC_UK_INLINE void forTileRuns(const Tiles &t, int64_t t0, int64_t t1,
-                               Fn fn) {
+TCC_UK_INLINE void forTileRuns(const Tiles &t, int64_t t0, int64_t t1, Fn fn) {
   for (int64_t at = t0; at < t1;) {
     const int64_t ty = at / t.tw, tx = at % t.tw;
     const int64_t end = minI(t.tw, tx + (t1 - at));
@@ -313,8 +312,8 @@ TCC_UK_INLINE void interleave4(const float *const *src, float *dst, int64_t n) {
 /// x[p] lane i = output column 16 p + i of M vectors o[q] (lane t: column
 /// M t + q), in registers: interleave and interleave4 without the stack.
 template <int M> TCC_UK_INLINE void interleaveRegs(const vf *o, vf *x) {
-  const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5,
-                                       21, 6, 22, 7, 23);
+  const __m512i lo =
+      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
   if (M == 2) {
     x[0] = _mm512_permutex2var_ps(o[0], lo, o[1]);
@@ -322,10 +321,14 @@ template <int M> TCC_UK_INLINE void interleaveRegs(const vf *o, vf *x) {
   } else {
     const __m512i plo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
     const __m512i phi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-    const __m512d ab0 = _mm512_castps_pd(_mm512_permutex2var_ps(o[0], lo, o[1]));
-    const __m512d ab1 = _mm512_castps_pd(_mm512_permutex2var_ps(o[0], hi, o[1]));
-    const __m512d cd0 = _mm512_castps_pd(_mm512_permutex2var_ps(o[2], lo, o[3]));
-    const __m512d cd1 = _mm512_castps_pd(_mm512_permutex2var_ps(o[2], hi, o[3]));
+    const __m512d ab0 =
+        _mm512_castps_pd(_mm512_permutex2var_ps(o[0], lo, o[1]));
+    const __m512d ab1 =
+        _mm512_castps_pd(_mm512_permutex2var_ps(o[0], hi, o[1]));
+    const __m512d cd0 =
+        _mm512_castps_pd(_mm512_permutex2var_ps(o[2], lo, o[3]));
+    const __m512d cd1 =
+        _mm512_castps_pd(_mm512_permutex2var_ps(o[2], hi, o[3]));
     x[0] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab0, plo, cd0));
     x[1] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab0, phi, cd0));
     x[2] = _mm512_castpd_ps(_mm512_permutex2var_pd(ab1, plo, cd1));
@@ -583,8 +586,7 @@ int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
 
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
-                  bool accumulate, const tcc_uk_epilogue_t *ep,
-                  void *scratch) {
+                  bool accumulate, const tcc_uk_epilogue_t *ep, void *scratch) {
   const int m = tileSize(s);
   Job job = {};
   job.s = &s;

@@ -69,14 +69,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mlir::tcc::onnx::importOnnxFile(ctx, path, options);
   if (module) {
     if (errors || mlir::failed(mlir::verify(*module))) {
-      std::fprintf(stderr, "imported a module with %d errors, or one that "
-                           "does not verify\n",
+      std::fprintf(stderr,
+                   "imported a module with %d errors, or one that "
+                   "does not verify\n",
                    errors);
       std::abort();
     }
   } else if (errors != 1 || !named) {
-    std::fprintf(stderr, "a failed import gave %d errors (%s), not one that "
-                         "names the model\n",
+    std::fprintf(stderr,
+                 "a failed import gave %d errors (%s), not one that "
+                 "names the model\n",
                  errors, named ? "named" : "not named");
     std::abort();
   }

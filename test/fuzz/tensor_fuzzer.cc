@@ -17,8 +17,8 @@
 static const std::string &folder() {
   static const std::string dir = [] {
     const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") +
-                          "/tcc-fuzz-tensor-XXXXXX";
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/tcc-fuzz-tensor-XXXXXX";
     if (!mkdtemp(pattern.data())) {
       std::perror("mkdtemp");
       std::abort();
@@ -46,7 +46,8 @@ static void loadAndCheck(const std::string &path) {
   tcc_tensor_load_options_t options{};
   options.max_file_bytes = 1 << 20;
   tcc_tensor_t *t = nullptr;
-  tcc_status_t s = tcc_tensor_load_file_with_options(path.c_str(), &options, &t);
+  tcc_status_t s =
+      tcc_tensor_load_file_with_options(path.c_str(), &options, &t);
   if (s) {
     check(!t, "a failed load returned a tensor");
     check(tcc_status_code(s) != TCC_STATUS_OK && *tcc_status_message(s),

@@ -6,7 +6,8 @@
 // without result types show the types they infer, and ops that cannot be
 // built show the builder's error at the test op's location.
 //
-//   "test.build"(%a, %b) {op = "tcc.matmul"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> ()
+//   "test.build"(%a, %b) {op = "tcc.matmul"} : (tensor<2x3xf32>,
+//   tensor<3x4xf32>) -> ()
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +20,7 @@
 using namespace mlir;
 
 namespace {
-struct TestBuildPass
-    : PassWrapper<TestBuildPass, OperationPass<ModuleOp>> {
+struct TestBuildPass : PassWrapper<TestBuildPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TestBuildPass)
   StringRef getArgument() const final { return "tcc-test-build"; }
   StringRef getDescription() const final {
@@ -47,8 +47,8 @@ struct TestBuildPass
       if (auto types = spec->getAttrOfType<ArrayAttr>("results"))
         for (Attribute t : types)
           results.push_back(cast<TypeAttr>(t).getValue());
-      if (!name || failed(tb.create(name.getValue(), spec->getOperands(),
-                                    attrs, results)))
+      if (!name || failed(tb.create(name.getValue(), spec->getOperands(), attrs,
+                                    results)))
         ok = false;
       spec->erase();
     }

@@ -28,8 +28,9 @@ static cl::opt<std::string>
           cl::desc("<model.onnx | model.onnxtxt | model.mlir>"),
           cl::cat(category));
 static cl::opt<std::string>
-    output("o", cl::desc("Output: OUT.so (library + header), OUT.o (object + "
-                         "header), OUT (executable), or - for text stages"),
+    output("o",
+           cl::desc("Output: OUT.so (library + header), OUT.o (object + "
+                    "header), OUT (executable), or - for text stages"),
            cl::value_desc("file"), cl::cat(category));
 static cl::opt<tcc::EmitKind> emit(
     "emit", cl::desc("Stop at a stage and write it"),
@@ -46,26 +47,25 @@ static cl::opt<tcc::EmitKind> emit(
         clEnumValN(tcc::EmitKind::Library, "lib", "shared library + header"),
         clEnumValN(tcc::EmitKind::Executable, "exe", "standalone executable")),
     cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target device (cpu)"),
+static cl::opt<std::string> target("target", cl::desc("Target device (cpu)"),
                                    cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu", cl::desc("CPU to generate code for (default: the host)"),
          cl::init("native"), cl::cat(category));
 enum OptLevel { O0, O1, O2, O3 };
-static cl::opt<OptLevel> optLevel(cl::desc("Optimization level"),
-                                  cl::values(clEnumVal(O0, "none"),
-                                             clEnumVal(O1, "some"),
-                                             clEnumVal(O2, "more"),
-                                             clEnumVal(O3, "all (default)")),
-                                  cl::init(O3), cl::cat(category));
+static cl::opt<OptLevel>
+    optLevel(cl::desc("Optimization level"),
+             cl::values(clEnumVal(O0, "none"), clEnumVal(O1, "some"),
+                        clEnumVal(O2, "more"), clEnumVal(O3, "all (default)")),
+             cl::init(O3), cl::cat(category));
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Fix an input's shape, e.g. input=1x3x224x224"),
                 cl::value_desc("NAME=DxDx..."), cl::cat(category));
 static cl::opt<std::string>
-    name("name", cl::desc("Symbol prefix of the exported <name>_artifact_get "
-                          "(default: from the output file name)"),
+    name("name",
+         cl::desc("Symbol prefix of the exported <name>_artifact_get "
+                  "(default: from the output file name)"),
          cl::cat(category));
 static cl::opt<std::string> ukernels(
     "ukernels",
@@ -87,11 +87,11 @@ static cl::opt<bool> timings(
     cl::desc("Print how long each pass and each code generation step took "
              "(on stderr)"),
     cl::cat(category));
-static cl::opt<bool> profile(
-    "profile",
-    cl::desc("Let the artifact time each kernel through the caller's "
-             "profiler (tcc-run --profile)"),
-    cl::cat(category));
+static cl::opt<bool>
+    profile("profile",
+            cl::desc("Let the artifact time each kernel through the caller's "
+                     "profiler (tcc-run --profile)"),
+            cl::cat(category));
 static cl::opt<std::string> maxElements(
     "max-elements",
     cl::desc("Refuse a model with a tensor of more elements than this "
@@ -123,8 +123,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: " << msg << " (see tcc --help)\n";
     return 2;
   };
-  bool textStage = emit.getNumOccurrences() &&
-                   emit != tcc::EmitKind::Object &&
+  bool textStage = emit.getNumOccurrences() && emit != tcc::EmitKind::Object &&
                    emit != tcc::EmitKind::Library &&
                    emit != tcc::EmitKind::Executable;
   if (output.empty() && !textStage)
@@ -151,8 +150,8 @@ int main(int argc, char **argv) {
   if (memoryReport.getNumOccurrences()) {
     if (!memoryReport.empty() && memoryReport != "text" &&
         memoryReport != "json")
-      return usage("--memory-report takes text or json, not '" +
-                   memoryReport + "'");
+      return usage("--memory-report takes text or json, not '" + memoryReport +
+                   "'");
     options.memoryReport =
         memoryReport.empty() ? std::string("text") : memoryReport.getValue();
   }
@@ -162,9 +161,9 @@ int main(int argc, char **argv) {
   if (!tcc::parseSize(maxTensorBytes, options.maxTensorBytes))
     return usage("invalid --max-tensor-bytes '" + maxTensorBytes +
                  "' (expected a positive size such as 4096, 64M or 4G)");
-  if (!name.empty() &&
-      (!llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }) ||
-       llvm::isDigit(name[0])))
+  if (!name.empty() && (!llvm::all_of(name, [](char c) {
+        return llvm::isAlnum(c) || c == '_';
+      }) || llvm::isDigit(name[0])))
     return usage("--name '" + name + "' is not a C identifier");
   for (const std::string &spec : inputShapes) {
     auto [inputName, dims] = llvm::StringRef(spec).rsplit('=');
@@ -177,8 +176,8 @@ int main(int argc, char **argv) {
   }
   // Our lib/: the runtime's static libraries and the micro-kernels.
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
-  llvm::SmallString<256> libDir = llvm::sys::path::parent_path(
-      llvm::sys::path::parent_path(self));
+  llvm::SmallString<256> libDir =
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self));
   llvm::sys::path::append(libDir, "lib");
   options.libDir = libDir.str().str();
 

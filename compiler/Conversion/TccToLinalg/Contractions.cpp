@@ -85,28 +85,26 @@ struct MatmulToLinalg : OpConversionPattern<MatmulOp> {
     SmallVector<AffineExpr> outExprs;
     for (unsigned i = 0; i < nb + 2; ++i)
       outExprs.push_back(dim(i));
-    SmallVector<AffineMap> maps = {
-        operandMap(lb, dim(nb), dim(nb + 2)),
-        operandMap(rb, dim(nb + 2), dim(nb + 1)),
-        AffineMap::get(loops, 0, outExprs, ctx)};
+    SmallVector<AffineMap> maps = {operandMap(lb, dim(nb), dim(nb + 2)),
+                                   operandMap(rb, dim(nb + 2), dim(nb + 1)),
+                                   AffineMap::get(loops, 0, outExprs, ctx)};
     SmallVector<utils::IteratorType> iterators = parallelIterators(nb + 2);
     iterators.push_back(utils::IteratorType::reduction);
     auto outType = withShape(lt, outShape);
-    Value result =
-        rewriter
-            .create<linalg::GenericOp>(
-                loc, outType, ValueRange{lhs, rhs},
-                filledTensor(rewriter, loc, outType, zero), maps, iterators,
-                multiplyAccumulate)
-            .getResult(0);
+    Value result = rewriter
+                       .create<linalg::GenericOp>(
+                           loc, outType, ValueRange{lhs, rhs},
+                           filledTensor(rewriter, loc, outType, zero), maps,
+                           iterators, multiplyAccumulate)
+                       .getResult(0);
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result, op.getType()));
     return success();
   }
 };
 
 /// N-d grouped convolution as one linalg.generic over
-/// (n, g, f, o1..os | c, k1..ks): out[n,g,f,o] += in[n,g,c,o*s+k*d] * w[g,f,c,k]
-/// on the zero-padded input, with the bias as the initial value.
+/// (n, g, f, o1..os | c, k1..ks): out[n,g,f,o] += in[n,g,c,o*s+k*d] *
+/// w[g,f,c,k] on the zero-padded input, with the bias as the initial value.
 struct ConvToLinalg : OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -147,14 +145,13 @@ struct ConvToLinalg : OpConversionPattern<ConvOp> {
 
     Value init;
     if (Value bias = adaptor.getBias()) {
-      Value b2 = reshapeTensor(
-          rewriter, loc, bias,
-          withShape(inType, {groups, filters / groups}));
+      Value b2 = reshapeTensor(rewriter, loc, bias,
+                               withShape(inType, {groups, filters / groups}));
       SmallVector<AffineExpr> biasExprs = {getAffineDimExpr(1, ctx),
                                            getAffineDimExpr(2, ctx)};
-      init = gatherThroughMap(
-          rewriter, loc, b2, outType,
-          AffineMap::get(outShape.size(), 0, biasExprs, ctx));
+      init =
+          gatherThroughMap(rewriter, loc, b2, outType,
+                           AffineMap::get(outShape.size(), 0, biasExprs, ctx));
     } else {
       init = filledTensor(rewriter, loc, outType,
                           scalarConstant(rewriter, loc, et, 0));
@@ -178,11 +175,11 @@ struct ConvToLinalg : OpConversionPattern<ConvOp> {
                                    AffineMap::get(loops, 0, outExprs, ctx)};
     SmallVector<utils::IteratorType> iterators = parallelIterators(3 + s);
     iterators.append(1 + s, utils::IteratorType::reduction);
-    Value result = rewriter
-                       .create<linalg::GenericOp>(loc, outType,
-                                                  ValueRange{in, w}, init, maps,
-                                                  iterators, multiplyAccumulate)
-                       .getResult(0);
+    Value result =
+        rewriter
+            .create<linalg::GenericOp>(loc, outType, ValueRange{in, w}, init,
+                                       maps, iterators, multiplyAccumulate)
+            .getResult(0);
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result, op.getType()));
     return success();
   }

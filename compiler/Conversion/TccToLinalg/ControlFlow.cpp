@@ -43,10 +43,9 @@ static void lowerIf(IRRewriter &rewriter, IfOp op) {
   auto ifOp = rewriter.create<scf::IfOp>(loc, op.getResultTypes(), cond,
                                          /*addThenBlock=*/false,
                                          /*addElseBlock=*/false);
-  for (auto [from, to] : {std::make_pair(&op.getThenRegion(),
-                                         &ifOp.getThenRegion()),
-                          std::make_pair(&op.getElseRegion(),
-                                         &ifOp.getElseRegion())}) {
+  for (auto [from, to] :
+       {std::make_pair(&op.getThenRegion(), &ifOp.getThenRegion()),
+        std::make_pair(&op.getElseRegion(), &ifOp.getElseRegion())}) {
     rewriter.inlineRegionBefore(*from, *to, to->end());
     Operation *yield = to->front().getTerminator();
     rewriter.setInsertionPoint(yield);
@@ -81,11 +80,12 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
   Block *before = rewriter.createBlock(&loop.getBefore(), {}, types, locs);
   {
     Value i = before->getArgument(0);
-    Value i64 = rewriter.create<arith::IndexCastOp>(
-        loc, rewriter.getI64Type(), i);
-    Value more = rewriter.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::slt, i64, tripCount);
-    Value go = rewriter.create<arith::AndIOp>(loc, more, before->getArgument(1));
+    Value i64 =
+        rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), i);
+    Value more = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
+                                                i64, tripCount);
+    Value go =
+        rewriter.create<arith::AndIOp>(loc, more, before->getArgument(1));
     if (!scanTypes.empty()) {
       Value room = rewriter.create<arith::CmpIOp>(
           loc, arith::CmpIPredicate::slt, i,

@@ -116,26 +116,42 @@ static Value shift(OpBuilder &b, Location loc, Value x, Value y, bool left,
                                    scalarConstant(b, loc, t, 0));
 }
 
-static Value compare(OpBuilder &b, Location loc, ComparePredicate pred,
-                     Value x, Value y, bool isUnsigned) {
+static Value compare(OpBuilder &b, Location loc, ComparePredicate pred, Value x,
+                     Value y, bool isUnsigned) {
   if (isa<FloatType>(x.getType())) {
     // Ordered predicates: NaN compares false, except `ne` (unordered).
     arith::CmpFPredicate p;
     switch (pred) {
-    case ComparePredicate::eq: p = arith::CmpFPredicate::OEQ; break;
-    case ComparePredicate::ne: p = arith::CmpFPredicate::UNE; break;
-    case ComparePredicate::lt: p = arith::CmpFPredicate::OLT; break;
-    case ComparePredicate::le: p = arith::CmpFPredicate::OLE; break;
-    case ComparePredicate::gt: p = arith::CmpFPredicate::OGT; break;
-    case ComparePredicate::ge: p = arith::CmpFPredicate::OGE; break;
+    case ComparePredicate::eq:
+      p = arith::CmpFPredicate::OEQ;
+      break;
+    case ComparePredicate::ne:
+      p = arith::CmpFPredicate::UNE;
+      break;
+    case ComparePredicate::lt:
+      p = arith::CmpFPredicate::OLT;
+      break;
+    case ComparePredicate::le:
+      p = arith::CmpFPredicate::OLE;
+      break;
+    case ComparePredicate::gt:
+      p = arith::CmpFPredicate::OGT;
+      break;
+    case ComparePredicate::ge:
+      p = arith::CmpFPredicate::OGE;
+      break;
     }
     return b.create<arith::CmpFOp>(loc, p, x, y);
   }
   bool u = isUnsigned || x.getType().isInteger(1);
   arith::CmpIPredicate p;
   switch (pred) {
-  case ComparePredicate::eq: p = arith::CmpIPredicate::eq; break;
-  case ComparePredicate::ne: p = arith::CmpIPredicate::ne; break;
+  case ComparePredicate::eq:
+    p = arith::CmpIPredicate::eq;
+    break;
+  case ComparePredicate::ne:
+    p = arith::CmpIPredicate::ne;
+    break;
   case ComparePredicate::lt:
     p = u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt;
     break;
@@ -246,9 +262,8 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](OrOp) -> Value { return b.create<arith::OrIOp>(loc, x, y); })
       .Case([&](XorOp) -> Value { return b.create<arith::XOrIOp>(loc, x, y); })
       .Case([&](ShiftLeftOp) { return shift(b, loc, x, y, true, false); })
-      .Case([&](ShiftRightOp) {
-        return shift(b, loc, x, y, false, !isUnsigned);
-      })
+      .Case(
+          [&](ShiftRightOp) { return shift(b, loc, x, y, false, !isUnsigned); })
       .Case([&](CompareOp cmp) {
         return compare(b, loc, cmp.getPredicate(), x, y,
                        operandType.isUnsignedInteger());
@@ -309,14 +324,13 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](AtanhOp) -> Value { return b.create<math::AtanhOp>(loc, x); })
       .Case([&](FloorOp) -> Value { return b.create<math::FloorOp>(loc, x); })
       .Case([&](CeilOp) -> Value { return b.create<math::CeilOp>(loc, x); })
-      .Case([&](RoundOp) -> Value {
-        return b.create<math::RoundEvenOp>(loc, x);
-      })
+      .Case(
+          [&](RoundOp) -> Value { return b.create<math::RoundEvenOp>(loc, x); })
       .Case([&](NotOp) -> Value {
         // All ones: true for i1, ~x for wider integers.
         Value ones = b.create<arith::ConstantOp>(
-            loc, b.getIntegerAttr(type, APInt::getAllOnes(
-                                            type.getIntOrFloatBitWidth())));
+            loc, b.getIntegerAttr(
+                     type, APInt::getAllOnes(type.getIntOrFloatBitWidth())));
         return b.create<arith::XOrIOp>(loc, x, ones);
       })
       .Case([&](GeluOp gelu) -> Value {
@@ -329,15 +343,14 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
           Value poly = b.create<arith::AddFOp>(
               loc, x, b.create<arith::MulFOp>(loc, x3, c(0.044715)));
           inner = b.create<math::TanhOp>(
-              loc, b.create<arith::MulFOp>(loc, poly,
-                                           c(std::sqrt(2.0 / M_PI))));
+              loc,
+              b.create<arith::MulFOp>(loc, poly, c(std::sqrt(2.0 / M_PI))));
         } else {
           inner = b.create<math::ErfOp>(
               loc, b.create<arith::MulFOp>(loc, x, c(M_SQRT1_2)));
         }
-        return b.create<arith::MulFOp>(loc, half,
-                                       b.create<arith::AddFOp>(loc, c(1),
-                                                               inner));
+        return b.create<arith::MulFOp>(
+            loc, half, b.create<arith::AddFOp>(loc, c(1), inner));
       })
       .Case([&](ClampOp clamp) -> Value {
         Value r = x;
@@ -374,9 +387,9 @@ struct ElementwiseToGeneric
     MLIRContext *ctx = op->getContext();
     SmallVector<AffineMap> maps;
     for (Value v : operands)
-      maps.push_back(broadcastMap(
-          ctx, cast<RankedTensorType>(v.getType()).getShape(),
-          type.getShape()));
+      maps.push_back(
+          broadcastMap(ctx, cast<RankedTensorType>(v.getType()).getShape(),
+                       type.getShape()));
     maps.push_back(rewriter.getMultiDimIdentityMap(type.getRank()));
     bool failedBody = false;
     auto generic = rewriter.create<linalg::GenericOp>(

@@ -35,9 +35,9 @@ struct FusedElementwiseToGeneric : OpConversionPattern<FusedOp> {
     auto type = signlessTensor(op.getResult(0).getType());
     SmallVector<AffineMap> maps;
     for (Value v : adaptor.getInputs())
-      maps.push_back(broadcastMap(op.getContext(),
-                                  cast<RankedTensorType>(v.getType()).getShape(),
-                                  type.getShape()));
+      maps.push_back(broadcastMap(
+          op.getContext(), cast<RankedTensorType>(v.getType()).getShape(),
+          type.getShape()));
     SmallVector<Value> inits;
     for (Type t : op.getResultTypes()) {
       inits.push_back(emptyTensor(rewriter, loc, cast<RankedTensorType>(t)));
@@ -47,17 +47,17 @@ struct FusedElementwiseToGeneric : OpConversionPattern<FusedOp> {
     bool failedBody = false;
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, llvm::map_to_vector(op.getResultTypes(), signlessType),
-        adaptor.getInputs(), inits, maps,
-        parallelIterators(type.getRank()),
+        adaptor.getInputs(), inits, maps, parallelIterators(type.getRank()),
         [&](OpBuilder &b, Location l, ValueRange args) {
           IRMapping scalars;
           for (auto [arg, scalar] :
-               llvm::zip(body.getArguments(), args.take_front(
-                                                  body.getNumArguments())))
+               llvm::zip(body.getArguments(),
+                         args.take_front(body.getNumArguments())))
             scalars.map(arg, scalar);
           for (Operation &inner : body.without_terminator()) {
-            SmallVector<Value> operands = llvm::map_to_vector(
-                inner.getOperands(), [&](Value v) { return scalars.lookup(v); });
+            SmallVector<Value> operands =
+                llvm::map_to_vector(inner.getOperands(),
+                                    [&](Value v) { return scalars.lookup(v); });
             FailureOr<Value> r = emitScalarElementwise(b, l, &inner, operands);
             if (failed(r)) {
               failedBody = true;
@@ -66,8 +66,9 @@ struct FusedElementwiseToGeneric : OpConversionPattern<FusedOp> {
             scalars.map(inner.getResult(0), *r);
           }
           b.create<linalg::YieldOp>(
-              l, llvm::map_to_vector(body.getTerminator()->getOperands(),
-                                     [&](Value v) { return scalars.lookup(v); }));
+              l,
+              llvm::map_to_vector(body.getTerminator()->getOperands(),
+                                  [&](Value v) { return scalars.lookup(v); }));
         });
     if (failedBody) {
       rewriter.eraseOp(generic);
@@ -102,20 +103,23 @@ struct FusedRowsToLoop : OpConversionPattern<FusedOp> {
     // reach linalg with; such groups lower op by op. The ops are inlined on
     // the original inputs, so that they keep saying which integers are
     // unsigned.
-    if (op.getBody().walk([](Operation *inner) {
-          return llvm::any_of(inner->getResultTypes(), isUnsignedInt) ||
-                         llvm::any_of(inner->getOperandTypes(), isUnsignedInt)
-                     ? WalkResult::interrupt()
-                     : WalkResult::advance();
-        }).wasInterrupted()) {
+    if (op.getBody()
+            .walk([](Operation *inner) {
+              return llvm::any_of(inner->getResultTypes(), isUnsignedInt) ||
+                             llvm::any_of(inner->getOperandTypes(),
+                                          isUnsignedInt)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted()) {
       Block &body = op.getBody().front();
       IRMapping map;
       map.map(body.getArguments(), op.getInputs());
       for (Operation &inner : body.without_terminator())
         rewriter.clone(inner, map);
-      rewriter.replaceOp(op, llvm::map_to_vector(
-                                 body.getTerminator()->getOperands(),
-                                 [&](Value v) { return map.lookup(v); }));
+      rewriter.replaceOp(
+          op, llvm::map_to_vector(body.getTerminator()->getOperands(),
+                                  [&](Value v) { return map.lookup(v); }));
       return success();
     }
     ArrayRef<int64_t> full =
@@ -151,9 +155,10 @@ struct FusedRowsToLoop : OpConversionPattern<FusedOp> {
       }
     };
 
-    SmallVector<Value> inits = llvm::map_to_vector(op.getResultTypes(), [&](Type t) {
-      return emptyTensor(rewriter, loc, cast<RankedTensorType>(t));
-    });
+    SmallVector<Value> inits =
+        llvm::map_to_vector(op.getResultTypes(), [&](Type t) {
+          return emptyTensor(rewriter, loc, cast<RankedTensorType>(t));
+        });
     Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
     Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
     Value count = rewriter.create<arith::ConstantIndexOp>(loc, rows);
@@ -218,9 +223,9 @@ struct InlineFusedGroup : OpConversionPattern<FusedOp> {
       map.map(arg, v);
     for (Operation &inner : body.without_terminator())
       rewriter.clone(inner, map);
-    rewriter.replaceOp(op, llvm::map_to_vector(
-                               body.getTerminator()->getOperands(),
-                               [&](Value v) { return map.lookup(v); }));
+    rewriter.replaceOp(
+        op, llvm::map_to_vector(body.getTerminator()->getOperands(),
+                                [&](Value v) { return map.lookup(v); }));
     return success();
   }
 };

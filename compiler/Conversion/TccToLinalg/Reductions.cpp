@@ -39,8 +39,7 @@ static void reductionLoops(MLIRContext *ctx, RankedTensorType inputType,
 }
 
 namespace {
-template <typename Op>
-struct ReduceToGeneric : OpConversionPattern<Op> {
+template <typename Op> struct ReduceToGeneric : OpConversionPattern<Op> {
   using OpConversionPattern<Op>::OpConversionPattern;
 
   LogicalResult
@@ -82,21 +81,21 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value x = args[0], acc = args[1], r;
           if constexpr (std::is_same_v<Op, ReduceMaxOp>)
-            r = isFloat      ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+            r = isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
                 : isUnsigned ? b.create<arith::MaxUIOp>(l, acc, x).getResult()
                              : b.create<arith::MaxSIOp>(l, acc, x).getResult();
           else if constexpr (std::is_same_v<Op, ReduceMinOp>)
-            r = isFloat      ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+            r = isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
                 : isUnsigned ? b.create<arith::MinUIOp>(l, acc, x).getResult()
                              : b.create<arith::MinSIOp>(l, acc, x).getResult();
           else if constexpr (std::is_same_v<Op, ReduceProdOp>)
-            r = isFloat ? b.create<arith::MulFOp>(l, acc, x, reassoc)
-                              .getResult()
-                        : b.create<arith::MulIOp>(l, acc, x).getResult();
+            r = isFloat
+                    ? b.create<arith::MulFOp>(l, acc, x, reassoc).getResult()
+                    : b.create<arith::MulIOp>(l, acc, x).getResult();
           else
-            r = isFloat ? b.create<arith::AddFOp>(l, acc, x, reassoc)
-                              .getResult()
-                        : b.create<arith::AddIOp>(l, acc, x).getResult();
+            r = isFloat
+                    ? b.create<arith::AddFOp>(l, acc, x, reassoc).getResult()
+                    : b.create<arith::AddIOp>(l, acc, x).getResult();
           b.create<linalg::YieldOp>(l, r);
         });
     Value result = generic.getResult(0);
@@ -106,18 +105,18 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
       for (int64_t a : op.getAxes())
         count *= inputType.getDimSize(a);
       Value n = scalarConstant(rewriter, loc, et, count);
-      result = rewriter
-                   .create<linalg::GenericOp>(
-                       loc, accType, result, emptyTensor(rewriter, loc, accType),
-                       SmallVector<AffineMap>(
-                           2, rewriter.getMultiDimIdentityMap(accType.getRank())),
-                       parallelIterators(accType.getRank()),
-                       [&](OpBuilder &b, Location l, ValueRange args) {
-                         b.create<linalg::YieldOp>(
-                             l, b.create<arith::DivFOp>(l, args[0], n)
-                                    .getResult());
-                       })
-                   .getResult(0);
+      result =
+          rewriter
+              .create<linalg::GenericOp>(
+                  loc, accType, result, emptyTensor(rewriter, loc, accType),
+                  SmallVector<AffineMap>(
+                      2, rewriter.getMultiDimIdentityMap(accType.getRank())),
+                  parallelIterators(accType.getRank()),
+                  [&](OpBuilder &b, Location l, ValueRange args) {
+                    b.create<linalg::YieldOp>(
+                        l, b.create<arith::DivFOp>(l, args[0], n).getResult());
+                  })
+              .getResult(0);
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, result, op.getType()));
     return success();
@@ -127,8 +126,7 @@ struct ReduceToGeneric : OpConversionPattern<Op> {
 /// argmax / argmin: a reduction carrying (best value, its index). NaN wins
 /// over numbers, as numpy's argmax; ties keep the first index unless
 /// select_last_index.
-template <typename Op>
-struct ArgReduceToGeneric : OpConversionPattern<Op> {
+template <typename Op> struct ArgReduceToGeneric : OpConversionPattern<Op> {
   using OpConversionPattern<Op>::OpConversionPattern;
 
   LogicalResult
@@ -166,10 +164,10 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
               l, b.getI64Type(), b.create<linalg::IndexOp>(l, axis));
           Value better;
           if (isFloat) {
-            auto strict = isMax ? arith::CmpFPredicate::OGT
-                                : arith::CmpFPredicate::OLT;
-            auto loose = isMax ? arith::CmpFPredicate::OGE
-                               : arith::CmpFPredicate::OLE;
+            auto strict =
+                isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+            auto loose =
+                isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE;
             better = b.create<arith::CmpFOp>(l, last ? loose : strict, x, best);
             Value xNan =
                 b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x);
@@ -177,8 +175,8 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
                 l, arith::CmpFPredicate::UNO, best, best);
             Value firstNan = b.create<arith::AndIOp>(
                 l, xNan,
-                b.create<arith::XOrIOp>(l, bestNan,
-                                        scalarConstant(b, l, b.getI1Type(), 1)));
+                b.create<arith::XOrIOp>(
+                    l, bestNan, scalarConstant(b, l, b.getI1Type(), 1)));
             better = b.create<arith::OrIOp>(l, better, firstNan);
           } else {
             auto strict = isMax ? (isUnsigned ? arith::CmpIPredicate::ugt
@@ -192,24 +190,23 @@ struct ArgReduceToGeneric : OpConversionPattern<Op> {
             better = b.create<arith::CmpIOp>(l, last ? loose : strict, x, best);
           }
           // The first element always counts, so an all -inf row gives 0.
-          Value first = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::eq, idx,
-              scalarConstant(b, l, b.getI64Type(), 0));
+          Value first =
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, idx,
+                                      scalarConstant(b, l, b.getI64Type(), 0));
           better = b.create<arith::OrIOp>(l, better, first);
           b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, better, x, best),
-                            b.create<arith::SelectOp>(l, better, idx,
-                                                      bestIdx)});
+              l,
+              ValueRange{b.create<arith::SelectOp>(l, better, x, best),
+                         b.create<arith::SelectOp>(l, better, idx, bestIdx)});
         });
-    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, generic.getResult(1),
-                                         op.getType()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, loc, generic.getResult(1), op.getType()));
     return success();
   }
 };
 } // namespace
 
-void mlir::tcc::populateReductionToLinalgPatterns(
-    RewritePatternSet &patterns) {
+void mlir::tcc::populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ReduceToGeneric<ReduceSumOp>, ReduceToGeneric<ReduceMeanOp>,
                ReduceToGeneric<ReduceMaxOp>, ReduceToGeneric<ReduceMinOp>,
                ReduceToGeneric<ReduceProdOp>, ArgReduceToGeneric<ArgMaxOp>,

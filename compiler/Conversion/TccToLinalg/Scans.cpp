@@ -44,8 +44,7 @@ static SmallVector<utils::IteratorType> axisIterators(int64_t rank) {
 }
 
 namespace {
-template <typename Op>
-struct CumulativeToGeneric : OpConversionPattern<Op> {
+template <typename Op> struct CumulativeToGeneric : OpConversionPattern<Op> {
   using OpConversionPattern<Op>::OpConversionPattern;
 
   LogicalResult
@@ -60,11 +59,10 @@ struct CumulativeToGeneric : OpConversionPattern<Op> {
     auto [id, alongK] = axisMaps(op.getContext(), rank, axis);
     // Which k count for i.
     arith::CmpIPredicate pred =
-        op.getReverse()
-            ? (op.getExclusive() ? arith::CmpIPredicate::sgt
-                                 : arith::CmpIPredicate::sge)
-            : (op.getExclusive() ? arith::CmpIPredicate::slt
-                                 : arith::CmpIPredicate::sle);
+        op.getReverse() ? (op.getExclusive() ? arith::CmpIPredicate::sgt
+                                             : arith::CmpIPredicate::sge)
+                        : (op.getExclusive() ? arith::CmpIPredicate::slt
+                                             : arith::CmpIPredicate::sle);
     Value identity = scalarConstant(rewriter, loc, et, isSum ? 0 : 1);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, type, adaptor.getInput(),
@@ -124,8 +122,9 @@ struct TopKToGeneric : OpConversionPattern<TopKOp> {
                   Value beats, equal;
                   if (isFloat) {
                     beats = b.create<arith::CmpFOp>(
-                        l, largest ? arith::CmpFPredicate::OGT
-                                   : arith::CmpFPredicate::OLT,
+                        l,
+                        largest ? arith::CmpFPredicate::OGT
+                                : arith::CmpFPredicate::OLT,
                         xk, xi);
                     equal = b.create<arith::CmpFOp>(
                         l, arith::CmpFPredicate::OEQ, xk, xi);
@@ -140,8 +139,7 @@ struct TopKToGeneric : OpConversionPattern<TopKOp> {
                     Value one = scalarConstant(b, l, b.getI1Type(), 1);
                     Value nanWins = b.create<arith::AndIOp>(
                         l, largest ? kNan : iNan,
-                        b.create<arith::XOrIOp>(l, largest ? iNan : kNan,
-                                                one));
+                        b.create<arith::XOrIOp>(l, largest ? iNan : kNan, one));
                     beats = b.create<arith::OrIOp>(l, beats, nanWins);
                   } else {
                     auto p = largest ? (isUnsigned ? arith::CmpIPredicate::ugt
@@ -149,15 +147,15 @@ struct TopKToGeneric : OpConversionPattern<TopKOp> {
                                      : (isUnsigned ? arith::CmpIPredicate::ult
                                                    : arith::CmpIPredicate::slt);
                     beats = b.create<arith::CmpIOp>(l, p, xk, xi);
-                    equal = b.create<arith::CmpIOp>(
-                        l, arith::CmpIPredicate::eq, xk, xi);
+                    equal = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq,
+                                                    xk, xi);
                   }
                   Value before = b.create<arith::CmpIOp>(
                       l, arith::CmpIPredicate::slt, k, i);
                   Value counts = b.create<arith::OrIOp>(
                       l, beats, b.create<arith::AndIOp>(l, equal, before));
-                  Value add = b.create<arith::ExtUIOp>(l, b.getI64Type(),
-                                                       counts);
+                  Value add =
+                      b.create<arith::ExtUIOp>(l, b.getI64Type(), counts);
                   b.create<linalg::YieldOp>(
                       l, b.create<arith::AddIOp>(l, args[2], add).getResult());
                 })
@@ -183,9 +181,9 @@ struct TopKToGeneric : OpConversionPattern<TopKOp> {
           Value match =
               b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, args[1], j);
           b.create<linalg::YieldOp>(
-              l, ValueRange{
-                     b.create<arith::SelectOp>(l, match, args[0], args[2]),
-                     b.create<arith::SelectOp>(l, match, k, args[3])});
+              l,
+              ValueRange{b.create<arith::SelectOp>(l, match, args[0], args[2]),
+                         b.create<arith::SelectOp>(l, match, k, args[3])});
         });
     rewriter.replaceOp(op, pick.getResults());
     return success();

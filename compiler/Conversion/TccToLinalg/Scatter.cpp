@@ -53,7 +53,8 @@ struct ScatterToLoops : OpConversionPattern<ScatterOp> {
     for (int64_t d : updType.getShape())
       ubs.push_back(rewriter.create<arith::ConstantIndexOp>(loc, d));
 
-    auto combine = [&](OpBuilder &b, Location l, Value old, Value upd) -> Value {
+    auto combine = [&](OpBuilder &b, Location l, Value old,
+                       Value upd) -> Value {
       switch (reduction) {
       case ScatterReduction::none:
         return upd;
@@ -64,11 +65,11 @@ struct ScatterToLoops : OpConversionPattern<ScatterOp> {
         return isFloat ? b.create<arith::MulFOp>(l, old, upd).getResult()
                        : b.create<arith::MulIOp>(l, old, upd).getResult();
       case ScatterReduction::max:
-        return isFloat      ? b.create<arith::MaximumFOp>(l, old, upd).getResult()
+        return isFloat ? b.create<arith::MaximumFOp>(l, old, upd).getResult()
                : isUnsigned ? b.create<arith::MaxUIOp>(l, old, upd).getResult()
                             : b.create<arith::MaxSIOp>(l, old, upd).getResult();
       case ScatterReduction::min:
-        return isFloat      ? b.create<arith::MinimumFOp>(l, old, upd).getResult()
+        return isFloat ? b.create<arith::MinimumFOp>(l, old, upd).getResult()
                : isUnsigned ? b.create<arith::MinUIOp>(l, old, upd).getResult()
                             : b.create<arith::MinSIOp>(l, old, upd).getResult();
       }

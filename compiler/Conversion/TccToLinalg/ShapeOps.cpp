@@ -106,13 +106,12 @@ struct SliceToTensor : OpConversionPattern<SliceOp> {
     }
     // Negative steps read backwards: offset + i * step in the indexing map.
     SmallVector<AffineExpr> exprs;
-    for (auto [i, off, step] :
-         llvm::enumerate(op.getOffsets(), op.getSteps()))
+    for (auto [i, off, step] : llvm::enumerate(op.getOffsets(), op.getSteps()))
       exprs.push_back(getAffineDimExpr(i, op.getContext()) * step + off);
-    rewriter.replaceOp(
-        op, gatherThroughMap(
-                rewriter, loc, adaptor.getInput(), type,
-                AffineMap::get(type.getRank(), 0, exprs, op.getContext())));
+    rewriter.replaceOp(op,
+                       gatherThroughMap(rewriter, loc, adaptor.getInput(), type,
+                                        AffineMap::get(type.getRank(), 0, exprs,
+                                                       op.getContext())));
     return success();
   }
 };
@@ -148,8 +147,8 @@ static Value normalizeIndex(OpBuilder &b, Location loc, Value index,
   Value idx = b.create<arith::IndexCastOp>(loc, b.getIndexType(), index);
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value n = b.create<arith::ConstantIndexOp>(loc, size);
-  Value isNeg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx,
-                                        zero);
+  Value isNeg =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx, zero);
   idx = b.create<arith::SelectOp>(loc, isNeg,
                                   b.create<arith::AddIOp>(loc, idx, n), idx);
   idx = b.create<arith::MaxSIOp>(loc, idx, zero);
@@ -186,14 +185,13 @@ struct GatherToLinalg : OpConversionPattern<GatherOp> {
                   SmallVector<Value> coords;
                   for (int64_t i = 0; i < axis; ++i)
                     coords.push_back(b.create<linalg::IndexOp>(l, i));
-                  coords.push_back(normalizeIndex(
-                      b, l, args[0], dataType.getDimSize(axis)));
+                  coords.push_back(
+                      normalizeIndex(b, l, args[0], dataType.getDimSize(axis)));
                   for (int64_t i = axis + 1; i < dataType.getRank(); ++i)
-                    coords.push_back(
-                        b.create<linalg::IndexOp>(l, i - 1 + q));
+                    coords.push_back(b.create<linalg::IndexOp>(l, i - 1 + q));
                   b.create<linalg::YieldOp>(
-                      l, b.create<tensor::ExtractOp>(l, data, coords)
-                             .getResult());
+                      l,
+                      b.create<tensor::ExtractOp>(l, data, coords).getResult());
                 })
             .getResults());
     return success();
@@ -225,8 +223,8 @@ static Value borderIndex(OpBuilder &b, Location loc, PadMode mode, Value i,
     // Mirror without repeating the edge: period 2 * (size - 1).
     int64_t period = 2 * (size - 1);
     Value k = positiveMod(j, period);
-    Value over = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, k,
-                                         cst(size));
+    Value over =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, k, cst(size));
     return b.create<arith::SelectOp>(
         loc, over, b.create<arith::SubIOp>(loc, cst(period), k), k);
   }
@@ -248,8 +246,8 @@ struct PadToLinalg : OpConversionPattern<PadOp> {
     if (op.getMode() == PadMode::constant) {
       Value v = scalarConstant(rewriter, loc, op.getType().getElementType(),
                                op.getValue().convertToDouble());
-      rewriter.replaceOp(op, padTensor(rewriter, loc, input, op.getLow(),
-                                       op.getHigh(), v));
+      rewriter.replaceOp(
+          op, padTensor(rewriter, loc, input, op.getLow(), op.getHigh(), v));
       return success();
     }
     if (inType.getNumElements() == 0)
@@ -265,9 +263,8 @@ struct PadToLinalg : OpConversionPattern<PadOp> {
                       SmallVector<Value> coords;
                       for (int64_t i = 0; i < type.getRank(); ++i)
                         coords.push_back(borderIndex(
-                            b, l, op.getMode(),
-                            b.create<linalg::IndexOp>(l, i), op.getLow()[i],
-                            inType.getDimSize(i)));
+                            b, l, op.getMode(), b.create<linalg::IndexOp>(l, i),
+                            op.getLow()[i], inType.getDimSize(i)));
                       b.create<linalg::YieldOp>(
                           l, b.create<tensor::ExtractOp>(l, input, coords)
                                  .getResult());

@@ -71,10 +71,12 @@ struct ConvertTccToLinalgPass
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp f) {
       return signless.isSignatureLegal(f.getFunctionType());
     });
-    target.addDynamicallyLegalOp<func::ReturnOp>(
-        [&](func::ReturnOp r) { return signless.isLegal(r.getOperandTypes()); });
+    target.addDynamicallyLegalOp<func::ReturnOp>([&](func::ReturnOp r) {
+      return signless.isLegal(r.getOperandTypes());
+    });
     if (ukernels != UkernelIsa::none)
-      populateUkernelPatterns(patterns, static_cast<int32_t>(ukernels.getValue()));
+      populateUkernelPatterns(patterns,
+                              static_cast<int32_t>(ukernels.getValue()));
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -238,8 +238,7 @@ struct UkernelBuilder {
 
   /// The kernels' parameters for an expansion, depthwise and pointwise
   /// block (flags and scratch unset).
-  static tcc_uk_block_params_t blockParams(ConvOp exp, ConvOp dw,
-                                           ConvOp pw) {
+  static tcc_uk_block_params_t blockParams(ConvOp exp, ConvOp dw, ConvOp pw) {
     tcc_uk_block_params_t p = {};
     p.pair.dw = convParams(dw);
     p.pair.f = pw.getType().getDimSize(1);
@@ -261,9 +260,9 @@ struct UkernelBuilder {
   /// most) before them.
   FailureOr<Value> block(OpBuilder &b, ConvOp exp, ConvOp dw, ConvOp pw,
                          Value input, Value expWeight, Value expWeightSource,
-                         Value expBias, const Epilogue &expEpi,
-                         Value dwWeight, Value dwBias, const Epilogue &dwEpi,
-                         Value pwWeight, Value pwWeightSource, Value bias,
+                         Value expBias, const Epilogue &expEpi, Value dwWeight,
+                         Value dwBias, const Epilogue &dwEpi, Value pwWeight,
+                         Value pwWeightSource, Value bias,
                          const Epilogue &epilogue) const {
     Location loc = pw.getLoc();
     tcc_uk_block_params_t p = blockParams(exp, dw, pw);
@@ -275,8 +274,8 @@ struct UkernelBuilder {
     if (scratch <= 0)
       return failure();
     SmallVector<Value> inputs = {input, expWeight};
-    for (Value v : {expBias, dwWeight, dwBias, pwWeight, bias,
-                    epilogue.residual})
+    for (Value v :
+         {expBias, dwWeight, dwBias, pwWeight, bias, epilogue.residual})
       if (v)
         inputs.push_back(v);
     SmallVector<Value> outputs = {emptyTensor(b, loc, pw.getType()),
@@ -301,9 +300,8 @@ struct UkernelBuilder {
   /// (`lhsValue`, `rhsValue`: as converted; `out`'s base: the result type);
   /// a constant right-hand side with one matrix is packed now.
   FailureOr<Value> matmul(OpBuilder &b, Location loc, const MatrixView &lhs,
-                          Value lhsValue, const MatrixView &rhs,
-                          Value rhsValue, const MatrixView &out,
-                          RankedTensorType outType,
+                          Value lhsValue, const MatrixView &rhs, Value rhsValue,
+                          const MatrixView &out, RankedTensorType outType,
                           const Epilogue &epilogue) const {
     int64_t batch = out.batch, m = out.rows, n = out.cols, k = lhs.cols;
     if (lhs.rows != m || rhs.rows != k || rhs.cols != n ||
@@ -364,7 +362,8 @@ struct UkernelBuilder {
     ParamList add(b);
     add("batch", batch), add("m", m), add("n", n), add("k", k);
     add("lda", lda), add("ldb", ldb), add("ldc", ldc);
-    add("stride_a", strideA), add("stride_b", strideB), add("stride_c", strideC);
+    add("stride_a", strideA), add("stride_b", strideB),
+        add("stride_c", strideC);
     add("flags", flags);
     add("has_bias", epilogue.bias != nullptr), add("bias_per_row", 0);
     add("has_residual", epilogue.residual != nullptr);
@@ -374,8 +373,8 @@ struct UkernelBuilder {
     add("activation", static_cast<int64_t>(epilogue.activation));
     add.clamp(epilogue);
     // In place only when C is as dense as the residual.
-    bool canAccumulate = epilogue.residual && ldc == n &&
-                         (batch == 1 || strideC == m * n);
+    bool canAccumulate =
+        epilogue.residual && ldc == n && (batch == 1 || strideC == m * n);
     return call(b, loc, "sgemm", inputs, outputs, add.list, canAccumulate);
   }
 
@@ -393,9 +392,9 @@ struct UkernelBuilder {
       acc.set("has_residual", b.getI64IntegerAttr(0));
       accumulate = acc.getDictionary(b.getContext());
     }
-    auto op = b.create<UkernelOp>(loc, outputs.getTypes(), name, inputs,
-                                  outputs, b.getDictionaryAttr(params),
-                                  accumulate);
+    auto op =
+        b.create<UkernelOp>(loc, outputs.getTypes(), name, inputs, outputs,
+                            b.getDictionaryAttr(params), accumulate);
     return op.getResult(0);
   }
 };
@@ -475,8 +474,9 @@ struct MatmulToUkernel : OpConversionPattern<MatmulOp> {
     else
       rhs = plainMatrixView(op.getRhs());
     FailureOr<Value> r = builder.matmul(
-        rewriter, op.getLoc(), plainMatrixView(op.getLhs()), adaptor.getLhs(), rhs,
-        rhsValue, plainMatrixView(op.getResult()), op.getType(), Epilogue());
+        rewriter, op.getLoc(), plainMatrixView(op.getLhs()), adaptor.getLhs(),
+        rhs, rhsValue, plainMatrixView(op.getResult()), op.getType(),
+        Epilogue());
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "batch shapes not supported");
     rewriter.replaceOp(op, *r);
@@ -541,9 +541,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
         return rewriter.notifyMatchFailure(op, "matmul does not fit");
       Value rhsValue = converted.lookup(rhs.base);
       rhs.base = original.lookup(rhs.base); // To see a constant.
-      r = builder.matmul(rewriter, op.getLoc(), lhs,
-                         converted.lookup(lhs.base), rhs, rhsValue, out,
-                         resultType, e);
+      r = builder.matmul(rewriter, op.getLoc(), lhs, converted.lookup(lhs.base),
+                         rhs, rhsValue, out, resultType, e);
     }
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "contraction does not fit");
@@ -603,9 +602,9 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     auto weight = [&](ConvOp c) { return converted.lookup(c.getWeight()); };
     auto source = [&](ConvOp c) { return original.lookup(c.getWeight()); };
     if (builder.pairFast(dw.op, pw.op))
-      return builder.pair(rewriter, dw.op, pw.op, input, weight(dw.op),
-                          dw.bias, dw.epi, weight(pw.op), source(pw.op),
-                          pw.bias, pw.epi);
+      return builder.pair(rewriter, dw.op, pw.op, input, weight(dw.op), dw.bias,
+                          dw.epi, weight(pw.op), source(pw.op), pw.bias,
+                          pw.epi);
     FailureOr<Value> mid = builder.conv(rewriter, dw.op, input, weight(dw.op),
                                         source(dw.op), dw.bias, dw.epi);
     if (failed(mid))
@@ -626,8 +625,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     if (!isFusedChain(op, convs))
       return rewriter.notifyMatchFailure(op, "not a depthwise/1x1 pair");
     FailureOr<Value> r =
-        pairCalls(rewriter, convs[0], convs[1],
-                  converted.lookup(dw.getInput()), converted, original);
+        pairCalls(rewriter, convs[0], convs[1], converted.lookup(dw.getInput()),
+                  converted, original);
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "pair does not fit");
     rewriter.replaceOp(op, *r);
@@ -654,14 +653,14 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     Value input = converted.lookup(exp.getInput());
     FailureOr<Value> r = failure();
     if (builder.blockFast(exp, dw, pw)) {
-      r = builder.block(rewriter, exp, dw, pw, input, weight(exp),
-                        source(exp), convs[0].bias, convs[0].epi, weight(dw),
-                        convs[1].bias, convs[1].epi, weight(pw), source(pw),
-                        convs[2].bias, convs[2].epi);
+      r = builder.block(rewriter, exp, dw, pw, input, weight(exp), source(exp),
+                        convs[0].bias, convs[0].epi, weight(dw), convs[1].bias,
+                        convs[1].epi, weight(pw), source(pw), convs[2].bias,
+                        convs[2].epi);
     } else {
-      FailureOr<Value> x = builder.conv(rewriter, exp, input, weight(exp),
-                                        source(exp), convs[0].bias,
-                                        convs[0].epi);
+      FailureOr<Value> x =
+          builder.conv(rewriter, exp, input, weight(exp), source(exp),
+                       convs[0].bias, convs[0].epi);
       if (succeeded(x))
         r = pairCalls(rewriter, convs[1], convs[2], *x, converted, original);
     }

@@ -67,8 +67,8 @@ const TypeConverter &mlir::tcc::signlessConverter() {
   return *converter;
 }
 
-Value mlir::tcc::filledTensor(OpBuilder &b, Location loc,
-                              RankedTensorType type, Value value) {
+Value mlir::tcc::filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                              Value value) {
   return b
       .create<linalg::FillOp>(loc, ValueRange{value},
                               ValueRange{emptyTensor(b, loc, type)})
@@ -80,25 +80,24 @@ Value mlir::tcc::scalarConstant(OpBuilder &b, Location loc, Type type,
   if (auto f = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f, value));
   // Through int64 so that values up to 2^63 convert; unsigned ones wrap.
-  int64_t v = value >= 0x1p63 ? static_cast<int64_t>(
-                                    static_cast<uint64_t>(value))
-                              : static_cast<int64_t>(value);
+  int64_t v = value >= 0x1p63
+                  ? static_cast<int64_t>(static_cast<uint64_t>(value))
+                  : static_cast<int64_t>(value);
   return b.create<arith::ConstantOp>(loc,
                                      b.getIntegerAttr(signlessType(type), v));
 }
 
-static Value extremeValue(OpBuilder &b, Location loc, Type type,
-                          bool lowest) {
+static Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
   if (auto f = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(),
                                                /*Negative=*/lowest)));
   unsigned width = type.getIntOrFloatBitWidth();
-  APInt v = width == 1 || type.isUnsignedInteger()
-                ? (lowest ? APInt::getMinValue(width)
-                          : APInt::getMaxValue(width))
-                : (lowest ? APInt::getSignedMinValue(width)
-                          : APInt::getSignedMaxValue(width));
+  APInt v =
+      width == 1 || type.isUnsignedInteger()
+          ? (lowest ? APInt::getMinValue(width) : APInt::getMaxValue(width))
+          : (lowest ? APInt::getSignedMinValue(width)
+                    : APInt::getSignedMaxValue(width));
   return b.create<arith::ConstantOp>(loc,
                                      b.getIntegerAttr(signlessType(type), v));
 }
@@ -129,10 +128,10 @@ Value mlir::tcc::reshapeTensor(OpBuilder &b, Location loc, Value value,
       return b.create<tensor::ExpandShapeOp>(loc, type, value, *groups);
     }
   }
-  // Otherwise through rank 1: collapse everything, then expand to the target. Rank 0
-  // sides use the empty reassociation.
-  auto flatType = RankedTensorType::get({from.getNumElements()},
-                                        from.getElementType());
+  // Otherwise through rank 1: collapse everything, then expand to the target.
+  // Rank 0 sides use the empty reassociation.
+  auto flatType =
+      RankedTensorType::get({from.getNumElements()}, from.getElementType());
   auto allDims = [](int64_t rank) {
     ReassociationIndices dims;
     for (int64_t i = 0; i < rank; ++i)
@@ -142,8 +141,7 @@ Value mlir::tcc::reshapeTensor(OpBuilder &b, Location loc, Value value,
   };
   Value flat = value;
   if (from.getRank() == 0)
-    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value,
-                                           allDims(0));
+    flat = b.create<tensor::ExpandShapeOp>(loc, flatType, value, allDims(0));
   else if (from.getRank() > 1)
     flat = b.create<tensor::CollapseShapeOp>(loc, flatType, value,
                                              allDims(from.getRank()));
@@ -170,8 +168,7 @@ Value mlir::tcc::padTensor(OpBuilder &b, Location loc, Value value,
     highOfr.push_back(b.getIndexAttr(h));
   }
   auto padded = RankedTensorType::get(shape, type.getElementType());
-  return b.create<tensor::PadOp>(loc, padded, value, lowOfr, highOfr,
-                                 padValue);
+  return b.create<tensor::PadOp>(loc, padded, value, lowOfr, highOfr, padValue);
 }
 
 LogicalResult mlir::tcc::checkLowerable(Operation *op) {
@@ -222,9 +219,8 @@ void mlir::tcc::padEmptyInterface(func::FuncOp func) {
     return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
   };
   auto unit = [](Type t) {
-    return RankedTensorType::get({1}, signlessType(
-                                          cast<RankedTensorType>(t)
-                                              .getElementType()));
+    return RankedTensorType::get(
+        {1}, signlessType(cast<RankedTensorType>(t).getElementType()));
   };
   Block &entry = func.getBody().front();
   OpBuilder b(func.getContext());

@@ -47,22 +47,22 @@ static WindowGeometry geometry(RankedTensorType in, RankedTensorType out,
 static Value
 windowReduce(ConversionPatternRewriter &rewriter, Location loc, Value padded,
              RankedTensorType outType, ArrayRef<int64_t> kernel,
-             ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
-             Value init,
+             ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations, Value init,
              function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = rewriter.getContext();
   int64_t s = kernel.size();
   unsigned loops = 2 + 2 * s;
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, kExprs, outExprs = {d(0), d(1)};
+  SmallVector<AffineExpr> inExprs = {d(0), d(1)}, kExprs,
+                          outExprs = {d(0), d(1)};
   for (int64_t i = 0; i < s; ++i) {
     AffineExpr o = d(2 + i), k = d(2 + s + i);
     inExprs.push_back(o * strides[i] + k * dilations[i]);
     kExprs.push_back(k);
     outExprs.push_back(o);
   }
-  Value window = rewriter.create<tensor::EmptyOp>(loc, kernel,
-                                                  outType.getElementType());
+  Value window =
+      rewriter.create<tensor::EmptyOp>(loc, kernel, outType.getElementType());
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, inExprs, ctx),
                                  AffineMap::get(loops, 0, kExprs, ctx),
                                  AffineMap::get(loops, 0, outExprs, ctx)};
@@ -87,19 +87,19 @@ struct MaxPoolToLinalg : OpConversionPattern<MaxPoolOp> {
     Location loc = op.getLoc();
     auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
     Type et = inType.getElementType();
-    WindowGeometry g = geometry(inType, op.getType(), op.getKernel(),
-                                op.getStrides(), op.getPadding(),
-                                op.getDilations());
+    WindowGeometry g =
+        geometry(inType, op.getType(), op.getKernel(), op.getStrides(),
+                 op.getPadding(), op.getDilations());
     Value lowest = lowestValue(rewriter, loc, et);
     Value padded =
         padTensor(rewriter, loc, adaptor.getInput(), g.low, g.high, lowest);
     rewriter.replaceOp(
-        op, windowReduce(rewriter, loc, padded, op.getType(), op.getKernel(),
-                         op.getStrides(), op.getDilations(), lowest,
-                         [](OpBuilder &b, Location l, Value acc, Value x) {
-                           return b.create<arith::MaximumFOp>(l, acc, x)
-                               .getResult();
-                         }));
+        op, windowReduce(
+                rewriter, loc, padded, op.getType(), op.getKernel(),
+                op.getStrides(), op.getDilations(), lowest,
+                [](OpBuilder &b, Location l, Value acc, Value x) {
+                  return b.create<arith::MaximumFOp>(l, acc, x).getResult();
+                }));
     return success();
   }
 };
@@ -122,12 +122,11 @@ struct AvgPoolToLinalg : OpConversionPattern<AvgPoolOp> {
     Value zero = scalarConstant(rewriter, loc, et, 0);
     Value padded =
         padTensor(rewriter, loc, adaptor.getInput(), g.low, g.high, zero);
-    Value sum = windowReduce(rewriter, loc, padded, outType, kernel, strides,
-                             dilations, zero,
-                             [](OpBuilder &b, Location l, Value acc, Value x) {
-                               return b.create<arith::AddFOp>(l, acc, x)
-                                   .getResult();
-                             });
+    Value sum =
+        windowReduce(rewriter, loc, padded, outType, kernel, strides, dilations,
+                     zero, [](OpBuilder &b, Location l, Value acc, Value x) {
+                       return b.create<arith::AddFOp>(l, acc, x).getResult();
+                     });
 
     // How many window elements count at each output position: those inside
     // the input, or inside the declared pads with count_include_pad (never
@@ -172,17 +171,18 @@ struct AvgPoolToLinalg : OpConversionPattern<AvgPoolOp> {
                                    AffineMap::get(rank, 0, spatialExprs, ctx),
                                    rewriter.getMultiDimIdentityMap(rank)};
     rewriter.replaceOp(
-        op, rewriter
-                .create<linalg::GenericOp>(
-                    loc, outType, ValueRange{sum, countTensor},
-                    emptyTensor(rewriter, loc, outType), maps,
-                    parallelIterators(rank),
-                    [](OpBuilder &b, Location l, ValueRange args) {
-                      b.create<linalg::YieldOp>(
-                          l, b.create<arith::DivFOp>(l, args[0], args[1])
-                                 .getResult());
-                    })
-                .getResult(0));
+        op,
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, outType, ValueRange{sum, countTensor},
+                emptyTensor(rewriter, loc, outType), maps,
+                parallelIterators(rank),
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  b.create<linalg::YieldOp>(
+                      l,
+                      b.create<arith::DivFOp>(l, args[0], args[1]).getResult());
+                })
+            .getResult(0));
     return success();
   }
 };

@@ -106,8 +106,8 @@ static LogicalResult importAttention(NodeContext &ctx) {
     int32_t p = ctx.getInt("softmax_precision", 0);
     softmaxType = convertDataType(ctx.b.getContext(), p);
     if (!softmaxType || !isa<FloatType>(softmaxType))
-      return ctx.emitError() << "softmax_precision " << dataTypeName(p)
-                             << " is not supported";
+      return ctx.emitError()
+             << "softmax_precision " << dataTypeName(p) << " is not supported";
   }
   if (ctx.hasError() || failed(ctx.requireFloat(q)))
     return failure();
@@ -153,8 +153,8 @@ static LogicalResult importAttention(NodeContext &ctx) {
   if (mask) {
     int64_t pad = kvLen - shapeOf(mask).back();
     if (pad < 0)
-      return ctx.emitError() << "attn_mask is longer than the "
-                             << kvLen << " keys";
+      return ctx.emitError()
+             << "attn_mask is longer than the " << kvLen << " keys";
     if (pad > 0) {
       SmallVector<int64_t> low(shapeOf(mask).size(), 0), high(low);
       high.back() = pad;
@@ -183,8 +183,9 @@ static LogicalResult importAttention(NodeContext &ctx) {
     Value base = mask ? mask : bias;
     if (batchOffset)
       bias = ctx.binary<AddOp>(base, frontierBias([&](Value d) {
-        return ctx.compare(ComparePredicate::ge, d, ctx.scalar(i64, 0));
-      }));
+                                 return ctx.compare(ComparePredicate::ge, d,
+                                                    ctx.scalar(i64, 0));
+                               }));
     else
       bias = ctx.binary<AddOp>(
           base, staticBias(ctx, et, qLen, kvLen, [&](int64_t i, int64_t j) {
@@ -195,16 +196,17 @@ static LogicalResult importAttention(NodeContext &ctx) {
   }
   if (left >= 0 || right >= 0) {
     if (batchOffset) {
-      bias = ctx.binary<AddOp>(bias, frontierBias([&](Value d) {
-        Value ok = ctx.constant({}, ctx.b.getI1Type(), {1.0});
-        if (left >= 0)
-          ok = ctx.binary<AndOp>(
-              ok, ctx.compare(ComparePredicate::le, d, ctx.scalar(i64, left)));
-        if (right >= 0)
-          ok = ctx.binary<AndOp>(
-              ok, ctx.compare(ComparePredicate::ge, d, ctx.scalar(i64, -right)));
-        return ok;
-      }));
+      bias = ctx.binary<AddOp>(
+          bias, frontierBias([&](Value d) {
+            Value ok = ctx.constant({}, ctx.b.getI1Type(), {1.0});
+            if (left >= 0)
+              ok = ctx.binary<AndOp>(ok, ctx.compare(ComparePredicate::le, d,
+                                                     ctx.scalar(i64, left)));
+            if (right >= 0)
+              ok = ctx.binary<AndOp>(ok, ctx.compare(ComparePredicate::ge, d,
+                                                     ctx.scalar(i64, -right)));
+            return ok;
+          }));
     } else {
       bias = ctx.binary<AddOp>(
           bias, staticBias(ctx, et, qLen, kvLen, [&](int64_t i, int64_t j) {
@@ -214,9 +216,8 @@ static LogicalResult importAttention(NodeContext &ctx) {
     }
   }
   if (nonpad) {
-    Value keep = ctx.compare(
-        ComparePredicate::lt, ctx.iota(kvLen, i64, 1, 2),
-        ctx.reshape(ctx.castTo(nonpad, i64), {batch, 1}));
+    Value keep = ctx.compare(ComparePredicate::lt, ctx.iota(kvLen, i64, 1, 2),
+                             ctx.reshape(ctx.castTo(nonpad, i64), {batch, 1}));
     bias = ctx.binary<AddOp>(
         bias, ctx.reshape(boolToBias(ctx, keep, et), {batch, 1, 1, kvLen}));
   }
@@ -292,10 +293,10 @@ static LogicalResult importRotaryEmbedding(NodeContext &ctx) {
                            << " does not fit head size " << headSize;
   int64_t half = rotDim / 2;
   if (positions) {
-    cosCache = ctx.gather(cosCache, ctx.castTo(positions, ctx.b.getI64Type()),
-                          0);
-    sinCache = ctx.gather(sinCache, ctx.castTo(positions, ctx.b.getI64Type()),
-                          0);
+    cosCache =
+        ctx.gather(cosCache, ctx.castTo(positions, ctx.b.getI64Type()), 0);
+    sinCache =
+        ctx.gather(sinCache, ctx.castTo(positions, ctx.b.getI64Type()), 0);
   }
   if (!cosCache || !sinCache)
     return failure();
@@ -309,8 +310,8 @@ static LogicalResult importRotaryEmbedding(NodeContext &ctx) {
   Value cosv = ctx.castTo(expand(cosCache), elementTypeOf(x));
   Value sinv = ctx.castTo(expand(sinCache), elementTypeOf(x));
   Value rot = ctx.slice(t, 3, 0, rotDim);
-  Value rest = rotDim < headSize ? ctx.slice(t, 3, rotDim, headSize - rotDim)
-                                 : Value();
+  Value rest =
+      rotDim < headSize ? ctx.slice(t, 3, rotDim, headSize - rotDim) : Value();
   Value x1, x2;
   if (interleaved) {
     x1 = ctx.slice(rot, 3, 0, half, 2);
@@ -391,8 +392,7 @@ static LogicalResult importLinearAttention(NodeContext &ctx) {
   if (beta) {
     int64_t last = shapeOf(beta).back();
     beta4 = ctx.castTo(
-        ctx.transpose(ctx.reshape(beta, {batch, steps, last, 1}),
-                      {0, 2, 1, 3}),
+        ctx.transpose(ctx.reshape(beta, {batch, steps, last, 1}), {0, 2, 1, 3}),
         f32);
   }
   Type stateType = past ? elementTypeOf(past) : out;
@@ -429,8 +429,8 @@ static LogicalResult importLinearAttention(NodeContext &ctx) {
       r = ctx.broadcastTo(r, {batch, hk, group, dk, dv});
       read = ctx.reshape(r, {batch, hq, dk, dv});
     }
-    Value o = ctx.reduce<ReduceSumOp>(ctx.binary<MulOp>(col(qt), read), {2},
-                                      false);
+    Value o =
+        ctx.reduce<ReduceSumOp>(ctx.binary<MulOp>(col(qt), read), {2}, false);
     o = ctx.binary<MulOp>(o, ctx.scalar(f32, s));
     if (!o)
       return failure();
@@ -475,8 +475,8 @@ static LogicalResult importFlexAttention(NodeContext &ctx) {
     int32_t p = ctx.getInt("softmax_precision", 0);
     computeType = convertDataType(ctx.b.getContext(), p);
     if (!computeType || !isa<FloatType>(computeType))
-      return ctx.emitError() << "softmax_precision " << dataTypeName(p)
-                             << " is not supported";
+      return ctx.emitError()
+             << "softmax_precision " << dataTypeName(p) << " is not supported";
   }
   if (ctx.hasError() || failed(ctx.requireFloat(q)))
     return failure();
@@ -490,9 +490,9 @@ static LogicalResult importFlexAttention(NodeContext &ctx) {
   if (failed(repeatKvHeads(ctx, hq, k, v)))
     return failure();
   Value s = ctx.scalar(et, std::sqrt((float)scale));
-  Value scores = ctx.matmul(
-      ctx.binary<MulOp>(q, s),
-      ctx.transpose(ctx.binary<MulOp>(k, s), {0, 1, 3, 2}));
+  Value scores =
+      ctx.matmul(ctx.binary<MulOp>(q, s),
+                 ctx.transpose(ctx.binary<MulOp>(k, s), {0, 1, 3, 2}));
   scores = applyMod(ctx, "score_mod", ctx.castTo(scores, computeType));
   if (!scores)
     return failure();

@@ -66,8 +66,8 @@ static LogicalResult importIf(NodeContext &ctx) {
   // A constant condition picks its branch at compile time.
   DenseElementsAttr known;
   if (matchPattern(cond, m_Constant(&known))) {
-    const ::onnx::GraphProto &g = *known.getValues<bool>().begin() ? *thenG
-                                                                   : *elseG;
+    const ::onnx::GraphProto &g =
+        *known.getValues<bool>().begin() ? *thenG : *elseG;
     FailureOr<SmallVector<Value>> results =
         ctx.importSubgraph(g, {}, ctx.b.getInsertionBlock());
     if (failed(results))
@@ -88,9 +88,9 @@ static LogicalResult importIf(NodeContext &ctx) {
   SmallVector<Type> types;
   for (auto [a, b] : llvm::zip(thenR->results, elseR->results)) {
     if (a.getType() != b.getType())
-      return ctx.emitError() << "the branches give different types ("
-                             << a.getType() << " and " << b.getType()
-                             << "), which tcc does not support";
+      return ctx.emitError()
+             << "the branches give different types (" << a.getType() << " and "
+             << b.getType() << "), which tcc does not support";
     types.push_back(a.getType());
   }
   auto op = ctx.b.create<IfOp>(ctx.loc, types, cond);
@@ -187,13 +187,13 @@ static LogicalResult importLoop(NodeContext &ctx) {
   FailureOr<ImportedRegion> body = importRegion(ctx, *g, args);
   if (failed(body))
     return failure();
-  size_t scans = body->results.size() - std::min(body->results.size(),
-                                                 1 + inits.size());
+  size_t scans =
+      body->results.size() - std::min(body->results.size(), 1 + inits.size());
   if (scans) {
     // The stacked outputs need the iteration count at compile time.
     Value bodyCond = body->results.empty() ? Value() : body->results[0];
-    bool staysTrue = bodyCond == body->block->getArgument(1) ||
-                     isConstantTrue(bodyCond);
+    bool staysTrue =
+        bodyCond == body->block->getArgument(1) || isConstantTrue(bodyCond);
     // The trip count (and the first condition) decide the scan outputs'
     // shapes: ask for them as constants (naming the graph inputs they come
     // from).
@@ -207,8 +207,8 @@ static LogicalResult importLoop(NodeContext &ctx) {
       return ctx.emitError() << "scan outputs need a condition that stays "
                                 "true";
     if (*knownTrip < 0 || *knownTrip > kMaxElements)
-      return ctx.emitError() << "trip count " << *knownTrip
-                             << " is out of range";
+      return ctx.emitError()
+             << "trip count " << *knownTrip << " is out of range";
   }
   FailureOr<LoopOp> op =
       buildLoop(ctx, trip, cond, inits, *body, knownTrip.value_or(0));
@@ -220,9 +220,10 @@ static LogicalResult importLoop(NodeContext &ctx) {
 }
 
 /// A Scan (opset 9+) of `states` and `scanInputs`.
-static FailureOr<SmallVector<Value>>
-scanLoop(NodeContext &ctx, const ::onnx::GraphProto &g, ValueRange states,
-         ValueRange scanInputs) {
+static FailureOr<SmallVector<Value>> scanLoop(NodeContext &ctx,
+                                              const ::onnx::GraphProto &g,
+                                              ValueRange states,
+                                              ValueRange scanInputs) {
   size_t m = scanInputs.size();
   auto ints = [&](StringRef name, size_t count) {
     SmallVector<int64_t> v = ctx.getInts(name);
@@ -270,9 +271,10 @@ scanLoop(NodeContext &ctx, const ::onnx::GraphProto &g, ValueRange states,
         SmallVector<Value> inputs(block->args_begin() + 2, block->args_end());
         Value iter = block->getArgument(0);
         for (auto [i, x] : llvm::enumerate(scanInputs)) {
-          Value idx = inDirs[i] ? ctx.binary<SubOp>(
-                                      ctx.scalar(i64, (double)(length - 1)), iter)
-                                : iter;
+          Value idx = inDirs[i]
+                          ? ctx.binary<SubOp>(
+                                ctx.scalar(i64, (double)(length - 1)), iter)
+                          : iter;
           inputs.push_back(ctx.gather(x, idx, inAxes[i]));
         }
         return inputs;
@@ -292,7 +294,8 @@ scanLoop(NodeContext &ctx, const ::onnx::GraphProto &g, ValueRange states,
   if (failed(op))
     return failure();
   SmallVector<Value> results(op->getResults().take_front(states.size()));
-  for (auto [i, r] : llvm::enumerate(op->getResults().drop_front(states.size()))) {
+  for (auto [i, r] :
+       llvm::enumerate(op->getResults().drop_front(states.size()))) {
     Value v = r;
     int64_t rank = shapeOf(v).size();
     if (outDirs[i])
@@ -347,7 +350,8 @@ static LogicalResult importScan(NodeContext &ctx) {
   int64_t batch = inputs.empty() ? 0 : shapeOf(inputs[0])[0];
   if (ShapedType::isDynamic(batch))
     return ctx.emitError() << "the batch dimension must be static";
-  if (failed(ctx.checkUnroll(batch, "copies of the body (one per batch entry)")))
+  if (failed(
+          ctx.checkUnroll(batch, "copies of the body (one per batch entry)")))
     return failure();
   SmallVector<SmallVector<Value>> perBatch;
   for (int64_t b = 0; b < batch; ++b) {

@@ -81,22 +81,22 @@ static LogicalResult importEinsum(NodeContext &ctx) {
           continue;
         int64_t r = shapeOf(v).size();
         if (shapeOf(v)[p] != shapeOf(v)[q])
-          return ctx.emitError() << "label '" << (*l)[p]
-                                 << "' has different sizes";
+          return ctx.emitError()
+                 << "label '" << (*l)[p] << "' has different sizes";
         Type i64 = ctx.b.getI64Type();
         Value diag = ctx.compare(ComparePredicate::eq,
                                  ctx.iota(shapeOf(v)[p], i64, p, r),
                                  ctx.iota(shapeOf(v)[q], i64, q, r));
-        v = ctx.reduce<ReduceSumOp>(
-            ctx.select(diag, v, ctx.scalarLike(v, 0)), {(int64_t)q}, false);
+        v = ctx.reduce<ReduceSumOp>(ctx.select(diag, v, ctx.scalarLike(v, 0)),
+                                    {(int64_t)q}, false);
         l->erase(l->begin() + q);
       }
     for (auto [d, c] : llvm::enumerate(*l)) {
       int64_t s = shapeOf(v)[d];
       auto it = sizes.find(c);
       if (it != sizes.end() && it->second != s && it->second != 1 && s != 1)
-        return ctx.emitError() << "label '" << c << "' has sizes "
-                               << it->second << " and " << s;
+        return ctx.emitError() << "label '" << c << "' has sizes " << it->second
+                               << " and " << s;
       sizes[c] = it == sizes.end() ? s : std::max(it->second, s);
       counts[c] += 1;
     }
@@ -125,8 +125,8 @@ static LogicalResult importEinsum(NodeContext &ctx) {
   }
   for (char c : out)
     if (!sizes.count(c))
-      return ctx.emitError() << "output label '" << c
-                             << "' is not in any input";
+      return ctx.emitError()
+             << "output label '" << c << "' is not in any input";
   SmallVector<char> all(out);
   for (auto [c, n] : sizes)
     if (!llvm::is_contained(all, c))

@@ -207,9 +207,10 @@ static LogicalResult importGelu(NodeContext &ctx) {
       symbolizeGeluApproximation(approximate);
   if (!kind)
     return ctx.unsupportedValue("approximate", approximate);
-  ctx.setResult(0, ctx.create<GeluOp>(
-                       {x}, {ctx.attr("approximate", GeluApproximationAttr::get(
-                                                         x.getContext(), *kind))}));
+  ctx.setResult(
+      0, ctx.create<GeluOp>(
+             {x}, {ctx.attr("approximate", GeluApproximationAttr::get(
+                                               x.getContext(), *kind))}));
   return success();
 }
 
@@ -273,8 +274,7 @@ static LogicalResult importDropout(NodeContext &ctx) {
       if (failed(ratio))
         return failure();
       if (*ratio != 0)
-        return ctx.emitError() << "training_mode = true with ratio "
-                               << *ratio
+        return ctx.emitError() << "training_mode = true with ratio " << *ratio
                                << " is not supported (random dropout)";
     }
   }

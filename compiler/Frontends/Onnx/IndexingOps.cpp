@@ -54,7 +54,8 @@ static Value wrapNegative(NodeContext &ctx, Value idx, Value size) {
 
 static LogicalResult importGatherElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (failed(requireIndices(ctx, indices)) || failed(requireStatic(ctx, data)) ||
+  if (failed(requireIndices(ctx, indices)) ||
+      failed(requireStatic(ctx, data)) ||
       failed(requireStatic(ctx, indices, "indices")))
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
@@ -68,9 +69,9 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
                            << shapes::str(dshape);
   for (int64_t d = 0; d < rank; ++d)
     if (d != *axis && ishape[d] > dshape[d])
-      return ctx.emitError() << "indices " << shapes::str(ishape)
-                             << " exceed data " << shapes::str(dshape)
-                             << " in dimension " << d;
+      return ctx.emitError()
+             << "indices " << shapes::str(ishape) << " exceed data "
+             << shapes::str(dshape) << " in dimension " << d;
   Type i64 = ctx.b.getI64Type();
   SmallVector<int64_t> strides = stridesOf(dshape);
   Value idx = wrapNegative(ctx, ctx.castTo(indices, i64),
@@ -94,7 +95,8 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
 static LogicalResult importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   int64_t b = ctx.opset >= 12 ? ctx.getInt("batch_dims", 0) : 0;
-  if (failed(requireIndices(ctx, indices)) || failed(requireStatic(ctx, data)) ||
+  if (failed(requireIndices(ctx, indices)) ||
+      failed(requireStatic(ctx, data)) ||
       failed(requireStatic(ctx, indices, "indices")) || ctx.hasError())
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
@@ -103,9 +105,9 @@ static LogicalResult importGatherND(NodeContext &ctx) {
     return ctx.emitError() << "batch_dims = " << b << " is out of range";
   int64_t k = ishape.back();
   if (k < 1 || b + k > r)
-    return ctx.emitError() << "indices of depth " << k
-                           << " do not fit data " << shapes::str(dshape)
-                           << " after " << b << " batch dimensions";
+    return ctx.emitError() << "indices of depth " << k << " do not fit data "
+                           << shapes::str(dshape) << " after " << b
+                           << " batch dimensions";
   for (int64_t i = 0; i < b; ++i)
     if (ishape[i] != dshape[i])
       return ctx.emitError() << "batch dimension " << i << " differs";
@@ -125,9 +127,9 @@ static LogicalResult importGatherND(NodeContext &ctx) {
   Value linear = ctx.reduce<ReduceSumOp>(
       ctx.binary<MulOp>(idx, ctx.constant({k}, i64, strides)), {2}, false);
   if (batch > 1)
-    linear = ctx.binary<AddOp>(
-        linear, ctx.binary<MulOp>(ctx.iota(batch, i64, 0, 2),
-                                  ctx.scalar(i64, m)));
+    linear =
+        ctx.binary<AddOp>(linear, ctx.binary<MulOp>(ctx.iota(batch, i64, 0, 2),
+                                                    ctx.scalar(i64, m)));
   SmallVector<int64_t> flatShape = {batch * m};
   flatShape.append(rest.begin(), rest.end());
   Value y = ctx.gather(ctx.reshape(data, flatShape), linear, 0);
@@ -148,8 +150,8 @@ static FailureOr<ScatterReduction> readReduction(NodeContext &ctx) {
   return *r;
 }
 
-static Value scatter(NodeContext &ctx, Value data, Value indices,
-                     Value updates, int64_t axis, ScatterReduction r) {
+static Value scatter(NodeContext &ctx, Value data, Value indices, Value updates,
+                     int64_t axis, ScatterReduction r) {
   return ctx.scatter(data, indices, updates, axis, r);
 }
 
@@ -222,12 +224,11 @@ static LogicalResult importTensorScatter(NodeContext &ctx) {
     return failure();
   if (*axis == 0 || ushape.size() != pshape.size())
     return ctx.emitError() << "update " << shapes::str(ushape)
-                           << " does not fit the cache "
-                           << shapes::str(pshape);
+                           << " does not fit the cache " << shapes::str(pshape);
   Type i64 = ctx.b.getI64Type();
   // Row b of the update goes to positions write_indices[b] + s.
-  Value start = where ? ctx.castTo(where, i64)
-                      : ctx.constant({pshape[0]}, i64, {0.0});
+  Value start =
+      where ? ctx.castTo(where, i64) : ctx.constant({pshape[0]}, i64, {0.0});
   SmallVector<int64_t> batchShape(rank, 1);
   batchShape[0] = pshape[0];
   Value idx = ctx.binary<AddOp>(ctx.reshape(start, batchShape),
@@ -235,8 +236,8 @@ static LogicalResult importTensorScatter(NodeContext &ctx) {
   if (mode == "circular")
     idx = ctx.binary<RemOp>(idx, ctx.scalar(i64, pshape[*axis]));
   idx = ctx.broadcastTo(idx, ushape);
-  ctx.setResult(0, scatter(ctx, past, idx, update, *axis,
-                           ScatterReduction::none));
+  ctx.setResult(0,
+                scatter(ctx, past, idx, update, *axis, ScatterReduction::none));
   return success();
 }
 
@@ -296,8 +297,8 @@ static LogicalResult importTrilu(NodeContext &ctx) {
   int64_t n = shape[shape.size() - 2], m = shape.back();
   Type i64 = ctx.b.getI64Type();
   // Keep (i, j) with j - i >= k (upper) or j - i <= k (lower).
-  Value diff = ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2),
-                                 ctx.iota(n, i64, 0, 2));
+  Value diff =
+      ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2), ctx.iota(n, i64, 0, 2));
   Value keep = ctx.compare(upper ? ComparePredicate::ge : ComparePredicate::le,
                            diff, ctx.scalar(i64, (double)*k));
   Value y = ctx.select(keep, x, ctx.scalarLike(x, 0));
@@ -312,8 +313,8 @@ static LogicalResult importEyeLike(NodeContext &ctx) {
     int32_t dtype = ctx.getInt("dtype", 0);
     et = convertDataType(ctx.b.getContext(), dtype);
     if (!et)
-      return ctx.emitError() << "dtype " << dataTypeName(dtype)
-                             << " is not supported";
+      return ctx.emitError()
+             << "dtype " << dataTypeName(dtype) << " is not supported";
   }
   if (ctx.hasError() || failed(requireStatic(ctx, x)))
     return failure();
@@ -356,8 +357,8 @@ static LogicalResult importTopK(NodeContext &ctx) {
     return ctx.emitError() << "input must be a numeric tensor; got "
                            << x.getType();
   if (k < 0 || ShapedType::isDynamic(d) || k > d)
-    return ctx.emitError() << "k = " << k << " is out of range for the "
-                           << d << " elements along axis " << *axis;
+    return ctx.emitError() << "k = " << k << " is out of range for the " << d
+                           << " elements along axis " << *axis;
   // tcc.topk's k is its results' size along the axis.
   SmallVector<int64_t> shape(shapeOf(x));
   shape[*axis] = k;
@@ -378,10 +379,12 @@ static LogicalResult importTopK(NodeContext &ctx) {
   return success();
 }
 
-template <typename OpT> static LogicalResult importCumulative(NodeContext &ctx) {
+template <typename OpT>
+static LogicalResult importCumulative(NodeContext &ctx) {
   Value x = ctx.input(0);
   FailureOr<int64_t> given = optionalConstInt(ctx, 1, 0);
-  bool exclusive = ctx.getInt("exclusive", 0), reverse = ctx.getInt("reverse", 0);
+  bool exclusive = ctx.getInt("exclusive", 0),
+       reverse = ctx.getInt("reverse", 0);
   if (failed(given) || ctx.hasError())
     return failure();
   FailureOr<int64_t> axis = ctx.normalizeAxis(*given, shapeOf(x).size());
@@ -391,7 +394,7 @@ template <typename OpT> static LogicalResult importCumulative(NodeContext &ctx) 
     return ctx.emitError() << "input must be a numeric tensor; got "
                            << x.getType();
   ctx.setResult(0, ctx.check(ctx.builder().cumulative<OpT>(x, *axis, exclusive,
-                                                             reverse)));
+                                                           reverse)));
   return success();
 }
 
@@ -459,8 +462,8 @@ static LogicalResult importCenterCropPad(NodeContext &ctx) {
   if (axes.empty())
     axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
   if (axes.size() != target->size())
-    return ctx.emitError() << "shape has " << target->size()
-                           << " entries for " << axes.size() << " axes";
+    return ctx.emitError() << "shape has " << target->size() << " entries for "
+                           << axes.size() << " axes";
   Value y = x;
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   for (auto [a, want] : llvm::zip(axes, *target)) {
@@ -568,9 +571,9 @@ static LogicalResult importCompress(NodeContext &ctx) {
     if ((*cond)[i] != 0)
       picked.push_back(i);
   Type i64 = ctx.b.getI64Type();
-  Value idx = picked.empty() ? ctx.constant({0}, i64, {0.0})
-                             : ctx.constant({(int64_t)picked.size()}, i64,
-                                            picked);
+  Value idx = picked.empty()
+                  ? ctx.constant({0}, i64, {0.0})
+                  : ctx.constant({(int64_t)picked.size()}, i64, picked);
   Value y = ctx.gather(data, idx, axis);
   return ctx.result(y);
 }
@@ -660,8 +663,8 @@ static LogicalResult importUnique(NodeContext &ctx) {
     for (int64_t r = 0; r < u; ++r)
       for (int64_t j = 0; j < inner; ++j)
         y.push_back(uniques[order[r]][o * inner + j]);
-  SmallVector<int64_t> yShape = hasAxis ? SmallVector<int64_t>(shape)
-                                        : SmallVector<int64_t>{n};
+  SmallVector<int64_t> yShape =
+      hasAxis ? SmallVector<int64_t>(shape) : SmallVector<int64_t>{n};
   yShape[hasAxis ? axis : 0] = u;
   Type i64 = ctx.b.getI64Type();
   SmallVector<double> idx, inv, cnt;
@@ -759,7 +762,8 @@ static LogicalResult importNonMaxSuppression(NodeContext &ctx) {
       for (auto [score, i] : candidates) {
         if ((int64_t)kept.size() >= limit)
           break;
-        ArrayRef<double> box = ArrayRef(*boxes).slice((b * boxCount + i) * 4, 4);
+        ArrayRef<double> box =
+            ArrayRef(*boxes).slice((b * boxCount + i) * 4, 4);
         if (llvm::any_of(kept, [&](int64_t k) {
               return suppresses(
                   box, ArrayRef(*boxes).slice((b * boxCount + k) * 4, 4),
@@ -831,9 +835,9 @@ static LogicalResult importTfIdfVectorizer(NodeContext &ctx) {
           continue;
         Value match;
         for (int64_t j = 0; j < n; ++j) {
-          Value eq = ctx.compare(ComparePredicate::eq,
-                                 ctx.slice(x, last, j * s, len),
-                                 ctx.scalar(et, (double)pool[at + j]));
+          Value eq =
+              ctx.compare(ComparePredicate::eq, ctx.slice(x, last, j * s, len),
+                          ctx.scalar(et, (double)pool[at + j]));
           match = match ? ctx.binary<AndOp>(match, eq) : eq;
         }
         count = ctx.binary<AddOp>(
@@ -843,9 +847,9 @@ static LogicalResult importTfIdfVectorizer(NodeContext &ctx) {
       Value y = count;
       double w = k < weights.size() ? weights[k] : 1.0;
       if (mode == "IDF")
-        y = ctx.select(ctx.compare(ComparePredicate::gt, count,
-                                   ctx.scalar(f32, 0)),
-                       ctx.scalar(f32, w), ctx.scalar(f32, 0));
+        y = ctx.select(
+            ctx.compare(ComparePredicate::gt, count, ctx.scalar(f32, 0)),
+            ctx.scalar(f32, w), ctx.scalar(f32, 0));
       else if (mode == "TFIDF")
         y = ctx.binary<MulOp>(count, ctx.scalar(f32, w));
       outputs[indexes[k]] = y;

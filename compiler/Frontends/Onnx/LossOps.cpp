@@ -1,4 +1,5 @@
-//===- LossOps.cpp - ONNX NegativeLogLikelihoodLoss and SoftmaxCrossEntropy ===//
+//===- LossOps.cpp - ONNX NegativeLogLikelihoodLoss and SoftmaxCrossEntropy
+//===//
 //
 // Both are tcc.nll_loss, of log-probabilities the model gives or of the
 // log-softmax of its scores; tcc-decompose expands it.

@@ -15,7 +15,8 @@ using namespace mlir;
 using namespace mlir::tcc;
 using namespace mlir::tcc::onnx;
 
-template <typename OpT> static LogicalResult importFloatUnary(NodeContext &ctx) {
+template <typename OpT>
+static LogicalResult importFloatUnary(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (failed(ctx.requireFloat(x)))
     return failure();
@@ -23,7 +24,8 @@ template <typename OpT> static LogicalResult importFloatUnary(NodeContext &ctx) 
   return success();
 }
 
-template <typename OpT> static LogicalResult importNumericUnary(NodeContext &ctx) {
+template <typename OpT>
+static LogicalResult importNumericUnary(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (elementTypeOf(x).isInteger(1))
     return ctx.emitError() << "input must be a numeric tensor; got "
@@ -158,7 +160,8 @@ static LogicalResult importIsInf(NodeContext &ctx) {
     y = ctx.compare(ComparePredicate::eq, ctx.unary<AbsOp>(x),
                     ctx.scalarLike(x, inf));
   else if (pos || neg)
-    y = ctx.compare(ComparePredicate::eq, x, ctx.scalarLike(x, pos ? inf : -inf));
+    y = ctx.compare(ComparePredicate::eq, x,
+                    ctx.scalarLike(x, pos ? inf : -inf));
   else
     y = ctx.constant(shapeOf(x), ctx.b.getI1Type(), {0.0});
   return ctx.result(y);
@@ -263,10 +266,10 @@ static LogicalResult importShrink(NodeContext &ctx) {
   // bounds.
   Value low = ctx.compare(ComparePredicate::lt, x, ctx.scalarLike(x, -lambd));
   Value high = ctx.compare(ComparePredicate::gt, x, ctx.scalarLike(x, lambd));
-  Value y = ctx.select(
-      low, ctx.binary<AddOp>(x, ctx.scalarLike(x, bias)),
-      ctx.select(high, ctx.binary<SubOp>(x, ctx.scalarLike(x, bias)),
-                 ctx.scalarLike(x, 0)));
+  Value y =
+      ctx.select(low, ctx.binary<AddOp>(x, ctx.scalarLike(x, bias)),
+                 ctx.select(high, ctx.binary<SubOp>(x, ctx.scalarLike(x, bias)),
+                            ctx.scalarLike(x, 0)));
   return ctx.result(y);
 }
 
@@ -275,7 +278,8 @@ static LogicalResult importSwish(NodeContext &ctx) {
   double alpha = ctx.getFloat("alpha", 1.0);
   if (failed(ctx.requireFloat(x)) || ctx.hasError())
     return failure();
-  Value scaled = alpha == 1.0 ? x : ctx.binary<MulOp>(x, ctx.scalarLike(x, alpha));
+  Value scaled =
+      alpha == 1.0 ? x : ctx.binary<MulOp>(x, ctx.scalarLike(x, alpha));
   Value y = ctx.binary<MulOp>(x, ctx.unary<SigmoidOp>(scaled));
   return ctx.result(y);
 }
@@ -310,9 +314,10 @@ static LogicalResult importSwiGLU(NodeContext &ctx) {
   if (a.getType() != b.getType())
     return ctx.emitError() << "A and B must have one type; got " << a.getType()
                            << " and " << b.getType();
-  Value scaled = alpha == 1.0 ? a : ctx.binary<MulOp>(a, ctx.scalarLike(a, alpha));
-  Value y = ctx.binary<MulOp>(ctx.binary<MulOp>(a, ctx.unary<SigmoidOp>(scaled)),
-                              b);
+  Value scaled =
+      alpha == 1.0 ? a : ctx.binary<MulOp>(a, ctx.scalarLike(a, alpha));
+  Value y =
+      ctx.binary<MulOp>(ctx.binary<MulOp>(a, ctx.unary<SigmoidOp>(scaled)), b);
   return ctx.result(y);
 }
 
@@ -327,9 +332,8 @@ static Value determinant(NodeContext &ctx, Value m) {
   if (n == 1)
     return entry(m, 0, 0);
   if (n == 2)
-    return ctx.binary<SubOp>(
-        ctx.binary<MulOp>(entry(m, 0, 0), entry(m, 1, 1)),
-        ctx.binary<MulOp>(entry(m, 0, 1), entry(m, 1, 0)));
+    return ctx.binary<SubOp>(ctx.binary<MulOp>(entry(m, 0, 0), entry(m, 1, 1)),
+                             ctx.binary<MulOp>(entry(m, 0, 1), entry(m, 1, 0)));
   Value det;
   Value rest = ctx.slice(m, rank - 2, 1, n - 1); // rows 1..n-1
   for (int64_t j = 0; j < n; ++j) {
@@ -357,8 +361,8 @@ static LogicalResult importDet(NodeContext &ctx) {
     return ctx.emitError() << "input " << shapes::str(s)
                            << " must end in static square matrices";
   if (s.back() > 4)
-    return ctx.emitError() << "determinants of " << s.back() << "x"
-                           << s.back() << " matrices are not supported "
+    return ctx.emitError() << "determinants of " << s.back() << "x" << s.back()
+                           << " matrices are not supported "
                            << "(at most 4x4)";
   Value d = determinant(ctx, ctx.widenHalf(x));
   Value y = ctx.castTo(ctx.reshape(d, s.drop_back(2)), elementTypeOf(x));

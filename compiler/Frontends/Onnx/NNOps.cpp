@@ -176,14 +176,13 @@ static LogicalResult importConvInteger(NodeContext &ctx) {
 }
 
 /// round(v) + zero point, saturated to the zero point's (or `dflt`'s) type.
-static Value requantize(NodeContext &ctx, Value v, Value zeroPoint,
-                        Type dflt) {
+static Value requantize(NodeContext &ctx, Value v, Value zeroPoint, Type dflt) {
   Type et = zeroPoint ? elementTypeOf(zeroPoint) : dflt;
   unsigned width = et.getIntOrFloatBitWidth();
   bool isUnsigned = et.isUnsignedInteger();
   double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
-  double hi = isUnsigned ? std::ldexp(1.0, width) - 1
-                         : std::ldexp(1.0, width - 1) - 1;
+  double hi =
+      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
   if (zeroPoint)
     v = ctx.binary<AddOp>(
         v, ctx.reshape(ctx.castTo(zeroPoint, elementTypeOf(v)), {}));
@@ -195,8 +194,8 @@ static LogicalResult importQLinearConv(NodeContext &ctx) {
   Value x = minusZeroPoint(ctx, ctx.input(0), ctx.input(2), false);
   Value w = minusZeroPoint(ctx, ctx.input(3), ctx.input(5), true);
   Value bias = ctx.input(8);
-  Value y = convolve(ctx, x, w, bias ? ctx.castTo(bias, ctx.b.getF64Type())
-                                     : Value());
+  Value y = convolve(ctx, x, w,
+                     bias ? ctx.castTo(bias, ctx.b.getF64Type()) : Value());
   if (!y)
     return failure();
   Type f64 = ctx.b.getF64Type();
@@ -239,8 +238,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   SmallVector<int64_t> outShape = ctx.getInts("output_shape");
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   (void)ctx.getInts("kernel_shape");
-  if (failed(strides) || failed(dilations) || failed(outPad) ||
-      ctx.hasError())
+  if (failed(strides) || failed(dilations) || failed(outPad) || ctx.hasError())
     return failure();
   if (groups < 1 || xs[1] % groups || ws[0] != xs[1])
     return ctx.emitError() << "weight " << shapes::str(ws)
@@ -257,8 +255,8 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     int64_t span = (ws[i + 2] - 1) * (*dilations)[i] + 1;
     int64_t natural = (*strides)[i] * (xs[i + 2] - 1) + (*outPad)[i] + span;
     if (same && pads.empty()) {
-      int64_t target = outShape.empty() ? xs[i + 2] * (*strides)[i]
-                                        : outShape[i];
+      int64_t target =
+          outShape.empty() ? xs[i + 2] * (*strides)[i] : outShape[i];
       int64_t total = natural - target;
       begin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
       size[i] = target;
@@ -270,8 +268,7 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     }
     if (size[i] < 0)
       return ctx.emitError() << "the output size " << size[i]
-                             << " of spatial dimension " << i
-                             << " is negative";
+                             << " of spatial dimension " << i << " is negative";
   }
   // Spread the input: s - 1 zeros after each element along each axis.
   Value v = x;
@@ -355,8 +352,8 @@ static LogicalResult importCausalConvWithState(NodeContext &ctx) {
       !cast<RankedTensorType>(x.getType()).hasStaticShape())
     return ctx.emitError() << "input and weight must be static and 3-D";
   int64_t c = xs[1], k = ws[2];
-  Value pad = past ? past : ctx.constant({xs[0], c, k - 1}, elementTypeOf(x),
-                                         {0.0});
+  Value pad =
+      past ? past : ctx.constant({xs[0], c, k - 1}, elementTypeOf(x), {0.0});
   Value padded = k > 1 ? ctx.concat({pad, x}, 2) : x;
   if (!padded)
     return failure();
@@ -518,24 +515,23 @@ static LogicalResult importLpPool(NodeContext &ctx) {
   // ceil_mode: more end padding so the last (partial) window is computed.
   SmallVector<int64_t> padding = win->padding;
   for (size_t i = 0; i < n; ++i) {
-    int64_t out = shapes::pooledSize(xs[i + 2], (*kernel)[i], win->strides[i],
-                                     padding[i], padding[i + n],
-                                     win->dilations[i], ceilMode);
+    int64_t out =
+        shapes::pooledSize(xs[i + 2], (*kernel)[i], win->strides[i], padding[i],
+                           padding[i + n], win->dilations[i], ceilMode);
     int64_t reach = (out - 1) * win->strides[i] +
                     ((*kernel)[i] - 1) * win->dilations[i] + 1;
     padding[i + n] = std::max(padding[i + n], reach - xs[i + 2] - padding[i]);
   }
   Type et = elementTypeOf(x);
   Value a = ctx.unary<AbsOp>(x);
-  Value powered = p == 1 ? a
+  Value powered = p == 1   ? a
                   : p == 2 ? ctx.binary<MulOp>(a, a)
                            : ctx.binary<PowOp>(a, ctx.scalar(et, p));
   SmallVector<int64_t> wShape = {xs[1], 1};
   wShape.append(kernel->begin(), kernel->end());
   Value ones = ctx.constant(wShape, et, {1.0});
-  FailureOr<shapes::Shape> shape =
-      shapes::conv(xs, wShape, win->strides, padding, win->dilations, xs[1],
-                   ctx.errorFn());
+  FailureOr<shapes::Shape> shape = shapes::conv(
+      xs, wShape, win->strides, padding, win->dilations, xs[1], ctx.errorFn());
   if (failed(shape) || !powered || !ones)
     return failure();
   Value sum = ctx.b.create<ConvOp>(ctx.loc, RankedTensorType::get(*shape, et),
@@ -569,8 +565,8 @@ static Value maxPoolIndices(NodeContext &ctx, Value x, Value y,
     int64_t reach = (ys[i + 2] - 1) * win.strides[i] +
                     (win.kernel[i] - 1) * win.dilations[i] + 1;
     low[i + 2] = win.padding[i];
-    high[i + 2] = std::max(win.padding[i + n],
-                           reach - xs[i + 2] - win.padding[i]);
+    high[i + 2] =
+        std::max(win.padding[i + n], reach - xs[i + 2] - win.padding[i]);
   }
   Value p = ctx.pad(x, low, high, -std::numeric_limits<double>::infinity());
   Type i64 = ctx.b.getI64Type();
@@ -613,7 +609,8 @@ static Value maxPoolIndices(NodeContext &ctx, Value x, Value y,
                             ctx.scalar(i64, (double)win.strides[i])),
           ctx.scalar(i64, (double)(offsets[i + 2] - win.padding[i])));
       index = ctx.binary<AddOp>(
-          index, ctx.binary<MulOp>(coord, ctx.scalar(i64, (double)strideOf[i])));
+          index,
+          ctx.binary<MulOp>(coord, ctx.scalar(i64, (double)strideOf[i])));
     }
     Value cand = ctx.check(ctx.builder().slice(p, offsets, steps, ys));
     Value hit = ctx.compare(ComparePredicate::eq, cand, y);
@@ -648,9 +645,9 @@ template <typename OpT> static LogicalResult importPool(NodeContext &ctx) {
     ctx.ignoreAttrs({"storage_order"});
   if (failed(win) || ctx.hasError())
     return failure();
-  Value y = ctx.check(ctx.builder().pool<OpT>(
-      x, win->kernel, win->strides, win->padding, win->dilations, ceilMode,
-      countPad));
+  Value y = ctx.check(ctx.builder().pool<OpT>(x, win->kernel, win->strides,
+                                              win->padding, win->dilations,
+                                              ceilMode, countPad));
   ctx.setResult(0, viaFloat ? ctx.castTo(y, et) : y);
   if (isMax && ctx.hasOutput(1)) {
     int64_t order = ctx.opset >= 8 ? ctx.getInt("storage_order", 0) : 0;

@@ -106,7 +106,8 @@ DenseElementsAttr NodeContext::constInput(unsigned i) {
   if (!sources.empty() &&
       !(isa<BlockArgument>(v) && sources.size() == 1 &&
         i < (unsigned)node.input_size() && sources[0] == node.input(i))) {
-    diag << "; it is computed from graph input" << (sources.size() > 1 ? "s" : "");
+    diag << "; it is computed from graph input"
+         << (sources.size() > 1 ? "s" : "");
     for (auto [k, name] : llvm::enumerate(sources))
       diag << (k ? ", '" : " '") << name << "'";
   }
@@ -125,8 +126,8 @@ SmallVector<std::string> NodeContext::graphInputsBehind(Value v) {
       auto func = dyn_cast_or_null<func::FuncOp>(arg.getOwner()->getParentOp());
       if (!func)
         continue;
-      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "tcc.name"))
+      if (auto name =
+              func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.name"))
         if (!llvm::is_contained(names, name.str()))
           names.push_back(name.str());
       continue;
@@ -404,7 +405,6 @@ Value NodeContext::matmul(Value lhs, Value rhs) {
   return check(tb.matmul(lhs, rhs));
 }
 
-
 FailureOr<SoftmaxRows> mlir::tcc::onnx::softmaxRows(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (failed(ctx.requireFloat(x)))
@@ -417,7 +417,8 @@ FailureOr<SoftmaxRows> mlir::tcc::onnx::softmaxRows(NodeContext &ctx) {
     return failure();
   if (ctx.opset >= 13 || *axis == rank - 1)
     return SoftmaxRows{x, *axis};
-  return SoftmaxRows{ctx.reshape(x, {shapes::numElements(shape.take_front(*axis)),
-                                     shapes::numElements(shape.drop_front(*axis))}),
-                     1};
+  return SoftmaxRows{
+      ctx.reshape(x, {shapes::numElements(shape.take_front(*axis)),
+                      shapes::numElements(shape.drop_front(*axis))}),
+      1};
 }

@@ -178,8 +178,8 @@ public:
   /// Imports a subgraph (an If branch, a Loop or Scan body) into `block`:
   /// `inputs` stand for its inputs in order, the names around it stay
   /// visible. Gives its outputs' values.
-  std::function<FailureOr<llvm::SmallVector<Value>>(
-      const ::onnx::GraphProto &, ValueRange, Block *)>
+  std::function<FailureOr<llvm::SmallVector<Value>>(const ::onnx::GraphProto &,
+                                                    ValueRange, Block *)>
       importSubgraph;
   /// The graph attribute `name`, or null after an error when it is missing.
   const ::onnx::GraphProto *getGraph(llvm::StringRef name);
@@ -327,11 +327,10 @@ public:
     if (!v)
       return {};
     Type et = elementTypeOf(v);
-    constexpr bool accumulates = !std::is_same_v<OpT, ReduceMaxOp> &&
-                                 !std::is_same_v<OpT, ReduceMinOp>;
+    constexpr bool accumulates =
+        !std::is_same_v<OpT, ReduceMaxOp> && !std::is_same_v<OpT, ReduceMinOp>;
     if (accumulates && isHalf(et))
-      return castTo(reduce<OpT>(castTo(v, b.getF32Type()), axes, keepdims),
-                    et);
+      return castTo(reduce<OpT>(castTo(v, b.getF32Type()), axes, keepdims), et);
     return check(tb.reduce<OpT>(v, axes, keepdims));
   }
   /// Whether `t` is f16 or bf16.

@@ -33,8 +33,8 @@ static Normalized normalize(NodeContext &ctx, Value x, ArrayRef<int64_t> axes,
   Value mean = ctx.reduce<ReduceMeanOp>(x, axes, true);
   Value d = ctx.binary<SubOp>(x, mean);
   Value var = ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(d, d), axes, true);
-  Value inv = ctx.unary<ReciprocalOp>(ctx.unary<SqrtOp>(
-      ctx.binary<AddOp>(var, ctx.scalarLike(x, epsilon))));
+  Value inv = ctx.unary<ReciprocalOp>(
+      ctx.unary<SqrtOp>(ctx.binary<AddOp>(var, ctx.scalarLike(x, epsilon))));
   return {ctx.binary<MulOp>(d, inv), mean, inv};
 }
 
@@ -72,10 +72,11 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
     SmallVector<Value, 3> operands = {x, scale};
     if (bias)
       operands.push_back(bias);
-    ctx.setResult(0, ctx.create<LayerNormOp>(
-                         operands,
-                         {ctx.attr("axis", ctx.b.getI64IntegerAttr(axis)),
-                          ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
+    ctx.setResult(
+        0,
+        ctx.create<LayerNormOp>(
+            operands, {ctx.attr("axis", ctx.b.getI64IntegerAttr(axis)),
+                       ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
     return success();
   }
   Normalized n = normalize(ctx, stash(ctx, x), axesFrom(axis, rank), epsilon);
@@ -98,8 +99,8 @@ static LogicalResult importRMSNorm(NodeContext &ctx) {
   Value xs = stash(ctx, x);
   Value ms = ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(xs, xs),
                                       axesFrom(axis, rank), true);
-  Value inv = ctx.unary<ReciprocalOp>(ctx.unary<SqrtOp>(
-      ctx.binary<AddOp>(ms, ctx.scalarLike(xs, epsilon))));
+  Value inv = ctx.unary<ReciprocalOp>(
+      ctx.unary<SqrtOp>(ctx.binary<AddOp>(ms, ctx.scalarLike(xs, epsilon))));
   Value y = ctx.binary<MulOp>(ctx.castTo(ctx.binary<MulOp>(xs, inv), et),
                               ctx.castTo(scale, et));
   return ctx.result(y);
@@ -181,13 +182,12 @@ static LogicalResult importMVN(NodeContext &ctx) {
     return failure();
   // (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9), as ONNX's function body.
   Value mean = ctx.reduce<ReduceMeanOp>(x, *sorted, true);
-  Value sqMean = ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(x, x), *sorted,
-                                          true);
+  Value sqMean =
+      ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(x, x), *sorted, true);
   Value std = ctx.unary<SqrtOp>(
       ctx.binary<SubOp>(sqMean, ctx.binary<MulOp>(mean, mean)));
-  Value y = ctx.binary<DivOp>(
-      ctx.binary<SubOp>(x, mean),
-      ctx.binary<AddOp>(std, ctx.scalarLike(x, 1e-9)));
+  Value y = ctx.binary<DivOp>(ctx.binary<SubOp>(x, mean),
+                              ctx.binary<AddOp>(std, ctx.scalarLike(x, 1e-9)));
   return ctx.result(y);
 }
 
@@ -240,11 +240,11 @@ static LogicalResult importLRN(NodeContext &ctx) {
     Value s = ctx.slice(p, 1, k, c);
     sum = sum ? ctx.binary<AddOp>(sum, s) : s;
   }
-  Value denom = ctx.binary<AddOp>(
-      ctx.binary<MulOp>(sum, ctx.scalarLike(x, alpha / size)),
-      ctx.scalarLike(x, bias));
-  Value y = ctx.binary<DivOp>(
-      x, ctx.binary<PowOp>(denom, ctx.scalarLike(x, beta)));
+  Value denom =
+      ctx.binary<AddOp>(ctx.binary<MulOp>(sum, ctx.scalarLike(x, alpha / size)),
+                        ctx.scalarLike(x, bias));
+  Value y =
+      ctx.binary<DivOp>(x, ctx.binary<PowOp>(denom, ctx.scalarLike(x, beta)));
   return ctx.result(y);
 }
 
@@ -264,10 +264,10 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
     if (ctx.hasOutput(1) || ctx.hasOutput(2) || ctx.hasOutput(3) ||
         ctx.hasOutput(4))
       return ctx.emitError() << "the statistics outputs need training_mode";
-    ctx.setResult(0, ctx.create<BatchNormOp>(
-                         {x, ctx.input(1), ctx.input(2), ctx.input(3),
-                          ctx.input(4)},
-                         {ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
+    ctx.setResult(
+        0, ctx.create<BatchNormOp>(
+               {x, ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4)},
+               {ctx.attr("epsilon", ctx.b.getF64FloatAttr(epsilon))}));
     return success();
   }
   // Training: normalize with the batch's statistics (biased variance) and
@@ -279,8 +279,8 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   Value meanKept = perChannel(ctx, mean, rank);
   Value d = ctx.binary<SubOp>(x, meanKept);
   Value var = ctx.reduce<ReduceMeanOp>(ctx.binary<MulOp>(d, d), axes, false);
-  Value inv = ctx.unary<ReciprocalOp>(ctx.unary<SqrtOp>(
-      ctx.binary<AddOp>(var, ctx.scalarLike(x, epsilon))));
+  Value inv = ctx.unary<ReciprocalOp>(
+      ctx.unary<SqrtOp>(ctx.binary<AddOp>(var, ctx.scalarLike(x, epsilon))));
   Value y = ctx.binary<MulOp>(d, perChannel(ctx, inv, rank));
   y = ctx.binary<MulOp>(y, perChannel(ctx, ctx.input(1), rank));
   y = ctx.binary<AddOp>(y, perChannel(ctx, ctx.input(2), rank));

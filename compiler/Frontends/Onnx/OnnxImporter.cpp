@@ -115,10 +115,10 @@ static std::string oneLine(StringRef message) {
 
 /// The ops that take sequence inputs (sequences exist at import time).
 static bool takesSequences(StringRef opType) {
-  return llvm::is_contained(
-      {"SequenceInsert", "SequenceAt", "SequenceErase", "SequenceLength",
-       "ConcatFromSequence", "Identity"},
-      opType);
+  return llvm::is_contained({"SequenceInsert", "SequenceAt", "SequenceErase",
+                             "SequenceLength", "ConcatFromSequence",
+                             "Identity"},
+                            opType);
 }
 
 /// "sequence", "optional", "map", ... for a non-tensor ONNX type.
@@ -181,8 +181,7 @@ private:
   LogicalResult checkNewSizes(NodeContext &node, Block::iterator firstNew);
   LogicalResult importOutputs(func::FuncOp func);
   FailureOr<SmallVector<Value>> importSubgraph(const ::onnx::GraphProto &g,
-                                               ValueRange inputs,
-                                               Block *block);
+                                               ValueRange inputs, Block *block);
 
   MLIRContext &ctx;
   std::string path, modelDir;
@@ -301,8 +300,7 @@ LogicalResult ModelImporter::readOpsets() {
       if (!isDefaultDomain(g.node(i).domain())) {
         graph = &g;
         return emitNodeError(i) << "op '" << g.node(i).domain() << "."
-                                << g.node(i).op_type()
-                                << "' is not supported";
+                                << g.node(i).op_type() << "' is not supported";
       }
     return emitError() << "the model imports no default-domain (ai.onnx) opset";
   }
@@ -365,9 +363,8 @@ LogicalResult ModelImporter::importInitializers() {
     if (slot)
       return emitError() << "initializer '" << t.name() << "' is defined twice";
     std::string what = "initializer '" + t.name() + "'";
-    FailureOr<ElementsAttr> value =
-        convertTensor(&ctx, t, modelDir, what, t.name(), limits,
-                      [&] { return emitError(); });
+    FailureOr<ElementsAttr> value = convertTensor(
+        &ctx, t, modelDir, what, t.name(), limits, [&] { return emitError(); });
     if (failed(value))
       return failure();
     Location loc = NameLoc::get(StringAttr::get(&ctx, t.name()),
@@ -570,9 +567,9 @@ LogicalResult ModelImporter::importNode(int index) {
                                            : version->maxInputs == kVariadic;
     bool isSequence = (bool)node.sequenceInputs[i];
     if (isSequence && !takesSequences(opType))
-      return node.emitError() << "input " << i << " ('" << proto.input(i)
-                              << "') is a sequence, which " << opType
-                              << " does not take";
+      return node.emitError()
+             << "input " << i << " ('" << proto.input(i)
+             << "') is a sequence, which " << opType << " does not take";
     if (!node.input(i) && !isSequence && required)
       return node.emitError() << "input " << i << " is required";
   }
@@ -630,12 +627,10 @@ LogicalResult ModelImporter::importNode(int index) {
     if (seq != node.sequenceResults.end()) {
       sequenceTensors += seq->second.size();
       if (sequenceTensors > kMaxSequenceTensors)
-        return node.emitError()
-               << "the model's sequences hold more than "
-               << kMaxSequenceTensors << " tensors in all";
+        return node.emitError() << "the model's sequences hold more than "
+                                << kMaxSequenceTensors << " tensors in all";
       sequences[proto.output(i)] = seq->second;
-    }
-    else
+    } else
       values[proto.output(i)] = results[i];
   }
   return success();
@@ -727,9 +722,8 @@ ModelImporter::importSubgraph(const ::onnx::GraphProto &g, ValueRange inputs,
     values[in.name()] = v;
   for (const ::onnx::TensorProto &t : g.initializer()) {
     std::string what = "initializer '" + t.name() + "'";
-    FailureOr<ElementsAttr> value =
-        convertTensor(&ctx, t, modelDir, what, t.name(), limits,
-                      [&] { return emitError(); });
+    FailureOr<ElementsAttr> value = convertTensor(
+        &ctx, t, modelDir, what, t.name(), limits, [&] { return emitError(); });
     if (failed(value))
       return failure();
     values[t.name()] = builder.create<ConstantOp>(

@@ -75,8 +75,8 @@ static Value saturate(NodeContext &ctx, Value v, Value zeroPoint, Type et) {
   unsigned width = et.getIntOrFloatBitWidth();
   bool isUnsigned = et.isUnsignedInteger();
   double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
-  double hi = isUnsigned ? std::ldexp(1.0, width) - 1
-                         : std::ldexp(1.0, width - 1) - 1;
+  double hi =
+      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
   v = ctx.unary<RoundOp>(v);
   if (zeroPoint)
     v = ctx.binary<AddOp>(v, ctx.castTo(zeroPoint, elementTypeOf(v)));
@@ -125,8 +125,8 @@ static LogicalResult importDequantizeLinear(NodeContext &ctx) {
     int32_t dtype = ctx.getInt("output_dtype", 0);
     out = convertDataType(ctx.b.getContext(), dtype);
     if (!out)
-      return ctx.emitError() << "output_dtype " << dataTypeName(dtype)
-                             << " is not supported";
+      return ctx.emitError()
+             << "output_dtype " << dataTypeName(dtype) << " is not supported";
   }
   if (ctx.hasError())
     return failure();
@@ -161,13 +161,13 @@ static LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   Value minv = ctx.binary<MinOp>(ctx.reduce<ReduceMinOp>(xf, all, false), zero);
   Value range = ctx.binary<SubOp>(maxv, minv);
   Value same = ctx.compare(ComparePredicate::eq, maxv, minv);
-  Value scale = ctx.binary<DivOp>(
-      ctx.select(same, ctx.scalar(f32, 1), range), ctx.scalar(f32, 255));
+  Value scale = ctx.binary<DivOp>(ctx.select(same, ctx.scalar(f32, 1), range),
+                                  ctx.scalar(f32, 255));
   Value zp = ctx.binary<SubOp>(zero, ctx.binary<DivOp>(minv, scale));
   zp = ctx.unary<RoundOp>(ctx.clamp(zp, 0, 255));
   Type u8 = IntegerType::get(ctx.b.getContext(), 8, IntegerType::Unsigned);
-  Value q = ctx.binary<AddOp>(
-      ctx.unary<RoundOp>(ctx.binary<DivOp>(xf, scale)), zp);
+  Value q =
+      ctx.binary<AddOp>(ctx.unary<RoundOp>(ctx.binary<DivOp>(xf, scale)), zp);
   q = ctx.clamp(q, 0, 255);
   ctx.setResult(0, ctx.castTo(q, u8));
   ctx.setResult(1, ctx.castTo(scale, elementTypeOf(x)));
@@ -208,8 +208,7 @@ static LogicalResult importQLinearMatMul(NodeContext &ctx) {
   };
   // C * (a_scale * b_scale / y_scale), in double as numpy promotes.
   Value y = ctx.binary<MulOp>(
-      c, ctx.binary<DivOp>(ctx.binary<MulOp>(scalar(1), scalar(4)),
-                           scalar(6)));
+      c, ctx.binary<DivOp>(ctx.binary<MulOp>(scalar(1), scalar(4)), scalar(6)));
   Type qt = elementTypeOf(ctx.input(7) ? ctx.input(7) : ctx.input(0));
   Value zp = ctx.input(7) ? ctx.reshape(ctx.input(7), {}) : Value();
   y = saturate(ctx, y, zp, qt);

@@ -52,10 +52,11 @@ static Value activate(NodeContext &ctx, const Activation &a, Value x) {
     return ctx.select(ctx.compare(ComparePredicate::gt, x, c(a.alpha)), x,
                       c(0));
   if (n == "ScaledTanh")
-    return ctx.binary<MulOp>(
-        ctx.unary<TanhOp>(ctx.binary<MulOp>(x, c(a.beta))), c(a.alpha));
+    return ctx.binary<MulOp>(ctx.unary<TanhOp>(ctx.binary<MulOp>(x, c(a.beta))),
+                             c(a.alpha));
   if (n == "HardSigmoid")
-    return ctx.clamp(ctx.binary<AddOp>(ctx.binary<MulOp>(x, c(a.alpha)), c(a.beta)), 0, 1);
+    return ctx.clamp(
+        ctx.binary<AddOp>(ctx.binary<MulOp>(x, c(a.alpha)), c(a.beta)), 0, 1);
   if (n == "Elu")
     return ctx.select(
         ctx.compare(ComparePredicate::lt, x, c(0)),
@@ -63,8 +64,7 @@ static Value activate(NodeContext &ctx, const Activation &a, Value x) {
                           c(a.alpha)),
         x);
   if (n == "Softsign")
-    return ctx.binary<DivOp>(
-        x, ctx.binary<AddOp>(ctx.unary<AbsOp>(x), c(1)));
+    return ctx.binary<DivOp>(x, ctx.binary<AddOp>(ctx.unary<AbsOp>(x), c(1)));
   if (n == "Softplus")
     return ctx.unary<LogOp>(ctx.binary<AddOp>(ctx.unary<ExpOp>(x), c(1)));
   return {};
@@ -123,15 +123,15 @@ static FailureOr<Recurrence> readAttributes(NodeContext &ctx, Cell cell) {
   }
   for (auto [i, name] : llvm::enumerate(names)) {
     Activation a{name};
-    a.alpha = i < alphas.size() ? alphas[i]
-              : name == "LeakyRelu" ? 0.01
+    a.alpha = i < alphas.size()       ? alphas[i]
+              : name == "LeakyRelu"   ? 0.01
               : name == "HardSigmoid" ? 0.2
                                       : 1.0;
     a.beta = i < betas.size() ? betas[i] : name == "HardSigmoid" ? 0.5 : 0.0;
     static const char *const known[] = {
-        "Tanh",      "Sigmoid",     "Relu",     "Affine",
+        "Tanh",      "Sigmoid",         "Relu",       "Affine",
         "LeakyRelu", "ThresholdedRelu", "ScaledTanh", "HardSigmoid",
-        "Elu",       "Softsign",    "Softplus"};
+        "Elu",       "Softsign",        "Softplus"};
     if (!llvm::is_contained(known, name)) {
       (void)ctx.unsupportedValue("activations", name);
       return failure();
@@ -203,8 +203,12 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
     Value c = c0 ? pick(c0) : ctx.constant({batch, hid}, et, {0.0});
     Value pd = pick(peep);
     ArrayRef<Activation> act = ArrayRef(r.acts).slice(d * perDir, perDir);
-    auto gate = [&](Value t, int64_t k) { return ctx.slice(t, 1, k * hid, hid); };
-    auto vgate = [&](Value t, int64_t k) { return ctx.slice(t, 0, k * hid, hid); };
+    auto gate = [&](Value t, int64_t k) {
+      return ctx.slice(t, 1, k * hid, hid);
+    };
+    auto vgate = [&](Value t, int64_t k) {
+      return ctx.slice(t, 0, k * hid, hid);
+    };
     auto clip = [&](Value t) {
       if (!r.clip)
         return t;
@@ -223,10 +227,10 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
       if (cell == Cell::RNN) {
         hNew = activate(ctx, act[0], clip(ctx.binary<AddOp>(xw, hrb)));
       } else if (cell == Cell::GRU) {
-        Value z = activate(ctx, act[0], clip(ctx.binary<AddOp>(
-                                             gate(xw, 0), gate(hrb, 0))));
-        Value rr = activate(ctx, act[0], clip(ctx.binary<AddOp>(
-                                              gate(xw, 1), gate(hrb, 1))));
+        Value z = activate(ctx, act[0],
+                           clip(ctx.binary<AddOp>(gate(xw, 0), gate(hrb, 0))));
+        Value rr = activate(ctx, act[0],
+                            clip(ctx.binary<AddOp>(gate(xw, 1), gate(hrb, 1))));
         Value rh = ctx.slice(rd, 1, 2 * hid, hid); // [hid, hid]
         Value inner;
         if (r.linearBeforeReset) {
@@ -239,12 +243,12 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
           if (rb)
             inner = ctx.binary<AddOp>(inner, vgate(rb, 2));
         }
-        Value ht = activate(ctx, act[1],
-                            clip(ctx.binary<AddOp>(gate(xw, 2), inner)));
+        Value ht =
+            activate(ctx, act[1], clip(ctx.binary<AddOp>(gate(xw, 2), inner)));
         Value one = ctx.scalar(et, 1);
-        hNew = ctx.binary<AddOp>(
-            ctx.binary<MulOp>(ctx.binary<SubOp>(one, z), ht),
-            ctx.binary<MulOp>(z, h));
+        hNew =
+            ctx.binary<AddOp>(ctx.binary<MulOp>(ctx.binary<SubOp>(one, z), ht),
+                              ctx.binary<MulOp>(z, h));
       } else {
         Value s = ctx.binary<AddOp>(xw, hrb);
         Value iPre = gate(s, 0), oPre = gate(s, 1), fPre = gate(s, 2);
@@ -282,7 +286,7 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
     yh[d] = ctx.reshape(h, {1, batch, hid});
     yc[d] = ctx.reshape(c, {1, batch, hid});
   }
-  Value y = ctx.concat(ys, 1);   // [seq, dirs, batch, hid]
+  Value y = ctx.concat(ys, 1); // [seq, dirs, batch, hid]
   Value hLast = ctx.concat(yh, 0), cLast = ctx.concat(yc, 0);
   if (batchMajor) {
     y = ctx.transpose(y, {2, 0, 1, 3});

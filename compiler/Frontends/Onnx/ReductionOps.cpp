@@ -121,8 +121,8 @@ static LogicalResult importCompositeReduce(NodeContext &ctx) {
     Value finite = ctx.compare(ComparePredicate::lt, ctx.unary<AbsOp>(m),
                                ctx.scalarLike(x, INFINITY));
     m = ctx.select(finite, m, ctx.scalarLike(x, 0));
-    Value s = ctx.reduce<ReduceSumOp>(
-        ctx.unary<ExpOp>(ctx.binary<SubOp>(x, m)), axes, true);
+    Value s = ctx.reduce<ReduceSumOp>(ctx.unary<ExpOp>(ctx.binary<SubOp>(x, m)),
+                                      axes, true);
     y = ctx.binary<AddOp>(ctx.unary<LogOp>(s), m);
     if (!keepdims && y) {
       FailureOr<shapes::Shape> shape =

@@ -100,9 +100,10 @@ static SmallVector<double> coefficients(const ResizeParams &p, double ratio,
 
 /// The taps of every output position along one axis (ONNX's
 /// _interpolate_1d_along_axis).
-static FailureOr<SmallVector<Row>>
-axisRows(NodeContext &ctx, const ResizeParams &p, int64_t in, int64_t out,
-         double scale, double roiStart, double roiEnd) {
+static FailureOr<SmallVector<Row>> axisRows(NodeContext &ctx,
+                                            const ResizeParams &p, int64_t in,
+                                            int64_t out, double scale,
+                                            double roiStart, double roiEnd) {
   SmallVector<Row> rows;
   double outWidth = scale * in;
   for (int64_t y = 0; y < out; ++y) {
@@ -132,8 +133,8 @@ axisRows(NodeContext &ctx, const ResizeParams &p, int64_t in, int64_t out,
     // Bounded so that the tap arithmetic below cannot overflow (hostile
     // scales or roi give infinities, NaN or huge coordinates).
     if (!(std::abs(x) <= (double)kMaxElements)) {
-      ctx.emitError() << "output position " << y << " samples coordinate "
-                      << x << ", which is out of range";
+      ctx.emitError() << "output position " << y << " samples coordinate " << x
+                      << ", which is out of range";
       return failure();
     }
     double xi = std::floor(x);
@@ -343,8 +344,8 @@ static LogicalResult importResize(NodeContext &ctx) {
                              << " entries for " << n << " axes";
     for (size_t i = 0; i < n; ++i) {
       if ((*scalesIn)[i] <= 0)
-        return ctx.emitError() << "scale " << (*scalesIn)[i]
-                               << " must be positive";
+        return ctx.emitError()
+               << "scale " << (*scalesIn)[i] << " must be positive";
       scales[axes[i]] = (*scalesIn)[i];
       sizes[axes[i]] = saturatingInt((*scalesIn)[i] * shape[axes[i]]);
     }
@@ -373,8 +374,8 @@ static LogicalResult importResize(NodeContext &ctx) {
   SmallVector<double> roi;
   if (!roiIn->empty()) {
     if (roiIn->size() != 2 * n)
-      return ctx.emitError() << "roi has " << roiIn->size() << " entries for "
-                             << n << " axes";
+      return ctx.emitError()
+             << "roi has " << roiIn->size() << " entries for " << n << " axes";
     roi.assign(rank, 0.0);
     roi.append(rank, 1.0);
     for (size_t i = 0; i < n; ++i) {

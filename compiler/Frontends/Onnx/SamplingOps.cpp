@@ -25,8 +25,8 @@ static Value reflect(NodeContext &ctx, Value v, double lo, double hi) {
   auto side = [&](Value dx, bool low) {
     Value n = ctx.unary<FloorOp>(ctx.binary<DivOp>(dx, c(range)));
     Value r = ctx.binary<SubOp>(dx, ctx.binary<MulOp>(n, c(range)));
-    Value even = ctx.compare(ComparePredicate::eq, ctx.binary<RemOp>(n, c(2)),
-                             c(0));
+    Value even =
+        ctx.compare(ComparePredicate::eq, ctx.binary<RemOp>(n, c(2)), c(0));
     Value fromLo = ctx.binary<AddOp>(c(lo), r);
     Value fromHi = ctx.binary<SubOp>(c(hi), r);
     return low ? ctx.select(even, fromLo, fromHi)
@@ -34,9 +34,9 @@ static Value reflect(NodeContext &ctx, Value v, double lo, double hi) {
   };
   Value below = ctx.compare(ComparePredicate::lt, v, c(lo));
   Value above = ctx.compare(ComparePredicate::gt, v, c(hi));
-  return ctx.select(below, side(ctx.binary<SubOp>(c(lo), v), true),
-                    ctx.select(above, side(ctx.binary<SubOp>(v, c(hi)), false),
-                               v));
+  return ctx.select(
+      below, side(ctx.binary<SubOp>(c(lo), v), true),
+      ctx.select(above, side(ctx.binary<SubOp>(v, c(hi)), false), v));
 }
 
 /// Keys' cubic convolution weights (A = -0.75) for the four taps at
@@ -50,8 +50,7 @@ static SmallVector<Value> cubicWeights(NodeContext &ctx, Value t) {
         ctx.binary<MulOp>(
             ctx.binary<AddOp>(
                 ctx.binary<MulOp>(
-                    ctx.binary<SubOp>(ctx.binary<MulOp>(c(a), d), c(5 * a)),
-                    d),
+                    ctx.binary<SubOp>(ctx.binary<MulOp>(c(a), d), c(5 * a)), d),
                 c(8 * a)),
             d),
         c(4 * a));
@@ -72,8 +71,8 @@ static SmallVector<Value> cubicWeights(NodeContext &ctx, Value t) {
 
 static LogicalResult importGridSample(NodeContext &ctx) {
   Value x = ctx.input(0), grid = ctx.input(1);
-  std::string mode = ctx.getString("mode", ctx.opset >= 20 ? "linear"
-                                                           : "bilinear");
+  std::string mode =
+      ctx.getString("mode", ctx.opset >= 20 ? "linear" : "bilinear");
   std::string padding = ctx.getString("padding_mode", "zeros");
   bool align = ctx.getInt("align_corners", 0);
   if (ctx.hasError() || failed(ctx.requireFloat(x)))
@@ -88,8 +87,8 @@ static LogicalResult importGridSample(NodeContext &ctx) {
     return ctx.unsupportedValue("padding_mode", padding);
   ArrayRef<int64_t> xs = shapeOf(x), gs = shapeOf(grid);
   int64_t n = xs.size() - 2;
-  if (n < 1 || (int64_t)gs.size() != n + 2 || gs.back() != n || gs[0] != xs[0] ||
-      !cast<RankedTensorType>(x.getType()).hasStaticShape() ||
+  if (n < 1 || (int64_t)gs.size() != n + 2 || gs.back() != n ||
+      gs[0] != xs[0] || !cast<RankedTensorType>(x.getType()).hasStaticShape() ||
       !cast<RankedTensorType>(grid.getType()).hasStaticShape())
     return ctx.emitError() << "input " << shapes::str(xs) << " and grid "
                            << shapes::str(gs) << " do not match";
@@ -107,15 +106,15 @@ static LogicalResult importGridSample(NodeContext &ctx) {
     SmallVector<int64_t> s(gs.drop_back());
     g = ctx.reshape(g, s);
     double d = dims[i];
-    Value v = align ? ctx.binary<MulOp>(
-                          ctx.binary<DivOp>(ctx.binary<AddOp>(g, c(1)), c(2)),
-                          c(d - 1))
-                    : ctx.binary<DivOp>(
-                          ctx.binary<SubOp>(
-                              ctx.binary<MulOp>(ctx.binary<AddOp>(g, c(1)),
-                                                c(d)),
-                              c(1)),
-                          c(2));
+    Value v =
+        align
+            ? ctx.binary<MulOp>(
+                  ctx.binary<DivOp>(ctx.binary<AddOp>(g, c(1)), c(2)), c(d - 1))
+            : ctx.binary<DivOp>(
+                  ctx.binary<SubOp>(
+                      ctx.binary<MulOp>(ctx.binary<AddOp>(g, c(1)), c(d)),
+                      c(1)),
+                  c(2));
     if (mode == "nearest")
       v = ctx.unary<RoundOp>(v);
     double lo = align ? 0 : -0.5, hi = align ? d - 1 : d - 0.5;

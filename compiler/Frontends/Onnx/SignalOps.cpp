@@ -123,8 +123,8 @@ static LogicalResult importDFT(NodeContext &ctx) {
   // [..., len] real and imaginary parts with the axis last.
   SmallVector<int64_t> partShape(shape.drop_back());
   Value re = ctx.reshape(ctx.slice(x, rank - 1, 0, 1), partShape);
-  Value im = c == 2 ? ctx.reshape(ctx.slice(x, rank - 1, 1, 1), partShape)
-                    : Value();
+  Value im =
+      c == 2 ? ctx.reshape(ctx.slice(x, rank - 1, 1, 1), partShape) : Value();
   re = moveAxisLast(ctx, re, *axis);
   if (im)
     im = moveAxisLast(ctx, im, *axis);
@@ -168,8 +168,7 @@ static LogicalResult importDFT(NodeContext &ctx) {
     }
     y = ctx.matmul(re, ctx.constant({m, n}, et, cosM));
     if (im)
-      y = ctx.binary<SubOp>(y,
-                            ctx.matmul(im, ctx.constant({m, n}, et, sinM)));
+      y = ctx.binary<SubOp>(y, ctx.matmul(im, ctx.constant({m, n}, et, sinM)));
     y = moveAxisLast(ctx, y, *axis, /*inverse=*/true);
     SmallVector<int64_t> s(shapeOf(y));
     s.push_back(1);
@@ -239,8 +238,7 @@ static LogicalResult importSTFT(NodeContext &ctx) {
   };
   Value re = part(0), im = shape[2] == 2 ? part(1) : Value();
   int64_t bins = onesided ? frameLength / 2 + 1 : frameLength;
-  auto [yr, yi] =
-      dftLast(ctx, re, im, frameLength, bins, DftKind::Forward);
+  auto [yr, yi] = dftLast(ctx, re, im, frameLength, bins, DftKind::Forward);
   if (!yr || !yi)
     return failure();
   SmallVector<int64_t> s = {shape[0], frames, bins, 1};

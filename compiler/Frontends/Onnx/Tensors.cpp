@@ -108,15 +108,13 @@ LogicalResult mlir::tcc::onnx::checkTensorSize(ArrayRef<int64_t> shape,
     return diag << " elements, more than the limit of " << limits.maxElements
                 << "; raise it with --max-elements";
   }
-  unsigned bits = elementType.isIntOrFloat()
-                      ? elementType.getIntOrFloatBitWidth()
-                      : 64;
+  unsigned bits =
+      elementType.isIntOrFloat() ? elementType.getIntOrFloatBitWidth() : 64;
   int64_t bytes;
   if (llvm::MulOverflow(count, (int64_t)std::max(1u, (bits + 7) / 8), bytes) ||
       bytes > limits.maxBytes)
     return emitError() << what << " of shape " << shapes::str(shape) << " and "
-                       << elementType << " takes more than "
-                       << limits.maxBytes
+                       << elementType << " takes more than " << limits.maxBytes
                        << " bytes, the limit; raise it with --max-tensor-bytes";
   return success();
 }
@@ -272,11 +270,9 @@ readExternal(const TensorProto &t, uint64_t needed, StringRef modelDir,
   return std::move(*buffer);
 }
 
-FailureOr<ElementsAttr>
-mlir::tcc::onnx::convertTensor(MLIRContext *ctx, const TensorProto &t,
-                               StringRef modelDir, StringRef what,
-                               StringRef name, const SizeLimits &limits,
-                               shapes::EmitErrorFn emitError) {
+FailureOr<ElementsAttr> mlir::tcc::onnx::convertTensor(
+    MLIRContext *ctx, const TensorProto &t, StringRef modelDir, StringRef what,
+    StringRef name, const SizeLimits &limits, shapes::EmitErrorFn emitError) {
   Type elementType = convertDataType(ctx, t.data_type());
   if (!elementType) {
     emitError() << what << " has data type " << dataTypeName(t.data_type())
@@ -366,6 +362,6 @@ ElementsAttr mlir::tcc::onnx::makeElements(RankedTensorType type,
       HeapAsmResourceBlob::allocate(raw.size(), align, /*dataIsMutable=*/false);
   std::memcpy(const_cast<char *>(blob.getData().data()), raw.data(),
               raw.size());
-  return cast<ElementsAttr>(DenseResourceElementsAttr::get(
-      type, blobName(name), std::move(blob)));
+  return cast<ElementsAttr>(
+      DenseResourceElementsAttr::get(type, blobName(name), std::move(blob)));
 }

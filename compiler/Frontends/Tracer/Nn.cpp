@@ -62,8 +62,8 @@ Linear::Linear(int64_t in, int64_t out, bool bias) {
   // torch.nn.Linear: kaiming_uniform(a=sqrt(5)) = U(+-1/sqrt(in)), and the
   // same bound for the bias.
   double bound = 1.0 / std::sqrt(static_cast<double>(in));
-  weight_ = registerParameter("weight",
-                              Tensor::uniform({out, in}, -bound, bound));
+  weight_ =
+      registerParameter("weight", Tensor::uniform({out, in}, -bound, bound));
   if (bias)
     bias_ = registerParameter("bias", Tensor::uniform({out}, -bound, bound));
 }
@@ -254,8 +254,8 @@ static void writeAtomically(const std::string &path, const std::string &text) {
     std::error_code ec;
     llvm::raw_fd_ostream os(tmp, ec);
     if (ec)
-      throw Error("tcc::Function: cannot write '" + path + "': " +
-                  ec.message());
+      throw Error("tcc::Function: cannot write '" + path +
+                  "': " + ec.message());
     os << text;
     os.close();
     if (os.has_error()) {
@@ -294,8 +294,8 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor> &inputs) {
     const Tensor &t = inputs[i];
     const detail::TensorType &want = impl.inputTypes[i];
     if (!t.defined() || t.shape() != want.shape || t.dtype() != want.dtype)
-      throw Error("tcc::Function: input " + std::to_string(i) +
-                  " must be " + dtypeName(want.dtype) + " of the traced shape");
+      throw Error("tcc::Function: input " + std::to_string(i) + " must be " +
+                  dtypeName(want.dtype) + " of the traced shape");
   }
   std::vector<Tensor> all(inputs.begin(), inputs.end());
   all.insert(all.end(), impl.state.begin(), impl.state.end());
@@ -327,9 +327,10 @@ std::vector<Tensor> Function::operator()(const std::vector<Tensor> &inputs) {
   return outputs;
 }
 
-Function trace(
-    const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &fn,
-    const std::vector<Tensor> &exampleInputs, const std::vector<Tensor> &state) {
+Function
+trace(const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &fn,
+      const std::vector<Tensor> &exampleInputs,
+      const std::vector<Tensor> &state) {
   auto &r = recorder();
   if (r.tracing)
     throw Error("tcc::trace: already tracing (trace() does not nest)");
@@ -404,17 +405,19 @@ Function trace(
   auto main = impl->module->lookupSymbol<m::func::FuncOp>("main");
   m::Builder nb(&r.context());
   for (size_t i = 0; i < fixed.size(); ++i)
-    main.setArgAttr(i, "tcc.name",
-                    nb.getStringAttr(i < exampleInputs.size()
-                                         ? "input" + std::to_string(i)
-                                         : "state" + std::to_string(
-                                                         i - exampleInputs.size())));
+    main.setArgAttr(
+        i, "tcc.name",
+        nb.getStringAttr(i < exampleInputs.size()
+                             ? "input" + std::to_string(i)
+                             : "state" +
+                                   std::to_string(i - exampleInputs.size())));
   for (size_t i = 0; i < results.size(); ++i)
     main.setResultAttr(
         i, "tcc.name",
         nb.getStringAttr(i < outputs.size()
                              ? "output" + std::to_string(i)
-                             : "new_state" + std::to_string(i - outputs.size())));
+                             : "new_state" +
+                                   std::to_string(i - outputs.size())));
   outputs.clear();
   placeholders.clear();
   r.collect();

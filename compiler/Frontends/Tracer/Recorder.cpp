@@ -321,10 +321,9 @@ void Recorder::slice(llvm::ArrayRef<m::Value> results,
     noteOutside(r);
 }
 
-std::vector<uintptr_t>
-Recorder::signature(llvm::ArrayRef<m::Operation *> ops,
-                    llvm::ArrayRef<m::Value> outside,
-                    llvm::ArrayRef<m::Value> results) {
+std::vector<uintptr_t> Recorder::signature(llvm::ArrayRef<m::Operation *> ops,
+                                           llvm::ArrayRef<m::Value> outside,
+                                           llvm::ArrayRef<m::Value> results) {
   // Attributes and types are uniqued by the context: their pointers stand
   // for their contents. Values are numbered: inputs first, then results of
   // the ops in order.
@@ -334,11 +333,12 @@ Recorder::signature(llvm::ArrayRef<m::Operation *> ops,
   sig.push_back(outside.size());
   for (m::Value v : outside) {
     number[v] = number.size();
-    sig.push_back(reinterpret_cast<uintptr_t>(v.getType().getAsOpaquePointer()));
+    sig.push_back(
+        reinterpret_cast<uintptr_t>(v.getType().getAsOpaquePointer()));
   }
   for (m::Operation *op : ops) {
-    sig.push_back(reinterpret_cast<uintptr_t>(
-        op->getName().getAsOpaquePointer()));
+    sig.push_back(
+        reinterpret_cast<uintptr_t>(op->getName().getAsOpaquePointer()));
     sig.push_back(reinterpret_cast<uintptr_t>(
         op->getPropertiesAsAttribute().getAsOpaquePointer()));
     sig.push_back(reinterpret_cast<uintptr_t>(
@@ -409,8 +409,9 @@ Recorder::extract(llvm::ArrayRef<m::Value> results,
           type, llvm::ArrayRef<char>(static_cast<const char *>(data->data),
                                      data->bytes));
     }
-    mapping.map(v, mb.create<td::ConstantOp>(mb.getUnknownLoc(), type, attr)
-                       .getResult());
+    mapping.map(
+        v,
+        mb.create<td::ConstantOp>(mb.getUnknownLoc(), type, attr).getResult());
   }
   for (m::Operation *op : ops)
     mb.clone(*op, mapping);
@@ -465,9 +466,9 @@ std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
     throw Error("tcc: creating a context failed: " + msg);
   }
   ++stats.compiles;
-  stats.compileSeconds += std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  stats.compileSeconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return compiled;
 }
 
@@ -675,10 +676,9 @@ void Recorder::backward(TensorImpl &root, const TensorImpl *seed) {
   for (TensorImpl *impl : live)
     if (impl->requiresGrad)
       leaves.insert(impl->value);
-  std::vector<m::Operation *> ops =
-      sliceOf({root.value}, [&](m::Value v) {
-        return leaves.contains(v) || !active.contains(v);
-      });
+  std::vector<m::Operation *> ops = sliceOf({root.value}, [&](m::Value v) {
+    return leaves.contains(v) || !active.contains(v);
+  });
 
   llvm::DenseMap<m::Value, m::Value> cotangents;
   m::Value seedValue;
@@ -687,8 +687,8 @@ void Recorder::backward(TensorImpl &root, const TensorImpl *seed) {
   } else {
     auto type = m::cast<m::RankedTensorType>(root.value.getType());
     m::Attribute one = b.getFloatAttr(type.getElementType(), 1.0);
-    seedValue = b.create<td::ConstantOp>(
-        loc(), type, m::DenseElementsAttr::get(type, one));
+    seedValue = b.create<td::ConstantOp>(loc(), type,
+                                         m::DenseElementsAttr::get(type, one));
   }
   cotangents[root.value] = seedValue;
   std::string message;
@@ -702,8 +702,9 @@ void Recorder::backward(TensorImpl &root, const TensorImpl *seed) {
             b, ops, cotangents,
             [&](m::Value v) { return active.contains(v); })) ||
         !message.empty())
-      throw Error("tcc::backward: " +
-                  (message.empty() ? std::string("no gradient rule") : message));
+      throw Error("tcc::backward: " + (message.empty()
+                                           ? std::string("no gradient rule")
+                                           : message));
   }
   // Each leaf's gradient adds to what it had.
   llvm::DenseMap<m::Value, std::shared_ptr<TensorImpl>> byValue;

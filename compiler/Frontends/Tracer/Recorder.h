@@ -57,7 +57,7 @@ struct TensorType {
 struct TensorImpl {
   TensorImpl(mlir::Value value, DType dtype, Shape shape);
   ~TensorImpl();
-  mlir::Value value;             ///< in the recording block
+  mlir::Value value; ///< in the recording block
   DType dtype;
   Shape shape;
   std::shared_ptr<Storage> data; ///< set once computed

@@ -200,8 +200,7 @@ Tensor Tensor::grad() const {
 
 void Tensor::setGrad(const Tensor &grad) {
   need(*this, "setGrad");
-  if (grad.defined() &&
-      (grad.shape() != shape() || grad.dtype() != dtype()))
+  if (grad.defined() && (grad.shape() != shape() || grad.dtype() != dtype()))
     throw Error("tcc::Tensor::setGrad: the gradient is " +
                 typeStr(grad.dtype(), grad.shape()) + ", the tensor " +
                 typeStr(dtype(), shape()));
@@ -210,8 +209,8 @@ void Tensor::setGrad(const Tensor &grad) {
 
 void Tensor::backward(const Tensor &gradient) const {
   need(*this, "backward");
-  recorder().backward(*impl_, gradient.defined() ? gradient.impl().get()
-                                                 : nullptr);
+  recorder().backward(*impl_,
+                      gradient.defined() ? gradient.impl().get() : nullptr);
 }
 
 /// A value of its own equal to `x` (a reshape to the same shape, which the
@@ -291,9 +290,8 @@ static std::vector<T> convert(const Tensor &t, const char *what) {
 double Tensor::item() const {
   need(*this, "item");
   if (numel() != 1)
-    throw Error("tcc::Tensor::item: the tensor has " +
-                std::to_string(numel()) + " elements (" +
-                typeStr(dtype(), shape()) + "), not one");
+    throw Error("tcc::Tensor::item: the tensor has " + std::to_string(numel()) +
+                " elements (" + typeStr(dtype(), shape()) + "), not one");
   return convert<double>(*this, "item")[0];
 }
 std::vector<float> Tensor::toVector() const {
@@ -369,8 +367,7 @@ static Tensor constant(DType dtype, const Shape &shape,
                        const std::vector<double> &values) {
   OpBuilder ob("constant");
   return ob.make(
-      [&] { return ob.tb.constant(shape, ob.elementType(dtype), values); },
-      {});
+      [&] { return ob.tb.constant(shape, ob.elementType(dtype), values); }, {});
 }
 
 static Tensor scalarLike(const Tensor &t, double v) {
@@ -425,8 +422,7 @@ static Tensor compare(const char *what, td::ComparePredicate predicate,
                       const Tensor &a, const Tensor &c) {
   OpBuilder ob(what);
   needSameDtype(ob, a, c);
-  return ob.make([&] { return ob.tb.compare(predicate, val(a), val(c)); },
-                 {});
+  return ob.make([&] { return ob.tb.compare(predicate, val(a), val(c)); }, {});
 }
 Tensor eq(const Tensor &a, const Tensor &b) {
   return compare("eq", td::ComparePredicate::eq, a, b);
@@ -446,9 +442,8 @@ Tensor where(const Tensor &condition, const Tensor &a, const Tensor &c) {
             typeStr(condition.dtype(), condition.shape()) + ", not bool");
   if (a.dtype() != c.dtype())
     ob.fail("the branches' dtypes differ");
-  return ob.make(
-      [&] { return ob.tb.select(val(condition), val(a), val(c)); },
-      {a.impl().get(), c.impl().get()});
+  return ob.make([&] { return ob.tb.select(val(condition), val(a), val(c)); },
+                 {a.impl().get(), c.impl().get()});
 }
 
 template <typename OpTy>
@@ -629,8 +624,9 @@ Tensor Tensor::slice(int64_t d, int64_t start, int64_t end,
   start = clampIndex(start);
   end = clampIndex(end);
   int64_t len = end > start ? (end - start + step - 1) / step : 0;
-  return ob.make([&] { return ob.tb.sliceAxis(val(*this), d, start, len, step); },
-                 {impl_.get()});
+  return ob.make(
+      [&] { return ob.tb.sliceAxis(val(*this), d, start, len, step); },
+      {impl_.get()});
 }
 
 template <typename OpTy>
@@ -741,8 +737,8 @@ Tensor conv2d(const Tensor &input, const Tensor &weight, const Tensor &bias,
   return ob.make(
       [&] {
         return ob.tb.conv(val(input), val(weight),
-                          bias.defined() ? val(bias) : m::Value(), stride,
-                          pads, dilation, groups);
+                          bias.defined() ? val(bias) : m::Value(), stride, pads,
+                          dilation, groups);
       },
       {input.impl().get(), weight.impl().get(),
        bias.defined() ? bias.impl().get() : nullptr});

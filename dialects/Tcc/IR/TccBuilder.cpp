@@ -79,8 +79,7 @@ LogicalResult TccBuilder::checkSameElementType(Value lhs, Value rhs) {
 
 FailureOr<SmallVector<Value>>
 TccBuilder::create(StringRef name, ValueRange operands,
-                   ArrayRef<NamedAttribute> attributes,
-                   TypeRange resultTypes) {
+                   ArrayRef<NamedAttribute> attributes, TypeRange resultTypes) {
   MLIRContext *context = getContext();
   std::optional<RegisteredOperationName> info =
       RegisteredOperationName::lookup(name, context);
@@ -134,8 +133,8 @@ TccBuilder::create(StringRef name, ValueRange operands,
         std::string opPrefix = ("'" + name + "' op ").str();
         reason.consume_front(opPrefix);
         if (reason.empty())
-          return emitError() << "cannot infer the result type of '" << name
-                             << "'",
+          return emitError()
+                     << "cannot infer the result type of '" << name << "'",
                  failure();
         return emitError() << reason, failure();
       }
@@ -193,9 +192,8 @@ SmallVector<char> tcc::rawElements(Type elementType, int64_t count,
                                    ArrayRef<double> values) {
   assert((values.size() == 1 || (int64_t)values.size() == count) &&
          "one value, or one per element");
-  unsigned bytes = elementType.isInteger(1)
-                       ? 1
-                       : elementType.getIntOrFloatBitWidth() / 8;
+  unsigned bytes =
+      elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
   SmallVector<char> raw(count * bytes);
   for (int64_t i = 0; i < count; ++i) {
     double v = values[values.size() == 1 ? 0 : i];
@@ -230,8 +228,8 @@ Value TccBuilder::constant(ArrayRef<int64_t> shape, Type elementType,
   SmallVector<char> raw =
       rawElements(elementType, type.getNumElements(), values);
   if (elementType.isInteger(1))
-    return constant(
-        DenseElementsAttr::get(type, SmallVector<bool>(raw.begin(), raw.end())));
+    return constant(DenseElementsAttr::get(
+        type, SmallVector<bool>(raw.begin(), raw.end())));
   return constant(DenseElementsAttr::getFromRawBuffer(type, raw));
 }
 
@@ -250,8 +248,8 @@ Value TccBuilder::iota(int64_t n, Type elementType, int64_t axis,
   SmallVector<double> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(i);
-  return constant(shape, elementType, n == 1 ? ArrayRef<double>{0.0}
-                                             : ArrayRef<double>(values));
+  return constant(shape, elementType,
+                  n == 1 ? ArrayRef<double>{0.0} : ArrayRef<double>(values));
 }
 
 //===----------------------------------------------------------------------===//
@@ -318,9 +316,9 @@ FailureOr<Value> TccBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
              failure();
   int64_t in = shapes::numElements(*from), out = shapes::numElements(shape);
   if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out) && in != out)
-    return emitError() << "cannot reshape " << shapes::str(*from) << " ("
-                       << in << " elements) into " << shapes::str(shape)
-                       << " (" << out << " elements)",
+    return emitError() << "cannot reshape " << shapes::str(*from) << " (" << in
+                       << " elements) into " << shapes::str(shape) << " ("
+                       << out << " elements)",
            failure();
   Type type = llvm::cast<RankedTensorType>(v.getType()).clone(shape);
   return build<ReshapeOp>({v}, {}, type);

@@ -64,9 +64,9 @@ public:
   /// none are given (InferTypeOpInterface, or the operand's type for
   /// SameOperandsAndResultType ops). The op is verified and, when folding is
   /// on, folded; gives its results or what they folded to.
-  FailureOr<SmallVector<Value>>
-  create(StringRef name, ValueRange operands,
-         ArrayRef<NamedAttribute> attributes = {}, TypeRange resultTypes = {});
+  FailureOr<SmallVector<Value>> create(StringRef name, ValueRange operands,
+                                       ArrayRef<NamedAttribute> attributes = {},
+                                       TypeRange resultTypes = {});
   /// The single result of a typed op made as create() makes it.
   template <typename OpT>
   FailureOr<Value> build(ValueRange operands,
@@ -130,19 +130,19 @@ public:
   FailureOr<Value> slice(Value v, ArrayRef<int64_t> offsets,
                          ArrayRef<int64_t> steps, ArrayRef<int64_t> sizes);
   /// `size` elements from `start` with `step` along `axis`.
-  FailureOr<Value> sliceAxis(Value v, int64_t axis, int64_t start,
-                             int64_t size, int64_t step = 1);
+  FailureOr<Value> sliceAxis(Value v, int64_t axis, int64_t start, int64_t size,
+                             int64_t step = 1);
   FailureOr<Value> gather(Value data, Value indices, int64_t axis);
   FailureOr<Value> pad(Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high,
-                       double value = 0.0,
-                       PadMode mode = PadMode::constant);
+                       double value = 0.0, PadMode mode = PadMode::constant);
 
   //===--- Reductions, contractions, normalizations -----------------------===//
   /// A reduction over sorted, unique `axes`.
   template <typename OpT>
   FailureOr<Value> reduce(Value v, ArrayRef<int64_t> axes, bool keepdims) {
-    return build<OpT>({v}, withFlags({attr("axes", b.getDenseI64ArrayAttr(axes))},
-                                     {{"keepdims", keepdims}}));
+    return build<OpT>({v},
+                      withFlags({attr("axes", b.getDenseI64ArrayAttr(axes))},
+                                {{"keepdims", keepdims}}));
   }
   /// The index of the largest (argmax) or smallest element along `axis`.
   template <typename OpT>
@@ -156,9 +156,9 @@ public:
   template <typename OpT>
   FailureOr<Value> cumulative(Value v, int64_t axis, bool exclusive,
                               bool reverse) {
-    return build<OpT>({v}, withFlags({attr("axis", b.getI64IntegerAttr(axis))},
-                                     {{"exclusive", exclusive},
-                                      {"reverse", reverse}}));
+    return build<OpT>(
+        {v}, withFlags({attr("axis", b.getI64IntegerAttr(axis))},
+                       {{"exclusive", exclusive}, {"reverse", reverse}}));
   }
   /// Max or average pooling; `padding` is begins then ends.
   template <typename OpT>

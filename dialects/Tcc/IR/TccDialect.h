@@ -7,8 +7,8 @@
 #ifndef TCC_DIALECT_TCC_IR_TCCDIALECT_H
 #define TCC_DIALECT_TCC_IR_TCCDIALECT_H
 
-#include "mlir/IR/Dialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
 
 #include "dialects/Tcc/IR/TccDialect.h.inc"
 #include "dialects/Tcc/IR/TccEnums.h.inc"

@@ -44,8 +44,8 @@ static bool isSplatOf(Attribute attr, double value) {
 
 /// Index into an operand of shape `shape` (broadcast to `result`) for the
 /// flat result element `flat`.
-static int64_t broadcastIndex(ArrayRef<int64_t> shape,
-                              ArrayRef<int64_t> result, int64_t flat) {
+static int64_t broadcastIndex(ArrayRef<int64_t> shape, ArrayRef<int64_t> result,
+                              int64_t flat) {
   int64_t index = 0, stride = 1;
   size_t lead = result.size() - shape.size();
   for (int64_t i = result.size() - 1; i >= 0; --i) {
@@ -93,10 +93,9 @@ static Attribute foldBinary(Attribute lhs, Attribute rhs, Type type,
     auto av = a.getValues<APInt>(), bv = b.getValues<APInt>();
     SmallVector<APInt> out;
     for (int64_t i = 0; i < n; ++i) {
-      std::optional<APInt> r =
-          intFn(av[broadcastIndex(a.getType().getShape(), shape, i)],
-                bv[broadcastIndex(b.getType().getShape(), shape, i)],
-                isUnsigned);
+      std::optional<APInt> r = intFn(
+          av[broadcastIndex(a.getType().getShape(), shape, i)],
+          bv[broadcastIndex(b.getType().getShape(), shape, i)], isUnsigned);
       if (!r)
         return {};
       out.push_back(*r);
@@ -154,7 +153,8 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       adaptor.getLhs(), adaptor.getRhs(), getType(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a / b; },
       [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
-        if (b.isZero() || (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
+        if (b.isZero() ||
+            (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
           return std::nullopt; // Undefined: leave it to run time.
         return isUnsigned ? a.udiv(b) : a.sdiv(b);
       });
@@ -193,7 +193,8 @@ OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
         return a;
       },
       [](APInt a, APInt b, bool isUnsigned) -> std::optional<APInt> {
-        if (b.isZero() || (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
+        if (b.isZero() ||
+            (!isUnsigned && b.isAllOnes() && a.isMinSignedValue()))
           return std::nullopt; // Undefined: leave it to run time.
         if (isUnsigned)
           return a.urem(b);
@@ -206,24 +207,21 @@ OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
-                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
-                      return a & b;
-                    });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a & b; });
 }
 
 OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
-                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
-                      return a | b;
-                    });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a | b; });
 }
 
 OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
-                    [](APInt a, APInt b, bool) -> std::optional<APInt> {
-                      return a ^ b;
-                    });
+  return foldBinary(
+      adaptor.getLhs(), adaptor.getRhs(), getType(), nullptr,
+      [](APInt a, APInt b, bool) -> std::optional<APInt> { return a ^ b; });
 }
 
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
@@ -240,9 +238,8 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
   if (!a)
     return {};
   if (isa<FloatType>(a.getElementType()))
-    return a.mapValues(a.getElementType(), [](const APFloat &v) {
-      return (-v).bitcastToAPInt();
-    });
+    return a.mapValues(a.getElementType(),
+                       [](const APFloat &v) { return (-v).bitcastToAPInt(); });
   return a.mapValues(a.getElementType(), [](const APInt &v) { return -v; });
 }
 
@@ -264,7 +261,8 @@ static Attribute foldUnaryFloat(Attribute input,
 }
 
 OpFoldResult SqrtOp::fold(FoldAdaptor adaptor) {
-  return foldUnaryFloat(adaptor.getInput(), [](double x) { return std::sqrt(x); });
+  return foldUnaryFloat(adaptor.getInput(),
+                        [](double x) { return std::sqrt(x); });
 }
 OpFoldResult RsqrtOp::fold(FoldAdaptor adaptor) {
   return foldUnaryFloat(adaptor.getInput(),
@@ -419,8 +417,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), out);
 }
 
-template <typename Op>
-static OpFoldResult foldReduce(Op op) {
+template <typename Op> static OpFoldResult foldReduce(Op op) {
   if (op.getAxes().empty() && op.getInput().getType() == op.getType())
     return op.getInput();
   return {};
@@ -467,8 +464,8 @@ struct FoldTransposeOfTranspose : OpRewritePattern<TransposeOp> {
     SmallVector<int64_t> perm;
     for (int64_t p : op.getPerm())
       perm.push_back(inner.getPerm()[p]);
-    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(),
-                                             inner.getInput(), perm);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, op.getType(), inner.getInput(),
+                                             perm);
     return success();
   }
 };
@@ -523,10 +520,9 @@ void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 /// Builds `type` from `dense` by reading, for each result element, the input
 /// element whose flat index is the sum over result dimensions of
 /// `offset(dim, coord, inputStrides)`.
-static Attribute
-remapElements(DenseElementsAttr dense, RankedTensorType type,
-              function_ref<int64_t(int64_t, int64_t, ArrayRef<int64_t>)>
-                  offset) {
+static Attribute remapElements(
+    DenseElementsAttr dense, RankedTensorType type,
+    function_ref<int64_t(int64_t, int64_t, ArrayRef<int64_t>)> offset) {
   ArrayRef<int64_t> in = dense.getType().getShape();
   SmallVector<int64_t> inStrides(in.size(), 1);
   for (int64_t i = (int64_t)in.size() - 2; i >= 0; --i)
@@ -609,9 +605,10 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
-  bool identity = getInput().getType() == getType() &&
-                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
-                  llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
+  bool identity =
+      getInput().getType() == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
   if (identity)
     return getInput();
   DenseElementsAttr dense = smallDense(adaptor.getInput());
@@ -619,11 +616,10 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
     return {};
   if (dense.isSplat())
     return dense.resizeSplat(getType());
-  return remapElements(dense, getType(),
-                       [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
-                         return (getOffsets()[dim] + coord * getSteps()[dim]) *
-                                st[dim];
-                       });
+  return remapElements(
+      dense, getType(), [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
+        return (getOffsets()[dim] + coord * getSteps()[dim]) * st[dim];
+      });
 }
 
 OpFoldResult PadOp::fold(FoldAdaptor) {
@@ -655,7 +651,7 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   SmallVector<Attribute> out;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t k : picks)
-      llvm::append_range(out, ArrayRef<Attribute>(data).slice(
-                                  (o * size + k) * inner, inner));
+      llvm::append_range(
+          out, ArrayRef<Attribute>(data).slice((o * size + k) * inner, inner));
   return DenseElementsAttr::get(getType(), out);
 }

@@ -8,8 +8,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccBuilder.h"
+#include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccShapes.h"
 
 using namespace mlir;
@@ -36,16 +36,16 @@ static LogicalResult checkResultShape(Operation *op, Type result,
     ok = actual[i] == (*expected)[i] || ShapedType::isDynamic(actual[i]) ||
          ShapedType::isDynamic((*expected)[i]);
   if (!ok)
-    return op->emitOpError() << "result shape " << shapes::str(actual)
-                             << " does not match the expected shape "
-                             << shapes::str(*expected);
+    return op->emitOpError()
+           << "result shape " << shapes::str(actual)
+           << " does not match the expected shape " << shapes::str(*expected);
   return success();
 }
 
 static LogicalResult checkAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    return op->emitOpError() << "axis " << axis
-                             << " is out of range for rank " << rank;
+    return op->emitOpError()
+           << "axis " << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -120,8 +120,8 @@ LogicalResult mlir::tcc::inferBroadcastType(std::optional<Location> location,
   if (failed(shape))
     return failure();
   types.assign({RankedTensorType::get(
-      *shape, elementType ? elementType
-                          : getElementTypeOrSelf(operands.front()))});
+      *shape,
+      elementType ? elementType : getElementTypeOrSelf(operands.front()))});
   return success();
 }
 
@@ -129,8 +129,7 @@ LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> location,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  return inferBroadcastType(location, getOperationName(),
-                            adaptor.getOperands(),
+  return inferBroadcastType(location, getOperationName(), adaptor.getOperands(),
                             IntegerType::get(context, 1), types);
 }
 
@@ -138,8 +137,7 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  return inferBroadcastType(location, getOperationName(),
-                            adaptor.getOperands(),
+  return inferBroadcastType(location, getOperationName(), adaptor.getOperands(),
                             getElementTypeOrSelf(adaptor.getOnTrue()), types);
 }
 
@@ -158,10 +156,9 @@ static LogicalResult inferReduce(std::optional<Location> location,
 }
 
 template <typename Op>
-static LogicalResult inferArgReduce(MLIRContext *context,
-                                    std::optional<Location> location,
-                                    typename Op::Adaptor adaptor,
-                                    SmallVectorImpl<Type> &types) {
+static LogicalResult
+inferArgReduce(MLIRContext *context, std::optional<Location> location,
+               typename Op::Adaptor adaptor, SmallVectorImpl<Type> &types) {
   return inferWith(
       location, Op::getOperationName(), {{"input", adaptor.getInput()}},
       {{"axis", adaptor.getAxisAttr()}},
@@ -200,10 +197,9 @@ static FailureOr<shapes::Shape> sameShape(Shapes s, shapes::EmitErrorFn) {
 }
 
 #define TCC_INFER_WITH(Op, infer, ...)                                         \
-  LogicalResult Op::inferReturnTypes(MLIRContext *context,                     \
-                                     std::optional<Location> location,         \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult Op::inferReturnTypes(                                          \
+      MLIRContext *context, std::optional<Location> location, Adaptor adaptor, \
+      SmallVectorImpl<Type> &types) {                                          \
     (void)context;                                                             \
     return infer<Op>(__VA_ARGS__);                                             \
   }
@@ -332,8 +328,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
 
 /// Checks an op's result type against the type it infers from its operands
 /// and attributes: one rule for building and verifying.
-template <typename Op>
-static LogicalResult verifyInferredType(Op op) {
+template <typename Op> static LogicalResult verifyInferredType(Op op) {
   SmallVector<Type, 1> types;
   if (failed(Op::inferReturnTypes(op.getContext(), op.getLoc(),
                                   typename Op::Adaptor(op), types)))
@@ -355,8 +350,8 @@ LogicalResult mlir::tcc::verifyBroadcastingElementwise(Operation *op) {
 }
 
 LogicalResult ClampOp::verify() {
-  if (getMin() && getMax() && getMin()->convertToDouble() >
-                                  getMax()->convertToDouble())
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
     return emitOpError() << "min (" << getMin()->convertToDouble()
                          << ") is greater than max ("
                          << getMax()->convertToDouble() << ")";
@@ -379,8 +374,7 @@ LogicalResult ConvOp::verify() {
     if (b.size() != 1 || (b[0] != weight[0] && !ShapedType::isDynamic(b[0]) &&
                           !ShapedType::isDynamic(weight[0])))
       return emitOpError() << "bias shape " << shapes::str(b)
-                           << " does not match the " << weight[0]
-                           << " filters";
+                           << " does not match the " << weight[0] << " filters";
   }
   return verifyInferredType(*this);
 }
@@ -464,8 +458,7 @@ LogicalResult NllLossOp::inferReturnTypes(MLIRContext *,
       {{"reduction", adaptor.getReductionAttr()}},
       [&](Shapes s, shapes::EmitErrorFn emit) -> FailureOr<shapes::Shape> {
         if (failed(checkNllLossShapes(
-                s[0], s[1], weight ? std::optional(s[2]) : std::nullopt,
-                emit)))
+                s[0], s[1], weight ? std::optional(s[2]) : std::nullopt, emit)))
           return failure();
         if (adaptor.getReduction() == LossReduction::none)
           return shapes::Shape(s[1]);
@@ -489,8 +482,8 @@ FailureOr<std::pair<Value, Value>> NllLossOp::buildPick(TccBuilder &b) {
   FailureOr<Value> column = b.reshape(*t, expanded);
   if (failed(column))
     return failure();
-  FailureOr<Value> hot = b.compare(ComparePredicate::eq, *column,
-                                   b.iota(classes, i64, 1, rank));
+  FailureOr<Value> hot =
+      b.compare(ComparePredicate::eq, *column, b.iota(classes, i64, 1, rank));
   if (failed(hot))
     return failure();
   Value weight;
@@ -539,9 +532,8 @@ LogicalResult ReshapeOp::verify() {
   int64_t out = shapes::numElements(getType().getShape());
   if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out) && in != out)
     return emitOpError() << "cannot reshape " << in << " elements ("
-                         << shapes::str(shapeOf(getInput())) << ") into "
-                         << out << " (" << shapes::str(getType().getShape())
-                         << ")";
+                         << shapes::str(shapeOf(getInput())) << ") into " << out
+                         << " (" << shapes::str(getType().getShape()) << ")";
   return success();
 }
 
@@ -642,7 +634,8 @@ static unsigned storageBits(Type t) {
 }
 
 LogicalResult BitcastOp::verify() {
-  Type from = getElementTypeOrSelf(getInput()), to = getElementTypeOrSelf(getType());
+  Type from = getElementTypeOrSelf(getInput()),
+       to = getElementTypeOrSelf(getType());
   if (storageBits(from) != storageBits(to))
     return emitOpError() << "cannot reinterpret " << storageBits(from)
                          << "-bit " << from << " as " << storageBits(to)
@@ -729,7 +722,8 @@ LogicalResult IfOp::verifyRegions() {
     if (!yield)
       return emitOpError() << "each region must end with tcc.yield";
     if (!llvm::equal(yield.getValues().getTypes(), getResultTypes()))
-      return emitOpError() << "the " << (region == &getThenRegion() ? "then" : "else")
+      return emitOpError() << "the "
+                           << (region == &getThenRegion() ? "then" : "else")
                            << " region yields types other than the results'";
   }
   return success();
@@ -752,7 +746,7 @@ LogicalResult LoopOp::verifyRegions() {
                          << "the carried values";
   if (getNumResults() < n ||
       !llvm::equal(TypeRange(getResultTypes()).take_front(n),
-                    getInits().getTypes()))
+                   getInits().getTypes()))
     return emitOpError() << "the first results must have the types of the "
                          << "carried values";
   YieldOp yield = terminatorOf(getBody());
@@ -768,8 +762,7 @@ LogicalResult LoopOp::verifyRegions() {
   for (size_t i = 0; i < scans; ++i) {
     auto result = cast<RankedTensorType>(getResult(n + i).getType());
     auto each = cast<RankedTensorType>(yielded[1 + n + i]);
-    if (result.getRank() != each.getRank() + 1 ||
-        result.isDynamicDim(0) ||
+    if (result.getRank() != each.getRank() + 1 || result.isDynamicDim(0) ||
         result.getShape().drop_front() != each.getShape() ||
         result.getElementType() != each.getElementType())
       return emitOpError() << "scan output " << i << " of type " << result
@@ -780,12 +773,10 @@ LogicalResult LoopOp::verifyRegions() {
 }
 
 LogicalResult UkernelOp::verify() {
-  bool tensors = llvm::all_of(getOperandTypes(), [](Type t) {
-    return isa<RankedTensorType>(t);
-  });
-  bool memrefs = llvm::all_of(getOperandTypes(), [](Type t) {
-    return isa<MemRefType>(t);
-  });
+  bool tensors = llvm::all_of(getOperandTypes(),
+                              [](Type t) { return isa<RankedTensorType>(t); });
+  bool memrefs = llvm::all_of(getOperandTypes(),
+                              [](Type t) { return isa<MemRefType>(t); });
   if (!tensors && !memrefs)
     return emitOpError() << "operands must be all tensors or all memrefs";
   if (memrefs && getNumResults() != 0)

@@ -132,11 +132,10 @@ static LogicalResult checkWindowAttrs(StringRef what, size_t spatial,
                                       shapes::EmitErrorFn emitError) {
   if (strides.size() != spatial || dilations.size() != spatial ||
       padding.size() != 2 * spatial) {
-    emitError() << what << " over " << spatial
-                << " spatial dimensions needs " << spatial << " strides, "
-                << spatial << " dilations and " << 2 * spatial
-                << " pads; got " << strides.size() << ", " << dilations.size()
-                << " and " << padding.size();
+    emitError() << what << " over " << spatial << " spatial dimensions needs "
+                << spatial << " strides, " << spatial << " dilations and "
+                << 2 * spatial << " pads; got " << strides.size() << ", "
+                << dilations.size() << " and " << padding.size();
     return failure();
   }
   if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
@@ -151,11 +150,12 @@ static LogicalResult checkWindowAttrs(StringRef what, size_t spatial,
   return success();
 }
 
-FailureOr<shapes::Shape>
-shapes::conv(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
-             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-             ArrayRef<int64_t> dilations, int64_t groups,
-             EmitErrorFn emitError) {
+FailureOr<shapes::Shape> shapes::conv(ArrayRef<int64_t> input,
+                                      ArrayRef<int64_t> weight,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> padding,
+                                      ArrayRef<int64_t> dilations,
+                                      int64_t groups, EmitErrorFn emitError) {
   if (input.size() < 3 || weight.size() != input.size()) {
     emitError() << "convolution needs input and weight of the same rank >= 3"
                 << "; got " << str(input) << " and " << str(weight);
@@ -177,8 +177,8 @@ shapes::conv(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
   }
   if (channels != kDyn && perGroup != kDyn && channels != perGroup * groups) {
     emitError() << "convolution input has " << channels
-                << " channels but weight " << str(weight) << " with "
-                << groups << " group(s) expects " << perGroup * groups;
+                << " channels but weight " << str(weight) << " with " << groups
+                << " group(s) expects " << perGroup * groups;
     return failure();
   }
   Shape out = {input[0], filters};
@@ -192,8 +192,8 @@ shapes::conv(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
     int64_t padded = d + padding[i] + padding[i + spatial];
     if (padded < span) {
       emitError() << "convolution window (" << span
-                  << ") is larger than padded spatial dimension " << i
-                  << " (" << padded << ")";
+                  << ") is larger than padded spatial dimension " << i << " ("
+                  << padded << ")";
       return failure();
     }
     out.push_back((padded - span) / strides[i] + 1);
@@ -213,11 +213,12 @@ int64_t shapes::pooledSize(int64_t size, int64_t kernel, int64_t stride,
   return out;
 }
 
-FailureOr<shapes::Shape>
-shapes::pool(ArrayRef<int64_t> input, ArrayRef<int64_t> kernel,
-             ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-             ArrayRef<int64_t> dilations, bool ceilMode,
-             EmitErrorFn emitError) {
+FailureOr<shapes::Shape> shapes::pool(ArrayRef<int64_t> input,
+                                      ArrayRef<int64_t> kernel,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> padding,
+                                      ArrayRef<int64_t> dilations,
+                                      bool ceilMode, EmitErrorFn emitError) {
   if (input.size() < 3) {
     emitError() << "pooling needs an input of rank >= 3; got " << str(input);
     return failure();
@@ -290,8 +291,7 @@ FailureOr<shapes::Shape> shapes::transpose(ArrayRef<int64_t> input,
   Shape out;
   for (int64_t p : perm) {
     if (p < 0 || p >= (int64_t)perm.size() || seen[p]) {
-      emitError() << "perm is not a permutation of [0, " << perm.size()
-                  << ")";
+      emitError() << "perm is not a permutation of [0, " << perm.size() << ")";
       return failure();
     }
     seen[p] = true;
@@ -300,9 +300,8 @@ FailureOr<shapes::Shape> shapes::transpose(ArrayRef<int64_t> input,
   return out;
 }
 
-FailureOr<shapes::Shape>
-shapes::concat(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis,
-               EmitErrorFn emitError) {
+FailureOr<shapes::Shape> shapes::concat(ArrayRef<ArrayRef<int64_t>> inputs,
+                                        int64_t axis, EmitErrorFn emitError) {
   if (inputs.empty()) {
     emitError() << "concat needs at least one input";
     return failure();
@@ -323,8 +322,8 @@ shapes::concat(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis,
       if (i == axis) {
         out[i] = (out[i] == kDyn || s[i] == kDyn) ? kDyn : out[i] + s[i];
       } else if (out[i] != s[i] && out[i] != kDyn && s[i] != kDyn) {
-        emitError() << "concat inputs " << str(inputs[0]) << " and "
-                    << str(s) << " differ in dimension " << i;
+        emitError() << "concat inputs " << str(inputs[0]) << " and " << str(s)
+                    << " differ in dimension " << i;
         return failure();
       }
     }
@@ -333,8 +332,8 @@ shapes::concat(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis,
 }
 
 FailureOr<shapes::Shape> shapes::gather(ArrayRef<int64_t> data,
-                                        ArrayRef<int64_t> indices,
-                                        int64_t axis, EmitErrorFn emitError) {
+                                        ArrayRef<int64_t> indices, int64_t axis,
+                                        EmitErrorFn emitError) {
   if (axis < 0 || axis >= (int64_t)data.size()) {
     emitError() << "axis " << axis << " is out of range for rank "
                 << data.size();

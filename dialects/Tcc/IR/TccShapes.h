@@ -33,19 +33,15 @@ bool broadcastsTo(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
 FailureOr<Shape> matmul(llvm::ArrayRef<int64_t> lhs,
                         llvm::ArrayRef<int64_t> rhs, EmitErrorFn emitError);
 /// N-d grouped convolution; `padding` is begins then ends.
-FailureOr<Shape> conv(llvm::ArrayRef<int64_t> input,
-                      llvm::ArrayRef<int64_t> weight,
-                      llvm::ArrayRef<int64_t> strides,
-                      llvm::ArrayRef<int64_t> padding,
-                      llvm::ArrayRef<int64_t> dilations, int64_t groups,
-                      EmitErrorFn emitError);
+FailureOr<Shape>
+conv(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> weight,
+     llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> padding,
+     llvm::ArrayRef<int64_t> dilations, int64_t groups, EmitErrorFn emitError);
 /// Max and average pooling.
-FailureOr<Shape> pool(llvm::ArrayRef<int64_t> input,
-                      llvm::ArrayRef<int64_t> kernel,
-                      llvm::ArrayRef<int64_t> strides,
-                      llvm::ArrayRef<int64_t> padding,
-                      llvm::ArrayRef<int64_t> dilations, bool ceilMode,
-                      EmitErrorFn emitError);
+FailureOr<Shape>
+pool(llvm::ArrayRef<int64_t> input, llvm::ArrayRef<int64_t> kernel,
+     llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> padding,
+     llvm::ArrayRef<int64_t> dilations, bool ceilMode, EmitErrorFn emitError);
 /// Output size of one pooled dimension (ONNX rules, including ceil_mode's
 /// "the last window starts inside the input" rule).
 int64_t pooledSize(int64_t size, int64_t kernel, int64_t stride,
@@ -56,8 +52,7 @@ FailureOr<Shape> reduce(llvm::ArrayRef<int64_t> input,
                         llvm::ArrayRef<int64_t> axes, bool keepdims,
                         EmitErrorFn emitError);
 FailureOr<Shape> transpose(llvm::ArrayRef<int64_t> input,
-                           llvm::ArrayRef<int64_t> perm,
-                           EmitErrorFn emitError);
+                           llvm::ArrayRef<int64_t> perm, EmitErrorFn emitError);
 FailureOr<Shape> concat(llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs,
                         int64_t axis, EmitErrorFn emitError);
 FailureOr<Shape> gather(llvm::ArrayRef<int64_t> data,

@@ -67,9 +67,9 @@ struct UkernelOpInterface
       auto type = cast<MemRefType>(buffer.getType());
       if (tcc::isContiguousRowMajor(type))
         return buffer;
-      auto denseType = MemRefType::get(type.getShape(), type.getElementType(),
-                                       MemRefLayoutAttrInterface(),
-                                       type.getMemorySpace());
+      auto denseType =
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          MemRefLayoutAttrInterface(), type.getMemorySpace());
       return rewriter.create<memref::AllocOp>(loc, denseType);
     };
     SmallVector<Value> callInputs, callOutputs;
@@ -81,10 +81,9 @@ struct UkernelOpInterface
     }
     for (Value out : outputs)
       callOutputs.push_back(dense(out));
-    rewriter.create<tcc::UkernelOp>(loc, TypeRange{}, ukernel.getName(),
-                                    callInputs, callOutputs,
-                                    ukernel.getParams(),
-                                    ukernel.getAccumulateParamsAttr());
+    rewriter.create<tcc::UkernelOp>(
+        loc, TypeRange{}, ukernel.getName(), callInputs, callOutputs,
+        ukernel.getParams(), ukernel.getAccumulateParamsAttr());
     // The staging buffers are placed (or freed) with every other buffer by
     // the memory plan and the deallocation pipeline that follow.
     for (auto [out, d] : llvm::zip(outputs, callOutputs))

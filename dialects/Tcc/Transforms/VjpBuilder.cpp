@@ -91,4 +91,3 @@ Value VjpBuilder::unslice(Value g, ArrayRef<int64_t> inputShape,
     high[i] = inputShape[i] - (starts[i] + shapeOf(r)[i]);
   return pad(r, low, high);
 }
-

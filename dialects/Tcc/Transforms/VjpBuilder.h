@@ -146,8 +146,8 @@ public:
   Value conv(Value input, Value weight, ArrayRef<int64_t> strides,
              ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
              int64_t groups) {
-    return expect(tb.conv(input, weight, Value(), strides, padding, dilations,
-                          groups));
+    return expect(
+        tb.conv(input, weight, Value(), strides, padding, dilations, groups));
   }
   /// Any other op, by the one builder.
   template <typename OpT>

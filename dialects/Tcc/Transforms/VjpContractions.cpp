@@ -31,7 +31,8 @@ LogicalResult vjpMatmul(MatmulOp op, VjpBuilder &b, ValueRange ct,
   Value lhs = op.getLhs(), rhs = op.getRhs(), g = ct[0];
   if (!isa<FloatType>(VjpBuilder::elementOf(lhs)))
     return success();
-  ArrayRef<int64_t> ls = VjpBuilder::shapeOf(lhs), rs = VjpBuilder::shapeOf(rhs);
+  ArrayRef<int64_t> ls = VjpBuilder::shapeOf(lhs),
+                    rs = VjpBuilder::shapeOf(rhs);
   if (ls.size() == 1 && rs.size() == 1) {
     out[0] = b.mul(g, rhs);
     out[1] = b.mul(g, lhs);
@@ -59,8 +60,8 @@ LogicalResult vjpMatmul(MatmulOp op, VjpBuilder &b, ValueRange ct,
   if (cs.size() == 2 && as.size() > 2) {
     int64_t k = as.back(), n = cs.back();
     Value a2 = b.reshape(a, {shapes::numElements(as) / k, k});
-    Value g2 = b.reshape(gm, {shapes::numElements(as) / as[as.size() - 2] /
-                                  k * as[as.size() - 2],
+    Value g2 = b.reshape(gm, {shapes::numElements(as) / as[as.size() - 2] / k *
+                                  as[as.size() - 2],
                               n});
     dc = b.matmul(b.transposeLast2(a2), g2);
   } else {
@@ -113,8 +114,8 @@ LogicalResult vjpConv(ConvOp op, VjpBuilder &b, ValueRange ct,
     SmallVector<int64_t> convPad(2 * n), crop(2 * n);
     for (int64_t i = 0; i < n; ++i) {
       int64_t span = dilations[i] * (ws[2 + i] - 1);
-      int64_t rest = (xs[2 + i] + padding[i] + padding[n + i] - span - 1) %
-                     strides[i];
+      int64_t rest =
+          (xs[2 + i] + padding[i] + padding[n + i] - span - 1) % strides[i];
       int64_t low = span - padding[i], high = span - padding[n + i] + rest;
       convPad[i] = std::max<int64_t>(low, 0);
       convPad[n + i] = std::max<int64_t>(high, 0);
@@ -148,10 +149,10 @@ LogicalResult vjpConv(ConvOp op, VjpBuilder &b, ValueRange ct,
     SmallVector<int64_t> window5 = {batch, channels, 1, gs[2], gs[3]};
     for (int64_t i = 0; i < ws[2]; ++i)
       for (int64_t j = 0; j < ws[3]; ++j)
-        windows.push_back(b.reshape(
-            b.slice(xp, {0, 0, i * dilations[0], j * dilations[1]},
-                    {1, 1, strides[0], strides[1]}, window),
-            window5));
+        windows.push_back(
+            b.reshape(b.slice(xp, {0, 0, i * dilations[0], j * dilations[1]},
+                              {1, 1, strides[0], strides[1]}, window),
+                      window5));
     Value cols = windows.size() == 1 ? windows[0] : b.concat(windows, 2);
     cols = b.reshape(b.transpose(cols, {0, 3, 4, 1, 2}),
                      {batch * gs[2] * gs[3], channels * taps});
@@ -179,8 +180,7 @@ LogicalResult vjpConv(ConvOp op, VjpBuilder &b, ValueRange ct,
     Value xt = b.reshape(b.transpose(b.reshape(x, xGrouped), xPerm), xShape);
     Value gt = b.reshape(b.transpose(b.reshape(g, gGrouped), gPerm), gShape);
     Value dw = b.conv(xt, gt, dilations, padding, strides, groups);
-    SmallVector<int64_t> zeros(n + 2, 0), steps(n + 2, 1),
-        kept = {cg, filters};
+    SmallVector<int64_t> zeros(n + 2, 0), steps(n + 2, 1), kept = {cg, filters};
     kept.append(ws.begin() + 2, ws.end());
     dw = b.slice(dw, zeros, steps, kept);
     SmallVector<int64_t> perm = {1, 0};
@@ -211,10 +211,9 @@ template <typename OpT> PoolGeometry poolGeometry(OpT op) {
   geo.high = {0, 0};
   geo.steps = {1, 1};
   for (int64_t i = 0; i < n; ++i) {
-    int64_t needed = (os[2 + i] - 1) * strides[i] +
-                     (kernel[i] - 1) * dilations[i] + 1;
-    int64_t extent =
-        std::max(xs[2 + i] + padding[i] + padding[n + i], needed);
+    int64_t needed =
+        (os[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1;
+    int64_t extent = std::max(xs[2 + i] + padding[i] + padding[n + i], needed);
     geo.padded.push_back(extent);
     geo.low.push_back(padding[i]);
     geo.high.push_back(extent - xs[2 + i] - padding[i]);
@@ -251,8 +250,8 @@ LogicalResult vjpMaxPool(MaxPoolOp op, VjpBuilder &b, ValueRange ct,
                          MutableArrayRef<Value> out) {
   Value x = op.getInput(), y = op.getResult(), g = ct[0];
   PoolGeometry geo = poolGeometry(op);
-  Value xp = b.pad(x, geo.low, geo.high,
-                   -std::numeric_limits<double>::infinity());
+  Value xp =
+      b.pad(x, geo.low, geo.high, -std::numeric_limits<double>::infinity());
   ArrayRef<int64_t> os = VjpBuilder::shapeOf(y);
   Value taken, grad;
   for (ArrayRef<int64_t> offsets : geo.taps) {
@@ -290,8 +289,8 @@ LogicalResult vjpAvgPool(AvgPoolOp op, VjpBuilder &b, ValueRange ct,
       for (int64_t t = 0; t < kernel[i]; ++t) {
         int64_t pos = o * strides[i] + t * dilations[i] - padding[i];
         int64_t lo = op.getCountIncludePad() ? -padding[i] : 0;
-        int64_t hi = op.getCountIncludePad() ? xs[2 + i] + padding[n + i]
-                                             : xs[2 + i];
+        int64_t hi =
+            op.getCountIncludePad() ? xs[2 + i] + padding[n + i] : xs[2 + i];
         count += pos >= lo && pos < hi;
       }
       perDim[i].push_back(count ? 1.0 / double(count) : 0.0);

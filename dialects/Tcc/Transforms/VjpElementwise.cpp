@@ -62,8 +62,7 @@ LogicalResult vjpDiv(DivOp op, VjpBuilder &b, ValueRange ct,
 /// which is exactly (a - r) / b.
 LogicalResult vjpRem(RemOp op, VjpBuilder &b, ValueRange ct,
                      MutableArrayRef<Value> out) {
-  Value quotient =
-      b.div(b.sub(op.getLhs(), op.getResult()), op.getRhs());
+  Value quotient = b.div(b.sub(op.getLhs(), op.getResult()), op.getRhs());
   setReduced(op, b, out, 0, ct[0]);
   setReduced(op, b, out, 1, b.neg(b.mul(ct[0], quotient)));
   return success();
@@ -92,10 +91,8 @@ LogicalResult vjpMaxMin(OpT op, VjpBuilder &b, ValueRange ct,
   Value l = op.getLhs(), r = op.getRhs(), g = ct[0];
   Value half = b.mul(g, 0.5);
   Value tie = b.cmp(P::eq, l, r);
-  setReduced(op, b, out, 0,
-             b.select(b.cmp(Wins, l, r), g, b.where(tie, half)));
-  setReduced(op, b, out, 1,
-             b.select(b.cmp(Wins, r, l), g, b.where(tie, half)));
+  setReduced(op, b, out, 0, b.select(b.cmp(Wins, l, r), g, b.where(tie, half)));
+  setReduced(op, b, out, 1, b.select(b.cmp(Wins, r, l), g, b.where(tie, half)));
   return success();
 }
 
@@ -125,9 +122,7 @@ LogicalResult vjpUnary(OpT op, VjpBuilder &b, ValueRange ct,
 }
 
 Value dExp(VjpBuilder &, Value, Value y) { return y; }
-Value dLog(VjpBuilder &b, Value x, Value) {
-  return b.unary<ReciprocalOp>(x);
-}
+Value dLog(VjpBuilder &b, Value x, Value) { return b.unary<ReciprocalOp>(x); }
 Value dSqrt(VjpBuilder &b, Value, Value y) {
   return b.mul(b.unary<ReciprocalOp>(y), 0.5);
 }
@@ -135,9 +130,7 @@ Value dSqrt(VjpBuilder &b, Value, Value y) {
 Value dRsqrt(VjpBuilder &b, Value, Value y) {
   return b.mul(b.mul(b.mul(y, y), y), -0.5);
 }
-Value dReciprocal(VjpBuilder &b, Value, Value y) {
-  return b.neg(b.mul(y, y));
-}
+Value dReciprocal(VjpBuilder &b, Value, Value y) { return b.neg(b.mul(y, y)); }
 Value dTanh(VjpBuilder &b, Value, Value y) { return b.rsub(1.0, b.mul(y, y)); }
 Value dSigmoid(VjpBuilder &b, Value, Value y) {
   return b.mul(y, b.rsub(1.0, y));
@@ -146,9 +139,7 @@ Value dErf(VjpBuilder &b, Value x, Value) {
   return b.mul(b.unary<ExpOp>(b.neg(b.mul(x, x))), 2.0 / std::sqrt(M_PI));
 }
 Value dSin(VjpBuilder &b, Value x, Value) { return b.unary<CosOp>(x); }
-Value dCos(VjpBuilder &b, Value x, Value) {
-  return b.neg(b.unary<SinOp>(x));
-}
+Value dCos(VjpBuilder &b, Value x, Value) { return b.neg(b.unary<SinOp>(x)); }
 Value dTan(VjpBuilder &b, Value, Value y) { return b.add(b.mul(y, y), 1.0); }
 Value dAsin(VjpBuilder &b, Value x, Value) {
   return b.unary<RsqrtOp>(b.rsub(1.0, b.mul(x, x)));
@@ -220,8 +211,8 @@ LogicalResult vjpGelu(GeluOp op, VjpBuilder &b, ValueRange ct,
   Value x = op.getInput();
   Value d;
   if (op.getApproximate() == GeluApproximation::none) {
-    Value cdf = b.mul(
-        b.add(b.unary<ErfOp>(b.mul(x, 1.0 / std::sqrt(2.0))), 1.0), 0.5);
+    Value cdf =
+        b.mul(b.add(b.unary<ErfOp>(b.mul(x, 1.0 / std::sqrt(2.0))), 1.0), 0.5);
     Value pdf = b.mul(b.unary<ExpOp>(b.mul(b.mul(x, x), -0.5)),
                       1.0 / std::sqrt(2.0 * M_PI));
     d = b.add(cdf, b.mul(x, pdf));

@@ -13,8 +13,8 @@ namespace {
 
 /// The cotangent of a reduction's result with the reduced axes kept as 1.
 template <typename OpT> Value keptCotangent(OpT op, VjpBuilder &b, Value g) {
-  return b.reshape(g, keptShape(VjpBuilder::shapeOf(op.getInput()),
-                                op.getAxes()));
+  return b.reshape(g,
+                   keptShape(VjpBuilder::shapeOf(op.getInput()), op.getAxes()));
 }
 
 LogicalResult vjpReduceSum(ReduceSumOp op, VjpBuilder &b, ValueRange ct,
@@ -190,8 +190,7 @@ LogicalResult vjpCumprod(CumprodOp op, VjpBuilder &b, ValueRange ct,
     return success();
   Value gy = b.mul(ct[0], op.getResult());
   Value sum = b.builder().create<CumsumOp>(b.location(), gy, op.getAxis(),
-                                           op.getExclusive(),
-                                           !op.getReverse());
+                                           op.getExclusive(), !op.getReverse());
   out[0] = b.div(sum, x);
   return success();
 }

@@ -90,10 +90,10 @@ LogicalResult vjpGather(GatherOp op, VjpBuilder &b, ValueRange ct,
     post *= ds[i];
   int64_t count = shapes::numElements(VjpBuilder::shapeOf(indices));
   Value updates = b.reshape(ct[0], {pre, count, post});
-  Value where = b.broadcastTo(b.reshape(indices, {1, count, 1}),
-                              {pre, count, post});
-  Value zeros = b.splat(VjpBuilder::typeOf(data).clone({pre, ds[axis], post}),
-                        0.0);
+  Value where =
+      b.broadcastTo(b.reshape(indices, {1, count, 1}), {pre, count, post});
+  Value zeros =
+      b.splat(VjpBuilder::typeOf(data).clone({pre, ds[axis], post}), 0.0);
   Value grad = b.builder().create<ScatterOp>(b.location(), zeros, where,
                                              updates, 1, ScatterReduction::add);
   out[0] = b.reshape(grad, ds);
@@ -103,8 +103,7 @@ LogicalResult vjpGather(GatherOp op, VjpBuilder &b, ValueRange ct,
 /// ONNX GatherElements, which tcc has no op for: the flat position of every
 /// element of `indices` in `source` (the coordinate along `axis` replaced by
 /// the index), then a gather from the flattened source.
-Value gatherElements(VjpBuilder &b, Value source, Value indices,
-                     int64_t axis) {
+Value gatherElements(VjpBuilder &b, Value source, Value indices, int64_t axis) {
   ArrayRef<int64_t> ss = VjpBuilder::shapeOf(source),
                     is = VjpBuilder::shapeOf(indices);
   int64_t rank = ss.size();
@@ -125,9 +124,9 @@ Value gatherElements(VjpBuilder &b, Value source, Value indices,
   Value size = b.scalar(b.builder().getI64Type(), double(ss[axis]));
   idx = b.select(b.cmp(P::lt, idx, b.scalar(b.builder().getI64Type(), 0)),
                  b.add(idx, size), idx);
-  Value flat = b.add(b.mul(idx, b.scalar(b.builder().getI64Type(),
-                                         double(strides[axis]))),
-                     b.indexConstant(is, base));
+  Value flat = b.add(
+      b.mul(idx, b.scalar(b.builder().getI64Type(), double(strides[axis]))),
+      b.indexConstant(is, base));
   Value table = b.reshape(source, {shapes::numElements(ss)});
   return b.gather(table, flat, 0);
 }
@@ -150,10 +149,9 @@ LogicalResult vjpScatter(ScatterOp op, VjpBuilder &b, ValueRange ct,
     out[0] = g;
     break;
   default:
-    return op.emitOpError()
-           << "has no VJP rule for reduction = "
-           << stringifyScatterReduction(op.getReduction())
-           << " (only none and add are differentiable)";
+    return op.emitOpError() << "has no VJP rule for reduction = "
+                            << stringifyScatterReduction(op.getReduction())
+                            << " (only none and add are differentiable)";
   }
   out[2] = gatherElements(b, g, op.getIndices(), op.getAxis());
   return success();
@@ -208,9 +206,9 @@ LogicalResult vjpPad(PadOp op, VjpBuilder &b, ValueRange ct,
     perm.push_back(d);
     Value moved = b.transpose(g, perm);
     SmallVector<int64_t> movedShape(VjpBuilder::shapeOf(moved));
-    Value m = b.constant(RankedTensorType::get({padded, size},
-                                               VjpBuilder::elementOf(x)),
-                         matrix);
+    Value m = b.constant(
+        RankedTensorType::get({padded, size}, VjpBuilder::elementOf(x)),
+        matrix);
     Value r = b.matmul(
         b.reshape(moved, {shapes::numElements(movedShape) / padded, padded}),
         m);

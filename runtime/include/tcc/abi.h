@@ -84,7 +84,7 @@ typedef struct tcc_artifact_desc_t {
   uint32_t abi_version; /* TCC_ABI_VERSION of the compiler that made it */
   uint32_t flags;       /* reserved, 0 */
   const char *tcc_version;
-  const char *target;     /* e.g. "x86_64-unknown-linux-gnu:znver4" */
+  const char *target; /* e.g. "x86_64-unknown-linux-gnu:znver4" */
   const char *model_name;
   uint32_t num_inputs;
   uint32_t num_outputs;

@@ -231,8 +231,8 @@ TCC_API tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context);
  * `tcc --profile` call before (end = 0) and after (end = 1) each kernel of
  * a run, on the thread calling tcc_context_run; `name` lives as long as the
  * model. Not to be called while the context runs. */
-typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel,
-                                  const char *name, int32_t end);
+typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel, const char *name,
+                                  int32_t end);
 TCC_API void tcc_context_set_profiler(tcc_context_t *context,
                                       tcc_profiler_fn_t fn, void *user);
 

@@ -29,9 +29,11 @@ void checkPlan(const std::vector<BufferRequest> &req, const ArenaPlan &plan) {
     naive += aligned(req[i].bytes);
     maxStep = std::max(maxStep, req[i].last);
     for (size_t j = 0; j < i; ++j) {
-      bool together = req[i].first <= req[j].last && req[j].first <= req[i].last;
-      bool overlap = plan.offsets[i] < plan.offsets[j] + aligned(req[j].bytes) &&
-                     plan.offsets[j] < plan.offsets[i] + aligned(req[i].bytes);
+      bool together =
+          req[i].first <= req[j].last && req[j].first <= req[i].last;
+      bool overlap =
+          plan.offsets[i] < plan.offsets[j] + aligned(req[j].bytes) &&
+          plan.offsets[j] < plan.offsets[i] + aligned(req[i].bytes);
       EXPECT_FALSE(together && overlap && req[i].bytes > 0 && req[j].bytes > 0)
           << "buffers " << i << " and " << j << " overlap while both alive";
     }
@@ -90,9 +92,11 @@ TEST(ArenaPlanner, RandomGraphs) {
     std::vector<BufferRequest> req;
     for (int i = 0; i < n; ++i) {
       int64_t first = std::uniform_int_distribution<int64_t>(0, steps)(rng);
-      int64_t len = std::uniform_int_distribution<int64_t>(0, steps / 3 + 1)(rng);
+      int64_t len =
+          std::uniform_int_distribution<int64_t>(0, steps / 3 + 1)(rng);
       // Sizes from a few bytes to a few MiB, as in real graphs.
-      int64_t bytes = int64_t(1) << std::uniform_int_distribution<int>(0, 22)(rng);
+      int64_t bytes = int64_t(1)
+                      << std::uniform_int_distribution<int>(0, 22)(rng);
       bytes += std::uniform_int_distribution<int64_t>(0, bytes)(rng);
       req.push_back({bytes, first, first + len});
     }
@@ -108,12 +112,12 @@ TEST(ArenaPlanner, ReachesThePeakWhereLargestFirstDoesNot) {
   // largest first alone they took 2 556 672 bytes, 18% above the peak of
   // 2 163 456; another order of the greedy placement reaches the peak.
   std::vector<BufferRequest> req = {
-      {393216, 49, 54},  {393216, 50, 54}, {393216, 61, 63}, {393216, 63, 64},
-      {393216, 64, 77},  {786432, 54, 63}, {443136, 54, 54}, {512, 60, 60},
-      {512, 60, 60},     {512, 60, 60},    {4, 60, 60},      {4, 60, 60},
-      {590592, 63, 63},  {4, 69, 69},      {4, 69, 69},      {3072, 69, 69},
-      {3072, 69, 69},    {1572864, 71, 72}, {4, 77, 77},     {4, 77, 77},
-      {3072, 77, 77},    {3072, 77, 77}};
+      {393216, 49, 54}, {393216, 50, 54},  {393216, 61, 63}, {393216, 63, 64},
+      {393216, 64, 77}, {786432, 54, 63},  {443136, 54, 54}, {512, 60, 60},
+      {512, 60, 60},    {512, 60, 60},     {4, 60, 60},      {4, 60, 60},
+      {590592, 63, 63}, {4, 69, 69},       {4, 69, 69},      {3072, 69, 69},
+      {3072, 69, 69},   {1572864, 71, 72}, {4, 77, 77},      {4, 77, 77},
+      {3072, 77, 77},   {3072, 77, 77}};
   ArenaPlan plan = planArena(req, kAlign);
   checkPlan(req, plan);
   EXPECT_EQ(plan.arenaBytes, plan.peakLiveBytes);

@@ -649,7 +649,9 @@ TEST(Allocator, TheDefaultAllocatorServesTensors) {
   EXPECT_EQ(def, tcc_allocator_default());
   tcc_allocator_stats_t before, after;
   tcc_allocator_stats(def, &before);
-  { tcc::Tensor t = tcc::Tensor::create(TCC_DTYPE_F32, {100}); }
+  {
+    tcc::Tensor t = tcc::Tensor::create(TCC_DTYPE_F32, {100});
+  }
   tcc_allocator_stats(def, &after);
   EXPECT_EQ(after.num_allocs, before.num_allocs + 1);
   EXPECT_EQ(after.num_frees, before.num_frees + 1);

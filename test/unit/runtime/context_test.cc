@@ -244,8 +244,8 @@ TEST(Context, SharingThreadsChecksItsArguments) {
   tcc_context_options_t options{};
   options.num_threads = 3;
   tcc_context_t *c = nullptr;
-  Result r = result(tcc_context_create_sharing_threads(
-      model.get(), &options, owner.get(), &c));
+  Result r = result(tcc_context_create_sharing_threads(model.get(), &options,
+                                                       owner.get(), &c));
   EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(r.message.find("num_threads is 3, the pool shared has 2"),
             std::string::npos)

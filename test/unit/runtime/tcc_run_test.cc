@@ -200,15 +200,16 @@ TEST_F(TccRunTest, CompareRunsBothInTurn) {
 }
 
 TEST_F(TccRunTest, CompareNeedsTheSameInputsAndOutputs) {
-  Outcome o = tccRun(
-      args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_3X3)));
+  Outcome o =
+      tccRun(args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_3X3)));
   EXPECT_EQ(o.exitCode, 1) << o.output;
   EXPECT_TRUE(contains(o.output, std::string("--compare: '") +
                                      TCC_FAKE_ARTIFACT_3X3 +
                                      "' input 0 is f32[3x3], '" +
                                      TCC_FAKE_ARTIFACT + "' has f32[2x3]"))
       << o.output;
-  o = tccRun(args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_FAILS)));
+  o = tccRun(
+      args("--bench 2 --compare " + std::string(TCC_FAKE_ARTIFACT_FAILS)));
   EXPECT_EQ(o.exitCode, 1) << o.output;
   EXPECT_TRUE(contains(o.output, "tcc-run: error: ")) << o.output;
   o = tccRun(args("--bench 2 --compare " + dir / "missing.so"));
@@ -220,8 +221,8 @@ TEST_F(TccRunTest, CompareUsageErrors) {
   Outcome o = tccRun(args("--compare " + std::string(TCC_FAKE_ARTIFACT)));
   EXPECT_EQ(o.exitCode, 2) << o.output;
   EXPECT_TRUE(contains(o.output, "--compare needs --bench N")) << o.output;
-  o = tccRun(args("--bench 2 --profile --compare " +
-                  std::string(TCC_FAKE_ARTIFACT)));
+  o = tccRun(
+      args("--bench 2 --profile --compare " + std::string(TCC_FAKE_ARTIFACT)));
   EXPECT_EQ(o.exitCode, 2) << o.output;
   EXPECT_TRUE(contains(o.output, "--compare and --profile do not go together"))
       << o.output;

@@ -176,12 +176,12 @@ TEST(TensorIo, FileSizeCapRefusesBeforeReading) {
   tcc_tensor_load_options_t options{};
   options.max_file_bytes = size - 1;
   tcc_tensor_t *t = nullptr;
-  Result r = result(
-      tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
+  Result r =
+      result(tcc_tensor_load_file_with_options(path.c_str(), &options, &t));
   EXPECT_EQ(r.code, TCC_STATUS_RESOURCE_EXHAUSTED);
-  EXPECT_NE(r.message.find("more than the limit of " +
-                           std::to_string(size - 1)),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("more than the limit of " + std::to_string(size - 1)),
+      std::string::npos)
       << r.message;
   EXPECT_EQ(t, nullptr);
   // At the cap, and with the default cap (options NULL or zero), it loads.

@@ -5,8 +5,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -276,8 +276,7 @@ TEST(ThreadPool, SpinTimeFromOptionEnvironmentAndCpuCount) {
   }
   // More threads than CPUs: a spinning thread would starve a working one.
   if (cpus > 0) {
-    EXPECT_EQ(tcc::ThreadPool(static_cast<int>(cpus) + 1, 500).spinMicros(),
-              0);
+    EXPECT_EQ(tcc::ThreadPool(static_cast<int>(cpus) + 1, 500).spinMicros(), 0);
   }
 }
 

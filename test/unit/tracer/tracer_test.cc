@@ -1,6 +1,6 @@
-// Tests of the define-by-run tracer (compiler/Frontends/Tracer): values of recorded
-// ops against plain C++ loops, gradients against hand-derived ones, misuse
-// errors and their messages, the compile cache, and trace() with saved
+// Tests of the define-by-run tracer (compiler/Frontends/Tracer): values of
+// recorded ops against plain C++ loops, gradients against hand-derived ones,
+// misuse errors and their messages, the compile cache, and trace() with saved
 // artifacts run by the runtime alone. Training against PyTorch is in
 // test/tracer/test_training.py.
 #include "tcc/runtime.h"
@@ -166,8 +166,9 @@ TEST(Tracer, ErrorsSayWhatAndWhere) {
             "one element; this one is f32[2x3]: pass backward(gradient)");
   EXPECT_NE(errorOf([&] { a.sum().backward(); }).find("does not require grad"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { Tensor::zeros({2}, DType::i64).requiresGrad_(); })
-                .find("only floating-point"),
+  EXPECT_NE(errorOf([&] {
+              Tensor::zeros({2}, DType::i64).requiresGrad_();
+            }).find("only floating-point"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { (x * 2.0).requiresGrad_(); }).find("only leaves"),
             std::string::npos);
@@ -177,8 +178,9 @@ TEST(Tracer, ErrorsSayWhatAndWhere) {
             std::string::npos);
   EXPECT_NE(errorOf([&] { a.transpose(0, 2); }).find("out of range"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { Tensor::fromVector({1, 2}, {3}); })
-                .find("2 values for f32[3]"),
+  EXPECT_NE(errorOf([&] {
+              Tensor::fromVector({1, 2}, {3});
+            }).find("2 values for f32[3]"),
             std::string::npos);
   EXPECT_NE(errorOf([&] {
               tcc::crossEntropy(a, Tensor::zeros({2}));
@@ -357,7 +359,8 @@ TEST(Tracer, MoreMisuseErrors) {
   auto has = [](const std::string &msg, const char *part) {
     return msg.find(part) != std::string::npos;
   };
-  EXPECT_TRUE(has(errorOf([&] { a.size(2); }), "tcc::Tensor::size: dimension 2"));
+  EXPECT_TRUE(
+      has(errorOf([&] { a.size(2); }), "tcc::Tensor::size: dimension 2"));
   EXPECT_TRUE(has(errorOf([&] { a.reshape({-1, -1}); }),
                   "tcc::reshape: only one dimension can be -1"));
   EXPECT_TRUE(has(errorOf([&] { a.permute({0}); }),
@@ -391,14 +394,14 @@ TEST(Tracer, MoreMisuseErrors) {
                   "every parameter must be a leaf with requiresGrad_()"));
   Tensor p = Tensor::zeros({2});
   p.requiresGrad_();
-  EXPECT_TRUE(has(errorOf([&] { tcc::optim::SGD({p}, -1); }),
-                  "must not be negative"));
+  EXPECT_TRUE(
+      has(errorOf([&] { tcc::optim::SGD({p}, -1); }), "must not be negative"));
   EXPECT_TRUE(has(errorOf([&] { tcc::optim::SGD({p}, 0.1, 0, 0, true); }),
                   "Nesterov momentum needs a momentum"));
   EXPECT_TRUE(has(errorOf([&] { tcc::optim::AdamW({p}, 0.1, 1.0); }),
                   "betas in [0, 1)"));
-  EXPECT_TRUE(has(errorOf([&] { tcc::Function()({}); }),
-                  "tcc::Function: empty"));
+  EXPECT_TRUE(
+      has(errorOf([&] { tcc::Function()({}); }), "tcc::Function: empty"));
 }
 
 TEST(Tracer, TraceAndFunctionErrors) {
@@ -414,8 +417,9 @@ TEST(Tracer, TraceAndFunctionErrors) {
             "tcc::Function: input 0 must be f32 of the traced shape");
   expectNear(f({Tensor::fromVector({3, 4}, {2})})[0].toVector(), {3, 8});
 
-  EXPECT_TRUE(errorOf([&] { tcc::trace(scale, {Tensor::ones({2})}, {w * 2.0}); })
-                  .find("state tensors must be leaves") != std::string::npos);
+  EXPECT_TRUE(errorOf([&] {
+                tcc::trace(scale, {Tensor::ones({2})}, {w * 2.0});
+              }).find("state tensors must be leaves") != std::string::npos);
   EXPECT_EQ(errorOf([&] {
               tcc::trace(
                   [&](const std::vector<Tensor> &in) {
@@ -590,16 +594,14 @@ TEST(TracerGradcheck, ContractionsAndLosses) {
   tcc::manualSeed(13);
   gradcheck("matmul", [](auto &in) { return in[0].matmul(in[1]); },
             {randomDoubles({3, 4}, -1, 1), randomDoubles({4, 2}, -1, 1)});
-  gradcheck("linear",
-            [](auto &in) { return tcc::linear(in[0], in[1], in[2]); },
+  gradcheck("linear", [](auto &in) { return tcc::linear(in[0], in[1], in[2]); },
             {randomDoubles({2, 3}, -1, 1), randomDoubles({4, 3}, -1, 1),
              randomDoubles({4}, -1, 1)});
-  gradcheck("conv2d stride pad",
-            [](auto &in) {
-              return tcc::conv2d(in[0], in[1], in[2], {2, 1}, {1, 0});
-            },
-            {randomDoubles({2, 2, 5, 4}, -1, 1),
-             randomDoubles({3, 2, 3, 2}, -1, 1), randomDoubles({3}, -1, 1)});
+  gradcheck(
+      "conv2d stride pad",
+      [](auto &in) { return tcc::conv2d(in[0], in[1], in[2], {2, 1}, {1, 0}); },
+      {randomDoubles({2, 2, 5, 4}, -1, 1), randomDoubles({3, 2, 3, 2}, -1, 1),
+       randomDoubles({3}, -1, 1)});
   gradcheck("avgPool2d", [](auto &in) { return tcc::avgPool2d(in[0], {2}); },
             {randomDoubles({1, 2, 4, 4}, -1, 1)});
   // Distinct values far apart: no ties for finite differences to cross.

@@ -17,20 +17,39 @@ struct BlockCase {
   // The first convolution's window (1x1 by default, else k x k, stride
   // es, pads ep; h and w are its input's).
   int64_t ek = 1, es = 1, ep = 0;
-  bool packed = true;        // both 1x1 weights prepacked
-  bool epilogues = true;     // biases and ReLU6 on expansion and depthwise
-  bool residual = false;     // on the output
+  bool packed = true;    // both 1x1 weights prepacked
+  bool epilogues = true; // biases and ReLU6 on expansion and depthwise
+  bool residual = false; // on the output
   uint32_t seed = 11;
 
-  BlockCase &stride(int64_t v) { s = v; return *this; }
-  BlockCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
-    pt = t; pl = l; pb = b; pr = r; return *this;
+  BlockCase &stride(int64_t v) {
+    s = v;
+    return *this;
   }
-  BlockCase &unpacked() { packed = false; return *this; }
-  BlockCase &plain() { epilogues = false; return *this; }
-  BlockCase &withResidual() { residual = true; return *this; }
+  BlockCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t;
+    pl = l;
+    pb = b;
+    pr = r;
+    return *this;
+  }
+  BlockCase &unpacked() {
+    packed = false;
+    return *this;
+  }
+  BlockCase &plain() {
+    epilogues = false;
+    return *this;
+  }
+  BlockCase &withResidual() {
+    residual = true;
+    return *this;
+  }
   BlockCase &first(int64_t k, int64_t stride, int64_t pad) {
-    ek = k; es = stride; ep = pad; return *this;
+    ek = k;
+    es = stride;
+    ep = pad;
+    return *this;
   }
 
   int64_t xh() const { return (h + 2 * ep - ek) / es + 1; } // x: e x xh x xw
@@ -39,7 +58,12 @@ struct BlockCase {
   int64_t ow() const { return (xw() + pl + pr - 3) / s + 1; }
   tcc_uk_conv2d_params_t expansion() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = c; p.h = h; p.w = w; p.f = e; p.kh = p.kw = ek;
+    p.n = n;
+    p.c = c;
+    p.h = h;
+    p.w = w;
+    p.f = e;
+    p.kh = p.kw = ek;
     p.stride_h = p.stride_w = es;
     p.pad_top = p.pad_left = p.pad_bottom = p.pad_right = ep;
     p.groups = 1;
@@ -48,15 +72,28 @@ struct BlockCase {
   }
   tcc_uk_conv2d_params_t depthwise() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = e; p.h = xh(); p.w = xw(); p.f = e; p.kh = p.kw = 3;
+    p.n = n;
+    p.c = e;
+    p.h = xh();
+    p.w = xw();
+    p.f = e;
+    p.kh = p.kw = 3;
     p.stride_h = p.stride_w = s;
-    p.pad_top = pt; p.pad_left = pl; p.pad_bottom = pb; p.pad_right = pr;
+    p.pad_top = pt;
+    p.pad_left = pl;
+    p.pad_bottom = pb;
+    p.pad_right = pr;
     p.groups = e;
     return p;
   }
   tcc_uk_conv2d_params_t pointwise() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = e; p.h = oh(); p.w = ow(); p.f = f; p.kh = p.kw = 1;
+    p.n = n;
+    p.c = e;
+    p.h = oh();
+    p.w = ow();
+    p.f = f;
+    p.kh = p.kw = 1;
     p.flags = packed ? TCC_UK_PACKED_A : 0;
     return p;
   }
@@ -78,10 +115,10 @@ struct BlockCase {
 
 std::string describe(const BlockCase &b) {
   auto s = [](int64_t x) { return std::to_string(x); };
-  return "x[" + s(b.n) + "," + s(b.c) + "," + s(b.h) + "," + s(b.w) +
-         "] " + s(b.ek) + "x" + s(b.ek) + "/" + s(b.es) + " pad " + s(b.ep) +
-         " -> " + s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," +
-         s(b.pl) + "," + s(b.pb) + "," + s(b.pr) + " -> " + s(b.f) +
+  return "x[" + s(b.n) + "," + s(b.c) + "," + s(b.h) + "," + s(b.w) + "] " +
+         s(b.ek) + "x" + s(b.ek) + "/" + s(b.es) + " pad " + s(b.ep) + " -> " +
+         s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," + s(b.pl) +
+         "," + s(b.pb) + "," + s(b.pr) + " -> " + s(b.f) +
          (b.packed ? " packed" : "") + (b.epilogues ? "" : " plain") +
          (b.residual ? " residual" : "");
 }
@@ -146,18 +183,18 @@ std::vector<float> runThree(const Variant &v, const BlockCase &b,
   std::vector<float> mid(b.n * b.e * b.oh() * b.ow());
   std::vector<float> out(b.n * b.f * b.oh() * b.ow());
   tcc_uk_conv2d_params_t p = b.expansion();
-  tcc_uk_epilogue_t ep = biasClamp(b.epilogues ? d.expBias.data() : nullptr,
-                                   b.epilogues);
-  EXPECT_EQ(0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(),
-                        x.data(), &ep));
+  tcc_uk_epilogue_t ep =
+      biasClamp(b.epilogues ? d.expBias.data() : nullptr, b.epilogues);
+  EXPECT_EQ(
+      0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(), x.data(), &ep));
   p = b.depthwise();
   ep = biasClamp(b.epilogues ? d.dwBias.data() : nullptr, b.epilogues);
   EXPECT_EQ(0, v.conv2d(nullptr, &p, x.data(), d.dwW.data(), mid.data(), &ep));
   p = b.pointwise();
   ep = biasClamp(d.bias.data(), false);
   ep.residual = b.residual ? d.res.data() : nullptr;
-  EXPECT_EQ(0, v.conv2d(nullptr, &p, mid.data(), d.pwPacked.data(),
-                        out.data(), &ep));
+  EXPECT_EQ(
+      0, v.conv2d(nullptr, &p, mid.data(), d.pwPacked.data(), out.data(), &ep));
   return out;
 }
 
@@ -223,9 +260,10 @@ TEST_P(Block, ThreadCountDoesNotChangeResults) {
 // slowed or descheduled) finds none left, and none is left undone when
 // the others never start: the host here runs only one of the parts.
 TEST_P(Block, PartsClaimTheBandsAsTheyRun) {
-  for (const BlockCase &b : {BlockCase{1, 16, 96, 64, 64, 24}.stride(2),
-                             BlockCase{1, 3, 32, 96, 96, 16}.first(3, 2, 1),
-                             BlockCase{2, 24, 144, 28, 28, 24}.withResidual()}) {
+  for (const BlockCase &b :
+       {BlockCase{1, 16, 96, 64, 64, 24}.stride(2),
+        BlockCase{1, 3, 32, 96, 96, 16}.first(3, 2, 1),
+        BlockCase{2, 24, 144, 28, 28, 24}.withResidual()}) {
     SCOPED_TRACE(describe(b));
     const BlockData d(*v, b);
     const std::vector<float> want = runThree(*v, b, d);
@@ -327,8 +365,8 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   // MB) and the stem (1.6 MB), not the 28x28 expansions (0.6 MB) nor a stem
   // of 0.8 MB; 1 MiB exactly (64 x 64 x 64 floats) is one.
   EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2),
-                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(
+      1, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2), TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 8, 64, 64, 64, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 8, 63, 64, 64, 8}, TCC_UK_ISA_AVX512));
@@ -337,8 +375,8 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   EXPECT_EQ(0, fast(BlockCase{1, 3, 16, 224, 224, 16}.first(3, 2, 1),
                     TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 8, 128, 96, 96, 8}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3),
-                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0,
+            fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3), TCC_UK_ISA_AVX512));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Block, ::testing::ValuesIn(variantNames()),

@@ -17,25 +17,67 @@ struct ConvCase {
   bool bias = false, residual = false, relu = false;
   uint32_t seed = 1;
 
-  ConvCase &stride(int64_t s) { sh = sw = s; return *this; }
-  ConvCase &dilation(int64_t d) { dh = dw = d; return *this; }
-  ConvCase &pad(int64_t p) { pt = pl = pb = pr = p; return *this; }
-  ConvCase &strides(int64_t h, int64_t w) { sh = h; sw = w; return *this; }
-  ConvCase &dilations(int64_t h, int64_t w) { dh = h; dw = w; return *this; }
-  ConvCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
-    pt = t; pl = l; pb = b; pr = r; return *this;
+  ConvCase &stride(int64_t s) {
+    sh = sw = s;
+    return *this;
   }
-  ConvCase &group(int64_t g) { groups = g; return *this; }
-  ConvCase &epilogue() { bias = residual = relu = true; return *this; }
-  ConvCase &withFlags(uint32_t fl) { flags = fl; return *this; }
+  ConvCase &dilation(int64_t d) {
+    dh = dw = d;
+    return *this;
+  }
+  ConvCase &pad(int64_t p) {
+    pt = pl = pb = pr = p;
+    return *this;
+  }
+  ConvCase &strides(int64_t h, int64_t w) {
+    sh = h;
+    sw = w;
+    return *this;
+  }
+  ConvCase &dilations(int64_t h, int64_t w) {
+    dh = h;
+    dw = w;
+    return *this;
+  }
+  ConvCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t;
+    pl = l;
+    pb = b;
+    pr = r;
+    return *this;
+  }
+  ConvCase &group(int64_t g) {
+    groups = g;
+    return *this;
+  }
+  ConvCase &epilogue() {
+    bias = residual = relu = true;
+    return *this;
+  }
+  ConvCase &withFlags(uint32_t fl) {
+    flags = fl;
+    return *this;
+  }
 
   int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
   tcc_uk_conv2d_params_t params() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = c; p.h = h; p.w = w; p.f = f; p.kh = kh; p.kw = kw;
-    p.stride_h = sh; p.stride_w = sw; p.dilation_h = dh; p.dilation_w = dw;
-    p.pad_top = pt; p.pad_left = pl; p.pad_bottom = pb; p.pad_right = pr;
+    p.n = n;
+    p.c = c;
+    p.h = h;
+    p.w = w;
+    p.f = f;
+    p.kh = kh;
+    p.kw = kw;
+    p.stride_h = sh;
+    p.stride_w = sw;
+    p.dilation_h = dh;
+    p.dilation_w = dw;
+    p.pad_top = pt;
+    p.pad_left = pl;
+    p.pad_bottom = pb;
+    p.pad_right = pr;
     p.groups = groups;
     p.flags = flags;
     return p;
@@ -46,9 +88,9 @@ std::string describe(const ConvCase &c) {
   auto s = [](int64_t x) { return std::to_string(x); };
   return "x[" + s(c.n) + "," + s(c.c) + "," + s(c.h) + "," + s(c.w) + "] w[" +
          s(c.f) + "," + s(c.c / c.groups) + "," + s(c.kh) + "," + s(c.kw) +
-         "] stride " + s(c.sh) + "x" + s(c.sw) + " dilation " + s(c.dh) +
-         "x" + s(c.dw) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) +
-         "," + s(c.pr) + " groups " + s(c.groups) + " flags " + s(c.flags) +
+         "] stride " + s(c.sh) + "x" + s(c.sw) + " dilation " + s(c.dh) + "x" +
+         s(c.dw) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) + "," +
+         s(c.pr) + " groups " + s(c.groups) + " flags " + s(c.flags) +
          (c.bias ? " bias" : "") + (c.residual ? " residual" : "") +
          (c.relu ? " relu" : "");
 }
@@ -156,10 +198,12 @@ TEST_P(Conv2d, Pointwise) {
 // batch 2, the epilogue, resnet18's shortcut (threads: below).
 TEST_P(Conv2d, PointwiseStride2) {
   checkConv(*v, ConvCase{1, 16, 15, 14, 32, 1, 1}.stride(2));
-  checkConv(*v, ConvCase{2, 12, 17, 19, 8, 1, 1}.strides(2, 3).group(4)
+  checkConv(*v,
+            ConvCase{2, 12, 17, 19, 8, 1, 1}.strides(2, 3).group(4).epilogue());
+  checkConv(*v, ConvCase{1, 64, 56, 56, 128, 1, 1}
+                    .stride(2)
+                    .withFlags(TCC_UK_PACKED_A)
                     .epilogue());
-  checkConv(*v, ConvCase{1, 64, 56, 56, 128, 1, 1}.stride(2).withFlags(
-                    TCC_UK_PACKED_A).epilogue());
   checkConv(*v, ConvCase{1, 7, 9, 30, 5, 1, 1}.strides(3, 1));
 }
 
@@ -185,8 +229,10 @@ TEST_P(Conv2d, Dilation2) {
 }
 
 TEST_P(Conv2d, AsymmetricPadsAndStrides) {
-  checkConv(*v, ConvCase{1, 6, 13, 16, 10, 3, 2}.pads(0, 1, 2, 1)
-                    .strides(2, 3).dilations(1, 2));
+  checkConv(*v, ConvCase{1, 6, 13, 16, 10, 3, 2}
+                    .pads(0, 1, 2, 1)
+                    .strides(2, 3)
+                    .dilations(1, 2));
 }
 
 // The im2col packer copies the input rows a block of output columns reads
@@ -196,8 +242,10 @@ TEST_P(Conv2d, AsymmetricPadsAndStrides) {
 TEST_P(Conv2d, RowsTooLongForThePlaneBuffer) {
   checkConv(*v, ConvCase{1, 3, 6, 3000, 8, 3, 5}.pad(2));
   checkConv(*v, ConvCase{1, 2, 9, 3000, 8, 5, 3}.stride(2).pad(1).epilogue());
-  checkConv(*v, ConvCase{1, 2, 7, 3000, 8, 3, 3}.pads(1, 2, 0, 1)
-                    .strides(1, 3).dilations(2, 2));
+  checkConv(*v, ConvCase{1, 2, 7, 3000, 8, 3, 3}
+                    .pads(1, 2, 0, 1)
+                    .strides(1, 3)
+                    .dilations(2, 2));
 }
 
 TEST_P(Conv2d, Groups2) {
@@ -211,8 +259,8 @@ TEST_P(Conv2d, DepthwiseStride1) {
 
 TEST_P(Conv2d, DepthwiseStride2) {
   checkConv(*v, ConvCase{1, 16, 29, 30, 16, 3, 3}.stride(2).pad(1).group(16));
-  checkConv(*v, ConvCase{1, 8, 28, 28, 8, 3, 3}.stride(2).pads(0, 0, 1, 1)
-                    .group(8));
+  checkConv(
+      *v, ConvCase{1, 8, 28, 28, 8, 3, 3}.stride(2).pads(0, 0, 1, 1).group(8));
 }
 
 TEST_P(Conv2d, DepthwiseSmallPlanes) {
@@ -234,12 +282,15 @@ TEST_P(Conv2d, DepthwiseSmallPlanes) {
 TEST_P(Conv2d, DepthwiseFlatPlanes) {
   checkConv(*v, ConvCase{2, 12, 7, 7, 12, 3, 3}.pad(1).group(12).epilogue());
   checkConv(*v, ConvCase{1, 6, 8, 8, 12, 3, 3}.pad(1).group(6).epilogue());
-  checkConv(*v, ConvCase{1, 5, 16, 5, 5, 3, 3}.pads(0, 2, 2, 0).group(5)
-                    .epilogue());
-  checkConv(*v, ConvCase{1, 7, 3, 3, 7, 3, 3}.pads(2, 0, 0, 2).group(7)
+  checkConv(
+      *v, ConvCase{1, 5, 16, 5, 5, 3, 3}.pads(0, 2, 2, 0).group(5).epilogue());
+  checkConv(*v, ConvCase{1, 7, 3, 3, 7, 3, 3}
+                    .pads(2, 0, 0, 2)
+                    .group(7)
                     .withFlags(TCC_UK_ACCUMULATE));
-  checkConv(*v, ConvCase{1, 4, 31, 8, 4, 3, 3}.pad(1).group(4).epilogue()
-                    .withFlags(TCC_UK_ACCUMULATE));
+  checkConv(*v,
+            ConvCase{1, 4, 31, 8, 4, 3, 3}.pad(1).group(4).epilogue().withFlags(
+                TCC_UK_ACCUMULATE));
   checkConv(*v, ConvCase{1, 4, 33, 8, 4, 3, 3}.pad(1).group(4).epilogue());
 }
 
@@ -250,8 +301,8 @@ TEST_P(Conv2d, DepthwiseOtherShapes) {
   checkConv(*v, ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(8));
   checkConv(*v, ConvCase{1, 4, 19, 23, 4, 3, 3}.dilation(3).pad(3).group(4));
   checkConv(*v, ConvCase{1, 3, 5, 700, 3, 3, 3}.pad(1).group(3));
-  checkConv(*v, ConvCase{1, 3, 11, 40, 3, 3, 4}.stride(3).pads(1, 2, 0, 2)
-                    .group(3));
+  checkConv(
+      *v, ConvCase{1, 3, 11, 40, 3, 3, 4}.stride(3).pads(1, 2, 0, 2).group(3));
   ConvCase huge{1, 2, 5, 6100, 2, 3, 3};
   huge.dw = 3000;
   checkConv(*v, huge.pads(1, 3000, 1, 3000).group(2));
@@ -259,14 +310,15 @@ TEST_P(Conv2d, DepthwiseOtherShapes) {
 
 TEST_P(Conv2d, Batch2WithEpilogue) {
   checkConv(*v, ConvCase{2, 16, 10, 10, 16, 3, 3}.pad(1).epilogue());
-  checkConv(*v, ConvCase{2, 16, 10, 10, 16, 3, 3}.stride(2).pad(1).group(16)
-                    .epilogue());
+  checkConv(
+      *v,
+      ConvCase{2, 16, 10, 10, 16, 3, 3}.stride(2).pad(1).group(16).epilogue());
   checkConv(*v, ConvCase{2, 24, 8, 8, 48, 1, 1}.epilogue());
 }
 
 TEST_P(Conv2d, Accumulates) {
-  checkConv(*v, ConvCase{2, 8, 9, 9, 12, 3, 3}.pad(1).withFlags(
-                    TCC_UK_ACCUMULATE));
+  checkConv(*v,
+            ConvCase{2, 8, 9, 9, 12, 3, 3}.pad(1).withFlags(TCC_UK_ACCUMULATE));
   checkConv(*v, ConvCase{1, 8, 9, 9, 8, 3, 3}.pad(1).group(8).withFlags(
                     TCC_UK_ACCUMULATE));
 }
@@ -274,14 +326,21 @@ TEST_P(Conv2d, Accumulates) {
 TEST_P(Conv2d, PrepackedWeights) {
   const Variant &host = variantNamed("host");
   for (const Variant *packer : {v, &host}) {
-    checkConv(*v, ConvCase{1, 16, 10, 10, 24, 3, 3}.pad(1).withFlags(
-                      TCC_UK_PACKED_A).epilogue(), packer);
-    checkConv(*v, ConvCase{2, 12, 6, 6, 9, 1, 1}.group(3).withFlags(
-                      TCC_UK_PACKED_A), packer);
+    checkConv(*v,
+              ConvCase{1, 16, 10, 10, 24, 3, 3}
+                  .pad(1)
+                  .withFlags(TCC_UK_PACKED_A)
+                  .epilogue(),
+              packer);
+    checkConv(
+        *v, ConvCase{2, 12, 6, 6, 9, 1, 1}.group(3).withFlags(TCC_UK_PACKED_A),
+        packer);
     checkConv(*v, ConvCase{1, 6, 8, 8, 3, 1, 1}.withFlags(TCC_UK_PACKED_A),
               packer);
-    checkConv(*v, ConvCase{1, 8, 9, 9, 8, 3, 3}.pad(1).group(8).withFlags(
-                      TCC_UK_PACKED_A), packer);
+    checkConv(*v,
+              ConvCase{1, 8, 9, 9, 8, 3, 3}.pad(1).group(8).withFlags(
+                  TCC_UK_PACKED_A),
+              packer);
   }
 }
 
@@ -296,27 +355,39 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   const Variant &host = variantNamed("host");
   const uint32_t packed = TCC_UK_PACKED_A;
   for (const Variant *packer : {v, &host}) {
-    checkConv(*v, ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).withFlags(packed)
-                      .epilogue(), packer);
-    checkConv(*v, ConvCase{1, 20, 13, 11, 17, 3, 3}.pad(1).withFlags(packed)
-                      .epilogue(), packer);
+    checkConv(
+        *v,
+        ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).withFlags(packed).epilogue(),
+        packer);
+    checkConv(
+        *v,
+        ConvCase{1, 20, 13, 11, 17, 3, 3}.pad(1).withFlags(packed).epilogue(),
+        packer);
   }
-  checkConv(*v, ConvCase{2, 16, 18, 18, 16, 3, 3}.withFlags(
-                    packed | TCC_UK_ACCUMULATE));
-  checkConv(*v, ConvCase{1, 16, 15, 16, 32, 3, 3}.pads(0, 1, 2, 1).withFlags(
-                    packed).epilogue());
-  checkConv(*v, ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1).withFlags(packed)
+  checkConv(*v, ConvCase{2, 16, 18, 18, 16, 3, 3}.withFlags(packed |
+                                                            TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 16, 15, 16, 32, 3, 3}
+                    .pads(0, 1, 2, 1)
+                    .withFlags(packed)
                     .epilogue());
+  checkConv(
+      *v,
+      ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1).withFlags(packed).epilogue());
   checkConv(*v, ConvCase{1, 32, 20, 70, 48, 3, 3}.pad(1).withFlags(packed));
-  checkConv(*v, ConvCase{1, 64, 7, 7, 72, 3, 3}.pad(1).withFlags(packed)
+  checkConv(*v, ConvCase{1, 64, 7, 7, 72, 3, 3}
+                    .pad(1)
+                    .withFlags(packed)
                     .epilogue()); // 16 tiles, the last row and column half
   // F(4x4): edge tiles of 1, 2 and 3 outputs, batch, accumulation.
-  checkConv(*v, ConvCase{1, 32, 25, 30, 40, 3, 3}.pad(1).withFlags(packed)
-                    .epilogue());
-  checkConv(*v, ConvCase{2, 48, 26, 27, 32, 3, 3}.pads(1, 0, 1, 2).withFlags(
-                    packed | TCC_UK_ACCUMULATE));
-  checkConv(*v, ConvCase{1, 128, 56, 56, 128, 3, 3}.pad(1).withFlags(packed)
-                    .epilogue());
+  checkConv(
+      *v,
+      ConvCase{1, 32, 25, 30, 40, 3, 3}.pad(1).withFlags(packed).epilogue());
+  checkConv(*v, ConvCase{2, 48, 26, 27, 32, 3, 3}
+                    .pads(1, 0, 1, 2)
+                    .withFlags(packed | TCC_UK_ACCUMULATE));
+  checkConv(
+      *v,
+      ConvCase{1, 128, 56, 56, 128, 3, 3}.pad(1).withFlags(packed).epilogue());
 }
 
 // Which convolutions take the Winograd path shows in the packed weights'
@@ -348,8 +419,8 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).stride(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(2).dilation(2),
            ConvCase{1, 16, 14, 14, 24, 3, 3}.pad(1).group(2),
-           ConvCase{1, 16, 6, 6, 24, 3, 3}.pad(1), // 9 tiles
-           ConvCase{1, 8, 14, 14, 24, 3, 3}.pad(1),  // few channels
+           ConvCase{1, 16, 6, 6, 24, 3, 3}.pad(1),  // 9 tiles
+           ConvCase{1, 8, 14, 14, 24, 3, 3}.pad(1), // few channels
            ConvCase{1, 16, 14, 14, 24, 5, 5}.pad(2),
        }) {
     SCOPED_TRACE(describe(c));
@@ -385,20 +456,30 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
       // resnet18's 7x7 layer: an im2col GEMM of two panels (48 + 1
       // columns) whose B is packed by rows across the threads, the narrow
       // panel in groups of row panels.
-      ConvCase{1, 512, 7, 7, 512, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+      ConvCase{1, 512, 7, 7, 512, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
       ConvCase{2, 32, 30, 30, 32, 3, 3}.stride(2).pad(1).group(32).epilogue(),
       ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
-      ConvCase{1, 32, 28, 28, 48, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+      ConvCase{1, 32, 28, 28, 48, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
           .epilogue(), // Winograd
       // Winograd with blocks of tiles a thread that end inside tile rows
       // (F(4x4): 48-tile blocks of 14-tile rows; F(2x2): 96 of 20).
-      ConvCase{1, 16, 56, 56, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+      ConvCase{1, 16, 56, 56, 16, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
-      ConvCase{1, 136, 40, 40, 16, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A)
+      ConvCase{1, 136, 40, 40, 16, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
       // A strided 1x1: its input subsampled by channels across the threads.
-      ConvCase{2, 64, 28, 28, 128, 1, 1}.stride(2).withFlags(TCC_UK_PACKED_A)
+      ConvCase{2, 64, 28, 28, 128, 1, 1}
+          .stride(2)
+          .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
   };
   for (const ConvCase &c : cases) {

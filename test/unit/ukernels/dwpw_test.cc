@@ -13,31 +13,61 @@ struct PairCase {
   int64_t n, c, h, w, f; // input [n, c, h, w]; f pointwise outputs
   int64_t kh = 3, kw = 3, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 1, pl = 1, pb = 1, pr = 1;
-  bool packed = true;     // pointwise weights prepacked (TCC_UK_PACKED_A)
-  bool dwBias = true, relu6 = true;      // the depthwise epilogue
-  bool bias = true, residual = false;    // the pointwise one
+  bool packed = true; // pointwise weights prepacked (TCC_UK_PACKED_A)
+  bool dwBias = true, relu6 = true;   // the depthwise epilogue
+  bool bias = true, residual = false; // the pointwise one
   uint32_t seed = 7;
 
-  PairCase &stride(int64_t s) { sh = sw = s; return *this; }
+  PairCase &stride(int64_t s) {
+    sh = sw = s;
+    return *this;
+  }
   PairCase &kernel(int64_t k, int64_t d, int64_t p) {
-    kh = kw = k; dh = dw = d; pt = pl = pb = pr = p; return *this;
+    kh = kw = k;
+    dh = dw = d;
+    pt = pl = pb = pr = p;
+    return *this;
   }
   PairCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
-    pt = t; pl = l; pb = b; pr = r; return *this;
+    pt = t;
+    pl = l;
+    pb = b;
+    pr = r;
+    return *this;
   }
-  PairCase &unpacked() { packed = false; return *this; }
-  PairCase &plain() { dwBias = relu6 = bias = false; return *this; }
-  PairCase &withResidual() { residual = true; return *this; }
+  PairCase &unpacked() {
+    packed = false;
+    return *this;
+  }
+  PairCase &plain() {
+    dwBias = relu6 = bias = false;
+    return *this;
+  }
+  PairCase &withResidual() {
+    residual = true;
+    return *this;
+  }
 
   int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
   tcc_uk_dwpw_params_t params() const {
     tcc_uk_dwpw_params_t p = {};
-    p.dw.n = n; p.dw.c = c; p.dw.h = h; p.dw.w = w; p.dw.f = c;
-    p.dw.kh = kh; p.dw.kw = kw; p.dw.stride_h = sh; p.dw.stride_w = sw;
-    p.dw.dilation_h = dh; p.dw.dilation_w = dw;
-    p.dw.pad_top = pt; p.dw.pad_left = pl; p.dw.pad_bottom = pb;
-    p.dw.pad_right = pr; p.dw.groups = c;
+    p.dw.n = n;
+    p.dw.c = c;
+    p.dw.h = h;
+    p.dw.w = w;
+    p.dw.f = c;
+    p.dw.kh = kh;
+    p.dw.kw = kw;
+    p.dw.stride_h = sh;
+    p.dw.stride_w = sw;
+    p.dw.dilation_h = dh;
+    p.dw.dilation_w = dw;
+    p.dw.pad_top = pt;
+    p.dw.pad_left = pl;
+    p.dw.pad_bottom = pb;
+    p.dw.pad_right = pr;
+    p.dw.groups = c;
     p.f = f;
     p.dw_has_clamp = relu6;
     p.dw_clamp_min = 0.0f;
@@ -48,7 +78,12 @@ struct PairCase {
   /// The pointwise convolution, for packing its weights.
   tcc_uk_conv2d_params_t pointwise() const {
     tcc_uk_conv2d_params_t p = {};
-    p.n = n; p.c = c; p.h = oh(); p.w = ow(); p.f = f; p.kh = p.kw = 1;
+    p.n = n;
+    p.c = c;
+    p.h = oh();
+    p.w = ow();
+    p.f = f;
+    p.kh = p.kw = 1;
     return p;
   }
 };
@@ -156,8 +191,8 @@ void checkPair(const Variant &v, const PairCase &c) {
       }
   // The depthwise sum's rounding reaches the output through the pointwise
   // weights, which `mag` accounts for: c products plus the taps.
-  expectClose(want, mag, out.data(), rows, hw, hw,
-              c.c + c.kh * c.kw + 3, v.name);
+  expectClose(want, mag, out.data(), rows, hw, hw, c.c + c.kh * c.kw + 3,
+              v.name);
 }
 
 using DwPw = VariantTest;
@@ -216,8 +251,8 @@ TEST_P(DwPw, ThreadCountDoesNotChangeResults) {
 // (a 7x7 plane's 960 channels, 3f <= c), one loop for the whole pair; both
 // spread over the threads.
 TEST_P(DwPw, TheDepthwisePartIsSplitByPlanes) {
-  for (const PairCase &c : {PairCase{1, 960, 7, 7, 160},
-                            PairCase{1, 32, 56, 56, 24}}) {
+  for (const PairCase &c :
+       {PairCase{1, 960, 7, 7, 160}, PairCase{1, 32, 56, 56, 24}}) {
     SCOPED_TRACE(describe(c));
     const PairData d(*v, c);
     ThreadHost host(2);
@@ -304,13 +339,16 @@ TEST_P(DwPw, FastOnlyWithVectorRows) {
     const tcc_uk_dwpw_params_t p = c.params();
     return v->dwpwFast(target, &p);
   };
-  const PairCase s1{1, 32, 28, 28, 16}, s2 = PairCase{1, 32, 28, 28, 16}.stride(2);
+  const PairCase s1{1, 32, 28, 28, 16},
+      s2 = PairCase{1, 32, 28, 28, 16}.stride(2);
   EXPECT_EQ(1, fast(s1, TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(s2, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(s1, TCC_UK_ISA_AVX2));
   EXPECT_EQ(0, fast(s1, TCC_UK_ISA_GENERIC));
-  EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 1, 2), TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.kernel(3, 2, 2), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(
+      0, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 1, 2), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(
+      0, fast(PairCase{1, 8, 15, 15, 12}.kernel(3, 2, 2), TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.stride(3), TCC_UK_ISA_AVX512));
   tcc_uk_dwpw_params_t p = s1.params();
   p.dw.f = 64; // two filters a channel: not a pair

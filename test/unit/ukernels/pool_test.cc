@@ -13,13 +13,29 @@ struct PoolCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
   bool ceil = false;
 
-  PoolCase &stride(int64_t s) { sh = sw = s; return *this; }
-  PoolCase &pad(int64_t p) { pt = pl = pb = pr = p; return *this; }
-  PoolCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
-    pt = t; pl = l; pb = b; pr = r; return *this;
+  PoolCase &stride(int64_t s) {
+    sh = sw = s;
+    return *this;
   }
-  PoolCase &dilation(int64_t d) { dh = dw = d; return *this; }
-  PoolCase &ceilMode() { ceil = true; return *this; }
+  PoolCase &pad(int64_t p) {
+    pt = pl = pb = pr = p;
+    return *this;
+  }
+  PoolCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
+    pt = t;
+    pl = l;
+    pb = b;
+    pr = r;
+    return *this;
+  }
+  PoolCase &dilation(int64_t d) {
+    dh = dw = d;
+    return *this;
+  }
+  PoolCase &ceilMode() {
+    ceil = true;
+    return *this;
+  }
   int64_t out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t a,
               int64_t b) const {
     const int64_t span = d * (k - 1) + 1, room = in + a + b - span;
@@ -29,9 +45,20 @@ struct PoolCase {
   int64_t ow() const { return out(w, kw, sw, dw, pl, pr); }
   tcc_uk_pool2d_params_t params() const {
     tcc_uk_pool2d_params_t p = {};
-    p.n = n; p.c = c; p.h = h; p.w = w; p.kh = kh; p.kw = kw;
-    p.stride_h = sh; p.stride_w = sw; p.dilation_h = dh; p.dilation_w = dw;
-    p.pad_top = pt; p.pad_left = pl; p.oh = oh(); p.ow = ow();
+    p.n = n;
+    p.c = c;
+    p.h = h;
+    p.w = w;
+    p.kh = kh;
+    p.kw = kw;
+    p.stride_h = sh;
+    p.stride_w = sw;
+    p.dilation_h = dh;
+    p.dilation_w = dw;
+    p.pad_top = pt;
+    p.pad_left = pl;
+    p.oh = oh();
+    p.ow = ow();
     return p;
   }
 };
@@ -133,12 +160,15 @@ TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
 }
 
 TEST_P(MaxPool, FastOnlyWithVectorRows) {
-  const tcc_uk_pool2d_params_t s2 = PoolCase{1, 8, 16, 16, 3, 3}.stride(2).pad(1).params();
+  const tcc_uk_pool2d_params_t s2 =
+      PoolCase{1, 8, 16, 16, 3, 3}.stride(2).pad(1).params();
   EXPECT_EQ(1, v->maxpoolFast(TCC_UK_ISA_AVX512, &s2));
   EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX2, &s2));
-  const tcc_uk_pool2d_params_t s3 = PoolCase{1, 8, 16, 16, 3, 3}.stride(3).params();
+  const tcc_uk_pool2d_params_t s3 =
+      PoolCase{1, 8, 16, 16, 3, 3}.stride(3).params();
   EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX512, &s3));
-  const tcc_uk_pool2d_params_t d2 = PoolCase{1, 8, 16, 16, 3, 3}.dilation(2).params();
+  const tcc_uk_pool2d_params_t d2 =
+      PoolCase{1, 8, 16, 16, 3, 3}.dilation(2).params();
   EXPECT_EQ(0, v->maxpoolFast(TCC_UK_ISA_AVX512, &d2));
 }
 

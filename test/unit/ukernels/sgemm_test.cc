@@ -59,8 +59,7 @@ struct GemmData {
     ldc = c.n + c.padC;
     ldr = c.n + 3;
     a = randomVector(std::max<int64_t>(1, (ta ? c.k : c.m) * lda), c.seed);
-    b = randomVector(std::max<int64_t>(1, (tb ? c.n : c.k) * ldb),
-                     c.seed + 1);
+    b = randomVector(std::max<int64_t>(1, (tb ? c.n : c.k) * ldb), c.seed + 1);
     c0 = randomVector(std::max<int64_t>(1, c.m * ldc), c.seed + 2);
     if (!(c.flags & TCC_UK_ACCUMULATE)) // must not be read
       std::fill(c0.begin(), c0.end(), std::nanf(""));
@@ -184,17 +183,17 @@ TEST_P(Sgemm, ReportsItsIsa) {
 // around the K block (256/384) and N block (512/672/1024), tall, wide.
 TEST_P(Sgemm, MatchesReferenceOnManyShapes) {
   const int64_t shapes[][3] = {
-      {1, 1, 1},      {1, 1000, 512}, {2, 3, 5},      {3, 4097, 17},
-      {4, 1, 3},      {5, 200, 3},    {7, 13, 31},    {8, 48, 384},
-      {12, 16, 256},  {16, 96, 768},  {24, 32, 8},    {13, 1, 70},
-      {100, 7, 1},    {3, 50, 1000},  {61, 97, 127},  {9, 49, 385},
+      {1, 1, 1},      {1, 1000, 512},  {2, 3, 5},     {3, 4097, 17},
+      {4, 1, 3},      {5, 200, 3},     {7, 13, 31},   {8, 48, 384},
+      {12, 16, 256},  {16, 96, 768},   {24, 32, 8},   {13, 1, 70},
+      {100, 7, 1},    {3, 50, 1000},   {61, 97, 127}, {9, 49, 385},
       {33, 673, 400}, {17, 1345, 769}, {48, 144, 96}, {127, 255, 257},
-      {1, 7, 2000},   {200, 1, 200},  {6, 1025, 33},  {97, 31, 1},
+      {1, 7, 2000},   {200, 1, 200},   {6, 1025, 33}, {97, 31, 1},
   };
   uint32_t seed = 10;
   for (const auto &s : shapes)
-    checkGemm(*v, GemmCase{s[0], s[1], s[2], 0, 0, 0, 0, false, false,
-                           false, false, 0, 0, false, seed++});
+    checkGemm(*v, GemmCase{s[0], s[1], s[2], 0, 0, 0, 0, false, false, false,
+                           false, 0, 0, false, seed++});
 }
 
 TEST_P(Sgemm, MatchesReferenceOnLargeSquare) {
@@ -300,15 +299,14 @@ TEST_P(Sgemm, GeluTails) {
     tcc_uk_epilogue_t ep = {};
     ep.activation = act;
     // C = x * 1 (m = 1, k = 1), then the activation.
-    EXPECT_EQ(0, v->sgemm(nullptr, 1, 8, 1, &one, 1, xs, 8, out, 8, 0, &ep,
-                          nullptr));
+    EXPECT_EQ(
+        0, v->sgemm(nullptr, 1, 8, 1, &one, 1, xs, 8, out, 8, 0, &ep, nullptr));
     for (int i = 0; i < 8; ++i) {
       const double x = xs[i];
-      const double want =
-          act == TCC_UK_ACT_GELU
-              ? 0.5 * x * std::erfc(-x / std::sqrt(2.0))
-              : x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) *
-                                  (x + 0.044715 * x * x * x)));
+      const double want = act == TCC_UK_ACT_GELU
+                              ? 0.5 * x * std::erfc(-x / std::sqrt(2.0))
+                              : x / (1 + std::exp(-2 * std::sqrt(2 / M_PI) *
+                                                  (x + 0.044715 * x * x * x)));
       EXPECT_TRUE(std::isfinite(out[i])) << xs[i];
       EXPECT_NEAR(out[i], want, 3e-7 * std::fabs(x) + 1e-30)
           << "act " << act << " at " << xs[i];
@@ -378,7 +376,8 @@ TEST_P(Sgemm, NarrowLastPanelInGroupsOfRowPanels) {
 TEST_P(Sgemm, OneColumnPastThePanelsHasItsOwnBits) {
   for (int64_t n : {49, 97}) {
     const int64_t m = 139, k = 700, wide = n - 1;
-    const std::vector<float> a = randomVector(m * k, 3), b = randomVector(k * n, 4);
+    const std::vector<float> a = randomVector(m * k, 3),
+                             b = randomVector(k * n, 4);
     const std::vector<float> bias = randomVector(m, 5);
     tcc_uk_epilogue_t ep = {};
     ep.bias = bias.data();
@@ -388,8 +387,8 @@ TEST_P(Sgemm, OneColumnPastThePanelsHasItsOwnBits) {
     ep.clamp_max = 1e30f;
     auto gemm = [&](int64_t cols, const float *bp, float *c, int64_t ldc) {
       Scratch scratch(v->sgemmScratchBytes(isa(), 0, m, cols, k));
-      ASSERT_EQ(0, v->sgemm(nullptr, m, cols, k, a.data(), k, bp, n, c, ldc,
-                            0, &ep, scratch.get()));
+      ASSERT_EQ(0, v->sgemm(nullptr, m, cols, k, a.data(), k, bp, n, c, ldc, 0,
+                            &ep, scratch.get()));
     };
     std::vector<float> all(m * n), left(m * wide), last(m);
     gemm(n, b.data(), all.data(), n);
@@ -417,10 +416,10 @@ TEST_P(Sgemm, ZeroKStoresTheEpilogueOfZero) {
 
 TEST_P(Sgemm, EmptyOutputWritesNothing) {
   float c = 42.0f, a = 1.0f, b = 1.0f;
-  EXPECT_EQ(0, v->sgemm(nullptr, 0, 1, 1, &a, 1, &b, 1, &c, 1, 0, nullptr,
-                        nullptr));
-  EXPECT_EQ(0, v->sgemm(nullptr, 1, 0, 1, &a, 1, &b, 1, &c, 1, 0, nullptr,
-                        nullptr));
+  EXPECT_EQ(
+      0, v->sgemm(nullptr, 0, 1, 1, &a, 1, &b, 1, &c, 1, 0, nullptr, nullptr));
+  EXPECT_EQ(
+      0, v->sgemm(nullptr, 1, 0, 1, &a, 1, &b, 1, &c, 1, 0, nullptr, nullptr));
   EXPECT_EQ(c, 42.0f);
 }
 
@@ -443,11 +442,11 @@ TEST_P(Sgemm, Prepacked) {
   // does at compile time), from plain and transposed storage.
   const Variant &host = variantNamed("host");
   for (const Variant *packer : {v, &host}) {
-    for (uint32_t flags : std::vector<uint32_t>{
-             TCC_UK_PACKED_A, TCC_UK_PACKED_B,
-             TCC_UK_PACKED_A | TCC_UK_PACKED_B,
-             TCC_UK_PACKED_B | TCC_UK_TRANS_B,
-             TCC_UK_PACKED_A | TCC_UK_TRANS_A}) {
+    for (uint32_t flags :
+         std::vector<uint32_t>{TCC_UK_PACKED_A, TCC_UK_PACKED_B,
+                               TCC_UK_PACKED_A | TCC_UK_PACKED_B,
+                               TCC_UK_PACKED_B | TCC_UK_TRANS_B,
+                               TCC_UK_PACKED_A | TCC_UK_TRANS_A}) {
       for (const auto &s : std::vector<std::array<int64_t, 3>>{
                {1, 1000, 64}, {3, 20, 7}, {50, 99, 400}, {16, 700, 500}}) {
         GemmCase c{s[0], s[1], s[2]};
@@ -464,7 +463,8 @@ TEST_P(Sgemm, Prepacked) {
 TEST_P(Sgemm, HostPacksTheSameBytes) {
   const Variant &host = variantNamed("host");
   const int64_t m = 37, n = 101, k = 53;
-  const std::vector<float> a = randomVector(m * k, 5), b = randomVector(k * n, 6);
+  const std::vector<float> a = randomVector(m * k, 5),
+                           b = randomVector(k * n, 6);
   for (int trans = 0; trans < 2; ++trans) {
     const int64_t aBytes = v->packABytes(isa(), m, k);
     ASSERT_EQ(aBytes, host.packABytes(isa(), m, k));
@@ -491,7 +491,8 @@ TEST_P(Sgemm, MallocsScratchWhenGivenNone) {
 TEST_P(Sgemm, ClampPassesNaNThrough) {
   const int64_t m = 9, n = 20, k = 5;
   for (int64_t rows : {int64_t(2), m}) { // small-m path and packed path
-    std::vector<float> a = randomVector(rows * k, 1), b = randomVector(k * n, 2);
+    std::vector<float> a = randomVector(rows * k, 1),
+                       b = randomVector(k * n, 2);
     a[0] = std::nanf("");
     std::vector<float> c(rows * n);
     tcc_uk_epilogue_t ep = {};
@@ -588,7 +589,8 @@ TEST_P(Sgemm, RaggedLastPanelIsCompact) {
   const int64_t k = 5;
   EXPECT_EQ(v->packBBytes(isa(), k, t.nr), t.nr * k * 4);
   EXPECT_EQ(v->packBBytes(isa(), k, t.nr + 1), (t.nr + t.vl) * k * 4);
-  EXPECT_EQ(v->packBBytes(isa(), k, 2 * t.nr + t.vl), (2 * t.nr + t.vl) * k * 4);
+  EXPECT_EQ(v->packBBytes(isa(), k, 2 * t.nr + t.vl),
+            (2 * t.nr + t.vl) * k * 4);
   // Element (p, j) of the ragged panel sits at nr*k + p*vl + (j - nr).
   const int64_t n = t.nr + 3;
   std::vector<float> b(k * n);

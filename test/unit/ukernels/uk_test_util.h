@@ -68,9 +68,9 @@ public:
     api.parallel_for = &ThreadHost::parallelFor;
   }
   const tcc_host_api_t *get() const { return &api; }
-  int calls = 0;      // parallel_for calls seen
-  size_t lastParts = 0; // ranges the last call was split into
-  std::vector<size_t> parts; // ranges of each call, in order
+  int calls = 0;               // parallel_for calls seen
+  size_t lastParts = 0;        // ranges the last call was split into
+  std::vector<size_t> parts;   // ranges of each call, in order
   std::vector<int64_t> counts; // n of each call, in order
   // Runs only the first range (on the caller) and drops the others: as if
   // every other thread arrived after the work was gone. Breaks the
@@ -168,9 +168,8 @@ inline void expectClose(const std::vector<double> &want,
       const double tol = (terms + 3) * FLT_EPSILON * mag[i * cols + j] + 1e-30;
       if (std::isnan(w) ? !std::isnan(g) : !(std::fabs(g - w) <= tol)) {
         if (++failures <= 5)
-          ADD_FAILURE() << what << ": element (" << i << ", " << j
-                        << ") is " << g << ", want " << w << " (tolerance "
-                        << tol << ")";
+          ADD_FAILURE() << what << ": element (" << i << ", " << j << ") is "
+                        << g << ", want " << w << " (tolerance " << tol << ")";
       }
     }
   EXPECT_EQ(failures, 0) << what;
@@ -184,8 +183,7 @@ inline void expectIdentical(const float *a, const float *b, size_t n,
     if (std::memcmp(a + i, b + i, sizeof(float)) != 0)
       break;
   EXPECT_EQ(i, n) << what << ": first difference at " << i << " ("
-                  << (i < n ? a[i] : 0) << " vs " << (i < n ? b[i] : 0)
-                  << ")";
+                  << (i < n ? a[i] : 0) << " vs " << (i < n ? b[i] : 0) << ")";
 }
 
 } // namespace uktest

@@ -1,4 +1,5 @@
-//===- tracer.h - define-by-run tensors with autograd, compiled by tcc -----===//
+//===- tracer.h - define-by-run tensors with autograd, compiled by tcc
+//-----===//
 //
 // The public C++ API of the tracer (docs/tracer.md). Programs are written the
 // way PyTorch users write them; every operation is recorded into the `tcc`
@@ -168,7 +169,8 @@ Tensor linear(const Tensor &x, const Tensor &weight,
               const Tensor &bias = Tensor());
 /// NCHW input, weight out x in/groups x kh x kw.
 Tensor conv2d(const Tensor &input, const Tensor &weight,
-              const Tensor &bias = Tensor(), std::vector<int64_t> stride = {1, 1},
+              const Tensor &bias = Tensor(),
+              std::vector<int64_t> stride = {1, 1},
               std::vector<int64_t> padding = {0, 0},
               std::vector<int64_t> dilation = {1, 1}, int64_t groups = 1);
 Tensor maxPool2d(const Tensor &input, std::vector<int64_t> kernel,
@@ -258,9 +260,9 @@ public:
 private:
   explicit Function(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-  friend Function trace(
-      const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &,
-      const std::vector<Tensor> &, const std::vector<Tensor> &);
+  friend Function
+  trace(const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &,
+        const std::vector<Tensor> &, const std::vector<Tensor> &);
 };
 
 /// Records `fn` once on placeholders shaped like `exampleInputs` and
@@ -270,10 +272,10 @@ private:
 /// step (forward, backward, update) is one compiled function. Tensors `fn`
 /// reads that are neither become constants. Reading a value inside `fn`
 /// is an error: what runs must not depend on the data.
-Function trace(
-    const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &fn,
-    const std::vector<Tensor> &exampleInputs,
-    const std::vector<Tensor> &state = {});
+Function
+trace(const std::function<std::vector<Tensor>(const std::vector<Tensor> &)> &fn,
+      const std::vector<Tensor> &exampleInputs,
+      const std::vector<Tensor> &state = {});
 
 //===----------------------------------------------------------------------===//
 // Modules
