@@ -253,7 +253,7 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
                         double(arena) / peak, double(arena) / naive);
 }
 
-static OwningOpRef<ModuleOp> loadModel(MLIRContext &ctx,
+OwningOpRef<ModuleOp> tcc::importModel(MLIRContext &ctx,
                                        const CompileOptions &opts) {
   StringRef ext = llvm::sys::path::extension(opts.inputPath);
   if (ext == ".mlir") {
@@ -298,7 +298,7 @@ void tcc::registerCompilerDialects(MLIRContext &ctx) {
 LogicalResult tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   registerCompilerDialects(ctx);
   DiagnosticPrinter printer(ctx, opts.inputPath);
-  OwningOpRef<ModuleOp> module = loadModel(ctx, opts);
+  OwningOpRef<ModuleOp> module = importModel(ctx, opts);
   if (!module)
     return failure();
   return compileModule(*module, opts);

@@ -9,6 +9,7 @@
 #ifndef TCC_COMPILER_DRIVER_DRIVER_H
 #define TCC_COMPILER_DRIVER_DRIVER_H
 
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -71,6 +72,12 @@ struct CompileOptions {
 /// Runs the compilation, printing diagnostics to stderr; fails on a user
 /// error (the tools make that exit code 1).
 LogicalResult compile(MLIRContext &context, const CompileOptions &options);
+
+/// Reads `options.inputPath` (.onnx, .onnxtxt, .pb or .mlir) into a module
+/// in the tcc dialect; null after reporting why through the context's
+/// diagnostics.
+OwningOpRef<ModuleOp> importModel(MLIRContext &context,
+                                  const CompileOptions &options);
 
 /// Loads every dialect the compilation needs into `context`.
 void registerCompilerDialects(MLIRContext &context);

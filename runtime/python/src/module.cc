@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,8 +114,9 @@ py::array arrayOf(const tcc::Tensor &t, const py::dtype &dtype) {
 /// model at once.
 class PyModel {
 public:
-  PyModel(const std::string &path, int32_t numThreads)
+  PyModel(const std::string &path, int32_t numThreads, bool shareThreads)
       : model(tcc::Model::load(path)), path(path), numThreads(numThreads),
+        shareThreads(shareThreads),
         allocator(tcc::Allocator::defaultAllocator()) {
     if (numThreads < 0)
       throw py::value_error("num_threads must be >= 0, got " +
@@ -178,6 +180,33 @@ public:
     return results;
   }
 
+  /// Runs on tensors given by their data addresses, in the model's own
+  /// dtypes and shapes, which the caller guarantees (tcc.torch checks them
+  /// when it compiles): no NumPy, no checks, no copies.
+  void runPointers(const std::vector<uintptr_t> &inputs,
+                   const std::vector<uintptr_t> &outputs) {
+    if (inputs.size() != model.numInputs() ||
+        outputs.size() != model.numOutputs())
+      throw py::type_error(origin() + " takes " +
+                           count(model.numInputs(), "input") + " and " +
+                           count(model.numOutputs(), "output"));
+    std::vector<tcc::Tensor> in, out;
+    for (uint32_t i = 0; i < inputs.size(); ++i)
+      in.push_back(wrapAddress(model.input(i), inputs[i]));
+    for (uint32_t i = 0; i < outputs.size(); ++i)
+      out.push_back(wrapAddress(model.output(i), outputs[i]));
+    struct Lease {
+      PyModel &self;
+      std::unique_ptr<tcc::Context> context;
+      ~Lease() {
+        std::lock_guard<std::mutex> lock(self.mutex);
+        self.idle.push_back(std::move(context));
+      }
+    } lease{*this, acquire()};
+    py::gil_scoped_release released;
+    lease.context->run(in, out);
+  }
+
   std::vector<TensorInfo> infos(bool inputs) const {
     std::vector<TensorInfo> v;
     for (uint32_t i = 0; i < (inputs ? model.numInputs() : model.numOutputs());
@@ -196,6 +225,7 @@ public:
   tcc::Model model;
   std::string path;
   int32_t numThreads;
+  bool shareThreads;
 
 private:
   std::string origin() const { return "model '" + model.name() + "'"; }
@@ -307,6 +337,18 @@ private:
                             describe(a));
   }
 
+  static tcc::Tensor wrapAddress(const tcc_tensor_desc_t &d,
+                                 uintptr_t address) {
+    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+    size_t bytes = tcc_dtype_size(d.dtype);
+    for (int64_t n : shape)
+      bytes *= static_cast<size_t>(n);
+    // A tensor of no elements may have no address; any will do.
+    static char none[64];
+    void *data = address ? reinterpret_cast<void *>(address) : none;
+    return tcc::Tensor::wrap(d.dtype, shape, data, bytes);
+  }
+
   static tcc::Tensor wrap(const tcc_tensor_desc_t &d, const py::array &a) {
     return tcc::Tensor::wrap(
         d.dtype, std::vector<int64_t>(d.shape, d.shape + d.rank),
@@ -322,7 +364,18 @@ private:
         return c;
       }
     }
-    return std::make_unique<tcc::Context>(model, allocator, numThreads);
+    if (!shareThreads)
+      return std::make_unique<tcc::Context>(model, allocator, numThreads);
+    // One pool per thread count in the process, which contexts of every
+    // model loaded with share_threads run on, in turn.
+    static std::mutex poolsMutex;
+    static std::map<int32_t, std::unique_ptr<tcc::Context>> pools;
+    std::lock_guard<std::mutex> lock(poolsMutex);
+    std::unique_ptr<tcc::Context> &anchor = pools[numThreads];
+    if (!anchor)
+      anchor = std::make_unique<tcc::Context>(model, allocator, numThreads);
+    return std::make_unique<tcc::Context>(
+        tcc::Context::sharingThreads(model, *anchor, allocator));
   }
 
   tcc::Allocator allocator;
@@ -425,6 +478,10 @@ threads at once: each call runs in a context of its own, without the GIL.)")
 Returns a list of NumPy arrays, one per output, in the model's order.
 Raises TypeError for a wrong number of inputs or a wrong dtype, ValueError
 for a wrong shape, and tcc.Error when the run fails.)")
+      .def("_run_pointers", &PyModel::runPointers, py::arg("inputs"),
+           py::arg("outputs"),
+           "Runs on data addresses of tensors of exactly the model's dtypes "
+           "and shapes (unchecked: for tcc.torch).")
       .def("run", &PyModel::run, py::arg("inputs"),
            py::arg("outputs") = py::none(),
            R"(Runs the model on a sequence of inputs.
@@ -458,10 +515,11 @@ returned; without, new arrays are returned.)")
 
   m.def(
       "load",
-      [](const std::string &path, int32_t numThreads) {
-        return std::make_unique<PyModel>(path, numThreads);
+      [](const std::string &path, int32_t numThreads, bool shareThreads) {
+        return std::make_unique<PyModel>(path, numThreads, shareThreads);
       },
       py::arg("path"), py::arg("num_threads") = 0,
+      py::arg("share_threads") = false,
       R"(Loads a tcc artifact (a .so made by `tcc model.onnx -o model.so`).
 
 `num_threads` is how many threads each call may use, the calling one

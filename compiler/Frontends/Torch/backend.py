@@ -1,0 +1,285 @@
+"""torch.compile(model, backend="tcc"): the Dynamo backend.
+
+Dynamo hands over a torch-level FX graph; AOTAutograd turns it into ATen
+graphs (functionalized, with the core ATen decompositions): one for
+inference, or a forward and a backward for training, and each is compiled
+by tcc. Inside a graph, nodes tcc cannot compile are partitioned out with
+torch.fx's capability-based partitioner and run in eager; `TCC_LOG=1` (or
+`explain`) says which and why. Compiled artifacts are cached on disk by
+graph and options, so a second process compiling the same model loads them.
+
+Options (`torch.compile(..., options={...})`):
+  threads       threads per run (default 0: one per online CPU)
+  mcpu          target CPU (default: this machine's)
+  opt_level     LLVM optimization level (default 3)
+  ukernels      micro-kernels: auto, none, generic, avx2, avx512
+  memory_report print each graph's memory plan: "text" or "json"
+  cache_dir     where artifacts are kept (default ~/.cache/tcc/torch, or
+                $TCC_CACHE_DIR)
+  fallback      partition out what tcc cannot compile (default True); with
+                False an unsupported op is an error
+"""
+
+import functools
+import hashlib
+import os
+import sys
+import tempfile
+import threading
+import time
+
+import torch
+import torch.fx
+
+from .. import _compiler, _tcc
+from . import importer, ops
+from .ops import Unsupported
+
+_DEFAULTS = {
+    "threads": 0,
+    "mcpu": "",
+    "opt_level": 3,
+    "ukernels": "auto",
+    "memory_report": None,
+    "cache_dir": None,
+    "fallback": True,
+}
+
+
+def _options(options):
+    opts = dict(_DEFAULTS)
+    for key, value in (options or {}).items():
+        if key not in _DEFAULTS:
+            raise ValueError(f"tcc backend: unknown option {key!r}; the "
+                             f"options are {', '.join(sorted(_DEFAULTS))}")
+        opts[key] = value
+    if opts["cache_dir"] is None:
+        opts["cache_dir"] = os.environ.get("TCC_CACHE_DIR") or os.path.join(
+            os.path.expanduser("~"), ".cache", "tcc", "torch")
+    return opts
+
+
+def _logging():
+    return os.environ.get("TCC_LOG", "") not in ("", "0")
+
+
+class Stats:
+    """What the backend did in this process (tests and benchmarks read it)."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.graphs = 0          # ATen graphs handed to tcc
+        self.compiled = 0        # artifacts compiled
+        self.cache_hits = 0      # artifacts found in the cache
+        self.compile_seconds = 0.0
+        self.fallbacks = []      # (op, reason) of nodes left to eager
+
+
+stats = Stats()
+_lock = threading.Lock()
+
+
+def _lib_dir():
+    return os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "lib")
+
+
+def compile_graph(graph, opts, output):
+    """Compiles a finished tcc Graph to the library `output`, in process."""
+    graph.compile(output, mcpu=opts["mcpu"], opt_level=opts["opt_level"],
+                  ukernels=opts["ukernels"],
+                  memory_report=opts["memory_report"], lib_dir=_lib_dir())
+
+
+def _cached_library(graph, opts):
+    """The artifact of `graph` in the cache, compiled if it is not there."""
+    key = hashlib.sha256()
+    key.update(graph.mlir().encode())
+    for k in ("mcpu", "opt_level", "ukernels"):
+        key.update(f"{k}={opts[k]};".encode())
+    key.update(_tcc.__file__.encode())  # another build, another key
+    key.update(str(os.path.getmtime(_compiler.__file__)).encode())
+    path = os.path.join(opts["cache_dir"], key.hexdigest()[:32] + ".so")
+    if os.path.exists(path) and not opts["memory_report"]:
+        stats.cache_hits += 1
+        return path
+    os.makedirs(opts["cache_dir"], exist_ok=True)
+    start = time.perf_counter()
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=opts["cache_dir"])
+    os.close(fd)
+    try:
+        compile_graph(graph, opts, tmp)
+        os.replace(tmp, path)  # atomic: another process may race us
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        header = tmp[:-3] + ".h"
+        if os.path.exists(header):
+            os.remove(header)
+    stats.compiled += 1
+    stats.compile_seconds += time.perf_counter() - start
+    return path
+
+
+class CompiledGraph:
+    """An ATen graph compiled by tcc, called as the graph is (tensors in,
+    a tuple of tensors out)."""
+
+    def __init__(self, gm, opts, name="graph"):
+        graph, self.sig = importer.import_graph(gm, name)
+        path = _cached_library(graph, opts)
+        self.model = _tcc.load(path, num_threads=opts["threads"],
+                               share_threads=True)
+        self.path = path
+
+    def __call__(self, *args):
+        ins = []
+        for i in self.sig.inputs:
+            a = args[i]
+            if not a.is_contiguous():
+                a = a.contiguous()
+            ins.append(a)
+        outs = [torch.empty(shape, dtype=dtype)
+                for dtype, shape in self.sig.result_types]
+        self.model._run_pointers([t.data_ptr() for t in ins],
+                                 [t.data_ptr() for t in outs])
+        return tuple(outs[o[1]] if o[0] == "result" else
+                     args[o[1]] if o[0] == "input" else None
+                     for o in self.sig.outputs)
+
+
+class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):
+    def __init__(self):
+        self.reasons = {}
+
+    def is_node_supported(self, submodules, node):
+        if node.op != "call_function":
+            return False
+        reason = ops.unsupported_reason(node)
+        if reason:
+            self.reasons[node] = reason
+        return reason is None
+
+
+def _partitioned(gm, opts, name):
+    """`gm` with each group of nodes tcc compiles replaced by a compiled
+    call; the rest runs in eager."""
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
+
+    support = _TccSupport()
+    partitioner = CapabilityBasedPartitioner(
+        gm, support, allows_single_node_partition=True)
+    partitions = partitioner.propose_partitions()
+    for node, reason in support.reasons.items():
+        stats.fallbacks.append((str(node.target), reason))
+        if _logging():
+            print(f"tcc: {node.target} (node '{node.name}') runs in eager: "
+                  f"{reason}", file=sys.stderr)
+    if not partitions:
+        return gm
+    fused = fuse_by_partitions(gm, [p.nodes for p in partitions],
+                               prefix="tcc_", always_return_tuple=True)
+    for node in list(fused.graph.nodes):
+        if node.op == "call_module" and node.target.startswith("tcc_"):
+            sub = getattr(fused, node.target)
+            compiled = CompiledGraph(sub, opts, name=f"{name}_{node.target}")
+            delattr(fused, node.target)
+            setattr(fused, node.target, _Module(compiled))
+    fused.recompile()
+    return fused
+
+
+class _Module(torch.nn.Module):
+    """A compiled partition where the partitioned graph calls a module."""
+
+    def __init__(self, compiled):
+        super().__init__()
+        self.compiled = compiled
+
+    def forward(self, *args):
+        return self.compiled(*args)
+
+
+def _compile_aten(gm, example_inputs, opts, kind):
+    """An ATen graph from AOTAutograd -> what runs it."""
+    with _lock:
+        stats.graphs += 1
+        start = time.perf_counter()
+        name = f"{kind}{stats.graphs}"
+        try:
+            if opts["fallback"]:
+                try:
+                    runner = CompiledGraph(gm, opts, name)
+                except Unsupported:
+                    runner = _partitioned(gm, opts, name)
+            else:
+                runner = CompiledGraph(gm, opts, name)
+        finally:
+            if _logging():
+                print(f"tcc: {kind} graph of {len(gm.graph.nodes)} nodes in "
+                      f"{time.perf_counter() - start:.2f} s", file=sys.stderr)
+    return _boxed(runner)
+
+
+def _boxed(runner):
+    def call(args):
+        outs = runner(*args)
+        args.clear()
+        return outs
+
+    call._boxed_call = True
+    return call
+
+
+@functools.lru_cache(maxsize=None)
+def decompositions():
+    """The core ATen decompositions, but for ops tcc compiles whole (one op,
+    or a kernel of its own, rather than its parts)."""
+    from torch._decomp import core_aten_decompositions
+
+    table = dict(core_aten_decompositions())
+    for op in list(table):
+        if op in ops.TABLE and op not in _DECOMPOSED_ANYWAY:
+            del table[op]
+    return table
+
+
+aten = torch.ops.aten
+# Ops the table knows whose decomposition is as good (or needed for the
+# backward graph to be expressible).
+_DECOMPOSED_ANYWAY = {
+    aten.linear.default, aten.t.default, aten.detach.default,
+    aten.matmul.default, aten.silu.default, aten.hardswish.default,
+    aten.hardsigmoid.default, aten.mse_loss.default,
+    aten.mse_loss_backward.default, aten.threshold_backward.default,
+}
+
+
+def tcc_backend(gm, example_inputs, *, options=None, mode=None):
+    """The `torch_dynamo_backends` entry point "tcc"."""
+    from torch._dynamo.backends.common import aot_autograd
+
+    opts = _options(options)
+    compiler = functools.partial
+    return aot_autograd(
+        fw_compiler=compiler(_compile_aten, opts=opts, kind="forward"),
+        bw_compiler=compiler(_compile_aten, opts=opts, kind="backward"),
+        inference_compiler=compiler(_compile_aten, opts=opts,
+                                    kind="inference"),
+        decompositions=decompositions(),
+    )(gm, example_inputs)
+
+
+def explain(model, *inputs, **options):
+    """Runs `model` once through torch.compile with tcc and returns the ops
+    that ran in eager, each with the reason: [(op, reason)]."""
+    before = len(stats.fallbacks)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=tcc_backend,
+                             options=dict(options, fallback=True))
+    with torch.no_grad():
+        compiled(*inputs)
+    return list(stats.fallbacks[before:])

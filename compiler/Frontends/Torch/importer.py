@@ -1,0 +1,144 @@
+"""FX graphs of ATen ops (from AOTAutograd, torch.export or TorchScript)
+into the tcc dialect, through the compiler's Python binding.
+
+The importer walks the graph once: placeholders become the function's
+inputs (or, given their values, constants: an exported program's weights),
+each call_function node goes through the one op table (ops.py), and the
+output node becomes the function's results. Outputs that are not computed
+(None, an input passed through, the same value twice) are left to the
+caller, which the returned signature tells how to assemble them.
+"""
+
+import operator
+from dataclasses import dataclass, field
+
+import torch
+import torch.fx
+
+from .. import _compiler
+from . import ops
+from .ops import Unsupported
+
+
+@dataclass
+class Signature:
+    """How a compiled graph is called and its results assembled.
+
+    `inputs`: the FX placeholder index of each artifact input, in order.
+    `outputs`: for each FX output, ("result", k) the artifact's k-th output,
+    ("input", i) FX placeholder i passed through, or ("none",).
+    `result_types`: (torch dtype, shape) of each artifact output.
+    """
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    result_types: list = field(default_factory=list)
+
+
+_TORCH_DTYPES = {name: dt for dt, name in ops._DTYPES.items()}
+
+
+def describe(node):
+    """How diagnostics name a node: its ATen op and FX name."""
+    return f"{node.target} (node '{node.name}')"
+
+
+def import_graph(gm, name="graph", constants=None):
+    """Imports `gm` into a new tcc Graph; `constants` maps placeholder names
+    to tensors that become constants instead of inputs. Returns the Graph
+    and its Signature. Raises Unsupported (with the node) for what tcc
+    cannot compile, and tcc.CompileError for what its builder refuses."""
+    constants = constants or {}
+    g = _compiler.Graph(name)
+    ctx = ops.Context(g)
+    sig = Signature()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    index = {n: i for i, n in enumerate(placeholders)}
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            _import_placeholder(ctx, node, index[node], constants, sig)
+        elif node.op == "call_function":
+            _import_call(ctx, node)
+        elif node.op == "output":
+            _import_output(ctx, node, index, g, sig)
+        elif node.op == "get_attr":
+            value = getattr(gm, node.target)
+            if not isinstance(value, torch.Tensor):
+                raise Unsupported(f"attribute '{node.target}' is no tensor")
+            ctx.env[node] = _constant(ctx, value, node.name)
+        else:
+            raise Unsupported(f"{node.op} node '{node.name}'")
+    return g, sig
+
+
+def _constant(ctx, tensor, name):
+    t = tensor.detach().contiguous().cpu()
+    dtype = ops.tcc_dtype(t.dtype)
+    if dtype == "bfloat16":
+        return ctx.cast(ctx.constant(t.float().numpy(), "float32", name),
+                        dtype)
+    return ctx.constant(t.numpy(), dtype, name)
+
+
+def _import_placeholder(ctx, node, i, constants, sig):
+    if node.name in constants:
+        ctx.env[node] = _constant(ctx, constants[node.name], node.name)
+        return
+    v = ops._val(node)
+    if not isinstance(v, torch.Tensor):
+        raise Unsupported(f"input '{node.name}' is a {type(v).__name__}, "
+                          "not a tensor")
+    ctx.g.set_location(node.name)
+    ctx.env[node] = ctx.g.add_input(node.name, ops.tcc_dtype(v.dtype),
+                                    ops.static_shape(v.shape))
+    sig.inputs.append(i)
+
+
+def _import_call(ctx, node):
+    if node.target is operator.getitem:
+        parent, k = node.args
+        results = ctx.env[parent]
+        ctx.env[node] = results[k] if isinstance(results, tuple) else None
+        return
+    reason = ops.unsupported_reason(node)
+    if reason:
+        raise Unsupported(f"{describe(node)}: {reason}")
+    ctx.g.set_location(describe(node))
+    try:
+        ctx.env[node] = ops.TABLE[node.target](ctx, node)
+    except Unsupported as e:
+        raise Unsupported(f"{describe(node)}: {e}") from None
+    except _compiler.CompileError as e:
+        raise _compiler.CompileError(f"{describe(node)}: {e}") from None
+
+
+def _import_output(ctx, node, index, g, sig):
+    results, names = [], []
+    seen = {}
+    outputs = node.args[0]
+    if not isinstance(outputs, (tuple, list)):
+        outputs = [outputs]
+    for out in outputs:
+        if out is None:
+            sig.outputs.append(("none",))
+        elif not isinstance(out, torch.fx.Node):
+            raise Unsupported(f"an output is a {type(out).__name__}, not a "
+                              "tensor")
+        elif out.op == "placeholder" and out in index and \
+                index[out] in sig.inputs:
+            sig.outputs.append(("input", index[out]))
+        else:
+            value = ctx.env.get(out)
+            if value is None:
+                raise Unsupported(f"output '{out.name}' is not a tensor tcc "
+                                  "made")
+            if out not in seen:
+                seen[out] = len(results)
+                results.append(value)
+                names.append(out.name)
+                sig.result_types.append(
+                    (_TORCH_DTYPES[value.dtype], tuple(value.shape)))
+            sig.outputs.append(("result", seen[out]))
+    if not results:
+        raise Unsupported("the graph computes no tensor")
+    g.set_location("")
+    g.set_outputs(results, names)

@@ -1,0 +1,1411 @@
+"""The one table from ATen ops to tcc: each entry builds one ATen node.
+
+Every path from PyTorch (torch.compile's AOTAutograd graphs, torch.export
+programs, TorchScript converted to an ExportedProgram) ends here, so there
+is one op mapping. A converter receives the importer's context and the FX
+node and returns the node's value (a tcc.Value), or a tuple of them for
+ATen ops with several results (None where a result is not made). It raises
+Unsupported with a reason for what tcc cannot compile; the partitioner asks
+`unsupported_reason` first, so those nodes run in eager instead.
+
+Result dtypes and shapes come from the node's own metadata (FakeTensor
+`meta["val"]`): torch's type promotion decides the dtype, and tcc's ops
+infer the same shapes (checked by the builder).
+"""
+
+import math
+import operator
+
+import numpy as np
+import torch
+
+aten = torch.ops.aten
+
+
+class Unsupported(Exception):
+    """A node tcc does not compile (the reason says why)."""
+
+
+_DTYPES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.float16: "float16",
+    torch.bfloat16: "bfloat16",
+    torch.int64: "int64",
+    torch.int32: "int32",
+    torch.int16: "int16",
+    torch.int8: "int8",
+    torch.uint8: "uint8",
+    torch.bool: "bool",
+}
+NUMPY_DTYPES = {
+    "float32": np.float32,
+    "float64": np.float64,
+    "float16": np.float16,
+    "int64": np.int64,
+    "int32": np.int32,
+    "int16": np.int16,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "bool": np.bool_,
+}
+FLOATS = ("float32", "float64", "float16", "bfloat16")
+
+# tcc enum cases, as MLIR attribute text.
+_PREDICATES = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
+_REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}
+
+
+def tcc_dtype(dtype):
+    """The tcc dtype name of a torch dtype; Unsupported for others."""
+    if dtype not in _DTYPES:
+        raise Unsupported(f"dtype {dtype} is not supported")
+    return _DTYPES[dtype]
+
+
+def enum(value):
+    return f"{value} : i32"
+
+
+def _val(node):
+    """The FakeTensor (or tuple of them) torch recorded for a node."""
+    v = node.meta.get("val")
+    if v is None:
+        v = node.meta.get("example_value")
+    return v
+
+
+def out_type(node, index=None):
+    """(dtype, shape) of a node's tensor result."""
+    v = _val(node)
+    if index is not None:
+        v = v[index]
+    if not isinstance(v, torch.Tensor):
+        raise Unsupported("a result is not a tensor")
+    return tcc_dtype(v.dtype), static_shape(v.shape)
+
+
+def static_shape(shape):
+    dims = []
+    for d in shape:
+        if not isinstance(d, int):
+            try:
+                d = int(d)
+            except Exception:
+                raise Unsupported("a dimension is symbolic") from None
+        dims.append(d)
+    return dims
+
+
+class Context:
+    """What a converter builds with: the graph and the values made so far."""
+
+    def __init__(self, graph):
+        self.g = graph
+        self.env = {}
+
+    # -- values ------------------------------------------------------------
+    def tensor(self, arg):
+        """The tcc value of an FX argument that is a tensor."""
+        import torch.fx
+
+        if not isinstance(arg, torch.fx.Node):
+            raise Unsupported(f"expected a tensor, got {type(arg).__name__}")
+        v = self.env[arg]
+        if v is None:
+            raise Unsupported(f"'{arg.name}' has no value tcc made")
+        return v
+
+    def value(self, arg, dtype):
+        """A tensor argument, or a Python number as a scalar of `dtype`;
+        cast to `dtype`."""
+        import torch.fx
+
+        if isinstance(arg, torch.fx.Node):
+            return self.cast(self.tensor(arg), dtype)
+        if isinstance(arg, (bool, int, float)):
+            return self.scalar(arg, dtype)
+        raise Unsupported(f"an argument of type {type(arg).__name__}")
+
+    def scalar(self, number, dtype):
+        if dtype == "bfloat16":
+            return self.cast(self.scalar(number, "float32"), dtype)
+        return self.g.constant(
+            np.array(number, dtype=NUMPY_DTYPES[dtype]), dtype)
+
+    def constant(self, array, dtype, name=""):
+        if dtype == "bfloat16":
+            return self.cast(self.constant(array, "float32", name), dtype)
+        return self.g.constant(
+            np.ascontiguousarray(array, dtype=NUMPY_DTYPES[dtype]), dtype,
+            name)
+
+    # -- ops ---------------------------------------------------------------
+    def op(self, name, operands, results=None, **attrs):
+        made = self.g.op(name, list(operands), attrs, results)
+        return made[0] if len(made) == 1 else tuple(made)
+
+    def cast(self, v, dtype):
+        if v.dtype == dtype:
+            return v
+        return self.op("tcc.cast", [v], results=[(dtype, v.shape)])
+
+    def reshape(self, v, shape):
+        shape = list(shape)
+        if list(v.shape) == shape:
+            return v
+        return self.op("tcc.reshape", [v], results=[(v.dtype, shape)])
+
+    def broadcast(self, v, shape):
+        shape = list(shape)
+        if list(v.shape) == shape:
+            return v
+        return self.op("tcc.broadcast_to", [v], results=[(v.dtype, shape)])
+
+    def transpose(self, v, perm):
+        perm = list(perm)
+        if perm == list(range(len(perm))):
+            return v
+        return self.op("tcc.transpose", [v], perm=perm)
+
+    def slice(self, v, offsets, steps, sizes):
+        if list(sizes) == list(v.shape) and all(o == 0 for o in offsets) and \
+                all(s == 1 for s in steps):
+            return v
+        return self.op("tcc.slice", [v], results=[(v.dtype, list(sizes))],
+                       offsets=list(offsets), steps=list(steps))
+
+    def reduce(self, kind, v, axes, keepdims):
+        axes = sorted(axes)
+        if not axes:
+            return v
+        return self.op(f"tcc.reduce_{kind}", [v], axes=axes, keepdims=keepdims)
+
+    def binary(self, name, a, b):
+        return self.op(f"tcc.{name}", [a, b])
+
+    def unary(self, name, a):
+        return self.op(f"tcc.{name}", [a])
+
+    def compare(self, predicate, a, b):
+        return self.op("tcc.cmp", [a, b], predicate=enum(_PREDICATES[predicate]))
+
+    def select(self, cond, a, b):
+        return self.op("tcc.select", [cond, a, b])
+
+    def zeros(self, dtype, shape):
+        return self.constant(np.zeros(shape), dtype)
+
+
+# ---------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------
+
+TABLE = {}
+_CHECKS = {}
+
+
+def converts(*ops, check=None):
+    """Registers a converter for ATen overloads (or packets: every overload)."""
+
+    def register(fn):
+        for op in ops:
+            overloads = [op] if isinstance(op, torch._ops.OpOverload) else [
+                getattr(op, name) for name in op.overloads()]
+            for o in overloads:
+                TABLE[o] = fn
+                if check:
+                    _CHECKS[o] = check
+        return fn
+
+    return register
+
+
+def unsupported_reason(node):
+    """None when tcc compiles `node` (an FX call_function node), else why
+    not."""
+    if node.target is operator.getitem:
+        parent = node.args[0]
+        return None if parent.target in TABLE else "its producer falls back"
+    if node.target not in TABLE:
+        return f"{_name(node.target)} has no tcc conversion"
+    v = _val(node)
+    for t in (v if isinstance(v, (tuple, list)) else [v]):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            return f"{_name(node.target)} gives a {type(t).__name__}"
+        if t.dtype not in _DTYPES:
+            return f"{_name(node.target)} gives dtype {t.dtype}"
+        if any(not isinstance(d, int) for d in t.shape):
+            return f"{_name(node.target)} has a symbolic shape"
+    for a in node.all_input_nodes:
+        av = _val(a)
+        if isinstance(av, torch.Tensor) and av.dtype not in _DTYPES:
+            return f"{_name(node.target)} reads dtype {av.dtype}"
+    check = _CHECKS.get(node.target)
+    return check(node) if check else None
+
+
+def _name(target):
+    return str(target)
+
+
+def named(node):
+    """The node's arguments by their schema names, defaults filled in."""
+    schema = node.target._schema
+    values = {}
+    for i, a in enumerate(schema.arguments):
+        if i < len(node.args):
+            values[a.name] = node.args[i]
+        elif a.name in node.kwargs:
+            values[a.name] = node.kwargs[a.name]
+        elif a.has_default_value():
+            values[a.name] = a.default_value
+        else:
+            values[a.name] = None
+    return values
+
+
+def args(node):
+    """The node's arguments in schema order, defaults filled in."""
+    return list(named(node).values())
+
+
+def _kwarg(node, name, default=None):
+    return node.kwargs.get(name, default)
+
+
+# -- elementwise ------------------------------------------------------------
+
+def _binary(tcc_name):
+    def convert(ctx, node):
+        dtype, _ = out_type(node)
+        a, b = node.args[0], node.args[1]
+        alpha = _kwarg(node, "alpha", node.args[2] if len(node.args) > 2 else 1)
+        x = ctx.value(a, dtype)
+        y = ctx.value(b, dtype)
+        if alpha != 1:
+            y = ctx.binary("mul", y, ctx.scalar(alpha, dtype))
+        return ctx.binary(tcc_name, x, y)
+
+    return convert
+
+
+converts(aten.add.Tensor, aten.add.Scalar)(_binary("add"))
+converts(aten.sub.Tensor, aten.sub.Scalar)(_binary("sub"))
+converts(aten.mul.Tensor, aten.mul.Scalar)(_binary("mul"))
+converts(aten.maximum.default)(_binary("max"))
+converts(aten.minimum.default)(_binary("min"))
+converts(aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar)(_binary("pow"))
+converts(aten.bitwise_and.Tensor, aten.logical_and.default)(_binary("and"))
+converts(aten.bitwise_or.Tensor, aten.logical_or.default)(_binary("or"))
+converts(aten.bitwise_xor.Tensor, aten.logical_xor.default)(_binary("xor"))
+
+
+@converts(aten.rsub.Scalar, aten.rsub.Tensor)
+def _rsub(ctx, node):
+    dtype, _ = out_type(node)
+    alpha = _kwarg(node, "alpha", node.args[2] if len(node.args) > 2 else 1)
+    x = ctx.value(node.args[0], dtype)
+    if alpha != 1:
+        x = ctx.binary("mul", x, ctx.scalar(alpha, dtype))
+    return ctx.binary("sub", ctx.value(node.args[1], dtype), x)
+
+
+@converts(aten.pow.Scalar)
+def _pow_scalar(ctx, node):
+    dtype, _ = out_type(node)
+    return ctx.binary("pow", ctx.value(node.args[0], dtype),
+                      ctx.value(node.args[1], dtype))
+
+
+def _div_check(node):
+    mode = _kwarg(node, "rounding_mode")
+    if mode not in (None, "trunc", "floor"):
+        return f"division with rounding_mode {mode!r}"
+    return None
+
+
+@converts(aten.div.Tensor, aten.div.Scalar, aten.div.Tensor_mode,
+          aten.div.Scalar_mode, check=_div_check)
+def _div(ctx, node):
+    dtype, _ = out_type(node)
+    mode = _kwarg(node, "rounding_mode")
+    x = ctx.value(node.args[0], dtype)
+    y = ctx.value(node.args[1], dtype)
+    if dtype in FLOATS:
+        q = ctx.binary("div", x, y)
+        if mode == "trunc":
+            # trunc(q): floor for q >= 0, ceil below.
+            neg = ctx.compare("lt", q, ctx.scalar(0, dtype))
+            q = ctx.select(neg, ctx.unary("ceil", q), ctx.unary("floor", q))
+        elif mode == "floor":
+            q = ctx.unary("floor", q)
+        return q
+    if mode is None:
+        raise Unsupported("true division of integers")
+    q = ctx.binary("div", x, y)  # truncating for integers
+    if mode == "floor":
+        # One less where the signs differ and the division was inexact.
+        r = ctx.binary("sub", x, ctx.binary("mul", q, y))
+        zero = ctx.scalar(0, dtype)
+        inexact = ctx.compare("ne", r, zero)
+        differ = ctx.compare("ne", ctx.compare("lt", x, zero),
+                             ctx.compare("lt", y, zero))
+        q = ctx.select(ctx.binary("and", inexact, differ),
+                       ctx.binary("sub", q, ctx.scalar(1, dtype)), q)
+    return q
+
+
+@converts(aten.remainder.Tensor, aten.remainder.Scalar)
+def _remainder(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    y = ctx.value(node.args[1], dtype)
+    if dtype not in FLOATS:
+        return ctx.binary("rem", x, y)  # Python's sign rule for integers
+    # x - floor(x / y) * y
+    return ctx.binary("sub", x, ctx.binary(
+        "mul", ctx.unary("floor", ctx.binary("div", x, y)), y))
+
+
+@converts(aten.fmod.Tensor, aten.fmod.Scalar)
+def _fmod(ctx, node):
+    dtype, _ = out_type(node)
+    if dtype not in FLOATS:
+        raise Unsupported("integer fmod")
+    return ctx.binary("rem", ctx.value(node.args[0], dtype),
+                      ctx.value(node.args[1], dtype))
+
+
+def _compare(predicate):
+    def convert(ctx, node):
+        a, b = node.args[0], node.args[1]
+        # Compare in the operands' promoted type, as torch does.
+        ta = _val(a) if hasattr(a, "meta") else torch.tensor(a)
+        tb = _val(b) if hasattr(b, "meta") else torch.tensor(b)
+        common = tcc_dtype(torch.result_type(ta, tb))
+        return ctx.compare(predicate, ctx.value(a, common),
+                           ctx.value(b, common))
+
+    return convert
+
+
+for _p in ("eq", "ne", "lt", "le", "gt", "ge"):
+    converts(getattr(aten, _p).Tensor, getattr(aten, _p).Scalar)(_compare(_p))
+
+
+@converts(aten.where.self, aten.where.ScalarSelf, aten.where.ScalarOther,
+          aten.where.Scalar)
+def _where(ctx, node):
+    dtype, _ = out_type(node)
+    cond = ctx.cast(ctx.tensor(node.args[0]), "bool")
+    return ctx.select(cond, ctx.value(node.args[1], dtype),
+                      ctx.value(node.args[2], dtype))
+
+
+def _unary(tcc_name, floats_only=True):
+    def convert(ctx, node):
+        dtype, _ = out_type(node)
+        if floats_only and dtype not in FLOATS:
+            raise Unsupported(f"{tcc_name} of {dtype}")
+        return ctx.unary(tcc_name, ctx.value(node.args[0], dtype))
+
+    return convert
+
+
+for _aten_name, _tcc_name in [
+        ("exp", "exp"), ("log", "log"), ("sqrt", "sqrt"), ("rsqrt", "rsqrt"),
+        ("reciprocal", "reciprocal"), ("tanh", "tanh"),
+        ("sigmoid", "sigmoid"), ("erf", "erf"), ("sin", "sin"),
+        ("cos", "cos"), ("tan", "tan"), ("asin", "asin"), ("acos", "acos"),
+        ("atan", "atan"), ("sinh", "sinh"), ("cosh", "cosh"),
+        ("asinh", "asinh"), ("acosh", "acosh"), ("atanh", "atanh"),
+        ("floor", "floor"), ("ceil", "ceil"), ("round", "round")]:
+    converts(getattr(aten, _aten_name).default)(_unary(_tcc_name))
+converts(aten.neg.default)(_unary("neg", False))
+converts(aten.abs.default)(_unary("abs", False))
+converts(aten.sign.default)(_unary("sign", False))
+converts(aten.relu.default)(_unary("relu", False))
+converts(aten.bitwise_not.default)(_unary("not", False))
+
+
+@converts(aten.logical_not.default)
+def _logical_not(ctx, node):
+    return ctx.unary("not", ctx.cast(ctx.tensor(node.args[0]), "bool"))
+
+
+@converts(aten.trunc.default)
+def _trunc(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    neg = ctx.compare("lt", x, ctx.scalar(0, dtype))
+    return ctx.select(neg, ctx.unary("ceil", x), ctx.unary("floor", x))
+
+
+@converts(aten.log1p.default)
+def _log1p(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    return ctx.unary("log", ctx.binary("add", x, ctx.scalar(1, dtype)))
+
+
+@converts(aten.expm1.default)
+def _expm1(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    return ctx.binary("sub", ctx.unary("exp", x), ctx.scalar(1, dtype))
+
+
+@converts(aten.log2.default, aten.log10.default)
+def _log_base(ctx, node):
+    dtype, _ = out_type(node)
+    base = 2.0 if node.target == aten.log2.default else 10.0
+    x = ctx.value(node.args[0], dtype)
+    return ctx.binary("mul", ctx.unary("log", x),
+                      ctx.scalar(1.0 / math.log(base), dtype))
+
+
+@converts(aten.gelu.default)
+def _gelu(ctx, node):
+    dtype, _ = out_type(node)
+    approximate = _kwarg(node, "approximate",
+                         node.args[1] if len(node.args) > 1 else "none")
+    return ctx.op("tcc.gelu", [ctx.value(node.args[0], dtype)],
+                  approximate=enum(1 if approximate == "tanh" else 0))
+
+
+@converts(aten.silu.default)
+def _silu(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    return ctx.binary("mul", x, ctx.unary("sigmoid", x))
+
+
+def _clamp_to(ctx, node, x, lo, hi):
+    attrs = {}
+    if lo is not None:
+        attrs["min"] = float(lo)
+    if hi is not None:
+        attrs["max"] = float(hi)
+    if not attrs:
+        return x
+    return ctx.op("tcc.clamp", [x], **attrs)
+
+
+def _clamp_check(node):
+    for a in node.args[1:3]:
+        if a is not None and not isinstance(a, (int, float)):
+            return "clamp with tensor bounds"
+    return None
+
+
+@converts(aten.clamp.default, check=_clamp_check)
+def _clamp(ctx, node):
+    dtype, _ = out_type(node)
+    a = args(node)
+    return _clamp_to(ctx, node, ctx.value(a[0], dtype), a[1], a[2])
+
+
+@converts(aten.clamp_min.default)
+def _clamp_min(ctx, node):
+    dtype, _ = out_type(node)
+    return _clamp_to(ctx, node, ctx.value(node.args[0], dtype),
+                     node.args[1], None)
+
+
+@converts(aten.clamp_max.default)
+def _clamp_max(ctx, node):
+    dtype, _ = out_type(node)
+    return _clamp_to(ctx, node, ctx.value(node.args[0], dtype), None,
+                     node.args[1])
+
+
+@converts(aten.hardtanh.default)
+def _hardtanh(ctx, node):
+    dtype, _ = out_type(node)
+    a = args(node)
+    return _clamp_to(ctx, node, ctx.value(a[0], dtype), a[1], a[2])
+
+
+@converts(aten.leaky_relu.default)
+def _leaky_relu(ctx, node):
+    dtype, _ = out_type(node)
+    a = args(node)
+    x = ctx.value(a[0], dtype)
+    neg = ctx.compare("lt", x, ctx.scalar(0, dtype))
+    return ctx.select(neg, ctx.binary("mul", x, ctx.scalar(a[1], dtype)), x)
+
+
+@converts(aten.hardsigmoid.default)
+def _hardsigmoid(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    y = ctx.binary("add", ctx.binary("mul", x, ctx.scalar(1 / 6, dtype)),
+                   ctx.scalar(0.5, dtype))
+    return ctx.op("tcc.clamp", [y], min=0.0, max=1.0)
+
+
+@converts(aten.hardswish.default)
+def _hardswish(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    y = ctx.binary("add", ctx.binary("mul", x, ctx.scalar(1 / 6, dtype)),
+                   ctx.scalar(0.5, dtype))
+    return ctx.binary("mul", x, ctx.op("tcc.clamp", [y], min=0.0, max=1.0))
+
+
+@converts(aten._to_copy.default, aten.to.dtype)
+def _to_copy(ctx, node):
+    dtype, _ = out_type(node)
+    return ctx.cast(ctx.tensor(node.args[0]), dtype)
+
+
+@converts(aten.clone.default, aten.alias.default, aten.detach.default,
+          aten.lift_fresh_copy.default, aten.contiguous.default,
+          aten.copy.default)
+def _identity(ctx, node):
+    # copy(dst, src) takes src's values.
+    src = node.args[1] if node.target == aten.copy.default else node.args[0]
+    dtype, shape = out_type(node)
+    return ctx.broadcast(ctx.cast(ctx.tensor(src), dtype), shape)
+
+
+# -- constants -------------------------------------------------------------
+
+@converts(aten.scalar_tensor.default)
+def _scalar_tensor(ctx, node):
+    dtype, _ = out_type(node)
+    return ctx.scalar(node.args[0], dtype)
+
+
+@converts(aten.full.default, aten.full_like.default, aten.zeros.default,
+          aten.ones.default, aten.zeros_like.default, aten.ones_like.default,
+          aten.empty.memory_format, aten.empty_like.default,
+          aten.new_zeros.default, aten.new_ones.default, aten.new_full.default,
+          aten.new_empty.default)
+def _full(ctx, node):
+    dtype, shape = out_type(node)
+    t = node.target
+    if t in (aten.full.default, aten.full_like.default):
+        value = node.args[1]
+    elif t == aten.new_full.default:
+        value = node.args[2]
+    elif t in (aten.ones.default, aten.ones_like.default,
+               aten.new_ones.default):
+        value = 1
+    else:
+        value = 0  # zeros, and empty (any value will do)
+    return ctx.constant(np.full(shape, value), dtype)
+
+
+@converts(aten.arange.start_step, aten.arange.default, aten.arange.start)
+def _arange(ctx, node):
+    dtype, shape = out_type(node)
+    a = list(node.args)
+    if node.target == aten.arange.default:
+        start, step = 0, 1
+    else:
+        start = a[0]
+        step = a[2] if len(a) > 2 else 1
+    values = start + step * np.arange(shape[0], dtype=np.float64)
+    return ctx.constant(values.astype(NUMPY_DTYPES.get(dtype, np.float32)),
+                        dtype)
+
+
+# -- shapes ----------------------------------------------------------------
+
+@converts(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims,
+          aten.squeeze.default, aten.flatten.using_ints, aten.view_copy.default,
+          aten.unflatten.int)
+def _reshape(ctx, node):
+    _, shape = out_type(node)
+    return ctx.reshape(ctx.tensor(node.args[0]), shape)
+
+
+@converts(aten.permute.default, aten.permute_copy.default)
+def _permute(ctx, node):
+    rank = len(out_type(node)[1])
+    return ctx.transpose(ctx.tensor(node.args[0]),
+                         [d % rank if rank else 0 for d in node.args[1]])
+
+
+@converts(aten.t.default, aten.numpy_T.default)
+def _t(ctx, node):
+    x = ctx.tensor(node.args[0])
+    return ctx.transpose(x, list(reversed(range(len(x.shape)))))
+
+
+@converts(aten.transpose.int)
+def _transpose(ctx, node):
+    x = ctx.tensor(node.args[0])
+    rank = len(x.shape)
+    perm = list(range(rank))
+    if rank:
+        d0, d1 = node.args[1] % rank, node.args[2] % rank
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return ctx.transpose(x, perm)
+
+
+@converts(aten.expand.default, aten.expand_copy.default,
+          aten.broadcast_to.default)
+def _expand(ctx, node):
+    _, shape = out_type(node)
+    return ctx.broadcast(ctx.tensor(node.args[0]), shape)
+
+
+@converts(aten.slice.Tensor, aten.slice_copy.Tensor)
+def _slice(ctx, node):
+    a = args(node)
+    x = ctx.tensor(a[0])
+    rank = len(x.shape)
+    dim = a[1] % rank
+    n = x.shape[dim]
+    start, step = a[2], a[4]
+    start = 0 if start is None else start
+    start = min(max(start + n if start < 0 else start, 0), n)
+    _, shape = out_type(node)
+    offsets = [0] * rank
+    steps = [1] * rank
+    offsets[dim] = start if shape[dim] else 0
+    steps[dim] = step
+    return ctx.slice(x, offsets, steps, shape)
+
+
+@converts(aten.select.int)
+def _select(ctx, node):
+    x = ctx.tensor(node.args[0])
+    rank = len(x.shape)
+    dim = node.args[1] % rank
+    index = node.args[2] % x.shape[dim]
+    offsets = [0] * rank
+    offsets[dim] = index
+    sizes = list(x.shape)
+    sizes[dim] = 1
+    _, shape = out_type(node)
+    return ctx.reshape(ctx.slice(x, offsets, [1] * rank, sizes), shape)
+
+
+@converts(aten.cat.default, aten.concat.default)
+def _cat(ctx, node):
+    dtype, shape = out_type(node)
+    dim = node.args[1] if len(node.args) > 1 else _kwarg(node, "dim", 0)
+    # torch.cat skips empty 1-D tensors of other shapes (legacy).
+    values = [ctx.cast(ctx.tensor(t), dtype) for t in node.args[0]
+              if not (_val(t).dim() == 1 and _val(t).shape[0] == 0 and
+                      len(shape) != 1)]
+    return ctx.op("tcc.concat", values, axis=dim % len(shape))
+
+
+@converts(aten.split_with_sizes.default, aten.split.Tensor,
+          aten.split_with_sizes_copy.default, aten.split_copy.Tensor,
+          aten.unbind.int, aten.chunk.default)
+def _split(ctx, node):
+    x = ctx.tensor(node.args[0])
+    results = [out_type(node, i) for i in range(len(_val(node)))]
+    if node.target == aten.unbind.int:
+        dim = node.args[1] if len(node.args) > 1 else 0
+    else:
+        dim = node.args[2] if len(node.args) > 2 else _kwarg(node, "dim", 0)
+    dim %= len(x.shape)
+    pieces = []
+    for dtype, shape in results:
+        if node.target == aten.unbind.int:
+            shape = shape[:dim] + [1] + shape[dim:]
+        pieces.append((dtype, shape))
+    made = ctx.op("tcc.split", [x], results=pieces, axis=dim)
+    made = made if isinstance(made, tuple) else (made,)
+    if node.target == aten.unbind.int:
+        made = tuple(ctx.reshape(v, r[1]) for v, r in zip(made, results))
+    return made
+
+
+@converts(aten.index_select.default)
+def _index_select(ctx, node):
+    x = ctx.tensor(node.args[0])
+    dim = node.args[1] % len(x.shape)
+    return ctx.op("tcc.gather", [x, ctx.tensor(node.args[2])], axis=dim)
+
+
+@converts(aten.embedding.default)
+def _embedding(ctx, node):
+    return ctx.op("tcc.gather", [ctx.tensor(node.args[0]),
+                                 ctx.tensor(node.args[1])], axis=0)
+
+
+@converts(aten.constant_pad_nd.default)
+def _pad(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.tensor(node.args[0])
+    pad = list(node.args[1])
+    value = node.args[2] if len(node.args) > 2 else 0.0
+    rank = len(x.shape)
+    low, high = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):  # pairs from the last dimension back
+        low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    if any(p < 0 for p in low + high):
+        # Negative pads crop.
+        offsets = [max(-p, 0) for p in low]
+        sizes = [n - max(-lo, 0) - max(-hi, 0)
+                 for n, lo, hi in zip(x.shape, low, high)]
+        x = ctx.slice(x, offsets, [1] * rank, sizes)
+        low = [max(p, 0) for p in low]
+        high = [max(p, 0) for p in high]
+    if all(p == 0 for p in low + high):
+        return x
+    return ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(0),
+                  value=float(value))
+
+
+@converts(aten.flip.default)
+def _flip(ctx, node):
+    x = ctx.tensor(node.args[0])
+    rank = len(x.shape)
+    offsets, steps = [0] * rank, [1] * rank
+    for d in node.args[1]:
+        d %= rank
+        if x.shape[d] > 1:
+            offsets[d], steps[d] = x.shape[d] - 1, -1
+    return ctx.slice(x, offsets, steps, x.shape)
+
+
+@converts(aten.repeat.default)
+def _repeat(ctx, node):
+    x = ctx.tensor(node.args[0])
+    reps = list(node.args[1])
+    shape = [1] * (len(reps) - len(x.shape)) + list(x.shape)
+    x = ctx.reshape(x, shape)
+    # [.., n, ..] -> [.., r, n, ..] broadcast, then merged.
+    inter, wide = [], []
+    for r, n in zip(reps, shape):
+        inter += [1, n]
+        wide += [r, n]
+    y = ctx.broadcast(ctx.reshape(x, inter), wide)
+    return ctx.reshape(y, [r * n for r, n in zip(reps, shape)])
+
+
+# -- reductions ------------------------------------------------------------
+
+def _dims(dims, rank):
+    """Sorted, normalized reduction dims; None or [] mean all."""
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        return list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted({d % rank for d in dims})
+
+
+_ALL_DIMS = (aten.sum.default, aten.mean.default, aten.prod.default,
+             aten.any.default, aten.all.default)
+
+
+def _reduce(kind):
+    def convert(ctx, node):
+        dtype, shape = out_type(node)
+        a = named(node)
+        x = ctx.tensor(node.args[0])
+        rank = len(x.shape)
+        if kind == "mean" and dtype not in FLOATS:
+            raise Unsupported("mean of integers")
+        x = ctx.cast(x, dtype)
+        if rank == 0:
+            return x
+        dims = list(range(rank)) if node.target in _ALL_DIMS else _dims(
+            a.get("dim"), rank)
+        return ctx.reshape(
+            ctx.reduce(kind, x, dims, bool(a.get("keepdim", False))), shape)
+
+    return convert
+
+
+converts(aten.sum.dim_IntList, aten.sum.default)(_reduce("sum"))
+converts(aten.mean.dim, aten.mean.default)(_reduce("mean"))
+converts(aten.amax.default)(_reduce("max"))
+converts(aten.amin.default)(_reduce("min"))
+converts(aten.prod.dim_int, aten.prod.default)(_reduce("prod"))
+
+
+@converts(aten.any.dim, aten.any.dims, aten.any.default, aten.all.dim,
+          aten.all.dims, aten.all.default)
+def _any_all(ctx, node):
+    _, shape = out_type(node)
+    a = named(node)
+    x = ctx.tensor(node.args[0])
+    rank = len(x.shape)
+    kind = "max" if node.target.overloadpacket == aten.any else "min"
+    u8 = ctx.cast(ctx.cast(x, "bool"), "uint8")
+    if rank == 0:
+        return ctx.cast(u8, "bool")
+    dims = list(range(rank)) if node.target in _ALL_DIMS else _dims(
+        a.get("dim"), rank)
+    r = ctx.reduce(kind, u8, dims, bool(a.get("keepdim", False)))
+    return ctx.reshape(ctx.cast(r, "bool"), shape)
+
+
+@converts(aten.max.dim, aten.min.dim)
+def _max_dim(ctx, node):
+    a = named(node)
+    x = ctx.tensor(node.args[0])
+    dim = a["dim"] % max(len(x.shape), 1)
+    keep = bool(a["keepdim"])
+    kind = "max" if node.target == aten.max.dim else "min"
+    values = ctx.reduce(kind, x, [dim], keep)
+    idx = ctx.op(f"tcc.arg{kind}", [x], axis=dim, keepdims=keep)
+    return values, idx
+
+
+@converts(aten.max.default, aten.min.default)
+def _max_all(ctx, node):
+    x = ctx.tensor(node.args[0])
+    kind = "max" if node.target == aten.max.default else "min"
+    return ctx.reduce(kind, x, list(range(len(x.shape))), False)
+
+
+@converts(aten.argmax.default, aten.argmin.default)
+def _argmax(ctx, node):
+    _, shape = out_type(node)
+    a = named(node)
+    x = ctx.tensor(node.args[0])
+    kind = "max" if node.target == aten.argmax.default else "min"
+    dim, keep = a["dim"], bool(a["keepdim"])
+    if dim is None:
+        x = ctx.reshape(x, [math.prod(x.shape)])
+        dim, keep = 0, False
+    r = ctx.op(f"tcc.arg{kind}", [x], axis=dim % len(x.shape), keepdims=keep)
+    return ctx.reshape(r, shape)
+
+
+def _var(ctx, node, x, dims, correction, keep):
+    dtype = x.dtype
+    mean = ctx.reduce("mean", x, dims, True)
+    d = ctx.binary("sub", x, mean)
+    n = math.prod(x.shape[i] for i in dims)
+    ss = ctx.reduce("sum", ctx.binary("mul", d, d), dims, keep)
+    var = ctx.binary("div", ss, ctx.scalar(max(n - correction, 0), dtype))
+    return var, (mean if keep else ctx.reduce("mean", x, dims, False))
+
+
+@converts(aten.var.correction, aten.var.dim, aten.std.correction,
+          aten.std.dim, aten.var_mean.correction)
+def _var_std(ctx, node):
+    a = named(node)
+    x = ctx.tensor(node.args[0])
+    if x.dtype not in FLOATS:
+        raise Unsupported("variance of integers")
+    correction = a.get("correction")
+    if correction is None:
+        correction = 1 if a.get("unbiased", True) else 0
+    dims = _dims(a.get("dim"), len(x.shape))
+    var, mean = _var(ctx, node, x, dims, correction, bool(a["keepdim"]))
+    if node.target.overloadpacket == aten.std:
+        return ctx.unary("sqrt", var)
+    if node.target == aten.var_mean.correction:
+        return var, mean
+    return var
+
+
+# -- contractions and NN ---------------------------------------------------
+
+@converts(aten.mm.default, aten.bmm.default, aten.matmul.default)
+def _mm(ctx, node):
+    dtype, _ = out_type(node)
+    return ctx.op("tcc.matmul", [ctx.value(node.args[0], dtype),
+                                 ctx.value(node.args[1], dtype)])
+
+
+@converts(aten.addmm.default)
+def _addmm(ctx, node):
+    dtype, _ = out_type(node)
+    beta = _kwarg(node, "beta", 1)
+    alpha = _kwarg(node, "alpha", 1)
+    y = ctx.op("tcc.matmul", [ctx.value(node.args[1], dtype),
+                              ctx.value(node.args[2], dtype)])
+    if alpha != 1:
+        y = ctx.binary("mul", y, ctx.scalar(alpha, dtype))
+    if beta == 0:
+        return y
+    bias = ctx.value(node.args[0], dtype)
+    if beta != 1:
+        bias = ctx.binary("mul", bias, ctx.scalar(beta, dtype))
+    return ctx.binary("add", y, bias)
+
+
+@converts(aten.linear.default)
+def _linear(ctx, node):
+    dtype, _ = out_type(node)
+    w = ctx.value(node.args[1], dtype)
+    y = ctx.op("tcc.matmul", [ctx.value(node.args[0], dtype),
+                              ctx.transpose(w, [1, 0])])
+    bias = node.args[2] if len(node.args) > 2 else None
+    return ctx.binary("add", y, ctx.value(bias, dtype)) if bias is not None \
+        else y
+
+
+def _conv_check(node):
+    if named(node)["transposed"]:
+        return "transposed convolution"
+    return None
+
+
+def _conv_attrs(stride, padding, dilation, groups, n):
+    def fit(v):
+        v = list(v)
+        return v * n if len(v) == 1 else v
+    pad = fit(padding)
+    return dict(strides=fit(stride), padding=pad + pad,
+                dilations=fit(dilation), groups=int(groups))
+
+
+@converts(aten.convolution.default, check=_conv_check)
+def _convolution(ctx, node):
+    dtype, _ = out_type(node)
+    a = args(node)
+    x = ctx.value(a[0], dtype)
+    w = ctx.value(a[1], dtype)
+    n = len(x.shape) - 2
+    operands = [x, w]
+    if a[2] is not None:
+        operands.append(ctx.value(a[2], dtype))
+    return ctx.op("tcc.conv", operands,
+                  **_conv_attrs(a[3], a[4], a[5], a[8], n))
+
+
+@converts(aten.convolution_backward.default, check=_conv_check)
+def _convolution_backward(ctx, node):
+    a = args(node)
+    grad, x, w = (ctx.tensor(a[i]) for i in range(3))
+    n = len(x.shape) - 2
+    mask = list(a[10])
+    gx, gw = ctx.g.vjp("tcc.conv", [x, w],
+                       _conv_attrs(a[4], a[5], a[6], a[9], n), [grad])
+    gb = None
+    if mask[2]:
+        gb = ctx.reduce("sum", grad, [0] + list(range(2, n + 2)), False)
+    return (gx if mask[0] else None, gw if mask[1] else None, gb)
+
+
+def _pool_attrs(node, x, kernel, stride, padding, dilation, ceil):
+    n = len(x.shape) - 2
+
+    def fit(v, default):
+        v = list(v) if v else list(default)
+        return v * n if len(v) == 1 else v
+    kernel = fit(kernel, [1])
+    pad = fit(padding, [0])
+    return dict(kernel=kernel, strides=fit(stride, kernel),
+                padding=pad + pad, dilations=fit(dilation, [1]),
+                ceil_mode=bool(ceil))
+
+
+def _pool_check(node):
+    x = _val(node.args[0])
+    if x.dim() < 3:
+        return "pooling without a batch dimension"
+    return None
+
+
+def _max_pool_check(node):
+    if any(u.target is operator.getitem and u.args[1] == 1
+           for u in node.users):
+        return "its indices are read (tcc computes the backward without them)"
+    return _pool_check(node)
+
+
+@converts(aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
+          aten.max_pool3d_with_indices.default, check=_max_pool_check)
+def _max_pool(ctx, node):
+    a = args(node)
+    x = ctx.tensor(a[0])
+    y = ctx.op("tcc.max_pool", [x],
+               **_pool_attrs(node, x, a[1], a[2], a[3], a[4], a[5]))
+    if node.target == aten.max_pool2d.default:
+        return y
+    return y, None  # the indices: only their backward reads them
+
+
+@converts(aten.max_pool2d_with_indices_backward.default)
+def _max_pool_backward(ctx, node):
+    a = args(node)
+    grad, x = ctx.tensor(a[0]), ctx.tensor(a[1])
+    (gx,) = ctx.g.vjp("tcc.max_pool", [x],
+                      _pool_attrs(node, x, a[2], a[3], a[4], a[5], a[6]),
+                      [grad])
+    return gx
+
+
+@converts(aten.avg_pool2d.default, check=_pool_check)
+def _avg_pool(ctx, node):
+    a = args(node)
+    if a[6] is not None:
+        raise Unsupported("avg_pool2d with divisor_override")
+    x = ctx.tensor(a[0])
+    attrs = _pool_attrs(node, x, a[1], a[2], a[3], None, a[4])
+    attrs["count_include_pad"] = bool(a[5])
+    return ctx.op("tcc.avg_pool", [x], **attrs)
+
+
+@converts(aten.avg_pool2d_backward.default)
+def _avg_pool_backward(ctx, node):
+    a = args(node)
+    if a[7] is not None:
+        raise Unsupported("avg_pool2d with divisor_override")
+    grad, x = ctx.tensor(a[0]), ctx.tensor(a[1])
+    attrs = _pool_attrs(node, x, a[2], a[3], a[4], None, a[5])
+    attrs["count_include_pad"] = bool(a[6])
+    (gx,) = ctx.g.vjp("tcc.avg_pool", [x], attrs, [grad])
+    return gx
+
+
+def _adaptive_check(node):
+    x = _val(node.args[0])
+    size = list(node.args[1])
+    spatial = list(x.shape[-len(size):])
+    if any(s % o for s, o in zip(spatial, size)):
+        return "adaptive pooling to a size that does not divide the input"
+    return None
+
+
+@converts(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
+          check=_adaptive_check)
+def _adaptive_avg_pool(ctx, node):
+    x = ctx.tensor(node.args[0])
+    size = list(node.args[1])
+    spatial = list(x.shape[-len(size):])
+    if all(o == 1 for o in size):
+        rank = len(x.shape)
+        return ctx.reduce("mean", x, list(range(rank - len(size), rank)), True)
+    k = [s // o for s, o in zip(spatial, size)]
+    return ctx.op("tcc.avg_pool", [x], kernel=k, strides=k,
+                  padding=[0] * (2 * len(k)), dilations=[1] * len(k))
+
+
+def _channel(ctx, v, rank):
+    """A C-vector shaped to broadcast along dimension 1."""
+    return ctx.reshape(v, [1, v.shape[0]] + [1] * (rank - 2))
+
+
+@converts(aten._native_batch_norm_legit_no_training.default)
+def _batch_norm_inference(ctx, node):
+    dtype, shape = out_type(node, 0)
+    x, w, b, mean, var = (ctx.value(node.args[i], dtype) if node.args[i]
+                          is not None else None for i in range(5))
+    eps = node.args[6]
+    c = x.shape[1]
+    w = w if w is not None else ctx.constant(np.ones([c]), dtype)
+    b = b if b is not None else ctx.constant(np.zeros([c]), dtype)
+    y = ctx.op("tcc.batch_norm", [x, w, b, mean, var], epsilon=float(eps))
+    return y, ctx.zeros(dtype, out_type(node, 1)[1]), \
+        ctx.zeros(dtype, out_type(node, 2)[1])
+
+
+def _batch_stats(ctx, x):
+    rank = len(x.shape)
+    axes = [0] + list(range(2, rank))
+    mean = ctx.reduce("mean", x, axes, True)
+    d = ctx.binary("sub", x, mean)
+    var = ctx.reduce("mean", ctx.binary("mul", d, d), axes, True)
+    return axes, mean, d, var
+
+
+@converts(aten._native_batch_norm_legit_functional.default,
+          aten._native_batch_norm_legit.default, aten.native_batch_norm.default)
+def _batch_norm_training(ctx, node):
+    dtype, _ = out_type(node, 0)
+    a = list(node.args)
+    x = ctx.value(a[0], dtype)
+    w = ctx.value(a[1], dtype) if a[1] is not None else None
+    b = ctx.value(a[2], dtype) if a[2] is not None else None
+    rm = ctx.value(a[3], dtype) if a[3] is not None else None
+    rv = ctx.value(a[4], dtype) if a[4] is not None else None
+    training, momentum, eps = a[5], a[6], a[7]
+    rank = len(x.shape)
+    c = x.shape[1]
+    if not training:
+        w = w if w is not None else ctx.constant(np.ones([c]), dtype)
+        b = b if b is not None else ctx.constant(np.zeros([c]), dtype)
+        y = ctx.op("tcc.batch_norm", [x, w, b, rm, rv], epsilon=float(eps))
+        outs = [y, ctx.zeros(dtype, [0]), ctx.zeros(dtype, [0])]
+        if node.target == aten._native_batch_norm_legit_functional.default:
+            outs += [rm, rv]
+        return tuple(outs)
+    axes, mean, d, var = _batch_stats(ctx, x)
+    rstd = ctx.unary("rsqrt", ctx.binary("add", var, ctx.scalar(eps, dtype)))
+    y = ctx.binary("mul", d, rstd)
+    if w is not None:
+        y = ctx.binary("mul", y, _channel(ctx, w, rank))
+    if b is not None:
+        y = ctx.binary("add", y, _channel(ctx, b, rank))
+    mean_c = ctx.reshape(mean, [c])
+    rstd_c = ctx.reshape(rstd, [c])
+    outs = [y, mean_c, rstd_c]
+    if node.target == aten._native_batch_norm_legit_functional.default:
+        n = math.prod(x.shape) // c
+        unbiased = ctx.binary("mul", ctx.reshape(var, [c]),
+                              ctx.scalar(n / max(n - 1, 1), dtype))
+        keep = ctx.scalar(1 - momentum, dtype)
+        take = ctx.scalar(momentum, dtype)
+        outs.append(ctx.binary("add", ctx.binary("mul", rm, keep),
+                               ctx.binary("mul", mean_c, take)))
+        outs.append(ctx.binary("add", ctx.binary("mul", rv, keep),
+                               ctx.binary("mul", unbiased, take)))
+    return tuple(outs)
+
+
+@converts(aten.native_batch_norm_backward.default)
+def _batch_norm_backward(ctx, node):
+    a = list(node.args)
+    g, x = ctx.tensor(a[0]), ctx.tensor(a[1])
+    dtype = x.dtype
+    w = ctx.value(a[2], dtype) if a[2] is not None else None
+    rm = ctx.value(a[3], dtype) if a[3] is not None else None
+    rv = ctx.value(a[4], dtype) if a[4] is not None else None
+    save_mean = a[5]
+    save_rstd = a[6]
+    training, eps, mask = a[7], a[8], list(a[9])
+    rank = len(x.shape)
+    c = x.shape[1]
+    axes = [0] + list(range(2, rank))
+    n = math.prod(x.shape) // c
+    if training:
+        mean = _channel(ctx, ctx.tensor(save_mean), rank)
+        rstd = _channel(ctx, ctx.tensor(save_rstd), rank)
+    else:
+        mean = _channel(ctx, rm, rank)
+        rstd = _channel(ctx, ctx.unary("rsqrt", ctx.binary(
+            "add", rv, ctx.scalar(eps, dtype))), rank)
+    xhat = ctx.binary("mul", ctx.binary("sub", x, mean), rstd)
+    gsum = ctx.reduce("sum", g, axes, True)
+    gxsum = ctx.reduce("sum", ctx.binary("mul", g, xhat), axes, True)
+    scale = rstd if w is None else ctx.binary("mul", rstd,
+                                              _channel(ctx, w, rank))
+    gx = None
+    if mask[0]:
+        if training:
+            inner = ctx.binary("sub", ctx.binary("sub", g, ctx.binary(
+                "mul", gsum, ctx.scalar(1.0 / n, dtype))), ctx.binary(
+                "mul", xhat, ctx.binary("mul", gxsum,
+                                        ctx.scalar(1.0 / n, dtype))))
+            gx = ctx.binary("mul", inner, scale)
+        else:
+            gx = ctx.binary("mul", g, scale)
+    gw = ctx.reshape(gxsum, [c]) if mask[1] else None
+    gb = ctx.reshape(gsum, [c]) if mask[2] else None
+    return gx, gw, gb
+
+
+@converts(aten.native_layer_norm.default)
+def _layer_norm(ctx, node):
+    dtype, _ = out_type(node, 0)
+    x = ctx.value(node.args[0], dtype)
+    normalized = list(node.args[1])
+    w = ctx.value(node.args[2], dtype) if node.args[2] is not None else None
+    b = ctx.value(node.args[3], dtype) if node.args[3] is not None else None
+    eps = node.args[4]
+    rank = len(x.shape)
+    axis = rank - len(normalized)
+    scale = w if w is not None else ctx.constant(np.ones(normalized), dtype)
+    operands = [x, scale] + ([b] if b is not None else [])
+    y = ctx.op("tcc.layer_norm", operands, axis=axis, epsilon=float(eps))
+    if not any(u.args[1] in (1, 2) for u in node.users
+               if u.target is operator.getitem):
+        return y, None, None
+    axes = list(range(axis, rank))
+    mean = ctx.reduce("mean", x, axes, True)
+    d = ctx.binary("sub", x, mean)
+    var = ctx.reduce("mean", ctx.binary("mul", d, d), axes, True)
+    rstd = ctx.unary("rsqrt", ctx.binary("add", var, ctx.scalar(eps, dtype)))
+    return y, mean, rstd
+
+
+@converts(aten.native_layer_norm_backward.default)
+def _layer_norm_backward(ctx, node):
+    a = list(node.args)
+    g, x = ctx.tensor(a[0]), ctx.tensor(a[1])
+    dtype = x.dtype
+    normalized = list(a[2])
+    mean, rstd = ctx.tensor(a[3]), ctx.tensor(a[4])
+    w = ctx.value(a[5], dtype) if a[5] is not None else None
+    mask = list(a[7])
+    rank = len(x.shape)
+    axis = rank - len(normalized)
+    axes = list(range(axis, rank))
+    lead = list(range(axis))
+    n = math.prod(normalized)
+    xhat = ctx.binary("mul", ctx.binary("sub", x, mean), rstd)
+    gy = g if w is None else ctx.binary("mul", g, w)
+    gx = None
+    if mask[0]:
+        s1 = ctx.reduce("sum", gy, axes, True)
+        s2 = ctx.reduce("sum", ctx.binary("mul", gy, xhat), axes, True)
+        inner = ctx.binary("sub", ctx.binary(
+            "sub", ctx.binary("mul", gy, ctx.scalar(n, dtype)), s1),
+            ctx.binary("mul", xhat, s2))
+        gx = ctx.binary("mul", inner, ctx.binary(
+            "mul", rstd, ctx.scalar(1.0 / n, dtype)))
+    gw = ctx.reduce("sum", ctx.binary("mul", g, xhat), lead, False) \
+        if mask[1] and w is not None else None
+    gb = ctx.reduce("sum", g, lead, False) if mask[2] and a[6] is not None \
+        else None
+    return gx, gw, gb
+
+
+def _softmax_like(tcc_name):
+    def convert(ctx, node):
+        dtype, _ = out_type(node)
+        x = ctx.value(node.args[0], dtype)
+        dim = node.args[1] % max(len(x.shape), 1)
+        if not x.shape:
+            return ctx.op(f"tcc.{tcc_name}", [ctx.reshape(x, [1])], axis=0)
+        return ctx.op(f"tcc.{tcc_name}", [x], axis=dim)
+
+    return convert
+
+
+converts(aten._softmax.default, aten.softmax.int)(_softmax_like("softmax"))
+converts(aten._log_softmax.default, aten.log_softmax.int)(
+    _softmax_like("log_softmax"))
+
+
+@converts(aten._softmax_backward_data.default)
+def _softmax_backward(ctx, node):
+    g, y = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    dim = node.args[2] % len(y.shape)
+    s = ctx.reduce("sum", ctx.binary("mul", g, y), [dim], True)
+    return ctx.binary("mul", y, ctx.binary("sub", g, s))
+
+
+@converts(aten._log_softmax_backward_data.default)
+def _log_softmax_backward(ctx, node):
+    g, y = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    dim = node.args[2] % len(y.shape)
+    s = ctx.reduce("sum", g, [dim], True)
+    return ctx.binary("sub", g, ctx.binary("mul", ctx.unary("exp", y), s))
+
+
+@converts(aten.threshold_backward.default)
+def _threshold_backward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    keep = ctx.compare("gt", x, ctx.scalar(node.args[2], x.dtype))
+    return ctx.select(keep, g, ctx.scalar(0, g.dtype))
+
+
+@converts(aten.tanh_backward.default)
+def _tanh_backward(ctx, node):
+    g, y = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    one = ctx.scalar(1, y.dtype)
+    return ctx.binary("mul", g, ctx.binary("sub", one, ctx.binary("mul", y, y)))
+
+
+@converts(aten.sigmoid_backward.default)
+def _sigmoid_backward(ctx, node):
+    g, y = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    one = ctx.scalar(1, y.dtype)
+    return ctx.binary("mul", g, ctx.binary("mul", y, ctx.binary("sub", one, y)))
+
+
+@converts(aten.gelu_backward.default)
+def _gelu_backward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    approximate = _kwarg(node, "approximate",
+                         node.args[2] if len(node.args) > 2 else "none")
+    (gx,) = ctx.g.vjp("tcc.gelu", [x],
+                      {"approximate": enum(1 if approximate == "tanh" else 0)},
+                      [g])
+    return gx
+
+
+@converts(aten.hardtanh_backward.default)
+def _hardtanh_backward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    lo, hi = node.args[2], node.args[3]
+    inside = ctx.binary("and",
+                        ctx.compare("gt", x, ctx.scalar(lo, x.dtype)),
+                        ctx.compare("lt", x, ctx.scalar(hi, x.dtype)))
+    return ctx.select(inside, g, ctx.scalar(0, g.dtype))
+
+
+@converts(aten.embedding_dense_backward.default)
+def _embedding_backward(ctx, node):
+    g, idx = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    num_weights, padding_idx = node.args[2], node.args[3]
+    if node.args[4]:
+        raise Unsupported("embedding backward with scale_grad_by_freq")
+    dim = g.shape[-1]
+    count = math.prod(idx.shape)
+    rows = ctx.reshape(g, [count, dim])
+    flat = ctx.cast(ctx.reshape(idx, [count]), "int64")
+    if padding_idx is not None and padding_idx >= 0:
+        keep = ctx.compare("ne", flat, ctx.scalar(padding_idx, "int64"))
+        rows = ctx.select(ctx.reshape(keep, [count, 1]), rows,
+                          ctx.scalar(0, rows.dtype))
+    where = ctx.broadcast(ctx.reshape(flat, [count, 1]), [count, dim])
+    zeros = ctx.zeros(g.dtype, [num_weights, dim])
+    return ctx.op("tcc.scatter", [zeros, where, rows], axis=0,
+                  reduction=enum(1))
+
+
+@converts(aten.nll_loss_forward.default)
+def _nll_loss(ctx, node):
+    dtype, _ = out_type(node, 0)
+    x = ctx.tensor(node.args[0])
+    target = ctx.cast(ctx.tensor(node.args[1]), "int64")
+    weight = ctx.tensor(node.args[2]) if node.args[2] is not None else None
+    reduction = ["none", "mean", "sum"][node.args[3]]
+    ignore = node.args[4]
+    if len(x.shape) == 1:
+        x = ctx.reshape(x, [1, x.shape[0]])
+        target = ctx.reshape(target, [1])
+    operands = [x, target] + ([weight] if weight is not None else [])
+    attrs = {"reduction": enum(_REDUCTIONS[reduction])}
+    if ignore is not None and ignore >= -(2 ** 63):
+        attrs["ignore_index"] = ignore
+    loss = ctx.op("tcc.nll_loss", operands, **attrs)
+    _, shape = out_type(node, 0)
+    loss = ctx.reshape(loss, shape)
+    # total_weight: only the backward of a mean reads it (as a count).
+    return loss, ctx.zeros(dtype, out_type(node, 1)[1])
+
+
+@converts(aten.nll_loss_backward.default)
+def _nll_loss_backward(ctx, node):
+    g, x = ctx.tensor(node.args[0]), ctx.tensor(node.args[1])
+    target = ctx.cast(ctx.tensor(node.args[2]), "int64")
+    weight = ctx.tensor(node.args[3]) if node.args[3] is not None else None
+    reduction = ["none", "mean", "sum"][node.args[4]]
+    ignore = node.args[5]
+    shape = x.shape
+    if len(shape) == 1:
+        x = ctx.reshape(x, [1, shape[0]])
+        target = ctx.reshape(target, [1])
+        g = ctx.reshape(g, [1]) if reduction == "none" else g
+    operands = [x, target] + ([weight] if weight is not None else [])
+    attrs = {"reduction": enum(_REDUCTIONS[reduction])}
+    if ignore is not None and ignore >= -(2 ** 63):
+        attrs["ignore_index"] = ignore
+    grads = ctx.g.vjp("tcc.nll_loss", operands, attrs, [g])
+    return ctx.reshape(grads[0], shape)
+
+
+@converts(aten.mse_loss.default)
+def _mse_loss(ctx, node):
+    dtype, _ = out_type(node)
+    a = args(node)
+    d = ctx.binary("sub", ctx.value(a[0], dtype), ctx.value(a[1], dtype))
+    sq = ctx.binary("mul", d, d)
+    rank = len(sq.shape)
+    if a[2] == 0:
+        return sq
+    kind = "mean" if a[2] == 1 else "sum"
+    return ctx.reduce(kind, sq, list(range(rank)), False) if rank else sq
+
+
+@converts(aten.mse_loss_backward.default)
+def _mse_loss_backward(ctx, node):
+    g, x, y = (ctx.tensor(node.args[i]) for i in range(3))
+    reduction = node.args[3]
+    scale = 2.0 / math.prod(x.shape) if reduction == 1 else 2.0
+    d = ctx.binary("sub", x, y)
+    return ctx.binary("mul", ctx.binary("mul", d, ctx.scalar(scale, x.dtype)),
+                      g)
