@@ -335,10 +335,15 @@ public:
       diags.raise("the graph does not verify");
   }
 
-  std::string mlir() const {
+  /// The graph as MLIR text; `elide_weights` leaves out the bytes of big
+  /// constants (a cache key hashes them apart).
+  std::string mlir(bool elideWeights) const {
     std::string s;
     llvm::raw_string_ostream os(s);
-    state->module->print(os);
+    OpPrintingFlags flags;
+    if (elideWeights)
+      flags.elideLargeResourceString();
+    state->module->print(os, flags);
     return s;
   }
 
@@ -502,7 +507,8 @@ PYBIND11_MODULE(_compiler, m) {
            "The operands' cotangents of an op by its VJP rule.")
       .def("set_outputs", &PyGraph::setOutputs, py::arg("values"),
            py::arg("names"))
-      .def("mlir", &PyGraph::mlir, "The graph as MLIR text.")
+      .def("mlir", &PyGraph::mlir, py::arg("elide_weights") = false,
+           "The graph as MLIR text.")
       .def("compile", &PyGraph::compile, py::arg("output"));
   m.def("compile_file", &compileFile, py::arg("input"), py::arg("output"),
         "Compiles a model file (.onnx, .onnxtxt, .mlir) to `output`.");

@@ -18,8 +18,13 @@ Options (`torch.compile(..., options={...})`):
                 $TCC_CACHE_DIR)
   fallback      partition out what tcc cannot compile (default True); with
                 False an unsupported op is an error
+  freeze        compile a module's parameters and buffers into inference
+                graphs as constants (default True): weights packed and
+                batch norms folded at compile time; a weight changed in
+                place or replaced compiles the graph again
 """
 
+import copy
 import functools
 import hashlib
 import os
@@ -43,6 +48,7 @@ _DEFAULTS = {
     "memory_report": None,
     "cache_dir": None,
     "fallback": True,
+    "freeze": True,
 }
 
 
@@ -78,7 +84,7 @@ class Stats:
 
 
 stats = Stats()
-_lock = threading.Lock()
+_lock = threading.RLock()
 
 
 def _lib_dir():
@@ -93,10 +99,15 @@ def compile_graph(graph, opts, output):
                   memory_report=opts["memory_report"], lib_dir=_lib_dir())
 
 
-def _cached_library(graph, opts):
-    """The artifact of `graph` in the cache, compiled if it is not there."""
+def _cached_library(graph, opts, weights=()):
+    """The artifact of `graph` in the cache, compiled if it is not there;
+    `weights` are the tensors baked into it (hashed for the key, which
+    leaves their bytes out of the graph's text)."""
     key = hashlib.sha256()
-    key.update(graph.mlir().encode())
+    key.update(graph.mlir(elide_weights=True).encode())
+    for t in weights:
+        key.update(t.detach().contiguous().cpu().view(torch.uint8).numpy()
+                   .tobytes() if t.numel() else b"")
     for k in ("mcpu", "opt_level", "ukernels"):
         key.update(f"{k}={opts[k]};".encode())
     key.update(_tcc.__file__.encode())  # another build, another key
@@ -125,16 +136,48 @@ def _cached_library(graph, opts):
 
 class CompiledGraph:
     """An ATen graph compiled by tcc, called as the graph is (tensors in,
-    a tuple of tensors out)."""
+    a tuple of tensors out).
 
-    def __init__(self, gm, opts, name="graph"):
+    The inputs listed in `frozen` (a module's parameters and buffers, in an
+    inference graph) are compiled in as constants at the first call, so
+    that weights are packed and batch norms folded at compile time. Their
+    version counters and addresses are checked at every call: a weight
+    changed in place, or replaced, compiles the graph again with the new
+    values."""
+
+    def __init__(self, gm, opts, name="graph", frozen=()):
+        self.gm, self.opts, self.name = gm, opts, name
+        self.frozen = sorted(frozen)
+        self.placeholders = [n for n in gm.graph.nodes
+                             if n.op == "placeholder"]
+        self.versions = None
+        # Importing once with every input an input finds what tcc cannot
+        # compile now, not at the first call.
         graph, self.sig = importer.import_graph(gm, name)
-        path = _cached_library(graph, opts)
-        self.model = _tcc.load(path, num_threads=opts["threads"],
+        if not self.frozen:
+            self._load(graph, [])
+
+    def _load(self, graph, weights):
+        path = _cached_library(graph, self.opts, weights)
+        self.model = _tcc.load(path, num_threads=self.opts["threads"],
                                share_threads=True)
         self.path = path
 
+    def _build(self, values):
+        constants = {self.placeholders[i].name: t for i, t in values.items()}
+        graph, self.sig = importer.import_graph(self.gm, self.name, constants)
+        self._load(graph, list(values.values()))
+
+    def _stamp(self, args):
+        return [(args[i]._version, args[i].data_ptr()) for i in self.frozen]
+
     def __call__(self, *args):
+        if self.frozen:
+            stamp = self._stamp(args)
+            if stamp != self.versions:
+                with _lock:
+                    self._build({i: args[i] for i in self.frozen})
+                self.versions = stamp
         ins = []
         for i in self.sig.inputs:
             a = args[i]
@@ -145,49 +188,82 @@ class CompiledGraph:
                 for dtype, shape in self.sig.result_types]
         self.model._run_pointers([t.data_ptr() for t in ins],
                                  [t.data_ptr() for t in outs])
-        return tuple(outs[o[1]] if o[0] == "result" else
+        views = [t if order is None else t.permute(_inverse(order))
+                 for t, order in zip(outs, self.sig.layouts)]
+        return tuple(views[o[1]] if o[0] == "result" else
                      args[o[1]] if o[0] == "input" else None
                      for o in self.sig.outputs)
 
 
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
 class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):
-    def __init__(self):
+    """What the table compiles, less the nodes found out while importing
+    (`refused`: node name -> reason)."""
+
+    def __init__(self, refused):
+        self.refused = refused
         self.reasons = {}
 
     def is_node_supported(self, submodules, node):
         if node.op != "call_function":
             return False
-        reason = ops.unsupported_reason(node)
+        reason = self.refused.get(node.name) or ops.unsupported_reason(node)
         if reason:
             self.reasons[node] = reason
         return reason is None
 
 
-def _partitioned(gm, opts, name):
+def _partitioned(gm, opts, name, frozen):
     """`gm` with each group of nodes tcc compiles replaced by a compiled
-    call; the rest runs in eager."""
+    call; the rest runs in eager. `frozen`: placeholder indices of `gm` to
+    freeze (see CompiledGraph). A node the table accepts but its converter
+    refuses is left out and the graph partitioned again."""
+    refused = {}
+    while True:
+        try:
+            return _partition_once(copy.deepcopy(gm), opts, name, frozen,
+                                   refused)
+        except Unsupported as e:
+            node = getattr(e, "node", None)
+            if node is None or node in refused:
+                raise
+            refused[node] = str(e)
+
+
+def _partition_once(gm, opts, name, frozen, refused):
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.utils.fuser_utils import fuse_by_partitions
 
-    support = _TccSupport()
+    support = _TccSupport(refused)
     partitioner = CapabilityBasedPartitioner(
         gm, support, allows_single_node_partition=True)
     partitions = partitioner.propose_partitions()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    frozen_nodes = {placeholders[i] for i in frozen}
+    fused = fuse_by_partitions(gm, [p.nodes for p in partitions],
+                               prefix="tcc_", always_return_tuple=True)
+    runners = {}
+    for node in list(fused.graph.nodes):
+        if node.op == "call_module" and node.target.startswith("tcc_"):
+            sub = getattr(fused, node.target)
+            sub_frozen = {j for j, a in enumerate(node.args)
+                          if a in frozen_nodes}
+            runners[node.target] = CompiledGraph(
+                sub, opts, name=f"{name}_{node.target}", frozen=sub_frozen)
+    for target, compiled in runners.items():
+        delattr(fused, target)
+        setattr(fused, target, _Module(compiled))
     for node, reason in support.reasons.items():
         stats.fallbacks.append((str(node.target), reason))
         if _logging():
             print(f"tcc: {node.target} (node '{node.name}') runs in eager: "
                   f"{reason}", file=sys.stderr)
-    if not partitions:
-        return gm
-    fused = fuse_by_partitions(gm, [p.nodes for p in partitions],
-                               prefix="tcc_", always_return_tuple=True)
-    for node in list(fused.graph.nodes):
-        if node.op == "call_module" and node.target.startswith("tcc_"):
-            sub = getattr(fused, node.target)
-            compiled = CompiledGraph(sub, opts, name=f"{name}_{node.target}")
-            delattr(fused, node.target)
-            setattr(fused, node.target, _Module(compiled))
     fused.recompile()
     return fused
 
@@ -209,19 +285,32 @@ def _compile_aten(gm, example_inputs, opts, kind):
         stats.graphs += 1
         start = time.perf_counter()
         name = f"{kind}{stats.graphs}"
+        frozen = _frozen_inputs(kind, opts)
         try:
-            if opts["fallback"]:
-                try:
-                    runner = CompiledGraph(gm, opts, name)
-                except Unsupported:
-                    runner = _partitioned(gm, opts, name)
-            else:
-                runner = CompiledGraph(gm, opts, name)
+            try:
+                runner = CompiledGraph(gm, opts, name, frozen)
+            except Unsupported:
+                if not opts["fallback"]:
+                    raise
+                runner = _partitioned(gm, opts, name, frozen)
         finally:
             if _logging():
                 print(f"tcc: {kind} graph of {len(gm.graph.nodes)} nodes in "
                       f"{time.perf_counter() - start:.2f} s", file=sys.stderr)
     return _boxed(runner)
+
+
+def _frozen_inputs(kind, opts):
+    """The inputs of an inference graph that are a module's parameters and
+    buffers and that it does not write (AOTAutograd's static inputs)."""
+    if kind != "inference" or not opts["freeze"]:
+        return set()
+    tc = torch._guards.TracingContext.try_get()
+    meta = getattr(tc, "fw_metadata", None) if tc else None
+    if meta is None:
+        return set()
+    return {i for i in meta.static_input_indices
+            if not meta.input_info[i].mutates_data}
 
 
 def _boxed(runner):

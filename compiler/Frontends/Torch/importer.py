@@ -28,10 +28,15 @@ class Signature:
     `outputs`: for each FX output, ("result", k) the artifact's k-th output,
     ("input", i) FX placeholder i passed through, or ("none",).
     `result_types`: (torch dtype, shape) of each artifact output.
+    `layouts`: for each artifact output, None, or the permutation of the
+    FX value's dimensions that its memory order is: the artifact computes
+    the permuted (row-major) tensor, and the caller views it back with the
+    strides torch expects of that value.
     """
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     result_types: list = field(default_factory=list)
+    layouts: list = field(default_factory=list)
 
 
 _TORCH_DTYPES = {name: dt for dt, name in ops._DTYPES.items()}
@@ -101,14 +106,21 @@ def _import_call(ctx, node):
         return
     reason = ops.unsupported_reason(node)
     if reason:
-        raise Unsupported(f"{describe(node)}: {reason}")
+        raise _refused(node, reason)
     ctx.g.set_location(describe(node))
     try:
         ctx.env[node] = ops.TABLE[node.target](ctx, node)
     except Unsupported as e:
-        raise Unsupported(f"{describe(node)}: {e}") from None
+        raise _refused(node, str(e)) from None
     except _compiler.CompileError as e:
         raise _compiler.CompileError(f"{describe(node)}: {e}") from None
+
+
+def _refused(node, reason):
+    """Unsupported naming the node (`node` attribute: its name)."""
+    e = Unsupported(f"{describe(node)}: {reason}")
+    e.node = node.name
+    return e
 
 
 def _import_output(ctx, node, index, g, sig):
@@ -133,12 +145,36 @@ def _import_output(ctx, node, index, g, sig):
                                   "made")
             if out not in seen:
                 seen[out] = len(results)
+                order = _storage_order(ops._val(out))
+                if order:
+                    value = ctx.transpose(value, order)
                 results.append(value)
                 names.append(out.name)
                 sig.result_types.append(
                     (_TORCH_DTYPES[value.dtype], tuple(value.shape)))
+                sig.layouts.append(order)
             sig.outputs.append(("result", seen[out]))
     if not results:
         raise Unsupported("the graph computes no tensor")
     g.set_location("")
     g.set_outputs(results, names)
+
+
+def _storage_order(value):
+    """The dimensions of `value` from the largest stride to the smallest,
+    when its strides are a permuted dense layout other than row-major
+    (e.g. a transposed view torch kept as such); else None. Torch passes
+    such values to kernels that read their strides, e.g. the saved tensors
+    of a backward."""
+    if not isinstance(value, torch.Tensor) or value.dim() < 2:
+        return None
+    shape, strides = list(value.shape), list(value.stride())
+    order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    if order == list(range(len(shape))):
+        return None
+    expected = 1
+    for d in reversed(order):
+        if shape[d] != 1 and strides[d] != expected:
+            return None  # not dense: a plain row-major result is as good
+        expected *= shape[d]
+    return order

@@ -1409,3 +1409,137 @@ def _mse_loss_backward(ctx, node):
     d = ctx.binary("sub", x, y)
     return ctx.binary("mul", ctx.binary("mul", d, ctx.scalar(scale, x.dtype)),
                       g)
+
+
+# -- fused transformer ops (PyTorch's inference fast paths) -----------------
+
+def _linear_to(ctx, x, w, b):
+    """x @ w^T + b over the last dimension of x (any leading dimensions)."""
+    y = ctx.op("tcc.matmul", [x, ctx.transpose(w, [1, 0])])
+    return ctx.binary("add", y, b) if b is not None else y
+
+
+def _attention(ctx, q, k, v, heads, mask=None):
+    """Scaled dot-product attention of [B, S, E] projections, `heads` heads
+    of E / heads each; gives [B, S, E]."""
+    b, s, e = q.shape
+    d = e // heads
+
+    def split(t):
+        return ctx.transpose(ctx.reshape(t, [b, t.shape[1], heads, d]),
+                             [0, 2, 1, 3])
+
+    qh, kh, vh = split(q), split(k), split(v)
+    scores = ctx.op("tcc.matmul", [qh, ctx.transpose(kh, [0, 1, 3, 2])])
+    scores = ctx.binary("mul", scores, ctx.scalar(1.0 / math.sqrt(d),
+                                                  scores.dtype))
+    if mask is not None:
+        scores = ctx.binary("add", scores, mask)
+    probs = ctx.op("tcc.softmax", [scores], axis=3)
+    out = ctx.op("tcc.matmul", [probs, vh])
+    return ctx.reshape(ctx.transpose(out, [0, 2, 1, 3]), [b, s, e])
+
+
+def _encoder_check(node):
+    a = named(node)
+    if a["mask"] is not None:
+        return "the fused encoder layer with a mask"
+    if _val(node.args[0]).dim() != 3:
+        return "the fused encoder layer on a nested or unbatched input"
+    return None
+
+
+@converts(aten._transformer_encoder_layer_fwd.default, check=_encoder_check)
+def _encoder_layer(ctx, node):
+    a = named(node)
+    dtype, _ = out_type(node)
+
+    def t(name):
+        return ctx.value(a[name], dtype)
+
+    x = ctx.value(a["src"], dtype)
+    e, heads, eps = a["embed_dim"], a["num_heads"], float(a["eps"])
+
+    def norm(v, i):
+        return ctx.op("tcc.layer_norm", [v, t(f"norm_weight_{i}"),
+                                         t(f"norm_bias_{i}")],
+                      axis=2, epsilon=eps)
+
+    def attention(v):
+        qkv = _linear_to(ctx, v, t("qkv_weight"), t("qkv_bias"))
+        b, s, _ = qkv.shape
+        q, k, w = (ctx.slice(qkv, [0, 0, i * e], [1, 1, 1], [b, s, e])
+                   for i in range(3))
+        return _linear_to(ctx, _attention(ctx, q, k, w, heads),
+                          t("proj_weight"), t("proj_bias"))
+
+    def feed_forward(v):
+        h = _linear_to(ctx, v, t("ffn_weight_1"), t("ffn_bias_1"))
+        h = ctx.op("tcc.gelu", [h]) if a["use_gelu"] else ctx.unary("relu", h)
+        return _linear_to(ctx, h, t("ffn_weight_2"), t("ffn_bias_2"))
+
+    if a["norm_first"]:
+        x = ctx.binary("add", x, attention(norm(x, 1)))
+        return ctx.binary("add", x, feed_forward(norm(x, 2)))
+    x = norm(ctx.binary("add", x, attention(x)), 1)
+    return norm(ctx.binary("add", x, feed_forward(x)), 2)
+
+
+def _sdpa_check(node):
+    a = named(node)
+    if a.get("dropout_p"):
+        return "attention with dropout"
+    if a.get("attn_mask") is not None:
+        return "attention with a mask (the causal flag is supported)"
+    if _val(node.args[0]).dim() != 4:
+        return "attention on tensors other than [B, H, L, E]"
+    return None
+
+
+def _scores(ctx, a, q, k):
+    """scale * q @ k^T, the causal positions -inf."""
+    scale = a.get("scale") or 1.0 / math.sqrt(q.shape[-1])
+    s = ctx.op("tcc.matmul", [q, ctx.transpose(k, [0, 1, 3, 2])])
+    s = ctx.binary("mul", s, ctx.scalar(scale, s.dtype))
+    if a.get("is_causal"):
+        l, n = s.shape[2], s.shape[3]
+        keep = np.tril(np.ones((l, n), dtype=bool))
+        s = ctx.select(ctx.constant(keep, "bool"), s,
+                       ctx.scalar(float("-inf"), s.dtype))
+    return s, scale
+
+
+@converts(aten._scaled_dot_product_flash_attention_for_cpu.default,
+          check=_sdpa_check)
+def _flash_attention(ctx, node):
+    a = named(node)
+    dtype, _ = out_type(node, 0)
+    q, k, v = (ctx.value(a[n], dtype) for n in ("query", "key", "value"))
+    s, _ = _scores(ctx, a, q, k)
+    m = ctx.reduce("max", s, [3], True)
+    lse = ctx.binary("add", ctx.unary("log", ctx.reduce(
+        "sum", ctx.unary("exp", ctx.binary("sub", s, m)), [3], True)), m)
+    p = ctx.unary("exp", ctx.binary("sub", s, lse))
+    out = ctx.op("tcc.matmul", [p, v])
+    return out, ctx.reshape(lse, lse.shape[:3])
+
+
+@converts(aten._scaled_dot_product_flash_attention_for_cpu_backward.default,
+          check=_sdpa_check)
+def _flash_attention_backward(ctx, node):
+    a = named(node)
+    g = ctx.tensor(a["grad_out"])
+    q, k, v, out = (ctx.tensor(a[n]) for n in ("query", "key", "value",
+                                                "out"))
+    lse = ctx.tensor(a["logsumexp"])
+    s, scale = _scores(ctx, a, q, k)
+    p = ctx.unary("exp", ctx.binary("sub", s, ctx.reshape(
+        lse, list(lse.shape) + [1])))
+    dv = ctx.op("tcc.matmul", [ctx.transpose(p, [0, 1, 3, 2]), g])
+    dp = ctx.op("tcc.matmul", [g, ctx.transpose(v, [0, 1, 3, 2])])
+    rows = ctx.reduce("sum", ctx.binary("mul", g, out), [3], True)
+    ds = ctx.binary("mul", p, ctx.binary("sub", dp, rows))
+    ds = ctx.binary("mul", ds, ctx.scalar(scale, ds.dtype))
+    dq = ctx.op("tcc.matmul", [ds, k])
+    dk = ctx.op("tcc.matmul", [ctx.transpose(ds, [0, 1, 3, 2]), q])
+    return dq, dk, dv
