@@ -405,22 +405,30 @@ def prepare_models(names, cache: Path) -> dict:
     return found
 
 
-class PeerProcess:
-    """A peer's worker process, kept alive across the rounds of one model."""
+def peer_process(peer, name, mdir, a):
+    """The worker process of `peer` on model `name` (this script)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", peer,
+           "--name", name, "--model-dir", str(mdir), "--threads", str(a.threads),
+           "--runs", str(a.runs), "--warmup", str(a.warmup),
+           "--rounds", str(a.rounds), "--cache", str(a.cache),
+           "--iree-cpu", a.iree_cpu, f"--iree-flags={a.iree_flags}"] + \
+        (["--recompile"] if a.recompile else [])
+    env = thread_env(a.threads)
+    if peer == "inductor":
+        # Measure a cold compile every time (comparable with tcc's compile).
+        env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    return PeerProcess(peer, a, cmd, env)
 
-    def __init__(self, peer, name, mdir, a):
+
+class PeerProcess:
+    """A peer's worker process, kept alive across the rounds of one model:
+    `cmd` prints @@READY@@ once set up, a @@ROUND@@ summary for each line
+    it reads, and @@RESULT@@ at the end (see `worker`). `a` gives the
+    timeout and verbosity."""
+
+    def __init__(self, peer, a, cmd, env):
         self.peer, self.a = peer, a
         self.result = None
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", peer,
-               "--name", name, "--model-dir", str(mdir), "--threads", str(a.threads),
-               "--runs", str(a.runs), "--warmup", str(a.warmup),
-               "--rounds", str(a.rounds), "--cache", str(a.cache),
-               "--iree-cpu", a.iree_cpu, f"--iree-flags={a.iree_flags}"] + \
-            (["--recompile"] if a.recompile else [])
-        env = thread_env(a.threads)
-        if peer == "inductor":
-            # Measure a cold compile every time (comparable with tcc's compile).
-            env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
@@ -693,7 +701,7 @@ def bench_model(name, mdir, peers, iree_problem, a) -> dict:
             per[engine] = {"status": "n/a", "reason": iree_problem}
             continue
         log(f"[bench] {name} / {engine}: setting up ...")
-        p = PeerProcess(engine, name, mdir, a)
+        p = peer_process(engine, name, mdir, a)
         if p.ready():
             procs[engine] = p
         else:

@@ -126,8 +126,12 @@ static LogicalResult
 writeAtomically(StringRef path,
                 function_ref<LogicalResult(llvm::raw_pwrite_stream &)> write,
                 std::string &error) {
-  if (path == "-")
-    return write(llvm::outs());
+  if (path == "-") {
+    // Flushed now: in process (the Python binding) other output follows.
+    LogicalResult written = write(llvm::outs());
+    llvm::outs().flush();
+    return written;
+  }
   SmallString<256> model = llvm::sys::path::parent_path(path);
   llvm::sys::path::append(model, ".tcc-%%%%%%.tmp");
   llvm::Expected<llvm::sys::fs::TempFile> temp =

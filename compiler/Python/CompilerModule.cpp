@@ -16,6 +16,7 @@
 #include "dialects/Tcc/IR/TccBuilder.h"
 #include "dialects/Tcc/IR/TccOps.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -24,7 +25,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/AsmParser/AsmParser.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <pybind11/numpy.h>
@@ -189,8 +189,7 @@ public:
     MLIRContext *c = &context();
     state->module = ModuleOp::create(UnknownLoc::get(c));
     if (!name.empty())
-      (*state->module)
-          ->setAttr("tcc.model_name", StringAttr::get(c, name));
+      (*state->module)->setAttr("tcc.model_name", StringAttr::get(c, name));
     state->builder.setInsertionPointToEnd(state->module->getBody());
     state->main = state->builder.create<func::FuncOp>(
         UnknownLoc::get(c), "main", FunctionType::get(c, {}, {}));
@@ -199,9 +198,10 @@ public:
 
   /// Diagnostics of what follows name `where` (the node being imported).
   void setLocation(const std::string &where) {
-    state->loc = where.empty()
-                     ? Location(UnknownLoc::get(&context()))
-                     : Location(NameLoc::get(StringAttr::get(&context(), where)));
+    state->loc =
+        where.empty()
+            ? Location(UnknownLoc::get(&context()))
+            : Location(NameLoc::get(StringAttr::get(&context(), where)));
   }
 
   PyValue addInput(const std::string &name, const std::string &dtype,
@@ -265,7 +265,8 @@ public:
     SmallVector<Type> types;
     if (!results.is_none())
       for (py::handle r : results) {
-        auto [dtype, shape] = r.cast<std::pair<std::string, std::vector<int64_t>>>();
+        auto [dtype, shape] =
+            r.cast<std::pair<std::string, std::vector<int64_t>>>();
         types.push_back(RankedTensorType::get(shape, dtypeType(dtype)));
       }
     Diagnostics diags;
@@ -303,10 +304,9 @@ public:
     for (py::handle c : cotangents)
       cts.push_back(c.is_none() ? Value() : c.cast<PyValue &>().value);
     if (cts.size() != op->getNumResults())
-      throw py::value_error(name + " has " +
-                            std::to_string(op->getNumResults()) +
-                            " results; got " + std::to_string(cts.size()) +
-                            " cotangents");
+      throw py::value_error(
+          name + " has " + std::to_string(op->getNumResults()) +
+          " results; got " + std::to_string(cts.size()) + " cotangents");
     SmallVector<Value> grads;
     if (failed(diff.buildVjp(state->builder, cts, grads)))
       diags.raise("the VJP of " + name + " failed");
@@ -318,7 +318,8 @@ public:
     return out;
   }
 
-  void setOutputs(const py::list &values, const std::vector<std::string> &names) {
+  void setOutputs(const py::list &values,
+                  const std::vector<std::string> &names) {
     checkOpen();
     SmallVector<Value> results = unwrap(values);
     if (names.size() != results.size())
@@ -404,10 +405,10 @@ private:
   static tcc::EmitKind emitKind(const std::string &s) {
     using tcc::EmitKind;
     static const std::pair<const char *, EmitKind> kinds[] = {
-        {"import", EmitKind::Import},     {"tcc", EmitKind::Tcc},
-        {"linalg", EmitKind::Linalg},     {"llvm-dialect", EmitKind::LLVMDialect},
-        {"llvm-ir", EmitKind::LLVMIR},    {"asm", EmitKind::Asm},
-        {"obj", EmitKind::Object},        {"lib", EmitKind::Library},
+        {"import", EmitKind::Import},  {"tcc", EmitKind::Tcc},
+        {"linalg", EmitKind::Linalg},  {"llvm-dialect", EmitKind::LLVMDialect},
+        {"llvm-ir", EmitKind::LLVMIR}, {"asm", EmitKind::Asm},
+        {"obj", EmitKind::Object},     {"lib", EmitKind::Library},
         {"exe", EmitKind::Executable}};
     for (auto [name, kind] : kinds)
       if (s == name)

@@ -20,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include "dialects/Tcc/IR/TccConstants.h"
 #include "dialects/Tcc/IR/TccOps.h"
 
 #include "ukernels.h"
@@ -34,34 +35,12 @@ static_assert(int32_t(mlir::tcc::Activation::Gelu) == TCC_UK_ACT_GELU &&
 using namespace mlir;
 using namespace mlir::tcc;
 
-/// The values of a constant f32 tensor, if `v` is one.
-static std::optional<std::vector<float>> constantFloats(Value v) {
-  ElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.getElementType().isF32())
-    return std::nullopt;
-  int64_t n = attr.getNumElements();
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
-    auto values = dense.getValues<float>();
-    return std::vector<float>(values.begin(), values.end());
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != size_t(n) * sizeof(float))
-      return std::nullopt;
-    const float *data = reinterpret_cast<const float *>(blob->getData().data());
-    return std::vector<float>(data, data + n);
-  }
-  return std::nullopt;
-}
-
 /// A constant holding `packed` (kernel-specific layout, as a flat tensor).
 static Value packedConstant(OpBuilder &b, Location loc,
                             const std::vector<float> &packed) {
   auto type = RankedTensorType::get({int64_t(packed.size())}, b.getF32Type());
-  auto attr = DenseResourceElementsAttr::get(
-      type, "packed_weight",
-      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(packed)));
-  return b.create<arith::ConstantOp>(loc, attr);
+  return b.create<arith::ConstantOp>(
+      loc, cast<TypedAttr>(floatBlob(type, packed, "packed_weight")));
 }
 
 static Value scratchTensor(OpBuilder &b, Location loc, int64_t bytes) {

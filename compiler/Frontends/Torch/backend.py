@@ -22,6 +22,9 @@ Options (`torch.compile(..., options={...})`):
                 graphs as constants (default True): weights packed and
                 batch norms folded at compile time; a weight changed in
                 place or replaced compiles the graph again
+  emit          also print each graph tcc compiles to stdout: "import" (the
+                tcc dialect as imported, weights elided) or "tcc" (after
+                the graph-level passes)
 """
 
 import copy
@@ -49,6 +52,7 @@ _DEFAULTS = {
     "cache_dir": None,
     "fallback": True,
     "freeze": True,
+    "emit": None,
 }
 
 
@@ -59,6 +63,9 @@ def _options(options):
             raise ValueError(f"tcc backend: unknown option {key!r}; the "
                              f"options are {', '.join(sorted(_DEFAULTS))}")
         opts[key] = value
+    if opts["emit"] not in (None, "import", "tcc"):
+        raise ValueError(f"tcc backend: emit must be 'import' or 'tcc', not "
+                         f"{opts['emit']!r}")
     if opts["cache_dir"] is None:
         opts["cache_dir"] = os.environ.get("TCC_CACHE_DIR") or os.path.join(
             os.path.expanduser("~"), ".cache", "tcc", "torch")
@@ -99,10 +106,22 @@ def compile_graph(graph, opts, output):
                   memory_report=opts["memory_report"], lib_dir=_lib_dir())
 
 
+def _emit(graph, opts):
+    """Prints `graph` at the stage the `emit` option names."""
+    if opts["emit"] == "import":
+        print(graph.mlir(elide_weights=True), flush=True)
+    elif opts["emit"] == "tcc":
+        sys.stdout.flush()
+        graph.compile("-", emit="tcc", mcpu=opts["mcpu"])
+        sys.stdout.flush()
+
+
 def _cached_library(graph, opts, weights=()):
     """The artifact of `graph` in the cache, compiled if it is not there;
-    `weights` are the tensors baked into it (hashed for the key, which
-    leaves their bytes out of the graph's text)."""
+    `weights` are the tensors compiled into it (hashed for the key, whose
+    graph text leaves their bytes out)."""
+    if opts["emit"]:
+        _emit(graph, opts)
     key = hashlib.sha256()
     key.update(graph.mlir(elide_weights=True).encode())
     for t in weights:
@@ -155,10 +174,10 @@ class CompiledGraph:
         # compile now, not at the first call.
         graph, self.sig = importer.import_graph(gm, name)
         if not self.frozen:
-            self._load(graph, [])
+            self._load(graph)
 
-    def _load(self, graph, weights):
-        path = _cached_library(graph, self.opts, weights)
+    def _load(self, graph):
+        path = _cached_library(graph, self.opts, self.sig.constants)
         self.model = _tcc.load(path, num_threads=self.opts["threads"],
                                share_threads=True)
         self.path = path
@@ -166,7 +185,7 @@ class CompiledGraph:
     def _build(self, values):
         constants = {self.placeholders[i].name: t for i, t in values.items()}
         graph, self.sig = importer.import_graph(self.gm, self.name, constants)
-        self._load(graph, list(values.values()))
+        self._load(graph)
 
     def _stamp(self, args):
         return [(args[i]._version, args[i].data_ptr()) for i in self.frozen]
@@ -286,18 +305,25 @@ def _compile_aten(gm, example_inputs, opts, kind):
         start = time.perf_counter()
         name = f"{kind}{stats.graphs}"
         frozen = _frozen_inputs(kind, opts)
+        # AOTAutograd calls with its fake mode on; the graph's constant
+        # attributes are real tensors, read here.
         try:
-            try:
-                runner = CompiledGraph(gm, opts, name, frozen)
-            except Unsupported:
-                if not opts["fallback"]:
-                    raise
-                runner = _partitioned(gm, opts, name, frozen)
+            with torch._subclasses.fake_tensor.unset_fake_temporarily():
+                runner = _compiled_or_partitioned(gm, opts, name, frozen)
         finally:
             if _logging():
                 print(f"tcc: {kind} graph of {len(gm.graph.nodes)} nodes in "
                       f"{time.perf_counter() - start:.2f} s", file=sys.stderr)
     return _boxed(runner)
+
+
+def _compiled_or_partitioned(gm, opts, name, frozen):
+    try:
+        return CompiledGraph(gm, opts, name, frozen)
+    except Unsupported:
+        if not opts["fallback"]:
+            raise
+        return _partitioned(gm, opts, name, frozen)
 
 
 def _frozen_inputs(kind, opts):

@@ -15,7 +15,7 @@ import torch
 
 from .. import _tcc
 from . import importer
-from .backend import _options, compile_graph
+from .backend import _emit, _options, compile_graph
 from .ops import Unsupported
 
 
@@ -59,7 +59,7 @@ def export(model, example_inputs, output, **options):
     """Exports `model` called on `example_inputs` with torch.export and
     compiles it to `output` (.so + .h, .o + .h, or an executable, by its
     suffix). Options as the backend's (mcpu, opt_level, ukernels,
-    memory_report)."""
+    memory_report, emit)."""
     if isinstance(model, torch.export.ExportedProgram):
         ep = model
     else:
@@ -68,7 +68,10 @@ def export(model, example_inputs, output, **options):
         ep = torch.export.export(model, tuple(example_inputs))
     name = os.path.splitext(os.path.basename(output))[0]
     graph = import_exported(ep, name)
-    compile_graph(graph, _options(options), output)
+    opts = _options(options)
+    if opts["emit"]:
+        _emit(graph, opts)
+    compile_graph(graph, opts, output)
     return output
 
 

@@ -32,11 +32,15 @@ class Signature:
     FX value's dimensions that its memory order is: the artifact computes
     the permuted (row-major) tensor, and the caller views it back with the
     strides torch expects of that value.
+    `constants`: the tensors compiled in as constants (frozen inputs and
+    the graph's own attributes), whose bytes key the artifact cache: the
+    graph's text leaves large ones out.
     """
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     result_types: list = field(default_factory=list)
     layouts: list = field(default_factory=list)
+    constants: list = field(default_factory=list)
 
 
 _TORCH_DTYPES = {name: dt for dt, name in ops._DTYPES.items()}
@@ -70,6 +74,7 @@ def import_graph(gm, name="graph", constants=None):
             if not isinstance(value, torch.Tensor):
                 raise Unsupported(f"attribute '{node.target}' is no tensor")
             ctx.env[node] = _constant(ctx, value, node.name)
+            sig.constants.append(value)
         else:
             raise Unsupported(f"{node.op} node '{node.name}'")
     return g, sig
@@ -87,8 +92,13 @@ def _constant(ctx, tensor, name):
 def _import_placeholder(ctx, node, i, constants, sig):
     if node.name in constants:
         ctx.env[node] = _constant(ctx, constants[node.name], node.name)
+        sig.constants.append(constants[node.name])
         return
     v = ops._val(node)
+    if isinstance(v, torch.SymInt):
+        raise Unsupported(f"input '{node.name}' is a symbolic size: tcc "
+                          "compiles static shapes (torch.compile(..., "
+                          "dynamic=False))")
     if not isinstance(v, torch.Tensor):
         raise Unsupported(f"input '{node.name}' is a {type(v).__name__}, "
                           "not a tensor")

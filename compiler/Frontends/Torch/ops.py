@@ -1006,9 +1006,14 @@ def _pool_check(node):
     return None
 
 
+def _reads_output(node, k):
+    """Whether the graph reads result `k` of the multi-result `node`."""
+    return any(u.target is operator.getitem and u.args[1] == k
+               for u in node.users)
+
+
 def _max_pool_check(node):
-    if any(u.target is operator.getitem and u.args[1] == 1
-           for u in node.users):
+    if _reads_output(node, 1):
         return "its indices are read (tcc computes the backward without them)"
     return _pool_check(node)
 
@@ -1208,8 +1213,7 @@ def _layer_norm(ctx, node):
     scale = w if w is not None else ctx.constant(np.ones(normalized), dtype)
     operands = [x, scale] + ([b] if b is not None else [])
     y = ctx.op("tcc.layer_norm", operands, axis=axis, epsilon=float(eps))
-    if not any(u.args[1] in (1, 2) for u in node.users
-               if u.target is operator.getitem):
+    if not (_reads_output(node, 1) or _reads_output(node, 2)):
         return y, None, None
     axes = list(range(axis, rank))
     mean = ctx.reduce("mean", x, axes, True)
@@ -1516,6 +1520,9 @@ def _flash_attention(ctx, node):
     dtype, _ = out_type(node, 0)
     q, k, v = (ctx.value(a[n], dtype) for n in ("query", "key", "value"))
     s, _ = _scores(ctx, a, q, k)
+    if not _reads_output(node, 1):  # inference: no logsumexp to save
+        p = ctx.op("tcc.softmax", [s], axis=3)
+        return ctx.op("tcc.matmul", [p, v]), None
     m = ctx.reduce("max", s, [3], True)
     lse = ctx.binary("add", ctx.unary("log", ctx.reduce(
         "sum", ctx.unary("exp", ctx.binary("sub", s, m)), [3], True)), m)

@@ -11,6 +11,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/APSInt.h"
 
+#include "dialects/Tcc/IR/TccConstants.h"
 #include "dialects/Tcc/IR/TccOps.h"
 
 #include <cmath>
@@ -505,7 +506,60 @@ struct SwapTransposedMatmul : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+/// batch_norm(conv(x, W, b)) -> conv(x, W', b') with constant f32 weights
+/// and statistics: W'[f] = W[f] * s[f] and b'[f] = (b[f] - mean[f]) * s[f]
+/// + beta[f], s = gamma / sqrt(var + eps). The normalization then costs
+/// nothing at run time, and the new weights are packed as any other.
+struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BatchNormOp op,
+                                PatternRewriter &rewriter) const override {
+    auto conv = op.getInput().getDefiningOp<ConvOp>();
+    if (!conv || !conv->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "input is not a convolution");
+    std::optional<std::vector<float>> w = constantFloats(conv.getWeight());
+    std::optional<std::vector<float>> gamma = constantFloats(op.getScale()),
+                                      beta = constantFloats(op.getBias()),
+                                      mean = constantFloats(op.getMean()),
+                                      var = constantFloats(op.getVariance());
+    std::optional<std::vector<float>> bias;
+    if (conv.getBias())
+      bias = constantFloats(conv.getBias());
+    auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+    if (!w || !gamma || !beta || !mean || !var || (conv.getBias() && !bias) ||
+        !wType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "weights are not f32 constants");
+    int64_t filters = wType.getDimSize(0);
+    int64_t per = filters ? wType.getNumElements() / filters : 0;
+    if (int64_t(gamma->size()) != filters)
+      return rewriter.notifyMatchFailure(op, "statistics per filter differ");
+    double eps = op.getEpsilon().convertToDouble();
+    std::vector<float> folded(*w), shift(filters);
+    for (int64_t f = 0; f < filters; ++f) {
+      double s = (*gamma)[f] / std::sqrt(double((*var)[f]) + eps);
+      for (int64_t i = 0; i < per; ++i)
+        folded[f * per + i] = float((*w)[f * per + i] * s);
+      double b = bias ? (*bias)[f] : 0.0;
+      shift[f] = float((b - (*mean)[f]) * s + (*beta)[f]);
+    }
+    Location loc = op.getLoc();
+    Value weight = rewriter.create<ConstantOp>(
+        loc, floatBlob(wType, folded, "folded_weight"));
+    auto biasType = RankedTensorType::get({filters}, wType.getElementType());
+    Value newBias = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(biasType, ArrayRef<float>(shift)));
+    rewriter.replaceOpWithNewOp<ConvOp>(op, conv.getInput(), weight, newBias,
+                                        conv.getStrides(), conv.getPadding(),
+                                        conv.getDilations(), conv.getGroups());
+    return success();
+  }
+};
 } // namespace
+
+void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<FoldBatchNormIntoConv>(context);
+}
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                             MLIRContext *context) {

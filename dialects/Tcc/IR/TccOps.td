@@ -526,6 +526,7 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm", [Pure,
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_NllLossOp : Tcc_Op<"nll_loss", [Pure,

@@ -440,3 +440,44 @@ func.func @fold_logic() -> (tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2x
   // CHECK-NOT: tcc.and
   return %0, %1, %2, %3, %4, %5 : tensor<2xi64>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xi1>, tensor<2xf32>
 }
+
+// -----
+
+// Tests that a batch norm of a convolution with constant weights folds into
+// the convolution: W' = W * g / sqrt(v + eps), b' = (0 - m) * s + b.
+// Filter 0: s = 2 / sqrt(3 + 1) = 1, W' = 1, b' = -0.5 + 1 = 0.5.
+// Filter 1: s = 3 / sqrt(0 + 1) = 3, W' = 6, b' = -3 + 1 = -2.
+// CHECK-LABEL: func @conv_batch_norm
+// CHECK-SAME: (%[[X:.*]]: tensor<1x1x4x4xf32>)
+func.func @conv_batch_norm(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = tcc.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %g = tcc.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %b = tcc.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %m = tcc.constant dense<[0.5, 1.0]> : tensor<2xf32>
+  %v = tcc.constant dense<[3.0, 0.0]> : tensor<2xf32>
+  // CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<folded_weight> : tensor<2x1x1x1xf32>
+  // CHECK-DAG: %[[B:.*]] = tcc.constant dense<[5.000000e-01, -2.000000e+00]> : tensor<2xf32>
+  // CHECK: %[[C:.*]] = tcc.conv %[[X]], %[[W]], %[[B]]
+  // CHECK-NOT: tcc.batch_norm
+  // CHECK: return %[[C]]
+  %c = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = tcc.batch_norm %c, %g, %b, %m, %v epsilon = 1.0 : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %r : tensor<1x2x4x4xf32>
+}
+// CHECK: folded_weight: "0x040000000000803F0000C040"
+
+// -----
+
+// Tests that a batch norm whose statistics are not constant (training)
+// stays.
+// CHECK-LABEL: func @conv_batch_norm_live
+// CHECK: tcc.batch_norm
+func.func @conv_batch_norm_live(%x: tensor<1x1x4x4xf32>, %v: tensor<2xf32>) -> tensor<1x2x4x4xf32> {
+  %w = tcc.constant dense<[[[[1.0]]], [[[2.0]]]]> : tensor<2x1x1x1xf32>
+  %g = tcc.constant dense<[2.0, 3.0]> : tensor<2xf32>
+  %b = tcc.constant dense<[1.0, 1.0]> : tensor<2xf32>
+  %m = tcc.constant dense<[0.5, 1.0]> : tensor<2xf32>
+  %c = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x1x4x4xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = tcc.batch_norm %c, %g, %b, %m, %v epsilon = 1.0 : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %r : tensor<1x2x4x4xf32>
+}
