@@ -17,7 +17,8 @@ tables:
               (rtol 1e-4).
   overhead    one call of a compiled `x + 1` on a one-element tensor: what
               a compiled graph costs beyond its kernels (Dynamo's guards,
-              the backend's call path)
+              AOTAutograd's wrappers, the backend's call path); for tcc
+              also the call of the graph the backend returned, alone
 
 Compile times: `cold` is the first call in a process with empty caches
 (tcc's artifact cache, Inductor's cache dir); `warm` is the first call in a
@@ -153,12 +154,34 @@ def setup_train(torch, engine, a):
 
 
 def setup_overhead(torch, engine, a):
+    """For tcc, `check` also times the compiled graph's own call (what the
+    backend returned, without Dynamo's and AOTAutograd's wrappers)."""
     x = torch.ones(1)
+    graphs = []
+    if engine == "tcc":
+        import tcc.torch  # noqa: F401
+        backend = sys.modules["tcc.torch.backend"]  # the module, not the function
+        call = backend.CompiledGraph.__call__
+
+        def grab(self, *args):  # notes the graph the backend compiled
+            graphs.append(self)
+            backend.CompiledGraph.__call__ = call
+            return call(self, *args)
+        backend.CompiledGraph.__call__ = grab
     f = _compiled(torch, engine, lambda t: t + 1, a)
 
     def check(out):
-        ok = out.shape == (1,) and float(out[0]) == 2.0
-        return {"check": "pass" if ok else "fail"}
+        res = {"check": "pass" if out.shape == (1,) and float(out[0]) == 2.0
+               else "fail"}
+        if graphs:
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter_ns()
+                for _ in range(a.runs):
+                    graphs[0](x)
+                times.append((time.perf_counter_ns() - t0) / a.runs / 1e3)
+            res["graph_call_us"] = statistics.median(times)
+        return res
     return (lambda: f(x)), check
 
 
@@ -299,6 +322,11 @@ def render(report, markdown):
                         ("overhead", "call overhead of x + 1")):
         rows = [[name] + [cell(per.get(e), kind == "overhead") for e in engines]
                 for (k, name), per in report["results"].items() if k == kind]
+        if kind == "overhead":
+            rows += [["tcc graph alone", f"{per['tcc']['graph_call_us']:.1f} us"]
+                     + ["-"] * (len(engines) - 1)
+                     for (k, _), per in report["results"].items()
+                     if k == kind and "graph_call_us" in per.get("tcc", {})]
         if rows:
             out.append(f"{title} ((x) = engine / tcc: >1 means tcc is faster)\n")
             out.append(table(["workload"] + engines, rows))

@@ -5,8 +5,10 @@
 #include "tensor.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <dlfcn.h>
+#include <elf.h>
 #include <memory>
 #include <sys/stat.h>
 
@@ -62,6 +64,47 @@ static tcc_status_t validateDesc(const std::string &origin,
   return validateTensors(origin, "output", desc->num_outputs, desc->outputs);
 }
 
+/// Checks that `path` is a whole x86-64 ELF shared object before dlopen
+/// maps it: the loader maps segments past the end of a truncated file, and
+/// touching them raises SIGBUS instead of an error.
+static tcc_status_t checkElf(const char *path, uint64_t size) {
+  std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path, "rb"), std::fclose);
+  if (!f)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "cannot open artifact '%s': %s", path,
+                      std::strerror(errno));
+  auto refuse = [&](const char *why) {
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "cannot load artifact '%s': %s", path, why);
+  };
+  Elf64_Ehdr eh;
+  if (std::fread(&eh, sizeof eh, 1, f.get()) != 1 ||
+      std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return refuse("not an ELF shared library");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
+    return refuse("built for another machine (an x86-64 ELF is needed)");
+  if (eh.e_type != ET_DYN)
+    return refuse("not a shared library");
+  if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff >= size ||
+      eh.e_phnum > (size - eh.e_phoff) / sizeof(Elf64_Phdr))
+    return refuse("its program headers lie outside the file (truncated?)");
+  if (std::fseek(f.get(), static_cast<long>(eh.e_phoff), SEEK_SET) != 0)
+    return refuse("cannot read its program headers");
+  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    if (std::fread(&ph, sizeof ph, 1, f.get()) != 1)
+      return refuse("cannot read its program headers");
+    if (ph.p_type == PT_LOAD &&
+        (ph.p_offset > size || ph.p_filesz > size - ph.p_offset))
+      return refuse("a segment lies past the end of the file (truncated?)");
+  }
+  if (eh.e_shoff > size ||
+      uint64_t(eh.e_shnum) * eh.e_shentsize > size - eh.e_shoff)
+    return refuse("its section headers lie outside the file (truncated?)");
+  return nullptr;
+}
+
 static void closeLibrary(void *library) {
   if (library)
     dlclose(library);
@@ -78,6 +121,11 @@ tcc_status_t tcc_model_load(const char *path, tcc_model_t **out_model) {
           errno == ENOENT || errno == ENOTDIR ? TCC_STATUS_NOT_FOUND
                                               : TCC_STATUS_INVALID_ARGUMENT,
           "cannot open artifact '%s': %s", path, std::strerror(errno));
+    if (!S_ISREG(st.st_mode))
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "cannot load artifact '%s': not a regular file", path);
+    if (tcc_status_t s = checkElf(path, static_cast<uint64_t>(st.st_size)))
+      return s;
     // A name without a slash would make dlopen search the library path
     // instead of opening the file the user named.
     std::string file = std::strchr(path, '/') ? path : std::string("./") + path;

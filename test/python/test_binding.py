@@ -154,6 +154,18 @@ def test_load_errors(tmp_path, fake_artifact):
         tcc.load(fake_artifact, num_threads=-1)
 
 
+def test_truncated_artifacts_are_errors(tmp_path, fake_artifact):
+    # Never a SIGBUS from dlopen mapping what the file lacks.
+    data = open(fake_artifact, "rb").read()
+    cut = tmp_path / "cut.so"
+    for length in range(0, len(data), 997):
+        cut.write_bytes(data[:length])
+        with pytest.raises(tcc.Error, match="cannot load artifact"):
+            tcc.load(str(cut))
+    with pytest.raises(tcc.Error, match="not a regular file"):
+        tcc.load(str(tmp_path))
+
+
 def test_a_failing_run_is_a_tcc_error(fake_artifact):
     failing = tcc.load(
         fake_artifact.replace("tcc_fake_artifact", "tcc_fake_artifact_fails"))

@@ -181,7 +181,8 @@ private:
   LogicalResult checkNewSizes(NodeContext &node, Block::iterator firstNew);
   LogicalResult importOutputs(func::FuncOp func);
   FailureOr<SmallVector<Value>> importSubgraph(const ::onnx::GraphProto &g,
-                                               ValueRange inputs, Block *block);
+                                               ValueRange inputs, Block *block,
+                                               NodeContext &parent);
 
   MLIRContext &ctx;
   std::string path, modelDir;
@@ -451,7 +452,16 @@ LogicalResult ModelImporter::checkNode(NodeContext &node) {
   ::onnx::checker::CheckerContext checkerCtx;
   checkerCtx.set_ir_version((int)model.ir_version());
   checkerCtx.set_opset_imports(opsetImports);
+  // A subgraph may read the names around it: the checker must know them.
   ::onnx::checker::LexicalScopeContext lex;
+  if (llvm::any_of(node.node.attribute(), [](const auto &attr) {
+        return attr.has_g() || attr.graphs_size() > 0;
+      })) {
+    for (const auto &entry : values)
+      lex.add(entry.getKey().str());
+    for (const auto &entry : sequences)
+      lex.add(entry.getKey().str());
+  }
   try {
     ::onnx::checker::check_node(node.node, checkerCtx, lex);
   } catch (const std::exception &e) {
@@ -522,9 +532,9 @@ LogicalResult ModelImporter::importNode(int index) {
                    std::move(inputs), modelDir);
   node.sequenceInputs = std::move(seqInputs);
   node.limits = limits;
-  node.importSubgraph = [this](const ::onnx::GraphProto &g, ValueRange args,
-                               Block *block) {
-    return importSubgraph(g, args, block);
+  node.importSubgraph = [this, &node](const ::onnx::GraphProto &g,
+                                      ValueRange args, Block *block) {
+    return importSubgraph(g, args, block, node);
   };
   StringRef opType = proto.op_type();
 
@@ -690,11 +700,12 @@ LogicalResult ModelImporter::importOutputs(func::FuncOp func) {
 
 FailureOr<SmallVector<Value>>
 ModelImporter::importSubgraph(const ::onnx::GraphProto &g, ValueRange inputs,
-                              Block *block) {
+                              Block *block, NodeContext &parent) {
   // The subgraph sees the names around it; its own names go when it ends.
+  // Its own errors name the node that holds it.
   if (depth >= kMaxSubgraphDepth) {
-    emitError() << "subgraphs nest deeper than " << kMaxSubgraphDepth
-                << " levels";
+    parent.emitError() << "subgraphs nest deeper than " << kMaxSubgraphDepth
+                       << " levels";
     return failure();
   }
   ++depth;
@@ -714,16 +725,18 @@ ModelImporter::importSubgraph(const ::onnx::GraphProto &g, ValueRange inputs,
   body = block;
   builder.setInsertionPointToEnd(block);
   if ((size_t)g.input_size() != inputs.size()) {
-    emitError() << "subgraph '" << g.name() << "' takes " << g.input_size()
-                << " inputs; the op gives it " << inputs.size();
+    parent.emitError() << "subgraph '" << g.name() << "' takes "
+                       << g.input_size() << " inputs; the op gives it "
+                       << inputs.size();
     return failure();
   }
   for (auto [in, v] : llvm::zip(g.input(), inputs))
     values[in.name()] = v;
   for (const ::onnx::TensorProto &t : g.initializer()) {
     std::string what = "initializer '" + t.name() + "'";
-    FailureOr<ElementsAttr> value = convertTensor(
-        &ctx, t, modelDir, what, t.name(), limits, [&] { return emitError(); });
+    FailureOr<ElementsAttr> value =
+        convertTensor(&ctx, t, modelDir, what, t.name(), limits,
+                      [&] { return parent.emitError(); });
     if (failed(value))
       return failure();
     values[t.name()] = builder.create<ConstantOp>(
@@ -741,14 +754,14 @@ ModelImporter::importSubgraph(const ::onnx::GraphProto &g, ValueRange inputs,
   for (const ::onnx::ValueInfoProto &out : g.output()) {
     Value v = values.lookup(out.name());
     if (!v && sequences.count(out.name())) {
-      emitError() << "subgraph output '" << out.name()
-                  << "' has type sequence, which tcc does not support "
-                     "(tensors only)";
+      parent.emitError() << "subgraph output '" << out.name()
+                         << "' has type sequence, which tcc does not support "
+                            "(tensors only)";
       return failure();
     }
     if (!v) {
-      emitError() << "subgraph output '" << out.name()
-                  << "' is not produced by any node";
+      parent.emitError() << "subgraph output '" << out.name()
+                         << "' is not produced by any node";
       return failure();
     }
     results.push_back(v);

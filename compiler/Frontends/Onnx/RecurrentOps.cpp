@@ -172,6 +172,36 @@ static LogicalResult importRecurrent(NodeContext &ctx, Cell cell) {
                            << shapes::str(shapeOf(rw))
                            << " do not match hidden_size " << hid;
   Type et = elementTypeOf(x), i64 = ctx.b.getI64Type();
+  // The optional inputs, as the state is laid out in the file.
+  auto state = [&](int64_t size) {
+    return batchMajor ? SmallVector<int64_t>{batch, r.dirs, size}
+                      : SmallVector<int64_t>{r.dirs, batch, size};
+  };
+  const struct {
+    Value value;
+    const char *name;
+    SmallVector<int64_t> shape;
+    bool floating;
+  } operands[] = {{w, "W", {r.dirs, g * hid, shapeOf(x)[2]}, true},
+                  {rw, "R", {r.dirs, g * hid, hid}, true},
+                  {bias, "B", {r.dirs, 2 * g * hid}, true},
+                  {lens, "sequence_lens", {batch}, false},
+                  {h0, "initial_h", state(hid), true},
+                  {c0, "initial_c", state(hid), true},
+                  {peep, "P", {r.dirs, 3 * hid}, true}};
+  for (const auto &o : operands) {
+    if (!o.value)
+      continue;
+    if (shapeOf(o.value) != ArrayRef<int64_t>(o.shape))
+      return ctx.emitError()
+             << o.name << " has shape " << shapes::str(shapeOf(o.value))
+             << "; expected " << shapes::str(o.shape);
+    if (o.floating && elementTypeOf(o.value) != et)
+      return ctx.emitError() << o.name << " has element type "
+                             << elementTypeOf(o.value) << "; X has " << et;
+    if (!o.floating && !elementTypeOf(o.value).isInteger())
+      return ctx.emitError() << o.name << " must hold integers";
+  }
   auto layoutState = [&](Value s) {
     return s && batchMajor ? ctx.transpose(s, {1, 0, 2}) : s;
   };

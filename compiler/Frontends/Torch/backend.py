@@ -197,21 +197,22 @@ class CompiledGraph:
                 with _lock:
                     self._build({i: args[i] for i in self.frozen})
                 self.versions = stamp
-        ins = []
-        for i in self.sig.inputs:
-            a = args[i]
+        sig = self.sig
+        ins = [args[i] for i in sig.inputs]
+        for k, a in enumerate(ins):
             if not a.is_contiguous():
-                a = a.contiguous()
-            ins.append(a)
+                ins[k] = a.contiguous()
         outs = [torch.empty(shape, dtype=dtype)
-                for dtype, shape in self.sig.result_types]
+                for dtype, shape in sig.result_types]
         self.model._run_pointers([t.data_ptr() for t in ins],
                                  [t.data_ptr() for t in outs])
+        if sig.plain:  # the outputs are the results, in order, row-major
+            return tuple(outs)
         views = [t if order is None else t.permute(_inverse(order))
-                 for t, order in zip(outs, self.sig.layouts)]
+                 for t, order in zip(outs, sig.layouts)]
         return tuple(views[o[1]] if o[0] == "result" else
                      args[o[1]] if o[0] == "input" else None
-                     for o in self.sig.outputs)
+                     for o in sig.outputs)
 
 
 def _inverse(perm):

@@ -32,6 +32,8 @@ class Signature:
     FX value's dimensions that its memory order is: the artifact computes
     the permuted (row-major) tensor, and the caller views it back with the
     strides torch expects of that value.
+    `plain`: the outputs are the results as computed, in order (the
+    caller returns them as they are).
     `constants`: the tensors compiled in as constants (frozen inputs and
     the graph's own attributes), whose bytes key the artifact cache: the
     graph's text leaves large ones out.
@@ -41,6 +43,7 @@ class Signature:
     result_types: list = field(default_factory=list)
     layouts: list = field(default_factory=list)
     constants: list = field(default_factory=list)
+    plain: bool = False
 
 
 _TORCH_DTYPES = {name: dt for dt, name in ops._DTYPES.items()}
@@ -168,6 +171,8 @@ def _import_output(ctx, node, index, g, sig):
         raise Unsupported("the graph computes no tensor")
     g.set_location("")
     g.set_outputs(results, names)
+    sig.plain = (all(o is None for o in sig.layouts) and
+                 sig.outputs == [("result", k) for k in range(len(results))])
 
 
 def _storage_order(value):

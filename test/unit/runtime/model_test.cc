@@ -2,6 +2,8 @@
 #include "test_util.h"
 
 #include <fstream>
+#include <iterator>
+#include <string>
 
 using tcc::testing::Result;
 using tcc::testing::result;
@@ -71,6 +73,45 @@ TEST(Model, NotAnArtifact) {
   EXPECT_NE(r.message.find("cannot load artifact"), std::string::npos)
       << r.message;
   EXPECT_EQ(model, nullptr);
+}
+
+// A truncated artifact (a copy cut short, a download that stopped) is
+// refused with an error at every length: dlopen alone maps the missing
+// segments and the first touch raises SIGBUS.
+TEST(Model, TruncatedArtifactIsRefused) {
+  std::ifstream in(TCC_FAKE_ARTIFACT, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 4096u);
+  tcc::testing::TempDir dir;
+  std::string path = dir / "cut.so";
+  for (size_t length = 0; length < bytes.size(); length += 509) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), static_cast<std::streamsize>(length));
+    tcc_model_t *model = nullptr;
+    Result r = result(tcc_model_load(path.c_str(), &model));
+    EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT) << length << " bytes";
+    EXPECT_NE(r.message.find("cannot load artifact"), std::string::npos)
+        << length << " bytes: " << r.message;
+    EXPECT_EQ(model, nullptr);
+  }
+}
+
+// An ELF for another machine is named as such.
+TEST(Model, OtherMachineIsRefused) {
+  std::ifstream in(TCC_FAKE_ARTIFACT, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  bytes[18] = 183; // e_machine = EM_AARCH64
+  bytes[19] = 0;
+  tcc::testing::TempDir dir;
+  std::string path = dir / "arm.so";
+  std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+  tcc_model_t *model = nullptr;
+  Result r = result(tcc_model_load(path.c_str(), &model));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("built for another machine"), std::string::npos)
+      << r.message;
 }
 
 int32_t noop(const tcc_run_args_t *) { return 0; }

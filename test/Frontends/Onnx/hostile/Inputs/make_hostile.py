@@ -98,6 +98,109 @@ def random_bytes(seed, size):
     return make
 
 
+# The findings of a fuzz campaign seeded with the ONNX suite: each once
+# crashed tcc or gave two diagnostics.
+
+def max_unpool_indices():
+    """Indices of 88 elements for an X of 4."""
+    return model([helper.make_node("MaxUnpool", ["X", "I"], ["Y"],
+                                   kernel_shape=[2, 2])],
+                 [io("X", TensorProto.FLOAT, [1, 1, 2, 2]),
+                  io("I", TensorProto.INT64, [1, 1, 8, 11])],
+                 [io("Y", TensorProto.FLOAT, None)], opset=11)
+
+
+def recurrent(op, gates, bias_type=TensorProto.FLOAT, bias_size=None):
+    """An LSTM/GRU of hidden size 2 whose bias has `bias_size` elements
+    (2 * gates * hidden when None) of `bias_type`."""
+    h = 2
+    b = helper.make_tensor("B", bias_type, [1, bias_size or 2 * gates * h],
+                           [1] * (bias_size or 2 * gates * h))
+    w = helper.make_tensor("W", TensorProto.FLOAT, [1, gates * h, 3],
+                           [0.5] * (gates * h * 3))
+    r = helper.make_tensor("R", TensorProto.FLOAT, [1, gates * h, h],
+                           [0.5] * (gates * h * h))
+    return model([helper.make_node(op, ["X", "W", "R", "B"], ["Y"],
+                                   hidden_size=h)],
+                 [io("X", TensorProto.FLOAT, [2, 1, 3])],
+                 [io("Y", TensorProto.FLOAT, None)], [w, r, b], opset=14)
+
+
+def hardmax_unknown_dim():
+    """A dimension with neither dim_value nor dim_param."""
+    x = io("X", TensorProto.FLOAT, [2, 3])
+    x.type.tensor_type.shape.dim[1].Clear()
+    return model([helper.make_node("Hardmax", ["X"], ["Y"])], [x],
+                 [io("Y", TensorProto.FLOAT, None)], opset=13)
+
+
+def branch(nodes, outputs, inputs=()):
+    return helper.make_graph(nodes, "branch", list(inputs), outputs)
+
+
+def if_of(then_branch, opset=13):
+    leaf = branch([helper.make_node("Relu", ["X"], ["E"])],
+                  [io("E", TensorProto.FLOAT, [2])])
+    return model([helper.make_node("If", ["C"], ["Y"], then_branch=then_branch,
+                                   else_branch=leaf)],
+                 [io("C", TensorProto.BOOL, []), io("X", TensorProto.FLOAT, [2])],
+                 [io("Y", TensorProto.FLOAT, None)], opset=opset)
+
+
+def if_dangling():
+    """The then-branch lists an output no node makes."""
+    return if_of(branch([helper.make_node("Relu", ["X"], ["T"])],
+                        [io("Nowhere", TensorProto.FLOAT, [2])]))
+
+
+def if_slice_start():
+    """A Slice in the then-branch whose start is computed, not constant."""
+    return if_of(branch([
+        helper.make_node("ArgMax", ["X"], ["S"], keepdims=1),
+        helper.make_node("Slice", ["X", "S", "S"], ["T"])],
+        [io("T", TensorProto.FLOAT, [2])]))
+
+
+def if_short_constant():
+    """A Constant in the then-branch whose raw_data is 4 bytes for 2 floats."""
+    t = TensorProto(name="v", data_type=TensorProto.FLOAT, dims=[2],
+                    raw_data=b"\0\0\x80\x3f")
+    return if_of(branch([helper.make_node("Constant", [], ["T"], value=t)],
+                        [io("T", TensorProto.FLOAT, [2])]))
+
+
+def if_optional():
+    """An Optional in the then-branch."""
+    return if_of(branch([helper.make_node("Optional", ["X"], ["O"]),
+                         helper.make_node("OptionalGetElement", ["O"], ["T"])],
+                        [io("T", TensorProto.FLOAT, [2])]), opset=18)
+
+
+def loop_sequence_output():
+    """The body of a Loop makes a sequence."""
+    body = branch([helper.make_node("Identity", ["cond"], ["cond_out"]),
+                   helper.make_node("SequenceConstruct", ["X"], ["S"])],
+                  [io("cond_out", TensorProto.BOOL, []),
+                   helper.make_tensor_sequence_value_info("S", TensorProto.FLOAT, [2])],
+                  [io("i", TensorProto.INT64, []), io("cond", TensorProto.BOOL, [])])
+    return model([helper.make_node("Loop", ["N", ""], ["Y"], body=body)],
+                 [io("N", TensorProto.INT64, []), io("X", TensorProto.FLOAT, [2])],
+                 [io("Y", TensorProto.FLOAT, None)], opset=13)
+
+
+def scan_dangling():
+    """A Scan (opset 9) body that lists an output no node makes."""
+    body = branch([helper.make_node("Add", ["s", "x"], ["s_out"])],
+                  [io("s_out", TensorProto.FLOAT, [2]),
+                   io("Nowhere", TensorProto.FLOAT, [2])],
+                  [io("s", TensorProto.FLOAT, [2]), io("x", TensorProto.FLOAT, [2])])
+    return model([helper.make_node("Scan", ["S0", "X"], ["S", "Y"], body=body,
+                                   num_scan_inputs=1)],
+                 [io("S0", TensorProto.FLOAT, [2]), io("X", TensorProto.FLOAT, [3, 2])],
+                 [io("S", TensorProto.FLOAT, None), io("Y", TensorProto.FLOAT, None)],
+                 opset=9)
+
+
 KINDS = {
     "valid": valid,
     "huge-initializer": huge_initializer,
@@ -112,6 +215,16 @@ KINDS = {
     "random-1": random_bytes(1, 64),
     "random-2": random_bytes(2, 1000),
     "random-3": random_bytes(3, 4096),
+    "max-unpool-indices": max_unpool_indices,
+    "lstm-bias-size": lambda: recurrent("LSTM", 4, bias_size=2),
+    "gru-bias-i16": lambda: recurrent("GRU", 3, bias_type=TensorProto.INT16),
+    "hardmax-unknown-dim": hardmax_unknown_dim,
+    "if-dangling": if_dangling,
+    "if-slice-start": if_slice_start,
+    "if-short-constant": if_short_constant,
+    "if-optional": if_optional,
+    "loop-sequence-output": loop_sequence_output,
+    "scan-dangling": scan_dangling,
 }
 
 if __name__ == "__main__":
