@@ -1,6 +1,6 @@
 """Writes the seed inputs of the fuzzers (test/fuzz/run.sh).
 
-usage: make_seeds.py --root TCC_SOURCE --out DIR
+usage: make_seeds.py --root TCC_SOURCE --out DIR [--suite DIR]...
 
 DIR/onnx-text  every model of the lit tests' .onnxtxt files, one per
                `#--- name` section (or the whole file)
@@ -8,6 +8,12 @@ DIR/onnx       the same models in binary form, the models test/Frontends/
                Onnx/Inputs/make_model.py writes, and the bundled models
 DIR/tensor     the bundled models' tensor files, and .npy/.pb files of
                every dtype
+
+With --suite (a folder of ONNX backend test cases: the pip onnx package's
+backend/test/data, the node cases generated into build/onnx-backend/node,
+Debian's /usr/share/libonnx-testdata/data), every model.onnx below it of
+at most 64 KiB is a binary seed and, printed in the text syntax, a text
+seed; its test data files are tensor seeds.
 """
 import argparse
 import glob
@@ -40,10 +46,28 @@ def text_models(root):
         yield from (parts[1:] if len(parts) > 1 else parts)
 
 
+def suite_seeds(suite, text_dir, bin_dir, tensor_dir, limit=65536):
+    import onnx.printer
+    for path in sorted(glob.glob(os.path.join(suite, "**", "model.onnx"), recursive=True)):
+        if os.path.getsize(path) > limit:
+            continue
+        data = open(path, "rb").read()
+        write(bin_dir, data)
+        try:
+            write(text_dir, onnx.printer.to_text(onnx.load_from_string(data)))
+        except Exception:
+            pass  # a model the printer cannot write is a binary seed only
+        for pb in glob.glob(os.path.join(os.path.dirname(path), "test_data_set_0", "*.pb")):
+            if os.path.getsize(pb) <= limit:
+                write(tensor_dir, open(pb, "rb").read())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--suite", action="append", default=[],
+                    help="a folder of ONNX backend test cases (repeatable)")
     args = ap.parse_args()
     text_dir, bin_dir, tensor_dir = (os.path.join(args.out, k) for k in ("onnx-text", "onnx", "tensor"))
     for d in (text_dir, bin_dir, tensor_dir):
@@ -84,6 +108,8 @@ def main():
                 np.save(f.name, a)
                 write(tensor_dir, open(f.name, "rb").read())
             write(tensor_dir, numpy_helper.from_array(a, "x").SerializeToString())
+    for suite in args.suite:
+        suite_seeds(suite, text_dir, bin_dir, tensor_dir)
     print(f"make_seeds.py: {len(os.listdir(text_dir))} text models, {len(os.listdir(bin_dir))} binary "
           f"models, {len(os.listdir(tensor_dir))} tensor files", file=sys.stderr)
 

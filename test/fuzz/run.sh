@@ -3,6 +3,12 @@
 # -fsanitize=fuzzer,address,undefined) and runs each for a short session
 # over its seed corpus. ctest runs it as `fuzz-smoke`; by hand:
 #   test/fuzz/run.sh [--build-dir DIR] [--seconds N] [--jobs N] [--python PY]
+#                    [--campaign N] [--targets "T1 T2"]
+# --campaign N is a long session: N fuzzing processes (-fork=N) that go on
+# past a crash, seeded also with the ONNX backend suite (the pip onnx
+# package's test data, build/onnx-backend/node, Debian's libonnx-testdata);
+# every crash, leak or timeout found is left in DIR/crashes/ and fails the
+# run at the end.
 # A crash, a leak, undefined behaviour, an allocation over 2 GiB or an input
 # that takes over 20 s fails the run; the input is left in DIR/crashes/
 # (reproduce: DIR/bin/<target> FILE). Turn it into a test under
@@ -14,13 +20,17 @@ build=$root/build-fuzz
 seconds=60
 jobs=1
 python=${TCC_PYTHON:-$HOME/.cache/tcc/venv/bin/python}
+campaign=0
+targets=(tcc-fuzz-onnx tcc-fuzz-onnx-text tcc-fuzz-tensor)
 while [ $# -gt 0 ]; do
   case "$1" in
+    --campaign) campaign=$2; shift 2 ;;
+    --targets) read -r -a targets <<< "$2"; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --python) python=$2; shift 2 ;;
-    *) echo "usage: $0 [--build-dir DIR] [--seconds N] [--jobs N] [--python PY]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--seconds N] [--jobs N] [--python PY] [--campaign N] [--targets LIST]" >&2; exit 2 ;;
   esac
 done
 
@@ -52,7 +62,6 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; rm -f "$build/build.ninja"; exit 1; }
 fi
-targets=(tcc-fuzz-onnx tcc-fuzz-onnx-text tcc-fuzz-tensor)
 log "building ${targets[*]}"
 ninja -C "$build" -j "$jobs" "${targets[@]}" >&2
 
@@ -62,13 +71,21 @@ ninja -C "$build" -j "$jobs" "${targets[@]}" >&2
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds"/{onnx,onnx-text,tensor}
-"$python" "$root/test/fuzz/make_seeds.py" --root "$root" --out "$seeds" >&2
+suites=()
+if [ "$campaign" -gt 0 ]; then
+  onnx_data=$("$python" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data"))')
+  for d in "$onnx_data" "$root/build/onnx-backend/node" /usr/share/libonnx-testdata/data; do
+    [ -d "$d" ] && suites+=(--suite "$d")
+  done
+fi
+"$python" "$root/test/fuzz/make_seeds.py" --root "$root" --out "$seeds" "${suites[@]}" >&2
 
 status=0
 for target in "${targets[@]}"; do
   kind=${target#tcc-fuzz-}
   corpus=$build/corpus/$kind
   crashes=$build/crashes/$kind
+  rm -rf "$crashes"
   mkdir -p "$corpus" "$crashes"
   log "$target: ${seconds}s over $(ls "$seeds/$kind" "$root/test/fuzz/corpus/$kind" 2>/dev/null | wc -l) seeds"
   # ASan: no leak check between runs (LLVM's and onnx's static state), but
@@ -77,12 +94,15 @@ for target in "${targets[@]}"; do
   # empty folders); libFuzzer refuses a missing folder.
   dirs=("$corpus" "$seeds/$kind")
   [ -d "$root/test/fuzz/corpus/$kind" ] && dirs+=("$root/test/fuzz/corpus/$kind")
+  mode=()
+  [ "$campaign" -gt 0 ] && mode=(-fork="$campaign" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        "$build/bin/$target" -max_total_time="$seconds" -timeout=20 \
          -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
-         -print_final_stats=1 -artifact_prefix="$crashes/" \
-         "${dirs[@]}" > "$build/$kind.log" 2>&1; then
+         -print_final_stats=1 -artifact_prefix="$crashes/" "${mode[@]}" \
+         "${dirs[@]}" > "$build/$kind.log" 2>&1 ||
+     [ -n "$(ls -A "$crashes")" ]; then
     tail -n 60 "$build/$kind.log" >&2
     log "FAILED: $target; the input is in $crashes/ (reproduce: $build/bin/$target FILE)"
     status=1

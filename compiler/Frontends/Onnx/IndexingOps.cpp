@@ -21,14 +21,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 using namespace mlir::tcc::onnx;
 
-static LogicalResult requireStatic(NodeContext &ctx, Value v,
-                                   StringRef what = "input") {
-  if (cast<RankedTensorType>(v.getType()).hasStaticShape())
-    return success();
-  return ctx.emitError() << what << " shape " << shapes::str(shapeOf(v))
-                         << " must be static; fix it with --input-shape";
-}
-
 static LogicalResult requireIndices(NodeContext &ctx, Value v) {
   Type et = elementTypeOf(v);
   if (et.isSignlessInteger(32) || et.isSignlessInteger(64))
@@ -55,8 +47,8 @@ static Value wrapNegative(NodeContext &ctx, Value idx, Value size) {
 static LogicalResult importGatherElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   if (failed(requireIndices(ctx, indices)) ||
-      failed(requireStatic(ctx, data)) ||
-      failed(requireStatic(ctx, indices, "indices")))
+      failed(ctx.requireStatic(data)) ||
+      failed(ctx.requireStatic(indices, "indices")))
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
   int64_t rank = dshape.size();
@@ -96,8 +88,8 @@ static LogicalResult importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   int64_t b = ctx.opset >= 12 ? ctx.getInt("batch_dims", 0) : 0;
   if (failed(requireIndices(ctx, indices)) ||
-      failed(requireStatic(ctx, data)) ||
-      failed(requireStatic(ctx, indices, "indices")) || ctx.hasError())
+      failed(ctx.requireStatic(data)) ||
+      failed(ctx.requireStatic(indices, "indices")) || ctx.hasError())
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
   int64_t r = dshape.size(), q = ishape.size();
@@ -174,8 +166,8 @@ static LogicalResult importScatterND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   FailureOr<ScatterReduction> r = readReduction(ctx);
   if (failed(r) || failed(requireIndices(ctx, indices)) ||
-      failed(requireStatic(ctx, data)) ||
-      failed(requireStatic(ctx, indices, "indices")))
+      failed(ctx.requireStatic(data)) ||
+      failed(ctx.requireStatic(indices, "indices")))
     return failure();
   if (elementTypeOf(data) != elementTypeOf(updates))
     return ctx.emitError() << "data and updates differ in type";
@@ -214,8 +206,8 @@ static LogicalResult importTensorScatter(NodeContext &ctx) {
   std::string mode = ctx.getString("mode", "linear");
   if (mode != "linear" && mode != "circular")
     return ctx.unsupportedValue("mode", mode);
-  if (failed(requireStatic(ctx, past)) ||
-      failed(requireStatic(ctx, update, "update")))
+  if (failed(ctx.requireStatic(past)) ||
+      failed(ctx.requireStatic(update, "update")))
     return failure();
   ArrayRef<int64_t> pshape = shapeOf(past), ushape = shapeOf(update);
   int64_t rank = pshape.size();
@@ -316,7 +308,7 @@ static LogicalResult importEyeLike(NodeContext &ctx) {
       return ctx.emitError()
              << "dtype " << dataTypeName(dtype) << " is not supported";
   }
-  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+  if (ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> shape = shapeOf(x);
   if (shape.size() != 2)
@@ -415,7 +407,7 @@ static LogicalResult importHardmax(NodeContext &ctx) {
 static LogicalResult importSpaceToDepth(NodeContext &ctx) {
   Value x = ctx.input(0);
   int64_t bs = ctx.getInt("blocksize", 0);
-  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+  if (ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> s = shapeOf(x);
   if (s.size() != 4 || bs < 1 || s[2] % bs || s[3] % bs)
@@ -431,7 +423,7 @@ static LogicalResult importDepthToSpace(NodeContext &ctx) {
   Value x = ctx.input(0);
   int64_t bs = ctx.getInt("blocksize", 0);
   std::string mode = ctx.opset >= 11 ? ctx.getString("mode", "DCR") : "DCR";
-  if (ctx.hasError() || failed(requireStatic(ctx, x)))
+  if (ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> s = shapeOf(x);
   if (s.size() != 4 || bs < 1 || s[1] % (bs * bs))
@@ -456,7 +448,7 @@ static LogicalResult importCenterCropPad(NodeContext &ctx) {
   Value x = ctx.input(0);
   FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
   SmallVector<int64_t> axes = ctx.getInts("axes");
-  if (failed(target) || ctx.hasError() || failed(requireStatic(ctx, x)))
+  if (failed(target) || ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   int64_t rank = shapeOf(x).size();
   if (axes.empty())
@@ -489,7 +481,7 @@ static LogicalResult importCenterCropPad(NodeContext &ctx) {
 
 static LogicalResult importReverseSequence(NodeContext &ctx) {
   Value x = ctx.input(0), lens = ctx.input(1);
-  if (failed(requireStatic(ctx, x)))
+  if (failed(ctx.requireStatic(x)))
     return failure();
   int64_t rank = shapeOf(x).size();
   FailureOr<int64_t> batchAxis =
@@ -552,7 +544,7 @@ static FailureOr<SmallVector<double>> constValues(NodeContext &ctx,
 static LogicalResult importCompress(NodeContext &ctx) {
   Value x = ctx.input(0);
   FailureOr<SmallVector<double>> cond = constValues(ctx, 1);
-  if (failed(cond) || failed(requireStatic(ctx, x)))
+  if (failed(cond) || failed(ctx.requireStatic(x)))
     return failure();
   Value data = x;
   int64_t axis = 0;

@@ -510,8 +510,13 @@ static LogicalResult importLpPool(NodeContext &ctx) {
   double p = ctx.opset < 2 ? ctx.getFloat("p", 2.0) : ctx.getInt("p", 2);
   if (failed(win) || ctx.hasError())
     return failure();
-  if (ShapedType::isDynamic(xs[1]))
-    return ctx.emitError() << "the channel count must be static";
+  if (failed(ctx.requireStatic(x)))
+    return failure();
+  // The window must fit (the checks of every pooling op).
+  if (failed(shapes::pool(xs, *kernel, win->strides, win->padding,
+                          win->dilations, ceilMode,
+                          [&] { return ctx.emitError(); })))
+    return failure();
   // ceil_mode: more end padding so the last (partial) window is computed.
   SmallVector<int64_t> padding = win->padding;
   for (size_t i = 0; i < n; ++i) {

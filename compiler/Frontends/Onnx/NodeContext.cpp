@@ -357,6 +357,13 @@ LogicalResult NodeContext::requireFloat(Value v, StringRef what) {
                      << v.getType();
 }
 
+LogicalResult NodeContext::requireStatic(Value v, StringRef what) {
+  if (cast<RankedTensorType>(v.getType()).hasStaticShape())
+    return success();
+  return emitError() << what << " shape " << shapes::str(shapeOf(v))
+                     << " must be static; fix it with --input-shape";
+}
+
 Value NodeContext::constant(ArrayRef<int64_t> shape, Type et,
                             ArrayRef<double> values) {
   RankedTensorType type = tensorType(shape, et);

@@ -285,6 +285,8 @@ public:
   LogicalResult checkUnroll(int64_t copies, llvm::StringRef what);
   /// Asks for a float input (ops that tcc defines on floats only).
   LogicalResult requireFloat(Value v, llvm::StringRef what = "input");
+  /// Asks for a tensor of static shape (ops whose expansion needs sizes).
+  LogicalResult requireStatic(Value v, llvm::StringRef what = "input");
 
   /// A constant of `shape` and element type `et` holding `values` (row-major;
   /// one value is splat), converted from double; big ones are blobs.

@@ -171,6 +171,12 @@ static LogicalResult importConcatFromSequence(NodeContext &ctx) {
     return failure();
   if (seq->empty())
     return ctx.emitError() << "cannot concatenate an empty sequence";
+  for (Value v : *seq)
+    if (shapeOf(v).size() != shapeOf(seq->front()).size())
+      return ctx.emitError()
+             << "the sequence holds tensors of shapes "
+             << shapes::str(shapeOf(seq->front())) << " and "
+             << shapes::str(shapeOf(v)) << ", of different ranks";
   int64_t rank = shapeOf(seq->front()).size() + (newAxis ? 1 : 0);
   FailureOr<int64_t> axis = ctx.normalizeAxis(axisValue, rank);
   if (failed(axis))
