@@ -151,6 +151,11 @@ static LogicalResult importAttention(NodeContext &ctx) {
   Value bias = ctx.constant({qLen, kvLen}, et, {0.0});
   bool isBoolMask = mask && elementTypeOf(mask).isInteger(1);
   if (mask) {
+    if (shapeOf(mask).empty() ||
+        !cast<RankedTensorType>(mask.getType()).hasStaticShape())
+      return ctx.emitError() << "attn_mask must have a static shape of rank "
+                                ">= 1; got "
+                             << shapes::str(shapeOf(mask));
     int64_t pad = kvLen - shapeOf(mask).back();
     if (pad < 0)
       return ctx.emitError()

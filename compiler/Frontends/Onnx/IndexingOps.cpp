@@ -46,8 +46,7 @@ static Value wrapNegative(NodeContext &ctx, Value idx, Value size) {
 
 static LogicalResult importGatherElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (failed(requireIndices(ctx, indices)) ||
-      failed(ctx.requireStatic(data)) ||
+  if (failed(requireIndices(ctx, indices)) || failed(ctx.requireStatic(data)) ||
       failed(ctx.requireStatic(indices, "indices")))
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
@@ -87,8 +86,7 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
 static LogicalResult importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   int64_t b = ctx.opset >= 12 ? ctx.getInt("batch_dims", 0) : 0;
-  if (failed(requireIndices(ctx, indices)) ||
-      failed(ctx.requireStatic(data)) ||
+  if (failed(requireIndices(ctx, indices)) || failed(ctx.requireStatic(data)) ||
       failed(ctx.requireStatic(indices, "indices")) || ctx.hasError())
     return failure();
   ArrayRef<int64_t> dshape = shapeOf(data), ishape = shapeOf(indices);
