@@ -20,6 +20,7 @@ struct tcc_context_t {
   tcc_host_api_t host;
   tcc_profiler_fn_t profiler = nullptr;
   void *profilerUser = nullptr;
+  int32_t idleSpinUs = -1;        // after a run; -1: the pool's own
   void *workspaceBlock = nullptr; // as allocated
   void *workspace = nullptr;      // aligned within it
   // Reused by every run so that a run with aligned buffers allocates nothing.
@@ -153,6 +154,11 @@ void tcc_context_set_profiler(tcc_context_t *context, tcc_profiler_fn_t fn,
     return;
   context->profiler = fn;
   context->profilerUser = user;
+}
+
+void tcc_context_set_idle_spin(tcc_context_t *context, int32_t micros) {
+  if (context)
+    context->idleSpinUs = micros < 0 ? -1 : micros;
 }
 
 tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {
@@ -294,6 +300,10 @@ tcc_status_t tcc_context_run(tcc_context_t *context,
       std::atomic<bool> &running;
       ~Finish() { running.store(false, std::memory_order_release); }
     } finish{context->running};
-    return run(context, inputs, num_inputs, outputs, num_outputs);
+    tcc_status_t status =
+        run(context, inputs, num_inputs, outputs, num_outputs);
+    if (context->idleSpinUs >= 0)
+      context->pool->settle(context->idleSpinUs);
+    return status;
   });
 }

@@ -98,6 +98,7 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
   }
   // Publishes the job. seq_cst, paired with the sleepers' increment: either
   // a worker about to sleep sees the new job, or this sees it asleep.
+  sleepAfter.store(INT64_MAX, std::memory_order_relaxed);
   const uint64_t job = generation.fetch_add(1, std::memory_order_seq_cst) + 1;
   if (sleepers.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -133,12 +134,38 @@ void ThreadPool::runChunks(int self) {
   }
 }
 
+void ThreadPool::settle(int micros) {
+  using Clock = std::chrono::steady_clock;
+  sleepAfter.store(
+      (Clock::now() + std::chrono::microseconds(std::max(micros, 0)))
+          .time_since_epoch()
+          .count(),
+      std::memory_order_relaxed);
+}
+
 bool ThreadPool::waitForJob(uint64_t seen) {
   auto ready = [&] {
     return generation.load(std::memory_order_acquire) != seen ||
            stopping.load(std::memory_order_relaxed);
   };
-  if (!spinUntil(spinUs, ready)) {
+  // Spins for spinUs, or until a settle() says to stop sooner.
+  using Clock = std::chrono::steady_clock;
+  bool got = false;
+  if (spinUs > 0) {
+    const int64_t deadline = (Clock::now() + std::chrono::microseconds(spinUs))
+                                 .time_since_epoch()
+                                 .count();
+    for (;;) {
+      for (int i = 0; i < 64 && !(got = ready()); ++i)
+        TCC_CPU_RELAX();
+      if (got)
+        break;
+      const int64_t now = Clock::now().time_since_epoch().count();
+      if (now >= deadline || now >= sleepAfter.load(std::memory_order_relaxed))
+        break;
+    }
+  }
+  if (!got && !ready()) {
     std::unique_lock<std::mutex> lock(mutex);
     sleepers.fetch_add(1, std::memory_order_seq_cst);
     wake.wait(lock, ready);

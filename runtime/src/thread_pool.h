@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -60,6 +61,17 @@ public:
   /// on its caller alone rather than waiting, so it cannot deadlock.
   void parallelFor(int64_t n, int64_t grain, tcc_parallel_fn_t fn, void *ctx);
 
+  /// Idle workers spin at most `micros` more (0: none) before they sleep,
+  /// until the next job; called when a run ends by a context whose caller
+  /// goes on to other work (a framework's own operators between compiled
+  /// graphs), which workers spinning on its CPUs would slow down.
+  void settle(int micros);
+
+  /// For tests: how many workers sleep (or are about to).
+  int sleepingWorkers() const {
+    return sleepers.load(std::memory_order_relaxed);
+  }
+
   /// For tests: `hook(ctx, worker)` runs on a worker each time it has seen
   /// a new job, before it enters the job (so a test can hold one back, as
   /// a descheduled thread would be). Set or clear it while no job runs.
@@ -88,6 +100,9 @@ private:
   std::atomic<uint64_t> closed{0};     // the last job no worker may enter
   std::atomic<int> inJob{0};           // workers inside the current job
   std::atomic<bool> stopping{false};
+  /// steady_clock ticks from which idle workers stop spinning (settle);
+  /// the maximum while jobs come.
+  std::atomic<int64_t> sleepAfter{INT64_MAX};
   // The job: written by the caller before it bumps `generation`, read by
   // the workers after they see the new value.
   tcc_parallel_fn_t fn = nullptr;

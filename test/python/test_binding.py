@@ -256,3 +256,46 @@ def test_the_module_exports_only_its_init():
             ["nm", "-D", "--defined-only", so], capture_output=True, text=True,
             check=True).stdout
         assert "tcc_model_load" not in exported
+
+
+class _DLPack:
+    """What np.from_dlpack takes: an object with __dlpack__."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU
+
+
+def test_run_cached_hands_out_allocator_memory_through_dlpack(model):
+    # What tcc.torch calls: inputs by address, outputs from the caching
+    # allocator as DLPack capsules; a consumer's deleter gives them back.
+    a, b = iota(1), iota(100, 10)
+    gc.collect()
+    before = tcc.memory_stats()["allocated_bytes.all.current"]
+    capsules = model._run_cached([a.ctypes.data, b.ctypes.data])
+    assert len(capsules) == 1
+    out = np.from_dlpack(_DLPack(capsules[0]))
+    assert out.dtype == np.float32 and out.shape == (2, 3)
+    np.testing.assert_array_equal(out, iota(101, 11))
+    assert tcc.memory_stats()["allocated_bytes.all.current"] > before
+    del out, capsules
+    gc.collect()
+    assert tcc.memory_stats()["allocated_bytes.all.current"] == before
+    # A capsule nobody consumed is freed with it.
+    model._run_cached([a.ctypes.data, b.ctypes.data])
+    gc.collect()
+    assert tcc.memory_stats()["allocated_bytes.all.current"] == before
+    with pytest.raises(TypeError, match="takes 2 inputs"):
+        model._run_cached([a.ctypes.data])
+
+
+def test_idle_spin_is_an_option_of_load(fake_artifact):
+    # The workers' sleeping itself is tested in C++ (ContextIdleSpin).
+    for spin in (-1, 0, 500):
+        m = tcc.load(fake_artifact, num_threads=2, idle_spin_us=spin)
+        np.testing.assert_array_equal(m(iota(1), iota(2))[0], iota(3, 2))

@@ -236,6 +236,15 @@ typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel, const char *name,
 TCC_API void tcc_context_set_profiler(tcc_context_t *context,
                                       tcc_profiler_fn_t fn, void *user);
 
+/* How long the pool's idle workers may spin after a run of this context
+ * before they sleep: -1 (the default) keeps the pool's own time
+ * (TCC_POOL_SPIN_US, else 1 ms), which suits runs that follow each other;
+ * 0 puts them to sleep at once, for callers that do other work between
+ * runs (a framework's own operators between compiled graphs) on the CPUs
+ * the workers would spin on. Inside a run they spin as always. Not to be
+ * called while the context runs. */
+TCC_API void tcc_context_set_idle_spin(tcc_context_t *context, int32_t micros);
+
 /* Runs the model once. The tensors must match the model's inputs and
  * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
  * otherwise) and outputs must not overlap inputs or each other. Misaligned

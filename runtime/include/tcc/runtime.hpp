@@ -258,6 +258,8 @@ public:
   }
 
   int32_t numThreads() const { return tcc_context_num_threads(get()); }
+  /// See tcc_context_set_idle_spin: -1 the pool's own, 0 sleep at once.
+  void setIdleSpin(int32_t micros) { tcc_context_set_idle_spin(get(), micros); }
   Allocator allocator() const {
     return Allocator::retain(tcc_context_allocator(get()));
   }

@@ -59,6 +59,96 @@ std::string shapeText(const int64_t *shape, size_t rank) {
   return s + (rank == 1 ? ",)" : ")");
 }
 
+// DLPack (https://dmlc.github.io/dlpack/), the ABI torch.from_dlpack reads:
+// the structs of its version 0.8 header, which has not changed them since.
+struct DLDevice {
+  int32_t device_type; // 1: CPU
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code; // 0 int, 1 uint, 2 float, 4 bfloat, 6 bool
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides; // NULL: row-major
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(DLManagedTensor *self);
+};
+
+bool dlpackType(int32_t dtype, DLDataType &t) {
+  uint8_t bits = static_cast<uint8_t>(8 * tcc_dtype_size(dtype));
+  switch (dtype) {
+  case TCC_DTYPE_F32:
+  case TCC_DTYPE_F64:
+  case TCC_DTYPE_F16:
+    t = {2, bits, 1};
+    return true;
+  case TCC_DTYPE_BF16:
+    t = {4, bits, 1};
+    return true;
+  case TCC_DTYPE_I8:
+  case TCC_DTYPE_I16:
+  case TCC_DTYPE_I32:
+  case TCC_DTYPE_I64:
+    t = {0, bits, 1};
+    return true;
+  case TCC_DTYPE_U8:
+  case TCC_DTYPE_U16:
+  case TCC_DTYPE_U32:
+  case TCC_DTYPE_U64:
+    t = {1, bits, 1};
+    return true;
+  case TCC_DTYPE_BOOL:
+    t = {6, 8, 1};
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A tensor in memory of the caching allocator, handed out through
+/// DLPack: its deleter gives the block back to the cache, so that the next
+/// call's outputs reuse memory already mapped instead of faulting fresh
+/// pages in.
+struct CachedTensor {
+  DLManagedTensor managed{};
+  std::vector<int64_t> shape;
+  tcc::Allocator allocator;
+  void *block = nullptr;
+
+  static void release(DLManagedTensor *self) {
+    auto *t = static_cast<CachedTensor *>(self->manager_ctx);
+    // May run on any thread, from torch's destructors: never throws.
+    if (t->block)
+      if (tcc_status_t s =
+              tcc_allocator_deallocate(t->allocator.get(), t->block))
+        tcc_status_free(s);
+    delete t;
+  }
+};
+
+/// The capsule of a DLPack tensor: a consumer renames it "used_dltensor"
+/// and owns it; one never consumed is freed here.
+py::capsule dlpackCapsule(CachedTensor *t) {
+  return py::capsule(&t->managed, "dltensor", [](PyObject *capsule) {
+    if (PyCapsule_IsValid(capsule, "dltensor")) {
+      auto *m = static_cast<DLManagedTensor *>(
+          PyCapsule_GetPointer(capsule, "dltensor"));
+      m->deleter(m);
+    }
+  });
+}
+
 /// "float32 of shape (1, 3)", as NumPy users would say it.
 std::string describe(const tcc_tensor_desc_t &d) {
   const char *name = numpyName(d.dtype);
@@ -114,9 +204,11 @@ py::array arrayOf(const tcc::Tensor &t, const py::dtype &dtype) {
 /// model at once.
 class PyModel {
 public:
-  PyModel(const std::string &path, int32_t numThreads, bool shareThreads)
+  PyModel(const std::string &path, int32_t numThreads, bool shareThreads,
+          int32_t idleSpinUs = -1)
       : model(tcc::Model::load(path)), path(path), numThreads(numThreads),
         shareThreads(shareThreads),
+        idleSpinUs(idleSpinUs < 0 ? -1 : idleSpinUs),
         allocator(tcc::Allocator::defaultAllocator()) {
     if (numThreads < 0)
       throw py::value_error("num_threads must be >= 0, got " +
@@ -207,6 +299,45 @@ public:
     lease.context->run(in, out);
   }
 
+  /// Runs on data addresses (as runPointers) into outputs it allocates
+  /// from the caching allocator, returned as DLPack capsules.
+  std::vector<py::capsule> runCached(const std::vector<uintptr_t> &inputs) {
+    if (inputs.size() != model.numInputs())
+      throw py::type_error(origin() + " takes " +
+                           count(model.numInputs(), "input"));
+    std::vector<std::unique_ptr<CachedTensor>> made;
+    std::vector<uintptr_t> addresses;
+    for (uint32_t i = 0; i < model.numOutputs(); ++i) {
+      const tcc_tensor_desc_t &d = model.output(i);
+      auto t = std::make_unique<CachedTensor>();
+      t->allocator = tcc::Allocator::defaultAllocator();
+      t->shape.assign(d.shape, d.shape + d.rank);
+      size_t bytes = tcc_dtype_size(d.dtype);
+      for (int64_t n : t->shape)
+        bytes *= static_cast<size_t>(n);
+      DLTensor &dl = t->managed.dl_tensor;
+      if (!dlpackType(d.dtype, dl.dtype))
+        throw py::type_error(origin() + ": output " + std::to_string(i) +
+                             " is " + tcc_dtype_name(d.dtype) +
+                             ", which DLPack has no type for");
+      if (bytes)
+        t->block = t->allocator.allocate(bytes);
+      dl.data = t->block;
+      dl.device = {1, 0};
+      dl.ndim = d.rank;
+      dl.shape = t->shape.data();
+      t->managed.manager_ctx = t.get();
+      t->managed.deleter = CachedTensor::release;
+      addresses.push_back(reinterpret_cast<uintptr_t>(t->block));
+      made.push_back(std::move(t));
+    }
+    runPointers(inputs, addresses);
+    std::vector<py::capsule> capsules;
+    for (auto &t : made)
+      capsules.push_back(dlpackCapsule(t.release()));
+    return capsules;
+  }
+
   std::vector<TensorInfo> infos(bool inputs) const {
     std::vector<TensorInfo> v;
     for (uint32_t i = 0; i < (inputs ? model.numInputs() : model.numOutputs());
@@ -226,6 +357,7 @@ public:
   std::string path;
   int32_t numThreads;
   bool shareThreads;
+  int32_t idleSpinUs;
 
 private:
   std::string origin() const { return "model '" + model.name() + "'"; }
@@ -364,6 +496,12 @@ private:
         return c;
       }
     }
+    std::unique_ptr<tcc::Context> c = makeContext();
+    c->setIdleSpin(idleSpinUs);
+    return c;
+  }
+
+  std::unique_ptr<tcc::Context> makeContext() {
     if (!shareThreads)
       return std::make_unique<tcc::Context>(model, allocator, numThreads);
     // One pool per thread count in the process, which contexts of every
@@ -482,6 +620,10 @@ for a wrong shape, and tcc.Error when the run fails.)")
            py::arg("outputs"),
            "Runs on data addresses of tensors of exactly the model's dtypes "
            "and shapes (unchecked: for tcc.torch).")
+      .def("_run_cached", &PyModel::runCached, py::arg("inputs"),
+           "Runs on data addresses of the inputs (unchecked: for tcc.torch) "
+           "into outputs of the caching allocator; returns them as DLPack "
+           "capsules.")
       .def("run", &PyModel::run, py::arg("inputs"),
            py::arg("outputs") = py::none(),
            R"(Runs the model on a sequence of inputs.
@@ -515,15 +657,20 @@ returned; without, new arrays are returned.)")
 
   m.def(
       "load",
-      [](const std::string &path, int32_t numThreads, bool shareThreads) {
-        return std::make_unique<PyModel>(path, numThreads, shareThreads);
+      [](const std::string &path, int32_t numThreads, bool shareThreads,
+         int32_t idleSpinUs) {
+        return std::make_unique<PyModel>(path, numThreads, shareThreads,
+                                         idleSpinUs);
       },
       py::arg("path"), py::arg("num_threads") = 0,
-      py::arg("share_threads") = false,
+      py::arg("share_threads") = false, py::arg("idle_spin_us") = -1,
       R"(Loads a tcc artifact (a .so made by `tcc model.onnx -o model.so`).
 
 `num_threads` is how many threads each call may use, the calling one
-included; 0 (the default) means one per online CPU. Raises
+included; 0 (the default) means one per online CPU. `idle_spin_us` is how
+long the worker threads may spin after a call before they sleep: -1 (the
+default) the pool's own time, which suits calls that follow each other; 0
+when the program does other work between calls on the same CPUs. Raises
 FileNotFoundError for a missing file and tcc.Error for a file that is no
 tcc artifact or was built for another ABI version.)");
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -37,6 +39,59 @@ TEST_F(ContextTest, Runs) {
   ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(sum.data<float>()[i], 101 + 2 * i);
+}
+
+// Threads of this process, other than the calling one, that the kernel
+// lists as running or runnable.
+int otherRunnableThreads() {
+  int n = 0;
+  const std::string self = std::to_string(::gettid());
+  for (const auto &task :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    if (task.path().filename() == self)
+      continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    size_t paren = line.rfind(')');
+    if (paren != std::string::npos && paren + 2 < line.size() &&
+        line[paren + 2] == 'R')
+      ++n;
+  }
+  return n;
+}
+
+// tcc_context_set_idle_spin(context, 0): the workers sleep once a run ends
+// rather than spin on the CPUs the caller goes on to use; -1 restores the
+// pool's spinning.
+TEST(ContextIdleSpin, WorkersSleepAfterARunWhenAsked) {
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "with one CPU a pool of two threads never spins";
+  ::setenv("TCC_POOL_SPIN_US", "1000000", 1); // a second, the most it takes
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context(model, 2);
+  ::unsetenv("TCC_POOL_SPIN_US");
+  tcc::Tensor a = iota(1), b = iota(100), sum = iota(0, 0);
+  auto settles = [&](double seconds) {
+    context.run({a, b}, {sum});
+    EXPECT_EQ(sum.data<float>()[5], 111);
+    // A worker the run found asleep may wake up after the run: let it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      if (otherRunnableThreads() == 0)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return false;
+  };
+  EXPECT_FALSE(settles(0.1)) << "the worker should spin after a run";
+  context.setIdleSpin(0);
+  EXPECT_TRUE(settles(5.0));
+  context.setIdleSpin(-1);
+  EXPECT_FALSE(settles(0.1)) << "-1 should restore the pool's spinning";
+  tcc_context_set_idle_spin(nullptr, 0); // tolerated, as the accessors
 }
 
 TEST_F(ContextTest, WrongCounts) {

@@ -263,6 +263,42 @@ TEST(ThreadPool, SpinningAndSleepingWorkersFinishEveryJob) {
   }
 }
 
+// Polls up to `seconds` for the pool's one worker to be asleep.
+bool workerFallsAsleep(const tcc::ThreadPool &pool, double seconds) {
+  auto until =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    if (pool.sleepingWorkers() == 1)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
+// settle() ends the idle workers' spinning now instead of after the spin
+// time, until the next job, after which they spin again.
+TEST(ThreadPool, SettleSendsIdleWorkersToSleepUntilTheNextJob) {
+  if (std::thread::hardware_concurrency() < 2)
+    GTEST_SKIP() << "with one CPU a pool of two threads never spins";
+  tcc::ThreadPool pool(2, 60 * 1000 * 1000); // a minute of spinning
+  Coverage first(97, 1);
+  pool.parallelFor(first.n, first.grain, Coverage::visit, &first);
+  first.expectEachOnce();
+  EXPECT_FALSE(workerFallsAsleep(pool, 0.05)) << "the worker should spin";
+  pool.settle(0);
+  EXPECT_TRUE(workerFallsAsleep(pool, 5.0));
+  Coverage second(97, 1);
+  pool.parallelFor(second.n, second.grain, Coverage::visit, &second);
+  second.expectEachOnce();
+  // The caller may have run every chunk before the worker woke up: give
+  // it time to wake, then it should spin.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(workerFallsAsleep(pool, 0.05))
+      << "after a new job the worker should spin again";
+  pool.settle(20 * 1000); // 20 ms more
+  EXPECT_TRUE(workerFallsAsleep(pool, 5.0));
+}
+
 TEST(ThreadPool, SpinTimeFromOptionEnvironmentAndCpuCount) {
   unsigned cpus = std::thread::hardware_concurrency();
   if (cpus >= 2) {
