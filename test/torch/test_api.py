@@ -57,25 +57,48 @@ def test_compile_errors_are_compile_error(tmp_path):
 
 
 SCRIPT = textwrap.dedent("""
-    import time, torch, tcc.torch
-    torch.manual_seed(0)
+    import sys, torch, tcc.torch
+    torch.manual_seed(int(sys.argv[1]))  # the weights
     m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).eval()
     c = torch.compile(m, backend="tcc", dynamic=False)
+    x = torch.randn(4, 64)
     with torch.no_grad():
-        c(torch.randn(4, 64))
+        y = c(x)
+    assert torch.allclose(y, m(x), rtol=1e-4, atol=1e-5)
     s = tcc.torch.stats
-    print(s.compiled, s.cache_hits)
+    print(s.imports, s.compiled, s.cache_hits)
 """)
 
 
 def test_second_process_loads_from_the_cache(tmp_path):
     env = dict(os.environ, TCC_CACHE_DIR=str(tmp_path / "cache"))
-    runs = [subprocess.run([sys.executable, "-c", SCRIPT], env=env,
-                           capture_output=True, text=True) for _ in range(2)]
+    runs = [subprocess.run([sys.executable, "-c", SCRIPT, seed], env=env,
+                           capture_output=True, text=True)
+            for seed in ("0", "0", "1")]
     for r in runs:
         assert r.returncode == 0, r.stderr
-    assert runs[0].stdout.split() == ["1", "0"]  # compiled
-    assert runs[1].stdout.split() == ["0", "1"]  # loaded
+    # imports, compiled, loaded. The first process imports the inference
+    # graph twice: every input an input (what tcc can compile), then with
+    # the weights as constants, and compiles it.
+    assert runs[0].stdout.split() == ["2", "1", "0"]
+    # The second finds the artifact and its signature by the first import
+    # and the weights' bytes: no import with the weights, no compile.
+    assert runs[1].stdout.split() == ["1", "0", "1"]
+    # Other weights: another artifact.
+    assert runs[2].stdout.split() == ["2", "1", "0"]
+    assert len(list((tmp_path / "cache").glob("*.so"))) == 2
+    assert len(list((tmp_path / "cache").glob("*.json"))) == 2
+    # A signature that cannot be read: imported again, the artifact reused
+    # and the signature written anew.
+    for sig in (tmp_path / "cache").glob("*.json"):
+        sig.write_text("{not json")
+    r = subprocess.run([sys.executable, "-c", SCRIPT, "0"], env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["2", "0", "1"]
+    r = subprocess.run([sys.executable, "-c", SCRIPT, "0"], env=env,
+                       capture_output=True, text=True)
+    assert r.stdout.split() == ["1", "0", "1"]
 
 
 def test_backend_by_name_once_installed_with_pip(tmp_path):

@@ -28,8 +28,10 @@ Options (`torch.compile(..., options={...})`):
 """
 
 import copy
+import ctypes
 import functools
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -86,6 +88,7 @@ class Stats:
 
     def reset(self):
         self.graphs = 0          # ATen graphs handed to tcc
+        self.imports = 0         # graphs imported into the tcc dialect
         self.compiled = 0        # artifacts compiled
         self.cache_hits = 0      # artifacts found in the cache
         self.compile_seconds = 0.0
@@ -118,25 +121,25 @@ def _emit(graph, opts):
         sys.stdout.flush()
 
 
-def _cached_library(graph, opts, weights=()):
-    """The artifact of `graph` in the cache, compiled if it is not there;
-    `weights` are the tensors compiled into it (hashed for the key, whose
-    graph text leaves their bytes out)."""
-    if opts["emit"]:
-        _emit(graph, opts)
+def _artifact_path(opts, text, weights):
+    """Where the artifact of a graph (its text, large weights elided, and
+    the tensors compiled into it) is kept in the cache."""
     key = hashlib.sha256()
-    key.update(graph.mlir(elide_weights=True).encode())
+    key.update(text.encode())
     for t in weights:
-        key.update(t.detach().contiguous().cpu().view(torch.uint8).numpy()
-                   .tobytes() if t.numel() else b"")
+        if t.device.type != "cpu" or not t.is_contiguous():
+            t = t.detach().contiguous().cpu()
+        if t.numel():  # the bytes where they are, not a copy
+            key.update((ctypes.c_char * (t.numel() * t.element_size()))
+                       .from_address(t.data_ptr()))
     for k in ("mcpu", "opt_level", "ukernels"):
         key.update(f"{k}={opts[k]};".encode())
     key.update(_tcc.__file__.encode())  # another build, another key
     key.update(str(os.path.getmtime(_compiler.__file__)).encode())
-    path = os.path.join(opts["cache_dir"], key.hexdigest()[:32] + ".so")
-    if os.path.exists(path) and not opts["memory_report"]:
-        stats.cache_hits += 1
-        return path
+    return os.path.join(opts["cache_dir"], key.hexdigest()[:32] + ".so")
+
+
+def _compile_into(graph, opts, path):
     os.makedirs(opts["cache_dir"], exist_ok=True)
     start = time.perf_counter()
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=opts["cache_dir"])
@@ -152,7 +155,51 @@ def _cached_library(graph, opts, weights=()):
             os.remove(header)
     stats.compiled += 1
     stats.compile_seconds += time.perf_counter() - start
+
+
+def _cached_library(graph, opts, weights=()):
+    """The artifact of `graph` in the cache, compiled if it is not there;
+    `weights` are the tensors compiled into it (hashed for the key, whose
+    graph text leaves their bytes out)."""
+    if opts["emit"]:
+        _emit(graph, opts)
+    path = _artifact_path(opts, graph.mlir(elide_weights=True), weights)
+    if os.path.exists(path) and not opts["memory_report"]:
+        stats.cache_hits += 1
+        return path
+    _compile_into(graph, opts, path)
     return path
+
+
+def _write_signature(sig, path):
+    """The signature of a cached artifact, beside it, so that a process
+    finding the artifact need not import the graph again."""
+    data = {"inputs": sig.inputs, "outputs": [list(o) for o in sig.outputs],
+            "result_types": [[str(d).removeprefix("torch."), list(s)]
+                             for d, s in sig.result_types],
+            "layouts": sig.layouts, "plain": sig.plain}
+    fd, tmp = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(path))
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f)
+    os.replace(tmp, path)
+
+
+def _read_signature(path):
+    """The signature _write_signature left, or None where there is none
+    (or it cannot be read: the graph is imported again)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        return importer.Signature(
+            inputs=[int(i) for i in data["inputs"]],
+            outputs=[tuple(o) for o in data["outputs"]],
+            result_types=[(getattr(torch, d), tuple(int(n) for n in s))
+                          for d, s in data["result_types"]],
+            layouts=[None if p is None else [int(i) for i in p]
+                     for p in data["layouts"]],
+            plain=bool(data["plain"]))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 class CompiledGraph:
@@ -175,20 +222,50 @@ class CompiledGraph:
         # Importing once with every input an input finds what tcc cannot
         # compile now, not at the first call.
         graph, self.sig = importer.import_graph(gm, name)
+        stats.imports += 1
         if not self.frozen:
-            self._load(graph)
+            self._load(_cached_library(graph, opts, self.sig.constants))
+        else:  # what keys the artifacts of its frozen versions
+            self.text = (graph.mlir(elide_weights=True) +
+                         f"\n// frozen inputs {self.frozen}\n")
+            self.attributes = self.sig.constants
 
-    def _load(self, graph):
-        path = _cached_library(graph, self.opts, self.sig.constants)
+    def _load(self, path):
         self.model = _tcc.load(path, num_threads=self.opts["threads"],
                                idle_spin_us=self.opts["idle_spin_us"],
                                share_threads=True)
         self.path = path
 
     def _build(self, values):
-        constants = {self.placeholders[i].name: t for i, t in values.items()}
-        graph, self.sig = importer.import_graph(self.gm, self.name, constants)
-        self._load(graph)
+        """Compiles (or finds in the cache) the graph with `values` (FX
+        placeholder index -> tensor) as constants. The cache is looked up by
+        the graph with every input an input and the values' bytes, and the
+        signature is kept beside the artifact: a warm start imports the
+        graph once, without its weights."""
+        weights = self.attributes + [values[i] for i in self.frozen]
+        opts = self.opts
+        path = _artifact_path(opts, self.text, weights)
+        sig_path = path[:-3] + ".json"
+        reuse = not opts["emit"] and not opts["memory_report"]
+        sig = (_read_signature(sig_path)
+               if reuse and os.path.exists(path) else None)
+        if sig is not None:
+            stats.cache_hits += 1
+        else:
+            constants = {self.placeholders[i].name: t
+                         for i, t in values.items()}
+            graph, sig = importer.import_graph(self.gm, self.name, constants)
+            stats.imports += 1
+            if opts["emit"]:
+                _emit(graph, opts)
+            if reuse and os.path.exists(path):
+                stats.cache_hits += 1
+            else:
+                _compile_into(graph, opts, path)
+            _write_signature(sig, sig_path)
+        sig.constants = weights
+        self.sig = sig
+        self._load(path)
 
     def _stamp(self, args):
         return [(args[i]._version, args[i].data_ptr()) for i in self.frozen]
