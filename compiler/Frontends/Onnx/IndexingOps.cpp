@@ -801,10 +801,22 @@ static LogicalResult importTfIdfVectorizer(NodeContext &ctx) {
   if (minN < 1 || maxN < minN || counts.size() < (size_t)maxN)
     return ctx.emitError() << "gram lengths " << minN << ".." << maxN
                            << " do not fit ngram_counts";
+  // The pool's n-grams of length n are pool[counts[n-1], counts[n]), the
+  // last up to its end: the offsets must be ordered and inside it.
+  for (size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] < (i ? counts[i - 1] : 0) || counts[i] > (int64_t)pool.size())
+      return ctx.emitError()
+             << "ngram_counts must be ordered offsets into pool_int64s (of "
+             << pool.size() << " values); got " << counts[i] << " at " << i;
   int64_t c = xs.back(), last = xs.size() - 1;
   int64_t outSize = 0;
-  for (int64_t i : indexes)
+  constexpr int64_t kMaxOutput = int64_t(1) << 24;
+  for (int64_t i : indexes) {
+    if (i < 0 || i >= kMaxOutput)
+      return ctx.emitError() << "ngram_indexes holds " << i << ", outside [0, "
+                             << kMaxOutput << ")";
     outSize = std::max(outSize, i + 1);
+  }
   Type f32 = ctx.b.getF32Type();
   SmallVector<int64_t> countShape(xs.drop_back());
   countShape.push_back(1);
