@@ -17,7 +17,7 @@ apt_packages=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19 libclang-rt-19-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev
-  clang-format-19
+  clang-format-19 pkg-config
 )
 pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest pybind11)
 

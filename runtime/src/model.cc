@@ -232,3 +232,5 @@ const char *tcc_model_version(const tcc_model_t *model) {
 uint64_t tcc_model_workspace_bytes(const tcc_model_t *model) {
   return model ? model->desc->workspace_bytes : 0;
 }
+
+const char *tcc_runtime_version(void) { return TCC_RUNTIME_VERSION_STRING; }

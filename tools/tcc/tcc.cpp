@@ -174,11 +174,17 @@ int main(int argc, char **argv) {
       return usage("invalid or repeated --input-shape '" + spec +
                    "' (expected NAME=DxDx...)");
   }
-  // Our lib/: the runtime's static libraries and the micro-kernels.
+  // What artifacts link in (the runtime's static libraries and the
+  // micro-kernels), found from where this tcc is: <prefix>/lib/tcc when
+  // installed, the build's lib/ otherwise.
   std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&main);
   llvm::SmallString<256> libDir =
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(self));
   llvm::sys::path::append(libDir, "lib");
+  llvm::SmallString<256> installed(libDir);
+  llvm::sys::path::append(installed, "tcc", "tcc_ukernels_generic.o");
+  if (llvm::sys::fs::exists(installed))
+    llvm::sys::path::append(libDir, "tcc");
   options.libDir = libDir.str().str();
 
   MLIRContext context(MLIRContext::Threading::DISABLED);

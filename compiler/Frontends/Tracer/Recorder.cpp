@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <dlfcn.h>
 
 namespace m = mlir;
 namespace td = mlir::tcc;
@@ -422,6 +423,30 @@ Recorder::extract(llvm::ArrayRef<m::Value> results,
   return out;
 }
 
+/// Where what compiled graphs link in (the micro-kernels, the runtime) is:
+/// $TCC_LIB_DIR; else found from the file this code is in: beside an
+/// installed libtcc_tracer.so (<prefix>/lib/tcc), beside the build's
+/// (lib/), or, for a program of the build that links the tracer
+/// statically (bin/), in ../lib.
+static std::string libraryDir() {
+  const char *env = std::getenv("TCC_LIB_DIR");
+  if (env && *env)
+    return env;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&libraryDir), &info) && info.dli_fname) {
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(info.dli_fname));
+    for (const char *sub : {"tcc", "", "../lib"}) {
+      llvm::SmallString<256> candidate(dir);
+      llvm::sys::path::append(candidate, sub);
+      llvm::SmallString<256> object(candidate);
+      llvm::sys::path::append(object, "tcc_ukernels_generic.o");
+      if (llvm::sys::fs::exists(object))
+        return candidate.str().str();
+    }
+  }
+  return "lib"; // a clear "cannot read lib/tcc_ukernels_..." later
+}
+
 std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
                                             const std::string &path) {
   auto start = std::chrono::steady_clock::now();
@@ -432,8 +457,7 @@ std::unique_ptr<Compiled> Recorder::compile(m::ModuleOp module,
   options.emit = m::tcc::EmitKind::Library;
   options.mcpu = config.mcpu;
   options.ukernels = config.ukernels;
-  const char *libDir = std::getenv("TCC_LIB_DIR");
-  options.libDir = libDir && *libDir ? libDir : TCC_TRACER_LIB_DIR;
+  options.libDir = libraryDir();
   std::string message;
   m::LogicalResult status = m::failure();
   {

@@ -236,6 +236,10 @@ typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel, const char *name,
 TCC_API void tcc_context_set_profiler(tcc_context_t *context,
                                       tcc_profiler_fn_t fn, void *user);
 
+/* The version of this runtime, "MAJOR.MINOR.PATCH", as the tcc that
+ * built it (`tcc --version`) and its package say. */
+TCC_API const char *tcc_runtime_version(void);
+
 /* How long the pool's idle workers may spin after a run of this context
  * before they sleep: -1 (the default) keeps the pool's own time
  * (TCC_POOL_SPIN_US, else 1 ms), which suits runs that follow each other;
