@@ -233,4 +233,10 @@ uint64_t tcc_model_workspace_bytes(const tcc_model_t *model) {
   return model ? model->desc->workspace_bytes : 0;
 }
 
+// The project's version, from the build (runtime/CMakeLists.txt); builds
+// of these sources for other purposes (the fuzzers) may leave it out.
+#ifndef TCC_RUNTIME_VERSION_STRING
+#define TCC_RUNTIME_VERSION_STRING "0.0.0-unversioned"
+#endif
+
 const char *tcc_runtime_version(void) { return TCC_RUNTIME_VERSION_STRING; }
