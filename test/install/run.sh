@@ -53,14 +53,15 @@ cc -std=c11 "$src/main.c" $(pkg-config --cflags --libs tccrt) \
 
 # The Python package, as installed.
 if [ -n "$python" ] && [ -d "$prefix/lib/tcc/python/tcc" ]; then
-  PYTHONPATH=$prefix/lib/tcc/python "$python" - add.so <<'PY'
+  PYTHONPATH=$prefix/lib/tcc/python "$python" - add.so "$src/add.onnxtxt" <<'PY'
 import sys
 import numpy as np
 import tcc
-m = tcc.load(sys.argv[1])
 a = np.arange(6, dtype=np.float32).reshape(2, 3)
 b = a + 10
-np.testing.assert_array_equal(m(a, b)[0], a * b + b)
+# The artifact of the installed tcc, and one the installed package compiles.
+for m in (tcc.load(sys.argv[1]), tcc.compile(sys.argv[2])):
+    np.testing.assert_array_equal(m(a, b)[0], a * b + b)
 assert "/prefix/lib/tcc/python/tcc/" in tcc.__file__, tcc.__file__
 print("python: ok,", tcc.__file__)
 PY
