@@ -63,7 +63,12 @@ b = a + 10
 for m in (tcc.load(sys.argv[1]), tcc.compile(sys.argv[2])):
     np.testing.assert_array_equal(m(a, b)[0], a * b + b)
 assert "/prefix/lib/tcc/python/tcc/" in tcc.__file__, tcc.__file__
+np.save("a.npy", a)
+np.save("b.npy", b)
 print("python: ok,", tcc.__file__)
 PY
+  # The standalone executable, on those inputs.
+  ./add_exe a.npy b.npy | grep -qx "sum: f32\[2,3\] 10 22 36 52 70 90" ||
+    { echo "FAIL: the standalone executable printed: $(./add_exe a.npy b.npy)"; exit 1; }
 fi
 echo "install: ok (tcc $version in $prefix)"
