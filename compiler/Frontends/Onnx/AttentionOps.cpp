@@ -384,6 +384,22 @@ static LogicalResult importLinearAttention(NodeContext &ctx) {
   if (!q4 || !k4 || !v4)
     return failure();
   int64_t dk = shapeOf(q4)[3], dv = shapeOf(v4)[3], group = hq / hk;
+  // decay: [B, T, H_kv] or [B, T, H_kv * d_k]; beta: [B, T, H_kv] or
+  // [B, T, 1].
+  auto perStep = [&](Value t, StringRef name, int64_t a, int64_t b) {
+    ArrayRef<int64_t> sh = shapeOf(t);
+    if (sh.size() == 3 &&
+        cast<RankedTensorType>(t.getType()).hasStaticShape() &&
+        sh[0] == batch && sh[1] == steps && (sh[2] == a || sh[2] == b))
+      return success();
+    return LogicalResult(ctx.emitError()
+                         << name << " must be " << batch << "x" << steps << "x"
+                         << a << " or " << batch << "x" << steps << "x" << b
+                         << "; got " << shapes::str(sh));
+  };
+  if ((decay && failed(perStep(decay, "decay", hk, hk * dk))) ||
+      (beta && failed(perStep(beta, "beta", hk, 1))))
+    return failure();
   Value decay4, beta4;
   if (decay) {
     int64_t last = shapeOf(decay).back();
@@ -404,16 +420,23 @@ static LogicalResult importLinearAttention(NodeContext &ctx) {
   Value state = past ? ctx.castTo(past, f32)
                      : ctx.constant({batch, hk, dk, dv}, f32, {0.0});
   double s = scale == 0 ? 1 / std::sqrt((double)dk) : scale;
+  // Null in, null out: a failed step has emitted its diagnostic.
   auto at = [&](Value t, int64_t i) { // [B, H, T, X] -> [B, H, X]
+    if (!t)
+      return Value();
     ArrayRef<int64_t> sh = shapeOf(t);
     return ctx.reshape(ctx.slice(t, 2, i, 1), {sh[0], sh[1], sh[3]});
   };
   auto col = [&](Value t) { // [B, H, X] -> [B, H, X, 1]
+    if (!t)
+      return Value();
     SmallVector<int64_t> sh(shapeOf(t));
     sh.push_back(1);
     return ctx.reshape(t, sh);
   };
   auto row = [&](Value t) { // [B, H, X] -> [B, H, 1, X]
+    if (!t)
+      return Value();
     ArrayRef<int64_t> sh = shapeOf(t);
     return ctx.reshape(t, {sh[0], sh[1], 1, sh[2]});
   };

@@ -349,9 +349,13 @@ static LogicalResult importCausalConvWithState(NodeContext &ctx) {
     return ctx.unsupportedValue("activation", activation);
   ArrayRef<int64_t> xs = shapeOf(x), ws = shapeOf(w);
   if (xs.size() != 3 || ws.size() != 3 ||
-      !cast<RankedTensorType>(x.getType()).hasStaticShape())
+      !cast<RankedTensorType>(x.getType()).hasStaticShape() ||
+      !cast<RankedTensorType>(w.getType()).hasStaticShape())
     return ctx.emitError() << "input and weight must be static and 3-D";
   int64_t c = xs[1], k = ws[2];
+  if (k < 1)
+    return ctx.emitError() << "the kernel must have a width of 1 or more; got "
+                           << shapes::str(ws);
   Value pad =
       past ? past : ctx.constant({xs[0], c, k - 1}, elementTypeOf(x), {0.0});
   Value padded = k > 1 ? ctx.concat({pad, x}, 2) : x;

@@ -6,6 +6,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tcc;
 using llvm::ArrayRef;
@@ -41,7 +43,12 @@ int64_t shapes::numElements(ArrayRef<int64_t> shape) {
   for (int64_t d : shape) {
     if (d == kDyn)
       return kDyn;
-    n *= d;
+    // Saturates: a product past int64_t is "too many" to every caller, and
+    // a later 0 still makes it 0.
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      n = std::numeric_limits<int64_t>::max();
+    else
+      n *= d;
   }
   return n;
 }
