@@ -123,6 +123,12 @@ static LogicalResult importAttention(NodeContext &ctx) {
   for (Value t : {q, k, v})
     if (!cast<RankedTensorType>(t.getType()).hasStaticShape())
       return ctx.emitError() << "Q, K and V need static shapes";
+  for (Value t : {pastK, pastV})
+    if (t && (shapeOf(t).size() != 4 ||
+              !cast<RankedTensorType>(t.getType()).hasStaticShape()))
+      return ctx.emitError() << "past_key and past_value must be static 4-D; "
+                                "got "
+                             << shapes::str(shapeOf(t));
   if (rank == 3) {
     q = splitHeads(ctx, q, qHeads);
     k = splitHeads(ctx, k, kvHeads);
