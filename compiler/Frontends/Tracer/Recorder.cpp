@@ -432,9 +432,19 @@ static std::string libraryDir() {
   const char *env = std::getenv("TCC_LIB_DIR");
   if (env && *env)
     return env;
+  // The shared library this code is in; for a program that links it
+  // statically dladdr names the program as it was started (maybe found on
+  // PATH, with no folder), so the running executable's own path too.
+  llvm::SmallVector<std::string, 2> dirs;
   Dl_info info;
-  if (dladdr(reinterpret_cast<void *>(&libraryDir), &info) && info.dli_fname) {
-    llvm::SmallString<256> dir(llvm::sys::path::parent_path(info.dli_fname));
+  if (dladdr(reinterpret_cast<void *>(&libraryDir), &info) && info.dli_fname &&
+      llvm::StringRef(info.dli_fname).contains('/'))
+    dirs.push_back(llvm::sys::path::parent_path(info.dli_fname).str());
+  std::string self = llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&libraryDir));
+  if (!self.empty())
+    dirs.push_back(llvm::sys::path::parent_path(self).str());
+  for (const std::string &dir : dirs) {
     for (const char *sub : {"tcc", "", "../lib"}) {
       llvm::SmallString<256> candidate(dir);
       llvm::sys::path::append(candidate, sub);
