@@ -294,6 +294,20 @@ def test_run_cached_hands_out_allocator_memory_through_dlpack(model):
         model._run_cached([a.ctypes.data])
 
 
+def test_run_cached_gives_the_outputs_back_when_the_run_fails(fake_artifact):
+    failing = tcc.load(
+        fake_artifact.replace("tcc_fake_artifact", "tcc_fake_artifact_fails"))
+    a = iota(0)
+    with pytest.raises(tcc.Error):  # makes (and keeps) the call's context
+        failing(a, a)
+    gc.collect()
+    before = tcc.memory_stats()["allocated_bytes.all.current"]
+    with pytest.raises(tcc.Error, match="run failed with code 7"):
+        failing._run_cached([a.ctypes.data, a.ctypes.data])
+    gc.collect()
+    assert tcc.memory_stats()["allocated_bytes.all.current"] == before
+
+
 def test_idle_spin_is_an_option_of_load(fake_artifact):
     # The workers' sleeping itself is tested in C++ (ContextIdleSpin).
     for spin in (-1, 0, 500):

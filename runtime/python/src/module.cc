@@ -126,14 +126,19 @@ struct CachedTensor {
   tcc::Allocator allocator;
   void *block = nullptr;
 
-  static void release(DLManagedTensor *self) {
-    auto *t = static_cast<CachedTensor *>(self->manager_ctx);
-    // May run on any thread, from torch's destructors: never throws.
-    if (t->block)
-      if (tcc_status_t s =
-              tcc_allocator_deallocate(t->allocator.get(), t->block))
+  CachedTensor() = default;
+  CachedTensor(const CachedTensor &) = delete;
+  CachedTensor &operator=(const CachedTensor &) = delete;
+  /// Gives the block back, also when a call fails before handing it out.
+  /// May run on any thread, from torch's destructors: never throws.
+  ~CachedTensor() {
+    if (block)
+      if (tcc_status_t s = tcc_allocator_deallocate(allocator.get(), block))
         tcc_status_free(s);
-    delete t;
+  }
+
+  static void release(DLManagedTensor *self) {
+    delete static_cast<CachedTensor *>(self->manager_ctx);
   }
 };
 
