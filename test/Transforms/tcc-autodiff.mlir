@@ -5,6 +5,7 @@
 // RUN: not tcc-opt %s --tcc-autodiff="function=vector_loss" 2>&1 | FileCheck %s --check-prefix=ERR-LOSS
 // RUN: not tcc-opt %s --tcc-autodiff="function=dot_tanh wrt=5" 2>&1 | FileCheck %s --check-prefix=ERR-WRT
 // RUN: not tcc-opt %s --tcc-autodiff="function=missing" 2>&1 | FileCheck %s --check-prefix=ERR-MISSING
+// RUN: tcc-opt %s --tcc-autodiff="function=pools_tiling wrt=0" --canonicalize | FileCheck %s --check-prefix=POOL
 
 // Tests that the gradient function runs the forward ops, then the VJPs in
 // reverse: d/dw sum(tanh(w * x)) = (1 - tanh^2) * x, only for `wrt`; the
@@ -97,3 +98,35 @@ func.func @vector_loss(%x: tensor<3xf32>) -> tensor<3xf32> {
 
 // ERR-WRT: error: tcc-autodiff: wrt index 5 is out of range: @dot_tanh has 2 arguments
 // ERR-MISSING: error: tcc-autodiff: no function named 'missing'
+
+// Tests the VJPs of pooling windows that tile the input: x viewed with each
+// window's taps as axes of their own, the gradient of max pooling taken by
+// the first maximum (tap numbers counted down, the largest among the hits),
+// that of average pooling broadcast; no per-tap scatter (pad).
+// POOL-LABEL: func.func @pools_tiling_grad(
+// POOL-SAME: %[[X:.*]]: tensor<1x2x4x4xf32>, %[[W:.*]]: tensor<1x2x2x2xf32>)
+// POOL-DAG: %[[TAPS:.*]] = tcc.constant dense<{{\[\[\[\[\[\[}}3.000000e+00, 2.000000e+00]], {{\[\[}}1.000000e+00, 0.000000e+00]]]]]]> : tensor<1x1x1x2x1x2xf32>
+// POOL: %[[AVG:.*]] = tcc.broadcast_to %{{.*}} : tensor<1x2x2x1x2x1xf32> -> tensor<1x2x2x2x2x2xf32>
+// POOL: %[[GAVG:.*]] = tcc.reshape %[[AVG]] : tensor<1x2x2x2x2x2xf32> -> tensor<1x2x4x4xf32>
+// POOL: %[[X6:.*]] = tcc.reshape %[[X]] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2x2x2xf32>
+// POOL-DAG: %[[NAN:.*]] = tcc.cmp ne, %[[X6]], %[[X6]]
+// POOL-DAG: %[[EQ:.*]] = tcc.cmp eq, %[[X6]], %{{.*}} : (tensor<1x2x2x2x2x2xf32>, tensor<1x2x2x1x2x1xf32>)
+// POOL: %[[HIT:.*]] = tcc.or %[[EQ]], %[[NAN]]
+// POOL: %[[CAND:.*]] = tcc.select %[[HIT]], %[[TAPS]], %{{.*}} : (tensor<1x2x2x2x2x2xi1>, tensor<1x1x1x2x1x2xf32>, tensor<f32>)
+// POOL: %[[FIRST:.*]] = tcc.reduce_max %[[CAND]] axes = [3, 5] keepdims : tensor<1x2x2x2x2x2xf32> -> tensor<1x2x2x1x2x1xf32>
+// POOL: %[[TAKEN:.*]] = tcc.cmp eq, %[[TAPS]], %[[FIRST]]
+// POOL: %[[G6:.*]] = tcc.reshape %[[W]] : tensor<1x2x2x2xf32> -> tensor<1x2x2x1x2x1xf32>
+// POOL: %[[GMAX6:.*]] = tcc.select %[[TAKEN]], %[[G6]], %{{.*}}
+// POOL: %[[GMAX:.*]] = tcc.reshape %[[GMAX6]] : tensor<1x2x2x2x2x2xf32> -> tensor<1x2x4x4xf32>
+// POOL-NOT: tcc.pad
+// POOL: %[[G:.*]] = tcc.add %[[GAVG]], %[[GMAX]]
+// POOL: return %{{.*}}, %[[G]]
+func.func @pools_tiling(%x: tensor<1x2x4x4xf32>, %w: tensor<1x2x2x2xf32>) -> tensor<f32> {
+  %m = tcc.max_pool %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  %a = tcc.avg_pool %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  %mw = tcc.mul %m, %w : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %aw = tcc.mul %a, %w : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %s = tcc.add %mw, %aw : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %l = tcc.reduce_sum %s axes = [0, 1, 2, 3] : tensor<1x2x2x2xf32> -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -93,6 +93,16 @@ CASES = {
                  "%y = tcc.avg_pool %a0 kernel = [2, 2] strides = [2, 2] "
                  "padding = [0, 0, 0, 0] dilations = [1, 1] : {0} -> {y}",
                  lambda x: F.avg_pool2d(x, 2)),
+    # Windows that overlap and cross the padding: the VJP's general path
+    # (the 2x2 ones above tile the input, its fast path).
+    "max_pool_overlapping": ([(1, 2, 5, 5)], "n", (1, 2, 3, 3),
+                             "%y = tcc.max_pool %a0 kernel = [3, 3] strides = [2, 2] "
+                             "padding = [1, 1, 1, 1] dilations = [1, 1] : {0} -> {y}",
+                             lambda x: F.max_pool2d(x, 3, 2, 1)),
+    "avg_pool_overlapping": ([(1, 2, 5, 5)], "n", (1, 2, 3, 3),
+                             "%y = tcc.avg_pool %a0 kernel = [3, 3] strides = [2, 2] "
+                             "padding = [1, 1, 1, 1] dilations = [1, 1] : {0} -> {y}",
+                             lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False)),
     "softmax": ([(2, 4)], "n", (2, 4), "%y = tcc.softmax %a0 axis = 1 : {y}",
                 lambda x: torch.softmax(x, 1)),
     "log_softmax": ([(2, 4)], "n", (2, 4),

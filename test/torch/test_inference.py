@@ -7,6 +7,7 @@ that a regression to eager cannot pass unnoticed.
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from conftest import tcc_compile
 from models import CNN, GPT, MLP, Encoder
@@ -76,3 +77,27 @@ def test_weights_changed_in_place_are_seen():
 
 def test_without_freezing():
     check(CNN(), torch.randn(2, 3, 16, 16), freeze=False)
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil", [
+    (2, 2, 0, False),  # windows that tile the input
+    (3, 2, 1, False),  # overlapping, padded
+    (2, 2, 0, True),   # a partial window at the end
+    ((1, 3), (1, 2), (0, 1), False),
+])
+def test_max_pool_indices(kernel, stride, padding, ceil):
+    """The indices of max pooling: each window's first maximum, as a flat
+    index in its plane; exact, with ties (integers) and a NaN."""
+    def pool(x):
+        return F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil,
+                            return_indices=True)
+
+    x = torch.randint(-2, 3, (2, 3, 7, 9)).float()
+    x[1, 2, 3, 4] = float("nan")
+    if (kernel, stride) == (2, 2) and not ceil:
+        x = x[..., :6, :8].contiguous()
+    compiled = tcc_compile(pool, fallback=False)
+    values, indices = compiled(x)
+    expected_values, expected_indices = pool(x)
+    torch.testing.assert_close(values, expected_values, equal_nan=True)
+    assert torch.equal(indices, expected_indices)

@@ -1012,32 +1012,108 @@ def _reads_output(node, k):
                for u in node.users)
 
 
-def _max_pool_check(node):
-    if _reads_output(node, 1):
-        return "its indices are read (tcc computes the backward without them)"
-    return _pool_check(node)
+def _tiled_view(xs, ys, attrs):
+    """Windows that tile the input (stride = kernel, no dilation, padding or
+    partial window) are axes of their own in a view of it: (the input's
+    view [N, C, O1, K1, O2, K2, ..], the windows' [N, C, O1, 1, O2, 1, ..],
+    the kernel's axes), or None."""
+    xs, ys = list(xs), list(ys)
+    n = len(xs) - 2
+    if not all(s == k and d == 1 and p == 0 and q == 0 and o * k == e
+               for s, k, d, p, q, o, e in zip(
+                   attrs["strides"], attrs["kernel"], attrs["dilations"],
+                   attrs["padding"][:n], attrs["padding"][n:], ys[2:],
+                   xs[2:])):
+        return None
+    view, window, axes = xs[:2], ys[:2], []
+    for i in range(n):
+        view += [ys[2 + i], attrs["kernel"][i]]
+        window += [ys[2 + i], 1]
+        axes.append(3 + 2 * i)
+    return view, window, axes
+
+
+def _max_pool_indices(ctx, x, y, attrs):
+    """PyTorch's indices of a max pooling: for each window, the flat index
+    within its (batch, channel) plane of its first maximum (a NaN is a
+    maximum). The taps of the kernel are visited last to first, each
+    taking the index where its input equals the window's maximum."""
+    xs, ys = list(x.shape), list(y.shape)
+    n = len(xs) - 2
+    kernel, strides, dil, pad = (attrs["kernel"], attrs["strides"],
+                                 attrs["dilations"], attrs["padding"])
+    plane = xs[2:]
+    flat = np.arange(math.prod(plane), dtype=np.int64).reshape(plane)
+    tiled = _tiled_view(xs, ys, attrs)
+    if tiled is not None:
+        # The first maximum has the smallest flat index among the maxima of
+        # its window.
+        view, window, axes = tiled
+        x6 = ctx.reshape(x, view)
+        hit = ctx.binary("or", ctx.compare("eq", x6, ctx.reshape(y, window)),
+                         ctx.compare("ne", x6, x6))
+        where = ctx.constant(flat.reshape([1, 1] + view[2:]), "int64")
+        cand = ctx.select(hit, where, ctx.scalar(flat.size, "int64"))
+        return ctx.reduce("min", cand, axes, keepdims=False)
+    low = [0, 0] + pad[:n]
+    high = [0, 0]
+    for i in range(n):
+        reach = (ys[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1
+        high.append(max(pad[n + i], reach - xs[2 + i] - pad[i]))
+    xp = ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(0),
+                value=float("-inf"))
+    flat = np.pad(flat, [(lo, hi) for lo, hi in zip(low[2:], high[2:])])
+    result = None
+    for tap in reversed(list(np.ndindex(*kernel))):
+        offsets = [0, 0] + [t * d for t, d in zip(tap, dil)]
+        window = tuple(slice(o, o + (m - 1) * s + 1, s)
+                       for o, m, s in zip(offsets[2:], ys[2:], strides))
+        cand = ctx.slice(xp, offsets, [1, 1] + list(strides), ys)
+        hit = ctx.binary("or", ctx.compare("eq", cand, y),
+                         ctx.compare("ne", cand, cand))
+        where = ctx.constant(flat[window], "int64")
+        result = ctx.select(hit, where, result if result is not None else
+                            ctx.scalar(0, "int64"))
+    return result
 
 
 @converts(aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
-          aten.max_pool3d_with_indices.default, check=_max_pool_check)
+          aten.max_pool3d_with_indices.default, check=_pool_check)
 def _max_pool(ctx, node):
     a = args(node)
     x = ctx.tensor(a[0])
-    y = ctx.op("tcc.max_pool", [x],
-               **_pool_attrs(node, x, a[1], a[2], a[3], a[4], a[5]))
+    attrs = _pool_attrs(node, x, a[1], a[2], a[3], a[4], a[5])
+    y = ctx.op("tcc.max_pool", [x], **attrs)
     if node.target == aten.max_pool2d.default:
         return y
-    return y, None  # the indices: only their backward reads them
+    # The backward recomputes what it needs from x: the indices are made
+    # only for a graph that reads them (a forward saves them for backward).
+    if not _reads_output(node, 1):
+        return y, None
+    return y, _max_pool_indices(ctx, x, y, attrs)
 
 
 @converts(aten.max_pool2d_with_indices_backward.default)
 def _max_pool_backward(ctx, node):
     a = args(node)
     grad, x = ctx.tensor(a[0]), ctx.tensor(a[1])
-    (gx,) = ctx.g.vjp("tcc.max_pool", [x],
-                      _pool_attrs(node, x, a[2], a[3], a[4], a[5], a[6]),
-                      [grad])
-    return gx
+    attrs = _pool_attrs(node, x, a[2], a[3], a[4], a[5], a[6])
+    view = _tiled_view(x.shape, grad.shape, attrs)
+    if view is None or not isinstance(a[7], torch.fx.Node) or \
+            ctx.env.get(a[7]) is None:
+        # Recomputed from x: the same first maxima as the indices.
+        (gx,) = ctx.g.vjp("tcc.max_pool", [x], attrs, [grad])
+        return gx
+    # Windows that tile the plane: each input element takes its window's
+    # gradient where it is the window's index; one elementwise kernel.
+    shape, window, _ = view
+    where = ctx.constant(
+        np.arange(math.prod(x.shape[2:]), dtype=np.int64).reshape(
+            [1, 1] + shape[2:]), "int64")
+    taken = ctx.compare("eq", where, ctx.reshape(ctx.tensor(a[7]), window))
+    gx = ctx.select(taken, ctx.reshape(grad, window),
+                    ctx.scalar(0, grad.dtype))
+    return ctx.reshape(gx, x.shape)
 
 
 @converts(aten.avg_pool2d.default, check=_pool_check)

@@ -244,11 +244,60 @@ Value cropPadded(OpT op, VjpBuilder &b, const PoolGeometry &geo, Value g) {
   return b.slice(g, geo.low, ones, VjpBuilder::shapeOf(op.getInput()));
 }
 
+/// Windows that tile the input (stride = kernel, no dilation, padding or
+/// partial window) are axes of their own in a view of it: x as
+/// [N, C, O1, K1, O2, K2, ..], a window's value as [N, C, O1, 1, O2, 1, ..].
+/// The backward then needs no scatter of one slice per tap.
+struct TiledView {
+  SmallVector<int64_t> input, window, taps, tapAxes;
+};
+
+template <typename OpT> std::optional<TiledView> tiledView(OpT op) {
+  ArrayRef<int64_t> xs = VjpBuilder::shapeOf(op.getInput()),
+                    os = VjpBuilder::shapeOf(op.getResult());
+  int64_t n = xs.size() - 2;
+  ArrayRef<int64_t> kernel = op.getKernel();
+  TiledView view;
+  view.input = {xs[0], xs[1]};
+  view.window = {xs[0], xs[1]};
+  view.taps = {1, 1};
+  for (int64_t i = 0; i < n; ++i) {
+    if (op.getStrides()[i] != kernel[i] || op.getDilations()[i] != 1 ||
+        op.getPadding()[i] != 0 || op.getPadding()[n + i] != 0 ||
+        os[2 + i] * kernel[i] != xs[2 + i])
+      return std::nullopt;
+    view.input.append({os[2 + i], kernel[i]});
+    view.window.append({os[2 + i], 1});
+    view.taps.append({1, kernel[i]});
+    view.tapAxes.push_back(3 + 2 * i);
+  }
+  return view;
+}
+
 /// Each window's gradient goes to its first maximum, in the scan order of
-/// the kernel (as PyTorch's kernels pick it).
+/// the kernel (as PyTorch's kernels pick it); a NaN is a window's maximum.
 LogicalResult vjpMaxPool(MaxPoolOp op, VjpBuilder &b, ValueRange ct,
                          MutableArrayRef<Value> out) {
   Value x = op.getInput(), y = op.getResult(), g = ct[0];
+  std::optional<TiledView> view = tiledView(op);
+  int64_t taps = shapes::numElements(op.getKernel());
+  if (view && taps <= 256) { // tap numbers exact even in bf16
+    // Tap numbers counted down from the first: the first maximum of a
+    // window has the largest among its maxima.
+    Value x6 = b.reshape(x, view->input), y6 = b.reshape(y, view->window);
+    SmallVector<double> countdown;
+    for (int64_t t = taps - 1; t >= 0; --t)
+      countdown.push_back(double(t));
+    Value tap = b.constant(
+        RankedTensorType::get(view->taps, VjpBuilder::elementOf(x)), countdown);
+    Value hit = b.binary<OrOp>(b.cmp(P::eq, x6, y6), b.cmp(P::ne, x6, x6));
+    Value first = b.reduceMax(b.select(hit, tap, b.scalarLike(x, -1.0)),
+                              view->tapAxes, /*keepdims=*/true);
+    Value taken = b.cmp(P::eq, tap, first);
+    out[0] = b.reshape(b.where(taken, b.reshape(g, view->window)),
+                       VjpBuilder::shapeOf(x));
+    return success();
+  }
   PoolGeometry geo = poolGeometry(op);
   Value xp =
       b.pad(x, geo.low, geo.high, -std::numeric_limits<double>::infinity());
@@ -308,6 +357,11 @@ LogicalResult vjpAvgPool(AvgPoolOp op, VjpBuilder &b, ValueRange ct,
   Value scale = b.constant(
       RankedTensorType::get(windowShape, VjpBuilder::elementOf(x)), inverse);
   Value gs = b.mul(g, scale);
+  if (std::optional<TiledView> view = tiledView(op)) {
+    out[0] =
+        b.reshape(b.broadcastTo(b.reshape(gs, view->window), view->input), xs);
+    return success();
+  }
   PoolGeometry geo = poolGeometry(op);
   Value grad;
   for (ArrayRef<int64_t> offsets : geo.taps) {
