@@ -27,8 +27,11 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+
+#include <unistd.h> // environ
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -257,9 +260,96 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
                         double(arena) / peak, double(arena) / naive);
 }
 
+/// A TorchScript file: the torch frontend, run in tcc's Python environment
+/// (python -m tcc.torch.torchscript), imports it into tcc IR with its
+/// weights, written to a temporary file that is then read as a .mlir
+/// input. The frontend prints its one diagnostic itself.
+static OwningOpRef<ModuleOp> importTorchScript(MLIRContext &ctx,
+                                               const CompileOptions &opts) {
+  Location loc = UnknownLoc::get(&ctx);
+  if (!llvm::sys::fs::exists(opts.inputPath)) {
+    emitError(loc) << opts.inputPath << ": no such file";
+    return nullptr;
+  }
+  std::string python = opts.python;
+  if (std::optional<std::string> env = llvm::sys::Process::GetEnv("TCC_PYTHON"))
+    python = *env;
+  if (python.empty() || !llvm::sys::fs::can_execute(python)) {
+    llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("python3");
+    if (!found) {
+      emitError(loc) << opts.inputPath
+                     << ": reading a TorchScript file needs Python 3 with "
+                        "PyTorch; none found (set TCC_PYTHON to its python)";
+      return nullptr;
+    }
+    python = *found;
+  }
+  SmallString<256> frontend(opts.pythonPackageDir);
+  llvm::sys::path::append(frontend, "tcc", "torch", "torchscript.py");
+  if (!llvm::sys::fs::exists(frontend)) {
+    emitError(loc) << opts.inputPath
+                   << ": reading a TorchScript file needs tcc's Python "
+                      "package, which is not at '"
+                   << opts.pythonPackageDir
+                   << "' (build tcc with Python 3, pybind11 and PyTorch)";
+    return nullptr;
+  }
+  SmallString<128> imported;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "tcc-torchscript", "mlir", imported)) {
+    emitError(loc) << "cannot create a temporary file: " << ec.message();
+    return nullptr;
+  }
+  auto removeImported =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove(imported); });
+  std::string name = opts.name.empty()
+                         ? llvm::sys::path::stem(opts.inputPath).str()
+                         : opts.name;
+  std::vector<std::string> args = {
+      python,         "-m", "tcc.torch.torchscript",
+      opts.inputPath, "-o", imported.str().str(),
+      "--name",       name};
+  for (const auto &entry : opts.inputShapes) {
+    std::string spec = entry.getKey().str() + "=";
+    for (auto [i, d] : llvm::enumerate(entry.getValue()))
+      spec += (i ? "x" : "") + std::to_string(d);
+    args.push_back("--input-shape");
+    args.push_back(spec);
+  }
+  // The environment, with the package first on PYTHONPATH.
+  std::vector<std::string> env;
+  std::string path = opts.pythonPackageDir;
+  for (char **e = environ; e && *e; ++e) {
+    StringRef entry(*e);
+    if (entry.consume_front("PYTHONPATH=")) {
+      if (!entry.empty())
+        path += ":" + entry.str();
+      continue;
+    }
+    env.push_back(entry.str());
+  }
+  env.push_back("PYTHONPATH=" + path);
+  std::vector<StringRef> argRefs(args.begin(), args.end()),
+      envRefs(env.begin(), env.end());
+  std::string error;
+  bool notRun = false;
+  int rc = llvm::sys::ExecuteAndWait(python, argRefs, envRefs, {}, 0, 0, &error,
+                                     &notRun);
+  if (notRun || rc < 0) {
+    emitError(loc) << opts.inputPath << ": cannot run " << python
+                   << " to read the TorchScript file: " << error;
+    return nullptr;
+  }
+  if (rc != 0)
+    return nullptr; // the frontend said why
+  return parseSourceFile<ModuleOp>(imported, &ctx);
+}
+
 OwningOpRef<ModuleOp> tcc::importModel(MLIRContext &ctx,
                                        const CompileOptions &opts) {
   StringRef ext = llvm::sys::path::extension(opts.inputPath);
+  if (ext == ".pt" || ext == ".pth" || ext == ".ts")
+    return importTorchScript(ctx, opts);
   if (ext == ".mlir") {
     // A FIFO or a device such as /dev/zero could block or never end.
     llvm::sys::fs::file_status status;
@@ -286,7 +376,7 @@ OwningOpRef<ModuleOp> tcc::importModel(MLIRContext &ctx,
   }
   emitError(UnknownLoc::get(&ctx))
       << opts.inputPath << ": unknown model format '" << ext
-      << "' (tcc reads .onnx, .onnxtxt and .mlir files)";
+      << "' (tcc reads .onnx, .onnxtxt, .mlir and TorchScript .pt files)";
   return nullptr;
 }
 

@@ -67,6 +67,11 @@ struct CompileOptions {
   /// tcc's lib/ folder: the runtime's static libraries (for executables)
   /// and the micro-kernels' bitcode.
   std::string libDir;
+  /// TorchScript files are imported by the torch frontend, run by this
+  /// Python (the environment tcc was built with; $TCC_PYTHON overrides it)
+  /// with tcc's Python package (this folder) first on its path.
+  std::string python;
+  std::string pythonPackageDir;
 };
 
 /// Runs the compilation, printing diagnostics to stderr; fails on a user

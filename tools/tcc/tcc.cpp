@@ -186,6 +186,14 @@ int main(int argc, char **argv) {
   if (llvm::sys::fs::exists(installed))
     llvm::sys::path::append(libDir, "tcc");
   options.libDir = libDir.str().str();
+  // TorchScript files go to the torch frontend in tcc's Python package:
+  // <prefix>/lib/tcc/python installed, the build's python/ otherwise.
+  llvm::SmallString<256> package(libDir);
+  if (llvm::sys::path::filename(libDir) != "tcc")
+    llvm::sys::path::remove_filename(package);
+  llvm::sys::path::append(package, "python");
+  options.pythonPackageDir = package.str().str();
+  options.python = TCC_PYTHON_PATH;
 
   MLIRContext context(MLIRContext::Threading::DISABLED);
   return mlir::failed(tcc::compile(context, options)) ? 1 : 0;

@@ -9,11 +9,20 @@
 See docs/torch.md.
 """
 
-from .backend import explain, stats, tcc_backend
-from .export import compile_exported, export
-from .ops import Unsupported
+try:
+    import torch as _torch
+except ImportError:  # tcc.torch.torchscript still says what to install
+    _torch = None
 
-backend = tcc_backend
+if _torch is not None:
+    from .backend import explain, stats, tcc_backend
+    from .export import compile_exported, export
+    from .ops import Unsupported
+
+    backend = tcc_backend
+else:
+    def __getattr__(name):
+        raise ImportError(f"tcc.torch.{name} needs PyTorch: pip install torch")
 
 __all__ = ["backend", "compile_exported", "explain", "export", "stats",
            "tcc_backend", "Unsupported"]

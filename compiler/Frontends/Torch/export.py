@@ -38,9 +38,10 @@ def _weights(ep):
     return weights
 
 
-def import_exported(ep, name="model"):
+def import_exported(ep, name="model", input_names=None):
     """The tcc Graph of an ExportedProgram (decomposed to core ATen first),
-    with its weights as constants."""
+    with its weights as constants; `input_names` renames inputs
+    (placeholder name -> artifact input name)."""
     from torch.export.graph_signature import OutputKind
 
     ep = ep.run_decompositions()
@@ -48,7 +49,8 @@ def import_exported(ep, name="model"):
         if spec.kind != OutputKind.USER_OUTPUT:
             raise Unsupported(f"the program mutates '{spec.target}' (a "
                               f"{spec.kind.name}); export it in eval mode")
-    graph, sig = importer.import_graph(ep.graph_module, name, _weights(ep))
+    graph, sig = importer.import_graph(ep.graph_module, name, _weights(ep),
+                                       input_names)
     if any(o[0] != "result" for o in sig.outputs):
         raise Unsupported("an output is an input or None; an artifact's "
                           "outputs are computed tensors")

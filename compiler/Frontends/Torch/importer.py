@@ -54,12 +54,15 @@ def describe(node):
     return f"{node.target} (node '{node.name}')"
 
 
-def import_graph(gm, name="graph", constants=None):
+def import_graph(gm, name="graph", constants=None, input_names=None):
     """Imports `gm` into a new tcc Graph; `constants` maps placeholder names
-    to tensors that become constants instead of inputs. Returns the Graph
+    to tensors that become constants instead of inputs, `input_names`
+    placeholder names to the names the artifact gives its inputs (default:
+    the placeholders' own). Returns the Graph
     and its Signature. Raises Unsupported (with the node) for what tcc
     cannot compile, and tcc.CompileError for what its builder refuses."""
     constants = constants or {}
+    input_names = input_names or {}
     g = _compiler.Graph(name)
     ctx = ops.Context(g)
     sig = Signature()
@@ -67,13 +70,17 @@ def import_graph(gm, name="graph", constants=None):
     index = {n: i for i, n in enumerate(placeholders)}
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            _import_placeholder(ctx, node, index[node], constants, sig)
+            _import_placeholder(ctx, node, index[node], constants, sig,
+                                input_names.get(node.name, node.name))
         elif node.op == "call_function":
             _import_call(ctx, node)
         elif node.op == "output":
             _import_output(ctx, node, index, g, sig)
         elif node.op == "get_attr":
             value = getattr(gm, node.target)
+            if isinstance(value, torch.fx.GraphModule):
+                ctx.env[node] = None  # a branch or body of control flow:
+                continue  # its op says why tcc does not take it
             if not isinstance(value, torch.Tensor):
                 raise Unsupported(f"attribute '{node.target}' is no tensor")
             ctx.env[node] = _constant(ctx, value, node.name)
@@ -92,7 +99,7 @@ def _constant(ctx, tensor, name):
     return ctx.constant(t.numpy(), dtype, name)
 
 
-def _import_placeholder(ctx, node, i, constants, sig):
+def _import_placeholder(ctx, node, i, constants, sig, name):
     if node.name in constants:
         ctx.env[node] = _constant(ctx, constants[node.name], node.name)
         sig.constants.append(constants[node.name])
@@ -105,8 +112,8 @@ def _import_placeholder(ctx, node, i, constants, sig):
     if not isinstance(v, torch.Tensor):
         raise Unsupported(f"input '{node.name}' is a {type(v).__name__}, "
                           "not a tensor")
-    ctx.g.set_location(node.name)
-    ctx.env[node] = ctx.g.add_input(node.name, ops.tcc_dtype(v.dtype),
+    ctx.g.set_location(name)
+    ctx.env[node] = ctx.g.add_input(name, ops.tcc_dtype(v.dtype),
                                     ops.static_shape(v.shape))
     sig.inputs.append(i)
 

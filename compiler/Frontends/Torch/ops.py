@@ -221,12 +221,32 @@ def converts(*ops, check=None):
     return register
 
 
+_CONTROL_FLOW = {"cond": "an if", "while_loop": "a while loop",
+                 "map": "a loop over a tensor", "scan": "a scan"}
+
+
+def _source_line(node):
+    """`file:line` of the Python (or TorchScript) source that made the node,
+    when torch recorded it."""
+    trace = node.meta.get("stack_trace") or ""
+    lines = [ln.strip() for ln in trace.splitlines()
+             if ln.strip().startswith("File ") and
+             not ln.strip().startswith('File "<')]
+    return lines[-1][5:] if lines else ""
+
+
 def unsupported_reason(node):
     """None when tcc compiles `node` (an FX call_function node), else why
     not."""
     if node.target is operator.getitem:
         parent = node.args[0]
         return None if parent.target in TABLE else "its producer falls back"
+    if isinstance(node.target, torch._ops.HigherOrderOperator) and \
+            node.target.name() in _CONTROL_FLOW:
+        where = _source_line(node)
+        return (f"control flow on a tensor's value ({_CONTROL_FLOW[node.target.name()]}"
+                f"{', ' + where if where else ''}): tcc compiles programs "
+                "whose control flow does not depend on the data")
     if node.target not in TABLE:
         return f"{_name(node.target)} has no tcc conversion"
     v = _val(node)

@@ -66,7 +66,8 @@ def __getattr__(name):
 def compile(model, output=None, **options):
     """Compiles `model` in process and loads it: a tcc.Model.
 
-    `model` is a path (.onnx, .onnxtxt or .mlir) or an onnx.ModelProto.
+    `model` is a path (.onnx, .onnxtxt, .mlir, or a TorchScript .pt file,
+    which needs input_shapes for its inputs) or an onnx.ModelProto.
     With `output` the artifact is written there (its suffix says what to
     make: .so, .o, or an executable) and kept; otherwise it lives in a
     temporary file. Options: mcpu, opt_level, ukernels, memory_report
@@ -89,7 +90,30 @@ def compile(model, output=None, **options):
             with open(path, "wb") as f:
                 f.write(model.SerializeToString())
         target = output or os.path.join(tmp, "model.so")
-        _compiler.compile_file(os.fspath(path), os.fspath(target), **options)
+        if isinstance(path, (str, os.PathLike)) and \
+                os.fspath(path).endswith((".pt", ".pth", ".ts")):
+            _compile_torchscript(os.fspath(path), os.fspath(target), options)
+        else:
+            _compiler.compile_file(os.fspath(path), os.fspath(target),
+                                   **options)
         if output and not str(output).endswith(".so"):
             return None
         return load(os.fspath(target), num_threads=threads)
+
+
+def _compile_torchscript(path, target, options):
+    """A TorchScript file through the torch frontend, in process."""
+    import warnings
+
+    from . import _compiler
+    from .torch.ops import Unsupported
+    from .torch.torchscript import InputError, import_torchscript
+
+    shapes = options.pop("input_shapes", None) or {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit's deprecation notices
+        try:
+            graph = import_torchscript(path, shapes, options.get("name"))
+        except (InputError, Unsupported) as e:
+            raise _compiler.CompileError(str(e)) from None
+    graph.compile(target, **options)
