@@ -134,6 +134,26 @@ def _import_call(ctx, node):
         raise _refused(node, str(e)) from None
     except _compiler.CompileError as e:
         raise _compiler.CompileError(f"{describe(node)}: {e}") from None
+    _check_like_torch(node, ctx.env[node])
+
+
+def _check_like_torch(node, made):
+    """What a converter made has the dtypes and shapes torch recorded for
+    the node: a converter that disagrees is a tcc bug, reported as an error
+    rather than computed into a wrong answer."""
+    want = ops._val(node)
+    made_list = made if isinstance(made, tuple) else (made,)
+    want_list = want if isinstance(want, (tuple, list)) else (want,)
+    for k, (m, w) in enumerate(zip(made_list, want_list)):
+        if m is None or not isinstance(w, torch.Tensor):
+            continue
+        dtype = ops.tcc_dtype(w.dtype)
+        shape = [int(d) for d in w.shape]
+        if m.dtype != dtype or list(m.shape) != shape:
+            raise _compiler.CompileError(
+                f"{describe(node)}: tcc made {m.dtype}{list(m.shape)} for "
+                f"result {k}, where torch gives {dtype}{shape} (a bug of "
+                "tcc's conversion)")
 
 
 def _refused(node, reason):

@@ -136,8 +136,9 @@ class Context:
     def constant(self, array, dtype, name=""):
         if dtype == "bfloat16":
             return self.cast(self.constant(array, "float32", name), dtype)
+        # (np.ascontiguousarray would make a 0-d array 1-d.)
         return self.g.constant(
-            np.ascontiguousarray(array, dtype=NUMPY_DTYPES[dtype]), dtype,
+            np.asarray(array, dtype=NUMPY_DTYPES[dtype], order="C"), dtype,
             name)
 
     # -- ops ---------------------------------------------------------------
@@ -1357,7 +1358,8 @@ def _softmax_like(tcc_name):
         x = ctx.value(node.args[0], dtype)
         dim = node.args[1] % max(len(x.shape), 1)
         if not x.shape:
-            return ctx.op(f"tcc.{tcc_name}", [ctx.reshape(x, [1])], axis=0)
+            y = ctx.op(f"tcc.{tcc_name}", [ctx.reshape(x, [1])], axis=0)
+            return ctx.reshape(y, [])
         return ctx.op(f"tcc.{tcc_name}", [x], axis=dim)
 
     return convert
@@ -1646,3 +1648,252 @@ def _flash_attention_backward(ctx, node):
     dq = ctx.op("tcc.matmul", [ds, k])
     dk = ctx.op("tcc.matmul", [ctx.transpose(ds, [0, 1, 3, 2]), q])
     return dq, dk, dv
+
+
+# -- more elementwise --------------------------------------------------------
+
+converts(aten.bitwise_and.Scalar)(_binary("and"))
+converts(aten.bitwise_or.Scalar)(_binary("or"))
+converts(aten.bitwise_xor.Scalar)(_binary("xor"))
+
+
+@converts(aten.isnan.default)
+def _isnan(ctx, node):
+    x = ctx.tensor(node.args[0])
+    if x.dtype not in FLOATS:
+        return ctx.zeros("bool", x.shape)
+    return ctx.compare("ne", x, x)
+
+
+@converts(aten.isinf.default)
+def _isinf(ctx, node):
+    x = ctx.tensor(node.args[0])
+    if x.dtype not in FLOATS:
+        return ctx.zeros("bool", x.shape)
+    return ctx.compare("eq", ctx.unary("abs", x),
+                       ctx.scalar(float("inf"), x.dtype))
+
+
+@converts(aten.clamp.Tensor)
+def _clamp_tensor(ctx, node):
+    """Bounds that broadcast; a NaN in x stays (comparisons with it fail)."""
+    dtype, _ = out_type(node)
+    a = args(node)
+    y = ctx.value(a[0], dtype)
+    if a[1] is not None:
+        lo = ctx.value(a[1], dtype)
+        y = ctx.select(ctx.compare("lt", y, lo), lo, y)
+    if a[2] is not None:
+        hi = ctx.value(a[2], dtype)
+        y = ctx.select(ctx.compare("gt", y, hi), hi, y)
+    return ctx.broadcast(y, out_type(node)[1])
+
+
+@converts(aten.elu.default)
+def _elu(ctx, node):
+    dtype, _ = out_type(node)
+    x, alpha, scale, input_scale = args(node)[:4]
+    x = ctx.value(x, dtype)
+    inner = ctx.binary("mul", x, ctx.scalar(input_scale, dtype)) \
+        if input_scale != 1 else x
+    neg = ctx.binary("mul", ctx.binary("sub", ctx.unary("exp", inner),
+                                       ctx.scalar(1, dtype)),
+                     ctx.scalar(alpha * scale, dtype))
+    pos = ctx.binary("mul", x, ctx.scalar(scale, dtype)) if scale != 1 else x
+    return ctx.select(ctx.compare("gt", x, ctx.scalar(0, dtype)), pos, neg)
+
+
+@converts(aten.atan2.default)
+def _atan2(ctx, node):
+    """atan(y / x), moved by pi into the quadrant of (x, y); x = 0 gives
+    +-pi/2 by the sign of y (0 for y = 0)."""
+    dtype, shape = out_type(node)
+    y, x = ctx.value(node.args[0], dtype), ctx.value(node.args[1], dtype)
+
+    def c(v):
+        return ctx.scalar(v, dtype)
+    base = ctx.unary("atan", ctx.binary("div", y, x))
+    shift = ctx.select(ctx.compare("ge", y, c(0)), c(math.pi), c(-math.pi))
+    r = ctx.select(ctx.compare("lt", x, c(0)), ctx.binary("add", base, shift),
+                   base)
+    axis = ctx.select(ctx.compare("gt", y, c(0)), c(math.pi / 2),
+                      ctx.select(ctx.compare("lt", y, c(0)),
+                                 c(-math.pi / 2), c(0)))
+    return ctx.broadcast(
+        ctx.select(ctx.compare("eq", x, c(0)), axis, r), shape)
+
+
+@converts(aten.fill.Scalar)
+def _fill(ctx, node):
+    dtype, shape = out_type(node)
+    return ctx.broadcast(ctx.scalar(node.args[1], dtype), shape)
+
+
+@converts(aten.cumsum.default)
+def _cumsum(ctx, node):
+    dtype, shape = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    if not shape:
+        return x
+    return ctx.op("tcc.cumsum", [x], axis=node.args[1] % len(shape))
+
+
+def _pad_mode(mode):
+    def convert(ctx, node):
+        x = ctx.tensor(node.args[0])
+        pad = list(node.args[1])
+        rank = len(x.shape)
+        low, high = [0] * rank, [0] * rank
+        for i in range(len(pad) // 2):  # pairs from the last dimension back
+            low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+        if any(p < 0 for p in low + high):
+            raise Unsupported("negative padding")
+        if all(p == 0 for p in low + high):
+            return x
+        return ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(mode))
+
+    return convert
+
+
+converts(aten.reflection_pad1d.default, aten.reflection_pad2d.default,
+         aten.reflection_pad3d.default)(_pad_mode(1))
+converts(aten.replication_pad1d.default, aten.replication_pad2d.default,
+         aten.replication_pad3d.default)(_pad_mode(2))
+
+
+def _linear_index(ctx, index, shape, dim):
+    """Flat positions in a row-major tensor of `shape` of the elements that
+    `index` (of its own shape) picks along `dim`, the other coordinates its
+    own: the index of ONNX's GatherElements and ScatterElements."""
+    ishape = list(index.shape)
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    base = np.zeros(ishape, dtype=np.int64)
+    for d, n in enumerate(ishape):
+        if d != dim:
+            view = [1] * len(ishape)
+            view[d] = n
+            base = base + (np.arange(n, dtype=np.int64) * strides[d]).reshape(
+                view)
+    idx = ctx.cast(index, "int64")
+    if strides[dim] != 1:
+        idx = ctx.binary("mul", idx, ctx.scalar(strides[dim], "int64"))
+    return ctx.binary("add", idx, ctx.constant(base, "int64"))
+
+
+@converts(aten.gather.default)
+def _gather(ctx, node):
+    x, dim, index = (ctx.tensor(node.args[0]), node.args[1],
+                     ctx.tensor(node.args[2]))
+    if 0 in index.shape:
+        return ctx.zeros(x.dtype, index.shape)
+    if not x.shape:
+        return ctx.reshape(x, index.shape)
+    dim %= len(x.shape)
+    flat = ctx.reshape(x, [math.prod(x.shape)])
+    return ctx.op("tcc.gather", [flat, _linear_index(ctx, index, x.shape,
+                                                     dim)], axis=0)
+
+
+_SCATTER_REDUCTIONS = {None: 0, "sum": 1, "add": 1, "prod": 2, "multiply": 2,
+                       "amax": 3, "amin": 4, "mean": 1}
+# What an element that only updates reach starts from, without include_self.
+_SCATTER_IDENTITY = {"sum": 0.0, "prod": 1.0, "amax": float("-inf"),
+                     "amin": float("inf"), "mean": 0.0}
+
+
+def _scatter_check(node):
+    a = named(node)
+    if a.get("reduce") not in _SCATTER_REDUCTIONS:
+        return f"scatter with reduce={a.get('reduce')!r}"
+    if a.get("reduce") == "mean" and \
+            tcc_dtype(_val(node).dtype) not in FLOATS:
+        return "scatter_reduce mean of integers"
+    return None
+
+
+@converts(aten.scatter.src, aten.scatter.value, aten.scatter_add.default,
+          aten.scatter_reduce.two, aten.scatter.reduce,
+          aten.scatter.value_reduce, check=_scatter_check)
+def _scatter(ctx, node):
+    """ONNX's ScatterElements on the flattened tensor: each update goes to
+    its flat position (torch leaves the order of duplicates unspecified;
+    tcc applies them in order). Without include_self the positions updates
+    reach start from the reduction's identity; a mean is a sum divided by
+    the count of what was summed."""
+    a = named(node)
+    dtype, shape = out_type(node)
+    x = ctx.tensor(a["self"])
+    index = ctx.tensor(a["index"])
+    if not index.shape or 0 in index.shape:
+        if 0 in index.shape:
+            return x
+        x, index = ctx.reshape(x, [1]), ctx.reshape(index, [1])
+    xshape = list(x.shape)
+    dim = a["dim"] % len(xshape)
+    if "src" in a and isinstance(a["src"], torch.fx.Node):
+        src = ctx.tensor(a["src"])
+        if not src.shape:
+            src = ctx.reshape(src, [1])
+        src = ctx.slice(src, [0] * len(src.shape), [1] * len(src.shape),
+                        index.shape)
+    else:
+        src = ctx.broadcast(ctx.value(a.get("value", a.get("src")), dtype),
+                            index.shape)
+    reduce = a.get("reduce")
+    if node.target == aten.scatter_add.default:
+        reduce = "sum"
+    n, m = math.prod(xshape), math.prod(index.shape)
+    where = ctx.reshape(_linear_index(ctx, index, xshape, dim), [m])
+    updates = ctx.reshape(ctx.cast(src, dtype), [m])
+    base = ctx.reshape(x, [n])
+
+    def scatter(data, values, reduction):
+        return ctx.op("tcc.scatter", [data, where, values], axis=0,
+                      reduction=enum(_SCATTER_REDUCTIONS[reduction]))
+    include_self = a.get("include_self", True) is not False
+    if reduce is not None and not include_self:
+        base = scatter(base, ctx.broadcast(
+            ctx.scalar(_SCATTER_IDENTITY[reduce], dtype), [m]), None)
+    out = scatter(base, updates, reduce)
+    if reduce == "mean":
+        count = scatter(ctx.zeros(dtype, [n]),
+                        ctx.broadcast(ctx.scalar(1, dtype), [m]), "sum")
+        if include_self:
+            out = ctx.binary("div", out, ctx.binary(
+                "add", count, ctx.scalar(1, dtype)))
+        else:
+            reached = ctx.compare("gt", count, ctx.scalar(0, dtype))
+            safe = ctx.select(reached, count, ctx.scalar(1, dtype))
+            out = ctx.select(reached, ctx.binary("div", out, safe),
+                             ctx.reshape(x, [n]))
+    return ctx.reshape(out, shape)
+
+
+def _topk(ctx, x, k, dim, largest):
+    shape = list(x.shape)
+    if not shape:
+        return x, ctx.zeros("int64", [])
+    dim %= len(shape)
+    out = list(shape)
+    out[dim] = k
+    if k == 0 or shape[dim] == 0:
+        return ctx.zeros(x.dtype, out), ctx.zeros("int64", out)
+    return ctx.op("tcc.topk", [x], results=[(x.dtype, out), ("int64", out)],
+                  axis=dim, largest=bool(largest))
+
+
+@converts(aten.topk.default)
+def _topk_op(ctx, node):
+    a = args(node)
+    if not a[4]:
+        raise Unsupported("topk with sorted=False")
+    return _topk(ctx, ctx.tensor(a[0]), a[1], a[2], a[3])
+
+
+@converts(aten.sort.default, aten.sort.stable)
+def _sort(ctx, node):
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    dim = a.get("dim", -1)
+    n = x.shape[dim % len(x.shape)] if x.shape else 1
+    return _topk(ctx, x, n, dim, a.get("descending", False))

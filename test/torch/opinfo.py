@@ -1,0 +1,348 @@
+"""PyTorch's OpInfo database as the torch frontend's conformance suite.
+
+For every OpInfo (torch.testing._internal.common_methods_invocations.op_db)
+and each of its sample inputs in a dtype, the op is compiled with
+torch.compile(backend="tcc", fullgraph=True, dynamic=False) with the eager
+fallback off (what tcc compiles itself) and compared with eager.
+
+    opinfo.py [--dtype float32] [--shard K/N] [--expected FILE] [--json OUT]
+              [--write-expected FILE] [--only NAME,...] [--max-samples M]
+
+Each sample is one of
+  pass      compiled by tcc and equal to eager (within the tolerance below);
+  refused   tcc does not compile it (an op it lacks, an argument it cannot
+            take): an expected failure when FILE lists it, else a failure;
+  wrong     compiled, but the result differs from eager: always a failure;
+  xpass     passes although FILE lists it: reported, so the list shrinks.
+A process that crashes fails its shard.
+
+The samples of one op are compiled together, as one graph (one artifact),
+so that the suite fits its time budget; an op whose graph is refused is
+tried again one sample at a time, to tell which samples tcc takes.
+
+Tolerances: float32 rtol 1e-4, atol 1e-5 (tcc's vectorized exp, tanh,
+erf... differ from libm's in the last bits, and reductions sum in another
+order): the frontend's other tests use the same; float64 rtol 1e-7,
+atol 1e-7; integers and bools exactly. NaNs must match.
+
+Ops whose results are random, uninitialized, or not a function of their
+inputs (rand*, normal, bernoulli, dropout, empty*, ...) are skipped with
+that reason: no reference exists for them.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import warnings
+
+import torch
+import torch.utils._pytree as pytree
+
+RANDOM = re.compile(r"(^|_)(rand|randn|randint|normal|bernoulli|dropout|"
+                    r"multinomial|uniform|exponential|cauchy|geometric|"
+                    r"log_normal|empty|new_empty|empty_like|empty_strided|"
+                    r"rrelu)($|_)|^nn\.functional\.(dropout|alpha_dropout|"
+                    r"feature_alpha_dropout|rrelu)")
+DTYPES = {"float32": torch.float32, "float64": torch.float64,
+          "int64": torch.int64, "bool": torch.bool}
+TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-7)}
+
+
+def op_id(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name
+                      else "")
+
+
+def tensors_of(sample):
+    """The sample's tensors (graph inputs) and a function that puts new ones
+    in their places."""
+    tree = (sample.input, sample.args, sample.kwargs)
+    leaves, spec = pytree.tree_flatten(tree)
+    where = [i for i, v in enumerate(leaves) if isinstance(v, torch.Tensor)]
+
+    def rebuild(ts):
+        new = list(leaves)
+        for i, t in zip(where, ts):
+            new[i] = t
+        return pytree.tree_unflatten(new, spec)
+    return [leaves[i] for i in where], rebuild
+
+
+def call(op, rebuild, ts):
+    x, args, kwargs = rebuild(ts)
+    return op(x, *args, **kwargs)
+
+
+def compiled_batch(op, samples):
+    """One function of all samples' tensors, compiled by tcc."""
+    parts = [tensors_of(s) for s in samples]
+    counts = [len(ts) for ts, _ in parts]
+
+    def fn(*flat):
+        outs, at = [], 0
+        for (_, rebuild), n in zip(parts, counts):
+            outs.append(call(op, rebuild, flat[at:at + n]))
+            at += n
+        return outs
+    flat = [t for ts, _ in parts for t in ts]
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="tcc", fullgraph=True, dynamic=False,
+                         options={"fallback": False}), flat
+
+
+def first_line(e):
+    inner = getattr(e, "inner_exception", None) or e.__cause__
+    if inner is not None and type(e).__name__ == "BackendCompilerFailed":
+        e = inner  # what tcc said, not Dynamo's wrapper
+    text = str(e).strip()
+    line = text.splitlines()[0] if text else type(e).__name__
+    return f"{type(e).__name__}: {line}"[:240]
+
+
+def compare(got, want):
+    """None when equal within tolerance, else why not."""
+    g, gs = pytree.tree_flatten(got)
+    w, ws = pytree.tree_flatten(want)
+    if len(g) != len(w):
+        return f"{len(g)} results where eager gives {len(w)}"
+    for a, b in zip(g, w):
+        if isinstance(b, torch.Tensor):
+            if not isinstance(a, torch.Tensor):
+                return f"a {type(a).__name__} where eager gives a tensor"
+            if a.dtype != b.dtype or a.shape != b.shape:
+                return (f"{a.dtype}{list(a.shape)} where eager gives "
+                        f"{b.dtype}{list(b.shape)}")
+            rtol, atol = TOLERANCES.get(b.dtype, (0, 0))
+            try:
+                torch.testing.assert_close(a, b, rtol=rtol, atol=atol,
+                                           equal_nan=True)
+            except AssertionError as e:
+                return "values differ: " + " ".join(
+                    str(e).split("\n")[1:3]).strip()[:200]
+        elif a != b:
+            return f"{a!r} where eager gives {b!r}"
+    return None
+
+
+def run_samples(op, samples):
+    """[(outcome, detail)] per sample, all compiled as one graph."""
+    with torch.no_grad():
+        want = []
+        for s in samples:
+            ts, rebuild = tensors_of(s)
+            want.append(call(op, rebuild, ts))
+        fn, flat = compiled_batch(op, samples)
+        try:
+            got = fn(*flat)
+        except Exception as e:  # Unsupported, CompileError, Dynamo's
+            return [("refused", first_line(e))] * len(samples)
+    out = []
+    for g, w in zip(got, want):
+        why = compare(g, w)
+        out.append(("pass", "") if why is None else ("wrong", why))
+    return out
+
+
+def run_op(op, dtype, max_samples):
+    """(outcomes per sample index, a reason if the op is skipped)."""
+    if RANDOM.search(op.name):
+        return [], "random or uninitialized results: no reference"
+    if dtype not in op.supported_dtypes("cpu"):
+        return [], f"no {dtype} samples"
+    try:
+        samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+    except Exception as e:
+        return [], "its samples cannot be made: " + first_line(e)
+    samples = samples[:max_samples]
+    keep = []
+    for s in samples:  # samples eager itself refuses are not tests
+        try:
+            with torch.no_grad():
+                ts, rebuild = tensors_of(s)
+                call(op, rebuild, ts)
+            keep.append(s)
+        except Exception:
+            keep.append(None)
+    live = [s for s in keep if s is not None]
+    if not live:
+        return [], "eager refuses every sample"
+    results = run_samples(op, live)
+    if any(r[0] != "pass" for r in results) and len(live) > 1:
+        # One refused or wrong sample spoils the batch's graph: each alone.
+        results = [run_samples(op, [s])[0] for s in live]
+    outcomes, it = [], iter(results)
+    for s in keep:
+        outcomes.append(next(it) if s is not None else None)
+    return outcomes, None
+
+
+def read_expected(path):
+    """{op id: (set of sample indices or None for all, reason)}."""
+    expected = {}
+    if not path or not os.path.exists(path):
+        return expected
+    for line in open(path):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, reason = line.partition(" ")
+        name, _, which = key.partition("@")
+        samples = None if which in ("", "*") else {
+            int(k) for k in which.split(",")}
+        expected[name] = (samples, reason.strip())
+    return expected
+
+
+def listed(expected, name, k):
+    if name not in expected:
+        return False
+    samples, _ = expected[name]
+    return samples is None or k in samples
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
+    p.add_argument("--shard", default="0/1")
+    p.add_argument("--expected")
+    p.add_argument("--write-expected")
+    p.add_argument("--json")
+    p.add_argument("--only")
+    p.add_argument("--max-samples", type=int, default=8)
+    p.add_argument("--markdown", nargs="+", metavar=("OUT", "JSON"),
+                   help="write OUT from the JSON reports of a run")
+    a = p.parse_args(argv)
+    if a.markdown:
+        markdown(a.markdown[1:], a.markdown[0])
+        return 0
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    import tcc.torch  # noqa: F401  (registers the backend)
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    dtype = DTYPES[a.dtype]
+    k, n = (int(v) for v in a.shard.split("/"))
+    ops = sorted(op_db, key=op_id)
+    if a.only:
+        names = set(a.only.split(","))
+        ops = [op for op in ops if op_id(op) in names or op.name in names]
+    ops = [op for i, op in enumerate(ops) if i % n == k]
+    expected = read_expected(a.expected)
+    report = {"dtype": a.dtype, "shard": a.shard, "ops": {}}
+    failures, xpasses = [], []
+    counts = {"pass": 0, "refused": 0, "wrong": 0, "expected": 0, "xpass": 0}
+    start = time.time()
+    for op in ops:
+        name = op_id(op)
+        t0 = time.time()
+        outcomes, skipped = run_op(op, dtype, a.max_samples)
+        entry = {"skipped": skipped, "samples": [], "seconds":
+                 round(time.time() - t0, 2)}
+        for i, o in enumerate(outcomes):
+            if o is None:
+                continue
+            kind, detail = o
+            entry["samples"].append([i, kind, detail])
+            if kind == "pass":
+                counts["pass"] += 1
+                if listed(expected, name, i):
+                    counts["xpass"] += 1
+                    xpasses.append(f"{name}@{i}")
+            elif kind == "refused" and listed(expected, name, i):
+                counts["expected"] += 1
+                counts["refused"] += 1
+            else:
+                counts[kind] += 1
+                failures.append(f"{name}@{i}: {kind}: {detail}")
+        report["ops"][name] = entry
+        print(f"{name}: " + (f"skipped ({skipped})" if skipped else
+              " ".join(f"{i}:{o[0]}" for i, o in enumerate(outcomes)
+                       if o is not None)), flush=True)
+    report["counts"] = counts
+    report["seconds"] = round(time.time() - start, 1)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    if a.write_expected:
+        write_expected(a.write_expected, report)
+    total = counts["pass"] + counts["refused"] + counts["wrong"]
+    print(f"\n{a.dtype} shard {a.shard}: {len(ops)} ops, {total} samples: "
+          f"{counts['pass']} pass, {counts['refused']} refused "
+          f"({counts['expected']} expected), {counts['wrong']} wrong; "
+          f"{report['seconds']} s")
+    for x in xpasses:
+        print(f"XPASS {x}: passes, but is listed as expected to fail")
+    for f in failures:
+        print(f"FAIL {f}")
+    return 1 if failures else 0
+
+
+def markdown(reports, out):
+    """docs/torch-opinfo.md from the JSON reports of a run's shards."""
+    ops, dtypes, seconds = {}, set(), 0.0
+    for path in reports:
+        r = json.load(open(path))
+        dtypes.add(r["dtype"])
+        seconds += r["seconds"]
+        ops.update(r["ops"])
+    rows, totals = [], {"pass": 0, "refused": 0, "wrong": 0}
+    op_pass = op_any = skipped = 0
+    for name, e in sorted(ops.items()):
+        if e["skipped"]:
+            skipped += 1
+            continue
+        c = {"pass": 0, "refused": 0, "wrong": 0}
+        for _, kind, _ in e["samples"]:
+            c[kind] += 1
+        for k in c:
+            totals[k] += c[k]
+        n = sum(c.values())
+        op_pass += c["pass"] == n
+        op_any += c["pass"] > 0
+        first = next((d for _, kind, d in e["samples"] if kind != "pass"), "")
+        rows.append(f"| `{name}` | {c['pass']}/{n} | "
+                    f"{first.replace('|', '/')[:120]} |")
+    n = sum(totals.values())
+    with open(out, "w") as f:
+        f.write(f"""# PyTorch's OpInfo suite against tcc
+
+Generated by `test/torch/opinfo.py --markdown` from a full run
+({', '.join(sorted(dtypes))}; at most 8 samples an op; torch
+{torch.__version__}): every OpInfo of
+`torch.testing._internal.common_methods_invocations.op_db` compiled with
+`torch.compile(backend="tcc", fullgraph=True)` and the eager fallback off,
+against eager (see the script's docstring for tolerances). ctest runs it
+in shards (`torch-opinfo-*`) against `test/torch/opinfo_expected.txt`.
+
+**Samples:** {totals['pass']} of {n} pass ({100.0 * totals['pass'] / max(n, 1):.1f}%),
+{totals['refused']} refused (tcc does not compile them: each is listed with
+its reason), {totals['wrong']} wrong. **Ops:** {op_pass} pass every sample,
+{op_any} at least one, of {len(rows)} run ({skipped} skipped: random results,
+or no samples in the dtype). Run time {seconds / 60:.1f} min on one core.
+
+| OpInfo | samples passing | first reason of a sample that does not |
+|---|---|---|
+""")
+        f.write("\n".join(rows) + "\n")
+
+
+def write_expected(path, report):
+    """The refused samples of this run, as an expected-failure list."""
+    lines = []
+    for name, entry in sorted(report["ops"].items()):
+        refused = [(i, d) for i, kind, d in entry["samples"]
+                   if kind == "refused"]
+        if not refused:
+            continue
+        every = len(refused) == len(entry["samples"])
+        which = "*" if every else ",".join(str(i) for i, _ in refused)
+        lines.append(f"{name}@{which} {refused[0][1]}")
+    with open(path, "a") as f:
+        f.write("\n".join(lines) + ("\n" if lines else ""))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
