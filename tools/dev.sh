@@ -19,7 +19,7 @@ apt_packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libgtest-dev nlohmann-json3-dev
   clang-format-19 pkg-config
 )
-pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest pybind11)
+pip_packages=(torch torchvision onnx onnxruntime onnxscript numpy pytest pybind11 expecttest)
 
 log() { printf '\033[1m[tcc] %s\033[0m\n' "$*" >&2; }
 

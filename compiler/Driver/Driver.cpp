@@ -335,9 +335,15 @@ static OwningOpRef<ModuleOp> importTorchScript(MLIRContext &ctx,
   bool notRun = false;
   int rc = llvm::sys::ExecuteAndWait(python, argRefs, envRefs, {}, 0, 0, &error,
                                      &notRun);
-  if (notRun || rc < 0) {
+  if (notRun) {
     emitError(loc) << opts.inputPath << ": cannot run " << python
                    << " to read the TorchScript file: " << error;
+    return nullptr;
+  }
+  if (rc < 0) { // a signal: torch's loader is not hardened against bad files
+    emitError(loc) << opts.inputPath
+                   << ": torch's TorchScript loader crashed reading it ("
+                   << error << "): a damaged or hostile file";
     return nullptr;
   }
   if (rc != 0)

@@ -21,7 +21,7 @@ seconds=60
 jobs=1
 python=${TCC_PYTHON:-$HOME/.cache/tcc/venv/bin/python}
 campaign=0
-targets=(tcc-fuzz-onnx tcc-fuzz-onnx-text tcc-fuzz-tensor)
+targets=(tcc-fuzz-onnx tcc-fuzz-onnx-text tcc-fuzz-tensor tcc-fuzz-torchscript)
 while [ $# -gt 0 ]; do
   case "$1" in
     --campaign) campaign=$2; shift 2 ;;
@@ -62,8 +62,17 @@ if [ ! -f "$build/build.ninja" ]; then
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" > "$build/configure.log" 2>&1 ||
     { cat "$build/configure.log" >&2; rm -f "$build/build.ninja"; exit 1; }
 fi
-log "building ${targets[*]}"
-ninja -C "$build" -j "$jobs" "${targets[@]}" >&2
+# tcc-fuzz-torchscript is not a libFuzzer binary: torchscript_fuzz.py
+# mutates TorchScript archives and imports them with the torch frontend of
+# the main build (the parent of DIR: its python/ package and bin/tcc).
+native=()
+for target in "${targets[@]}"; do
+  [ "$target" = tcc-fuzz-torchscript ] || native+=("$target")
+done
+if [ ${#native[@]} -gt 0 ]; then
+  log "building ${native[*]}"
+  ninja -C "$build" -j "$jobs" "${native[@]}" >&2
+fi
 
 # Seeds: the checked-in corpus (reproducers of past crashes among them),
 # every model of the lit tests (split at their `#--- name` markers), the same
@@ -83,6 +92,20 @@ fi
 status=0
 for target in "${targets[@]}"; do
   kind=${target#tcc-fuzz-}
+  if [ "$target" = tcc-fuzz-torchscript ]; then
+    main=$(dirname "$build")
+    log "$target: ${seconds}s"
+    if ! PYTHONPATH="$main/python" "$python" "$root/test/fuzz/torchscript_fuzz.py" \
+         --seconds "$seconds" --out "$build/torchscript" --tcc "$main/bin/tcc" \
+         > "$build/torchscript.log" 2>&1; then
+      tail -n 30 "$build/torchscript.log" >&2
+      log "FAILED: $target; the inputs are in $build/torchscript/crashes/"
+      status=1
+    else
+      tail -n 1 "$build/torchscript.log" | sed "s/^/[fuzz] /" >&2
+    fi
+    continue
+  fi
   corpus=$build/corpus/$kind
   crashes=$build/crashes/$kind
   rm -rf "$crashes"

@@ -126,3 +126,13 @@ def test_builder_errors_name_the_node():
     with pytest.raises(tcc.CompileError) as e:
         g.op("tcc.add", [a, b])
     assert "shapes 2x3, 4 do not broadcast" in str(e.value)
+
+
+def test_a_graph_that_only_returns_its_inputs_needs_no_compile():
+    """x.contiguous() of a contiguous x: AOTAutograd's graph computes
+    nothing, which is no reason to refuse it, even with fallback off."""
+    compiled = tcc_compile(lambda x: x.contiguous(), fallback=False)
+    x = torch.randn(3, 4)
+    before = tcc.torch.stats.compiled
+    assert torch.equal(compiled(x), x)
+    assert tcc.torch.stats.compiled == before

@@ -36,7 +36,8 @@ def render():
         "`docs-current-torch-ops` checks it is current. Every path from",
         "PyTorch (torch.compile through AOTAutograd, torch.export) reaches",
         "this table; an op it lacks runs in eager under torch.compile and is",
-        "reported (`TCC_LOG=1`, `tcc.torch.explain`).",
+        "reported (`TCC_LOG=1`, `tcc.torch.explain`). How the conversions",
+        "fare on PyTorch's own OpInfo samples: [torch-opinfo.md](torch-opinfo.md).",
         "",
         f"**Core ATen opset** (torch {torch.__version__.split('+')[0]}, "
         f"overloads tagged `core`): {len(covered)} of {len(core)} converted.",

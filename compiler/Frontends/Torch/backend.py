@@ -403,6 +403,8 @@ def _compile_aten(gm, example_inputs, opts, kind):
 
 
 def _compiled_or_partitioned(gm, opts, name, frozen):
+    if not any(n.op == "call_function" for n in gm.graph.nodes):
+        return gm  # it returns its inputs: nothing to compile or run
     try:
         return CompiledGraph(gm, opts, name, frozen)
     except Unsupported:

@@ -308,6 +308,10 @@ def _binary(tcc_name):
         y = ctx.value(b, dtype)
         if alpha != 1:
             y = ctx.binary("mul", y, ctx.scalar(alpha, dtype))
+        if dtype == "bool":  # torch's arithmetic on bools is logic
+            name = {"mul": "and", "add": "or", "max": "or",
+                    "min": "and"}.get(tcc_name, tcc_name)
+            return ctx.binary(name, x, y)
         return ctx.binary(tcc_name, x, y)
 
     return convert
@@ -745,9 +749,14 @@ def _split(ctx, node):
 
 @converts(aten.index_select.default)
 def _index_select(ctx, node):
-    x = ctx.tensor(node.args[0])
+    x, index = ctx.tensor(node.args[0]), ctx.tensor(node.args[2])
+    _, shape = out_type(node)
+    if not x.shape:  # a scalar: index holds one 0
+        return ctx.reshape(x, shape)
     dim = node.args[1] % len(x.shape)
-    return ctx.op("tcc.gather", [x, ctx.tensor(node.args[2])], axis=dim)
+    if not index.shape:
+        index = ctx.reshape(index, [1])
+    return ctx.reshape(ctx.op("tcc.gather", [x, index], axis=dim), shape)
 
 
 @converts(aten.embedding.default)
@@ -891,7 +900,7 @@ def _argmax(ctx, node):
     x = ctx.tensor(node.args[0])
     kind = "max" if node.target == aten.argmax.default else "min"
     dim, keep = a["dim"], bool(a["keepdim"])
-    if dim is None:
+    if dim is None or not x.shape:
         x = ctx.reshape(x, [math.prod(x.shape)])
         dim, keep = 0, False
     r = ctx.op(f"tcc.arg{kind}", [x], axis=dim % len(x.shape), keepdims=keep)
@@ -1729,13 +1738,14 @@ def _fill(ctx, node):
     return ctx.broadcast(ctx.scalar(node.args[1], dtype), shape)
 
 
-@converts(aten.cumsum.default)
-def _cumsum(ctx, node):
+@converts(aten.cumsum.default, aten.cumprod.default)
+def _cumulative(ctx, node):
     dtype, shape = out_type(node)
     x = ctx.value(node.args[0], dtype)
     if not shape:
         return x
-    return ctx.op("tcc.cumsum", [x], axis=node.args[1] % len(shape))
+    kind = "cumsum" if node.target == aten.cumsum.default else "cumprod"
+    return ctx.op(f"tcc.{kind}", [x], axis=node.args[1] % len(shape))
 
 
 def _pad_mode(mode):
@@ -1897,3 +1907,269 @@ def _sort(ctx, node):
     dim = a.get("dim", -1)
     n = x.shape[dim % len(x.shape)] if x.shape else 1
     return _topk(ctx, x, n, dim, a.get("descending", False))
+
+
+# -- indexing ----------------------------------------------------------------
+
+def _index_check(node):
+    for i in node.args[1]:
+        if i is not None and _val(i).dtype in (torch.bool, torch.uint8):
+            return "indexing with a mask (its result's shape is the data's)"
+    return None
+
+
+class _Indexing:
+    """Advanced indexing of x by `indices` (tensors or None per leading
+    dimension): the indexed dimensions (their index tensors broadcast
+    together, negative entries counted from the end) become one flat
+    dimension of a view of x, addressed by one combined index. Indexed
+    dimensions next to each other keep their place; apart, they go first
+    (as torch puts their result first)."""
+
+    def __init__(self, ctx, x, indices):
+        shape = list(x.shape)
+        self.dims = [d for d, i in enumerate(indices) if i is not None]
+        self.broadcast = list(torch.broadcast_shapes(
+            *[tuple(_val(indices[d]).shape) for d in self.dims]))
+        dims = self.dims
+        rest = [d for d in range(len(shape)) if d not in dims]
+        if dims == list(range(dims[0], dims[-1] + 1)):
+            self.perm, self.at = list(range(len(shape))), dims[0]
+        else:
+            self.perm, self.at = dims + rest, 0
+        moved = [shape[d] for d in self.perm]
+        self.moved = moved
+        self.width = math.prod(shape[d] for d in dims)
+        self.pre = moved[:self.at]
+        self.post = moved[self.at + len(dims):]
+        self.view = ctx.reshape(ctx.transpose(x, self.perm),
+                                self.pre + [self.width] + self.post)
+        linear, stride = None, self.width
+        for d in dims:
+            stride //= shape[d]
+            i = ctx.broadcast(ctx.cast(ctx.tensor(indices[d]), "int64"),
+                              self.broadcast)
+            i = ctx.select(ctx.compare("lt", i, ctx.scalar(0, "int64")),
+                           ctx.binary("add", i,
+                                      ctx.scalar(shape[d], "int64")), i)
+            if stride != 1:
+                i = ctx.binary("mul", i, ctx.scalar(stride, "int64"))
+            linear = i if linear is None else ctx.binary("add", linear, i)
+        self.linear = linear
+
+    def result_shape(self):
+        return self.pre + self.broadcast + self.post
+
+
+def _index_check(node):
+    for i in node.args[1]:
+        if i is not None and _val(i).dtype in (torch.bool, torch.uint8):
+            return "indexing with a mask (its result's shape is the data's)"
+    return None
+
+
+@converts(aten.index.Tensor, check=_index_check)
+def _index(ctx, node):
+    """Advanced indexing (_Indexing): a gather of the flat view."""
+    x = ctx.tensor(node.args[0])
+    _, out_shape = out_type(node)
+    if 0 in out_shape:
+        return ctx.zeros(x.dtype, out_shape)
+    ix = _Indexing(ctx, x, list(node.args[1]))
+    linear = ix.linear if ix.broadcast else ctx.reshape(ix.linear, [1])
+    y = ctx.op("tcc.gather", [ix.view, linear], axis=ix.at)
+    return ctx.reshape(y, out_shape)
+
+
+def _mask_put(node):
+    """x[mask] = v with one boolean mask over x's leading dimensions and
+    one value: a select (other masks write a number of values known only
+    at run time)."""
+    indices = node.args[1]
+    masks = [i for i in indices
+             if i is not None and _val(i).dtype in (torch.bool, torch.uint8)]
+    if not masks:
+        return False
+    values = _val(node.args[2])
+    return (len(indices) == 1 and _val(indices[0]).dtype == torch.bool and
+            tuple(_val(indices[0]).shape) ==
+            tuple(_val(node.args[0]).shape[:_val(indices[0]).dim()]) and
+            values.numel() == 1)
+
+
+def _index_put_check(node):
+    for i in node.args[1]:
+        if i is not None and _val(i).dtype in (torch.bool, torch.uint8) \
+                and not _mask_put(node):
+            return "index_put with a mask (other than one mask and one value)"
+    return None
+
+
+@converts(aten.index_put.default, check=_index_put_check)
+def _index_put(ctx, node):
+    """x with `values` written (or added, with accumulate) where advanced
+    indexing (_Indexing) reads: the flat position of every element of the
+    indexed result, scattered into the flat view, then moved back."""
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    dtype, shape = out_type(node)
+    if 0 in shape:
+        return x
+    if _mask_put(node):
+        mask = ctx.tensor(a["indices"][0])
+        mask = ctx.reshape(mask, list(mask.shape) +
+                           [1] * (len(shape) - len(mask.shape)))
+        v = ctx.reshape(ctx.value(a["values"], dtype), [])
+        if a["accumulate"]:
+            v = ctx.binary("add", x, v)
+        return ctx.broadcast(ctx.select(mask, v, x), shape)
+    ix = _Indexing(ctx, x, list(a["indices"]))
+    target = ix.result_shape()
+    if 0 in target:
+        return x
+    q = math.prod(ix.post)
+    nb, npre, npost = len(ix.broadcast), len(ix.pre), len(ix.post)
+    pos = ctx.binary("mul", ctx.reshape(
+        ix.linear, [1] * npre + ix.broadcast + [1] * npost),
+        ctx.scalar(q, "int64"))
+    if ix.pre:
+        pos = ctx.binary("add", pos, ctx.constant(
+            (np.arange(math.prod(ix.pre)) * ix.width * q).reshape(
+                ix.pre + [1] * (nb + npost)), "int64"))
+    if ix.post:
+        pos = ctx.binary("add", pos, ctx.constant(
+            np.arange(q).reshape([1] * (npre + nb) + ix.post), "int64"))
+    m, n = math.prod(target), math.prod(shape)
+    values = ctx.broadcast(ctx.value(a["values"], dtype), target)
+    flat = ctx.op("tcc.scatter", [
+        ctx.reshape(ix.view, [n]),
+        ctx.reshape(ctx.broadcast(pos, target), [m]),
+        ctx.reshape(values, [m])], axis=0,
+        reduction=enum(1 if a["accumulate"] else 0))
+    inverse = [0] * len(ix.perm)
+    for k, d in enumerate(ix.perm):
+        inverse[d] = k
+    return ctx.transpose(ctx.reshape(flat, ix.moved), inverse)
+
+
+@converts(aten.diagonal.default)
+def _diagonal(ctx, node):
+    """The two dimensions moved last and flattened; the diagonal is a
+    strided slice of that (stride n2 + 1)."""
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    _, out_shape = out_type(node)
+    rank = len(x.shape)
+    d1, d2, offset = a["dim1"] % rank, a["dim2"] % rank, a["offset"]
+    n1, n2 = x.shape[d1], x.shape[d2]
+    length = out_shape[-1]
+    if length == 0 or 0 in out_shape:
+        return ctx.zeros(x.dtype, out_shape)
+    rest = [d for d in range(rank) if d not in (d1, d2)]
+    v = ctx.transpose(x, rest + [d1, d2])
+    lead = [x.shape[d] for d in rest]
+    v = ctx.reshape(v, lead + [n1 * n2])
+    start = offset if offset >= 0 else -offset * n2
+    y = ctx.slice(v, [0] * len(lead) + [start], [1] * len(lead) + [n2 + 1],
+                  lead + [length])
+    return ctx.reshape(y, out_shape)
+
+
+def _positions(shape):
+    return np.arange(math.prod(shape), dtype=np.int64).reshape(shape)
+
+
+def _scatter_positions(ctx, x, src, where):
+    """x with the elements at the flat positions `where` (a numpy array of
+    src's shape) replaced by src's."""
+    n, m = math.prod(x.shape), where.size
+    if m == 0:
+        return x
+    flat = ctx.op("tcc.scatter", [
+        ctx.reshape(x, [n]), ctx.constant(where.reshape(m), "int64"),
+        ctx.reshape(ctx.cast(src, x.dtype), [m])], axis=0,
+        reduction=enum(0))
+    return ctx.reshape(flat, x.shape)
+
+
+@converts(aten.slice_scatter.default)
+def _slice_scatter(ctx, node):
+    a = named(node)
+    x, src = ctx.tensor(a["self"]), ctx.tensor(a["src"])
+    dim = a["dim"] % max(len(x.shape), 1)
+    size = x.shape[dim]
+    start = a["start"] if a["start"] is not None else 0
+    end = a["end"] if a["end"] is not None else size
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(start, min(size, end + size if end < 0 else end))
+    index = [slice(None)] * len(x.shape)
+    index[dim] = slice(start, end, a["step"])
+    return _scatter_positions(ctx, x, src, _positions(x.shape)[tuple(index)])
+
+
+@converts(aten.select_scatter.default)
+def _select_scatter(ctx, node):
+    a = named(node)
+    x, src = ctx.tensor(a["self"]), ctx.tensor(a["src"])
+    dim = a["dim"] % len(x.shape)
+    where = np.take(_positions(x.shape), a["index"], axis=dim)
+    return _scatter_positions(ctx, x, src, where)
+
+
+@converts(aten.unfold.default)
+def _unfold(ctx, node):
+    """Windows of `size` every `step` along a dimension: a gather of their
+    positions, the window's own axis moved last."""
+    x = ctx.tensor(node.args[0])
+    _, out_shape = out_type(node)
+    if not x.shape or 0 in out_shape:
+        return ctx.reshape(x, out_shape) if math.prod(out_shape) else \
+            ctx.zeros(x.dtype, out_shape)
+    dim, size, step = node.args[1] % len(x.shape), node.args[2], node.args[3]
+    windows = out_shape[dim]
+    at = (np.arange(windows)[:, None] * step + np.arange(size)[None, :])
+    y = ctx.op("tcc.gather", [x, ctx.constant(at, "int64")], axis=dim)
+    perm = list(range(len(x.shape) + 1))
+    perm.append(perm.pop(dim + 1))
+    return ctx.transpose(y, perm)
+
+
+@converts(aten.native_group_norm.default)
+def _group_norm(ctx, node):
+    """x as [N, G, rest]: mean and biased variance per group, then the
+    per-channel affine; also the mean and 1/std per (N, G), as torch."""
+    a = named(node)
+    dtype, shape = out_type(node, 0)
+    x = ctx.value(a["input"], dtype)
+    n, c, groups = a["N"], a["C"], a["group"]
+    g = ctx.reshape(x, [n, groups, math.prod(shape) // max(n * groups, 1)])
+    mean = ctx.reduce("mean", g, [2], True)
+    centered = ctx.binary("sub", g, mean)
+    var = ctx.reduce("mean", ctx.binary("mul", centered, centered), [2], True)
+    rstd = ctx.unary("rsqrt", ctx.binary("add", var,
+                                          ctx.scalar(a["eps"], dtype)))
+    y = ctx.reshape(ctx.binary("mul", centered, rstd), shape)
+    affine = [c] + [1] * (len(shape) - 2)
+    if a["weight"] is not None:
+        y = ctx.binary("mul", y, ctx.reshape(ctx.tensor(a["weight"]), affine))
+    if a["bias"] is not None:
+        y = ctx.binary("add", y, ctx.reshape(ctx.tensor(a["bias"]), affine))
+    return (y, ctx.reshape(mean, [n, groups]), ctx.reshape(rstd, [n, groups]))
+
+
+@converts(aten.put.default)
+def _put(ctx, node):
+    """Writes (or adds) `source` at flat positions of x."""
+    a = named(node)
+    x, index = ctx.tensor(a["self"]), ctx.tensor(a["index"])
+    dtype, shape = out_type(node)
+    n, m = math.prod(shape), math.prod(index.shape)
+    if m == 0 or n == 0:
+        return x
+    i = ctx.reshape(ctx.cast(index, "int64"), [m])
+    i = ctx.select(ctx.compare("lt", i, ctx.scalar(0, "int64")),
+                   ctx.binary("add", i, ctx.scalar(n, "int64")), i)
+    src = ctx.reshape(ctx.value(a["source"], dtype), [m])
+    flat = ctx.op("tcc.scatter", [ctx.reshape(x, [n]), i, src], axis=0,
+                  reduction=enum(1 if a["accumulate"] else 0))
+    return ctx.reshape(flat, shape)

@@ -39,7 +39,11 @@ def _load_module(path):
         raise InputError(f"{path}: no such file")
     if not os.path.isfile(path):
         raise InputError(f"{path}: not a regular file")
-    if not zipfile.is_zipfile(path):
+    try:
+        is_zip = zipfile.is_zipfile(path)
+    except (zipfile.BadZipFile, OSError, ValueError):
+        is_zip = False  # (is_zipfile raises on some damaged archives)
+    if not is_zip:
         raise InputError(f"{path}: not a TorchScript file (a TorchScript "
                          "archive is a zip file; this is not one)")
     try:

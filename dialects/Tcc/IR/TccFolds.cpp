@@ -108,6 +108,19 @@ static Attribute foldBinary(Attribute lhs, Attribute rhs, Type type,
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
+/// A product over an empty contraction (k = 0) is zeros.
+OpFoldResult MatmulOp::fold(FoldAdaptor) {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto type = cast<RankedTensorType>(getType());
+  if (lhs.getRank() == 0 || lhs.getShape().back() != 0 ||
+      !type.hasStaticShape())
+    return {};
+  Type et = type.getElementType();
+  Attribute zero = isa<FloatType>(et) ? Attribute(FloatAttr::get(et, 0.0))
+                                      : Attribute(IntegerAttr::get(et, 0));
+  return DenseElementsAttr::get(type, zero);
+}
+
 /// `x op identity` folds to x when that does not change x's type.
 static Value foldIdentity(Value x, Attribute other, double identity,
                           Type resultType) {

@@ -381,6 +381,7 @@ def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure,
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tcc_ConvOp : Tcc_Op<"conv", [Pure,

@@ -481,3 +481,17 @@ func.func @conv_batch_norm_live(%x: tensor<1x1x4x4xf32>, %v: tensor<2xf32>) -> t
   %r = tcc.batch_norm %c, %g, %b, %m, %v epsilon = 1.0 : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %r : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// Tests that a matmul over an empty contraction (k = 0) folds to zeros, and
+// that one with k > 0 stays.
+// CHECK-LABEL: func.func @matmul_empty_contraction
+// CHECK: %[[Z:.*]] = tcc.constant dense<0.000000e+00> : tensor<5x10xf32>
+// CHECK: %[[M:.*]] = tcc.matmul %arg2, %arg3
+// CHECK: return %[[Z]], %[[M]]
+func.func @matmul_empty_contraction(%a: tensor<5x0xf32>, %b: tensor<0x10xf32>, %c: tensor<5x2xf32>, %d: tensor<2x10xf32>) -> (tensor<5x10xf32>, tensor<5x10xf32>) {
+  %0 = tcc.matmul %a, %b : (tensor<5x0xf32>, tensor<0x10xf32>) -> tensor<5x10xf32>
+  %1 = tcc.matmul %c, %d : (tensor<5x2xf32>, tensor<2x10xf32>) -> tensor<5x10xf32>
+  return %0, %1 : tensor<5x10xf32>, tensor<5x10xf32>
+}
