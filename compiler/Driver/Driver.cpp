@@ -25,6 +25,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
@@ -331,10 +332,31 @@ static OwningOpRef<ModuleOp> importTorchScript(MLIRContext &ctx,
   env.push_back("PYTHONPATH=" + path);
   std::vector<StringRef> argRefs(args.begin(), args.end()),
       envRefs(env.begin(), env.end());
+  // The frontend's stderr is kept: its one `error:` line becomes this
+  // diagnostic, and whatever else torch prints (a C++ stack trace when its
+  // loader aborts on a damaged file) is not passed on.
+  SmallString<128> errPath;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tcc-torchscript",
+                                                              "err", errPath)) {
+    emitError(loc) << "cannot create a temporary file: " << ec.message();
+    return nullptr;
+  }
+  auto removeErr =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove(errPath); });
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                          StringRef(errPath)};
   std::string error;
   bool notRun = false;
-  int rc = llvm::sys::ExecuteAndWait(python, argRefs, envRefs, {}, 0, 0, &error,
-                                     &notRun);
+  int rc = llvm::sys::ExecuteAndWait(python, argRefs, envRefs, redirects, 0, 0,
+                                     &error, &notRun);
+  std::string said;
+  if (auto buffer = llvm::MemoryBuffer::getFile(errPath)) {
+    SmallVector<StringRef> lines;
+    (*buffer)->getBuffer().split(lines, '\n');
+    for (StringRef line : lines)
+      if (line.starts_with("error: "))
+        said = line.drop_front(7).str();
+  }
   if (notRun) {
     emitError(loc) << opts.inputPath << ": cannot run " << python
                    << " to read the TorchScript file: " << error;
@@ -346,8 +368,15 @@ static OwningOpRef<ModuleOp> importTorchScript(MLIRContext &ctx,
                    << error << "): a damaged or hostile file";
     return nullptr;
   }
-  if (rc != 0)
-    return nullptr; // the frontend said why
+  if (rc != 0) {
+    if (!said.empty())
+      emitError(loc) << said;
+    else
+      emitError(loc) << opts.inputPath
+                     << ": the torch frontend failed (exit status " << rc
+                     << ") without a diagnostic";
+    return nullptr;
+  }
   return parseSourceFile<ModuleOp>(imported, &ctx);
 }
 

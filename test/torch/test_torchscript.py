@@ -254,3 +254,29 @@ def test_without_torch_one_line_says_what_to_install(tmp_path, branchy_pt):
     one_error(run_tcc(branchy_pt, "--input-shape", "x=2x8", "-o",
                       tmp_path / "o.so", env=env),
               "needs PyTorch", "pip install torch", output=tmp_path / "o.so")
+
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "fuzz", "corpus",
+                      "torchscript")
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(CORPUS)))
+def test_fuzz_findings_are_one_diagnostic(tmp_path, name):
+    """Archives the TorchScript fuzzer found (test/fuzz/corpus/torchscript):
+    a zip of a version Python's zipfile does not know, and files on which
+    torch's own loader aborts (printing a C++ stack trace) or segfaults,
+    which tcc reads in a child process. Each is one error line."""
+    so = tmp_path / "o.so"
+    out = run_tcc(os.path.join(CORPUS, name), "--input-shape", "x=2x6",
+                  "-o", so)
+    one_error(out, name, output=so)
+    assert "frame #" not in out.stderr
+
+
+def test_python_compile_survives_a_crashing_loader():
+    """tcc.compile imports TorchScript in a child process too: torch's
+    loader crashing on a file is an exception here, not the end of the
+    calling process."""
+    with pytest.raises(tcc.CompileError, match="crashed reading it"):
+        tcc.compile(os.path.join(CORPUS, "loader-segfault.pt"),
+                    input_shapes={"x": [2, 6]})

@@ -41,15 +41,16 @@ def _load_module(path):
         raise InputError(f"{path}: not a regular file")
     try:
         is_zip = zipfile.is_zipfile(path)
-    except (zipfile.BadZipFile, OSError, ValueError):
-        is_zip = False  # (is_zipfile raises on some damaged archives)
+    except Exception:  # is_zipfile raises on some damaged archives
+        is_zip = False
     if not is_zip:
         raise InputError(f"{path}: not a TorchScript file (a TorchScript "
                          "archive is a zip file; this is not one)")
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError) as e:
+    except Exception as e:  # BadZipFile, NotImplementedError (a zip
+        # version it does not know), OSError...
         raise InputError(f"{path}: a damaged zip archive ({e})") from None
     if not any(n.endswith("/code/__torch__.py") or "/code/" in n
                for n in names):
