@@ -250,6 +250,10 @@ struct PadToLinalg : OpConversionPattern<PadOp> {
           op, padTensor(rewriter, loc, input, op.getLow(), op.getHigh(), v));
       return success();
     }
+    if (type.getNumElements() == 0) { // e.g. an empty batch: nothing to copy
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, type));
+      return success();
+    }
     if (inType.getNumElements() == 0)
       return rewriter.notifyMatchFailure(op, "cannot pad an empty tensor "
                                              "from its border");

@@ -1756,8 +1756,17 @@ def _pad_mode(mode):
         low, high = [0] * rank, [0] * rank
         for i in range(len(pad) // 2):  # pairs from the last dimension back
             low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-        if any(p < 0 for p in low + high):
-            raise Unsupported("negative padding")
+        if any(p < 0 for p in low + high):  # negative pads crop first
+            offsets = [max(-p, 0) for p in low]
+            sizes = [n - max(-lo, 0) - max(-hi, 0)
+                     for n, lo, hi in zip(x.shape, low, high)]
+            if any(n <= 0 and (lo > 0 or hi > 0)
+                   for n, lo, hi in zip(sizes, low, high)):
+                raise Unsupported("negative padding that crops a dimension "
+                                  "away and pads it again from its border")
+            x = ctx.slice(x, offsets, [1] * rank, sizes)
+            low = [max(p, 0) for p in low]
+            high = [max(p, 0) for p in high]
         if all(p == 0 for p in low + high):
             return x
         return ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(mode))

@@ -223,6 +223,20 @@ func.func @pads(%x: tensor<3xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
 
 // -----
 
+// Tests that border padding of an empty batch is the empty result, with no
+// loop reading the (empty) input (empty tensors at the interface then
+// become placeholders of one element).
+// CHECK-LABEL: func @pad_empty_batch
+// CHECK: tensor.empty() : tensor<0x3x6xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @pad_empty_batch(%x: tensor<0x3x3xf32>) -> tensor<0x3x6xf32> {
+  %0 = tcc.pad %x low = [0, 0, 1] high = [0, 0, 2] mode = reflect : tensor<0x3x3xf32> -> tensor<0x3x6xf32>
+  return %0 : tensor<0x3x6xf32>
+}
+
+// -----
+
 // Tests that constants become arith constants and softmax lowers through its
 // decomposition (max, subtract, exp, sum, divide).
 // CHECK-LABEL: func @constant_and_softmax
