@@ -380,7 +380,7 @@ static LogicalResult importCausalConvWithState(NodeContext &ctx) {
 /// (flat positions in the output).
 static LogicalResult importMaxUnpool(NodeContext &ctx) {
   Value x = ctx.input(0), idx = ctx.input(1);
-  if (failed(requireSpatial(ctx, x)))
+  if (failed(requireSpatial(ctx, x)) || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> xs = shapeOf(x);
   size_t n = xs.size() - 2;
