@@ -383,6 +383,10 @@ public:
         opts.name = value.cast<std::string>();
       else if (k == "lib_dir")
         opts.libDir = value.cast<std::string>();
+      else if (k == "python")
+        opts.python = value.cast<std::string>();
+      else if (k == "python_package_dir")
+        opts.pythonPackageDir = value.cast<std::string>();
       else if (k == "input_name")
         opts.inputPath = value.cast<std::string>();
       else if (k == "timings")
@@ -448,7 +452,8 @@ private:
   std::shared_ptr<GraphState> state;
 };
 
-/// Compiles a model file (.onnx, .onnxtxt, .mlir) as `tcc` does.
+/// Compiles a model file (.onnx, .onnxtxt, .mlir, TorchScript) as `tcc`
+/// does.
 void compileFile(const std::string &input, const std::string &output,
                  const py::kwargs &options) {
   tcc::CompileOptions opts = PyGraph::compileOptions(options);

@@ -765,24 +765,35 @@ def _embedding(ctx, node):
                                  ctx.tensor(node.args[1])], axis=0)
 
 
-@converts(aten.constant_pad_nd.default)
-def _pad(ctx, node):
-    dtype, _ = out_type(node)
-    x = ctx.tensor(node.args[0])
-    pad = list(node.args[1])
-    value = node.args[2] if len(node.args) > 2 else 0.0
+def _cropped(ctx, x, pad, border=False):
+    """ATen's pad list (pairs from the last dimension back) as tcc's low
+    and high amounts, negative ones cropped from x first: (x, low, high).
+    A `border` pad (reflect, replicate) cannot pad a dimension it cropped
+    away."""
+    pad = list(pad)
     rank = len(x.shape)
     low, high = [0] * rank, [0] * rank
-    for i in range(len(pad) // 2):  # pairs from the last dimension back
+    for i in range(len(pad) // 2):
         low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
     if any(p < 0 for p in low + high):
-        # Negative pads crop.
         offsets = [max(-p, 0) for p in low]
         sizes = [n - max(-lo, 0) - max(-hi, 0)
                  for n, lo, hi in zip(x.shape, low, high)]
+        if border and any(n <= 0 and (lo > 0 or hi > 0)
+                          for n, lo, hi in zip(sizes, low, high)):
+            raise Unsupported("negative padding that crops a dimension "
+                              "away and pads it again from its border")
         x = ctx.slice(x, offsets, [1] * rank, sizes)
         low = [max(p, 0) for p in low]
         high = [max(p, 0) for p in high]
+    return x, low, high
+
+
+@converts(aten.constant_pad_nd.default)
+def _pad(ctx, node):
+    dtype, _ = out_type(node)
+    value = node.args[2] if len(node.args) > 2 else 0.0
+    x, low, high = _cropped(ctx, ctx.tensor(node.args[0]), node.args[1])
     if all(p == 0 for p in low + high):
         return x
     return ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(0),
@@ -1750,23 +1761,8 @@ def _cumulative(ctx, node):
 
 def _pad_mode(mode):
     def convert(ctx, node):
-        x = ctx.tensor(node.args[0])
-        pad = list(node.args[1])
-        rank = len(x.shape)
-        low, high = [0] * rank, [0] * rank
-        for i in range(len(pad) // 2):  # pairs from the last dimension back
-            low[rank - 1 - i], high[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-        if any(p < 0 for p in low + high):  # negative pads crop first
-            offsets = [max(-p, 0) for p in low]
-            sizes = [n - max(-lo, 0) - max(-hi, 0)
-                     for n, lo, hi in zip(x.shape, low, high)]
-            if any(n <= 0 and (lo > 0 or hi > 0)
-                   for n, lo, hi in zip(sizes, low, high)):
-                raise Unsupported("negative padding that crops a dimension "
-                                  "away and pads it again from its border")
-            x = ctx.slice(x, offsets, [1] * rank, sizes)
-            low = [max(p, 0) for p in low]
-            high = [max(p, 0) for p in high]
+        x, low, high = _cropped(ctx, ctx.tensor(node.args[0]), node.args[1],
+                                border=True)
         if all(p == 0 for p in low + high):
             return x
         return ctx.op("tcc.pad", [x], low=low, high=high, mode=enum(mode))

@@ -52,8 +52,7 @@ def _load_module(path):
     except Exception as e:  # BadZipFile, NotImplementedError (a zip
         # version it does not know), OSError...
         raise InputError(f"{path}: a damaged zip archive ({e})") from None
-    if not any(n.endswith("/code/__torch__.py") or "/code/" in n
-               for n in names):
+    if not any("/code/" in n for n in names):
         raise InputError(f"{path}: a zip archive but no TorchScript program "
                          "(no code/ in it: a state_dict or a torch.save "
                          "file? save a module with torch.jit.script or "

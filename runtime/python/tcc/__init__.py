@@ -90,50 +90,17 @@ def compile(model, output=None, **options):
             with open(path, "wb") as f:
                 f.write(model.SerializeToString())
         target = output or os.path.join(tmp, "model.so")
-        if isinstance(path, (str, os.PathLike)) and \
-                os.fspath(path).endswith((".pt", ".pth", ".ts")):
-            _compile_torchscript(os.fspath(path), os.fspath(target), options)
-        else:
-            _compiler.compile_file(os.fspath(path), os.fspath(target),
-                                   **options)
+        if os.fspath(path).endswith((".pt", ".pth", ".ts")):
+            # The driver reads TorchScript with the torch frontend in a
+            # child process (torch's loader crashes on some damaged
+            # archives): this Python, this package.
+            import sys
+
+            options.setdefault("python", sys.executable)
+            options.setdefault("python_package_dir", os.path.dirname(
+                os.path.dirname(os.path.abspath(__file__))))
+        _compiler.compile_file(os.fspath(path), os.fspath(target), **options)
         if output and not str(output).endswith(".so"):
             return None
         return load(os.fspath(target), num_threads=threads)
 
-
-def _compile_torchscript(path, target, options):
-    """A TorchScript file through the torch frontend, as the CLI does: the
-    import runs in a child Python (torch's loader crashes on some damaged
-    archives; that must not take the caller down), the IR it writes is
-    compiled here."""
-    import os
-    import subprocess
-    import sys
-    import tempfile
-
-    from . import _compiler
-
-    shapes = options.pop("input_shapes", None) or {}
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [package] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    with tempfile.TemporaryDirectory(prefix="tcc-pt-") as tmp:
-        imported = os.path.join(tmp, "imported.mlir")
-        cmd = [sys.executable, "-m", "tcc.torch.torchscript", path, "-o",
-               imported]
-        if options.get("name"):
-            cmd += ["--name", options["name"]]
-        for name, dims in shapes.items():
-            cmd += ["--input-shape",
-                    f"{name}={'x'.join(str(int(d)) for d in dims)}"]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            lines = [ln for ln in proc.stderr.splitlines()
-                     if ln.startswith("error: ")]
-            why = lines[-1][len("error: "):] if lines else (
-                f"{path}: torch's TorchScript loader crashed reading it "
-                f"(exit status {proc.returncode}): a damaged or hostile file"
-                if proc.returncode < 0 else proc.stderr.strip())
-            raise _compiler.CompileError(why)
-        _compiler.compile_file(imported, target, **options)
