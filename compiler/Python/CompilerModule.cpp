@@ -280,6 +280,55 @@ public:
     return out;
   }
 
+  /// A tcc.loop carrying `inits` (no stacked outputs): `body(i, c,
+  /// *carried)` gets the iteration number (0-d int64), the condition and
+  /// the carried values, and gives (condition, *next carried values); the
+  /// loop runs while i < trip_count and the condition holds.
+  std::vector<PyValue> loop(const PyValue &tripCount, const PyValue &condition,
+                            const py::list &inits, const py::function &body) {
+    checkOpen();
+    SmallVector<Value> initValues = unwrap(inits);
+    SmallVector<Type> types;
+    for (Value v : initValues)
+      types.push_back(v.getType());
+    MLIRContext *c = &context();
+    OpBuilder &b = state->builder;
+    auto loop = b.create<tcc::LoopOp>(state->loc, types, tripCount.value,
+                                      condition.value, initValues);
+    try {
+      OpBuilder::InsertionGuard guard(b);
+      Block *block = b.createBlock(&loop.getBody());
+      block->addArgument(RankedTensorType::get({}, IntegerType::get(c, 64)),
+                         state->loc);
+      block->addArgument(RankedTensorType::get({}, IntegerType::get(c, 1)),
+                         state->loc);
+      for (Type t : types)
+        block->addArgument(t, state->loc);
+      py::tuple args(block->getNumArguments());
+      for (auto [i, arg] : llvm::enumerate(block->getArguments()))
+        args[i] = wrap(arg);
+      py::object made = body(*args);
+      SmallVector<Value> yielded = unwrap(py::list(made));
+      if (yielded.size() != 1 + types.size())
+        throw py::value_error("the loop body gives " +
+                              std::to_string(yielded.size()) +
+                              " values; it must give the condition and " +
+                              std::to_string(types.size()) + " carried");
+      for (auto [i, t] : llvm::enumerate(types))
+        if (yielded[1 + i].getType() != t)
+          throw py::value_error("loop-carried value " + std::to_string(i) +
+                                " changes type in the body");
+      b.create<tcc::YieldOp>(state->loc, yielded);
+    } catch (...) {
+      loop->erase();
+      throw;
+    }
+    std::vector<PyValue> out;
+    for (Value v : loop.getResults())
+      out.push_back(wrap(v));
+    return out;
+  }
+
   /// The cotangents of op `name`'s operands, given its results'
   /// (`cotangents`, None where a result does not reach the loss): the op's
   /// own VJP rule, as tcc-autodiff applies it.
@@ -508,6 +557,8 @@ PYBIND11_MODULE(_compiler, m) {
            py::arg("attrs") = py::dict(), py::arg("results") = py::none(),
            "Makes a tcc op; result types are inferred unless given as "
            "(dtype, shape) pairs. Returns its results.")
+      .def("loop", &PyGraph::loop, py::arg("trip_count"), py::arg("condition"),
+           py::arg("inits"), py::arg("body"))
       .def("vjp", &PyGraph::vjp, py::arg("name"), py::arg("operands"),
            py::arg("attrs"), py::arg("cotangents"),
            "The operands' cotangents of an op by its VJP rule.")

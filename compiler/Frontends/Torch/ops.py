@@ -398,10 +398,12 @@ def _remainder(ctx, node):
 @converts(aten.fmod.Tensor, aten.fmod.Scalar)
 def _fmod(ctx, node):
     dtype, _ = out_type(node)
+    x, y = ctx.value(node.args[0], dtype), ctx.value(node.args[1], dtype)
     if dtype not in FLOATS:
-        raise Unsupported("integer fmod")
-    return ctx.binary("rem", ctx.value(node.args[0], dtype),
-                      ctx.value(node.args[1], dtype))
+        # C's %: the remainder of the truncating division, x's sign.
+        return ctx.binary("sub", x, ctx.binary("mul", ctx.binary("div", x, y),
+                                                y))
+    return ctx.binary("rem", x, y)
 
 
 def _compare(predicate):
@@ -892,6 +894,8 @@ def _max_dim(ctx, node):
     dim = a["dim"] % max(len(x.shape), 1)
     keep = bool(a["keepdim"])
     kind = "max" if node.target == aten.max.dim else "min"
+    if not x.shape:  # a 0-d tensor is its own extreme, at index 0
+        return x, ctx.zeros("int64", [])
     values = ctx.reduce(kind, x, [dim], keep)
     idx = ctx.op(f"tcc.arg{kind}", [x], axis=dim, keepdims=keep)
     return values, idx
@@ -986,7 +990,7 @@ def _linear(ctx, node):
 
 def _conv_check(node):
     if named(node)["transposed"]:
-        return "transposed convolution"
+        return "the gradient of a transposed convolution"
     return None
 
 
@@ -999,18 +1003,44 @@ def _conv_attrs(stride, padding, dilation, groups, n):
                 dilations=fit(dilation), groups=int(groups))
 
 
-@converts(aten.convolution.default, check=_conv_check)
+@converts(aten.convolution.default)
 def _convolution(ctx, node):
-    dtype, _ = out_type(node)
+    dtype, shape = out_type(node)
     a = args(node)
     x = ctx.value(a[0], dtype)
     w = ctx.value(a[1], dtype)
-    n = len(x.shape) - 2
-    operands = [x, w]
+    n = len(w.shape) - 2
+    attrs = _conv_attrs(a[3], a[4], a[5], a[8], n)
+    if not a[6]:
+        operands = [x, w]
+        if a[2] is not None:
+            operands.append(ctx.value(a[2], dtype))
+        return ctx.op("tcc.conv", operands, **attrs)
+    # A transposed convolution is the gradient of the convolution it
+    # transposes with respect to that one's input (whose shape, output
+    # padding included, is this one's result): the weight is already laid
+    # out as that convolution's [in, out / groups, k...]. Where the output
+    # padding makes that convolution's output longer than x, x's missing
+    # tail is zeros (it reaches nothing).
+    if 0 in shape:
+        return ctx.zeros(dtype, shape)
+    unbatched = len(x.shape) == n + 1
+    if unbatched:
+        x, shape = ctx.reshape(x, [1] + list(x.shape)), [1] + list(shape)
+    extra = []
+    for i in range(n):
+        span = attrs["dilations"][i] * (w.shape[i + 2] - 1) + 1
+        size = (shape[i + 2] + 2 * attrs["padding"][i] - span) // \
+            attrs["strides"][i] + 1
+        extra.append(size - x.shape[i + 2])
+    if any(extra):
+        x = ctx.op("tcc.pad", [x], low=[0] * (n + 2), high=[0, 0] + extra,
+                   mode=enum(0), value=0.0)
+    probe = ctx.broadcast(ctx.scalar(0, dtype), shape)
+    y, _ = ctx.g.vjp("tcc.conv", [probe, w], attrs, [x])
     if a[2] is not None:
-        operands.append(ctx.value(a[2], dtype))
-    return ctx.op("tcc.conv", operands,
-                  **_conv_attrs(a[3], a[4], a[5], a[8], n))
+        y = ctx.binary("add", y, _channel(ctx, ctx.value(a[2], dtype), len(shape)))
+    return ctx.reshape(y, shape[1:]) if unbatched else y
 
 
 @converts(aten.convolution_backward.default, check=_conv_check)
@@ -1180,27 +1210,107 @@ def _avg_pool_backward(ctx, node):
     return gx
 
 
+def _adaptive_windows(size, out):
+    """The windows [start, end) of adaptive pooling of `size` to `out`."""
+    return [((i * size) // out, -((-(i + 1) * size) // out))
+            for i in range(out)]
+
+
+def _adaptive_reduce(ctx, x, axis, out, kind):
+    """x reduced (sum or max) over each adaptive window along `axis`."""
+    size = x.shape[axis]
+    parts = []
+    for start, end in _adaptive_windows(size, out):
+        offsets = [0] * len(x.shape)
+        offsets[axis] = start
+        sizes = list(x.shape)
+        sizes[axis] = end - start
+        parts.append(ctx.reduce(kind, ctx.slice(x, offsets, [1] * len(sizes),
+                                                sizes), [axis], True))
+    return parts[0] if len(parts) == 1 else ctx.op("tcc.concat", parts,
+                                                   axis=axis)
+
+
+_ADAPTIVE_LIMIT = 1024  # windows a dimension may unroll into
+
+
 def _adaptive_check(node):
     x = _val(node.args[0])
     size = list(node.args[1])
-    spatial = list(x.shape[-len(size):])
-    if any(s % o for s, o in zip(spatial, size)):
-        return "adaptive pooling to a size that does not divide the input"
+    if any(o > _ADAPTIVE_LIMIT for o in size):
+        return f"adaptive pooling to more than {_ADAPTIVE_LIMIT} windows a side"
+    if 0 in x.shape[-len(size):] and 0 not in size:
+        return "adaptive pooling of an empty input"
     return None
 
 
 @converts(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default,
+          aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool3d.default,
           check=_adaptive_check)
 def _adaptive_avg_pool(ctx, node):
+    """One average pool when the windows tile the input; else each
+    dimension summed over its windows in turn, divided by the areas."""
+    dtype, shape = out_type(node)
     x = ctx.tensor(node.args[0])
     size = list(node.args[1])
-    spatial = list(x.shape[-len(size):])
+    rank = len(x.shape)
+    first = rank - len(size)
+    spatial = list(x.shape[first:])
+    if 0 in shape:
+        return ctx.zeros(dtype, shape)
     if all(o == 1 for o in size):
-        rank = len(x.shape)
-        return ctx.reduce("mean", x, list(range(rank - len(size), rank)), True)
-    k = [s // o for s, o in zip(spatial, size)]
-    return ctx.op("tcc.avg_pool", [x], kernel=k, strides=k,
-                  padding=[0] * (2 * len(k)), dilations=[1] * len(k))
+        return ctx.reduce("mean", x, list(range(first, rank)), True)
+    if not any(s % o for s, o in zip(spatial, size)) and first == 2:
+        k = [s // o for s, o in zip(spatial, size)]
+        return ctx.op("tcc.avg_pool", [x], kernel=k, strides=k,
+                      padding=[0] * (2 * len(k)), dilations=[1] * len(k))
+    area = np.ones([1], dtype=np.float64)
+    for i, (s, o) in enumerate(zip(spatial, size)):
+        x = _adaptive_reduce(ctx, x, first + i, o, "sum")
+        lengths = np.array([e - b for b, e in _adaptive_windows(s, o)],
+                           dtype=np.float64)
+        area = np.multiply.outer(area, lengths) if i else lengths
+    return ctx.binary("div", x, ctx.constant(area, dtype))
+
+
+@converts(aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default,
+          check=_adaptive_check)
+def _adaptive_max_pool(ctx, node):
+    """Each window's maximum and the flat index in its plane of its first
+    occurrence (row-major), one dimension at a time from the last: a
+    window's first maximum lies in the first of its rows whose maximum
+    is the window's."""
+    dtype, shape = out_type(node, 0)
+    x = ctx.tensor(node.args[0])
+    size = list(node.args[1])
+    rank = len(x.shape)
+    first = rank - len(size)
+    spatial = list(x.shape[first:])
+    if 0 in shape:
+        return ctx.zeros(dtype, shape), ctx.zeros("int64", shape)
+    values, flat = x, None
+    for i in reversed(range(len(size))):
+        axis = first + i
+        stride = math.prod(spatial[i + 1:])
+        vparts, iparts = [], []
+        for start, end in _adaptive_windows(spatial[i], size[i]):
+            offsets = [0] * rank
+            offsets[axis] = start
+            sizes = list(values.shape)
+            sizes[axis] = end - start
+            window = ctx.slice(values, offsets, [1] * rank, sizes)
+            vparts.append(ctx.reduce("max", window, [axis], True))
+            at = ctx.op("tcc.argmax", [window], axis=axis, keepdims=True)
+            pos = ctx.binary("mul", ctx.binary("add", at, ctx.scalar(
+                start, "int64")), ctx.scalar(stride, "int64"))
+            if flat is not None:
+                inner = ctx.slice(flat, offsets, [1] * rank, sizes)
+                pos = ctx.binary("add", pos, _pick(ctx, inner, at, axis))
+            iparts.append(pos)
+        cat = (lambda parts: parts[0] if len(parts) == 1 else
+               ctx.op("tcc.concat", parts, axis=axis))
+        values, flat = cat(vparts), cat(iparts)
+    return values, flat
 
 
 def _channel(ctx, v, rank):
@@ -1235,7 +1345,26 @@ def _batch_stats(ctx, x):
           aten._native_batch_norm_legit.default, aten.native_batch_norm.default)
 def _batch_norm_training(ctx, node):
     dtype, _ = out_type(node, 0)
-    a = list(node.args)
+    functional = node.target == aten._native_batch_norm_legit_functional.default
+    return _batch_norm(ctx, dtype, list(node.args), functional)
+
+
+@converts(aten._batch_norm_with_update_functional.default)
+def _batch_norm_with_update(ctx, node):
+    """Training batch norm with the running statistics updated: the
+    normalized input, the batch's mean and 1/std, an empty reserve, then
+    the new running mean and variance."""
+    dtype, _ = out_type(node, 0)
+    a = args(node)
+    y, mean, rstd, rm, rv = _batch_norm(ctx, dtype, a[:5] + [True] + a[5:7],
+                                        True)
+    return y, mean, rstd, ctx.zeros("uint8", [0]), rm, rv
+
+
+def _batch_norm(ctx, dtype, a, functional):
+    """Batch norm of `a` = (input, weight, bias, running mean, running var,
+    training, momentum, eps); with `functional` the new running statistics
+    follow the three results."""
     x = ctx.value(a[0], dtype)
     w = ctx.value(a[1], dtype) if a[1] is not None else None
     b = ctx.value(a[2], dtype) if a[2] is not None else None
@@ -1249,7 +1378,7 @@ def _batch_norm_training(ctx, node):
         b = b if b is not None else ctx.constant(np.zeros([c]), dtype)
         y = ctx.op("tcc.batch_norm", [x, w, b, rm, rv], epsilon=float(eps))
         outs = [y, ctx.zeros(dtype, [0]), ctx.zeros(dtype, [0])]
-        if node.target == aten._native_batch_norm_legit_functional.default:
+        if functional:
             outs += [rm, rv]
         return tuple(outs)
     axes, mean, d, var = _batch_stats(ctx, x)
@@ -1262,7 +1391,7 @@ def _batch_norm_training(ctx, node):
     mean_c = ctx.reshape(mean, [c])
     rstd_c = ctx.reshape(rstd, [c])
     outs = [y, mean_c, rstd_c]
-    if node.target == aten._native_batch_norm_legit_functional.default:
+    if functional:
         n = math.prod(x.shape) // c
         unbiased = ctx.binary("mul", ctx.reshape(var, [c]),
                               ctx.scalar(n / max(n - 1, 1), dtype))
@@ -1327,16 +1456,31 @@ def _layer_norm(ctx, node):
     eps = node.args[4]
     rank = len(x.shape)
     axis = rank - len(normalized)
+    axes = list(range(axis, rank))
+
+    def statistics():
+        mean = ctx.reduce("mean", x, axes, True)
+        d = ctx.binary("sub", x, mean)
+        var = ctx.reduce("mean", ctx.binary("mul", d, d), axes, True)
+        rstd = ctx.unary("rsqrt", ctx.binary("add", var, ctx.scalar(eps,
+                                                                    dtype)))
+        return mean, d, rstd
+    if eps < 0 or not normalized or 0 in x.shape:
+        # What tcc.layer_norm does not take (a negative epsilon, nothing to
+        # normalize over), spelled out.
+        mean, d, rstd = statistics()
+        y = ctx.binary("mul", d, rstd)
+        if w is not None:
+            y = ctx.binary("mul", y, w)
+        if b is not None:
+            y = ctx.binary("add", y, b)
+        return y, mean, rstd
     scale = w if w is not None else ctx.constant(np.ones(normalized), dtype)
     operands = [x, scale] + ([b] if b is not None else [])
     y = ctx.op("tcc.layer_norm", operands, axis=axis, epsilon=float(eps))
     if not (_reads_output(node, 1) or _reads_output(node, 2)):
         return y, None, None
-    axes = list(range(axis, rank))
-    mean = ctx.reduce("mean", x, axes, True)
-    d = ctx.binary("sub", x, mean)
-    var = ctx.reduce("mean", ctx.binary("mul", d, d), axes, True)
-    rstd = ctx.unary("rsqrt", ctx.binary("add", var, ctx.scalar(eps, dtype)))
+    mean, _, rstd = statistics()
     return y, mean, rstd
 
 
@@ -1678,7 +1822,7 @@ converts(aten.bitwise_xor.Scalar)(_binary("xor"))
 
 
 @converts(aten.isnan.default)
-def _isnan(ctx, node):
+def _isnan_op(ctx, node):
     x = ctx.tensor(node.args[0])
     if x.dtype not in FLOATS:
         return ctx.zeros("bool", x.shape)
@@ -1857,6 +2001,16 @@ def _scatter(ctx, node):
     reduce = a.get("reduce")
     if node.target == aten.scatter_add.default:
         reduce = "sum"
+    return _scatter_reduce(ctx, x, index, src, dim, reduce,
+                           a.get("include_self", True) is not False, dtype,
+                           shape)
+
+
+def _scatter_reduce(ctx, x, index, src, dim, reduce, include_self, dtype,
+                    shape):
+    """x with src's elements reduced into the positions `index` (of src's
+    shape) picks along `dim`."""
+    xshape = list(x.shape)
     n, m = math.prod(xshape), math.prod(index.shape)
     where = ctx.reshape(_linear_index(ctx, index, xshape, dim), [m])
     updates = ctx.reshape(ctx.cast(src, dtype), [m])
@@ -1865,7 +2019,6 @@ def _scatter(ctx, node):
     def scatter(data, values, reduction):
         return ctx.op("tcc.scatter", [data, where, values], axis=0,
                       reduction=enum(_SCATTER_REDUCTIONS[reduction]))
-    include_self = a.get("include_self", True) is not False
     if reduce is not None and not include_self:
         base = scatter(base, ctx.broadcast(
             ctx.scalar(_SCATTER_IDENTITY[reduce], dtype), [m]), None)
@@ -1915,13 +2068,6 @@ def _sort(ctx, node):
 
 
 # -- indexing ----------------------------------------------------------------
-
-def _index_check(node):
-    for i in node.args[1]:
-        if i is not None and _val(i).dtype in (torch.bool, torch.uint8):
-            return "indexing with a mask (its result's shape is the data's)"
-    return None
-
 
 class _Indexing:
     """Advanced indexing of x by `indices` (tensors or None per leading
@@ -2178,3 +2324,610 @@ def _put(ctx, node):
     flat = ctx.op("tcc.scatter", [ctx.reshape(x, [n]), i, src], axis=0,
                   reduction=enum(1 if a["accumulate"] else 0))
     return ctx.reshape(flat, shape)
+
+
+# -- more elementwise math ---------------------------------------------------
+
+def _isnan(ctx, x):
+    return ctx.compare("ne", x, x)
+
+
+def _is_inf(ctx, x):
+    return ctx.compare("eq", ctx.unary("abs", x),
+                       ctx.scalar(float("inf"), x.dtype))
+
+
+def _sign_bit(ctx, x):
+    """Whether x's sign bit is set (-0.0 and negative NaNs included)."""
+    if x.dtype == "bool":
+        return ctx.compare("ne", x, x)  # false everywhere
+    if x.dtype in ("float16", "bfloat16"):
+        x = ctx.cast(x, "float32")  # the sign survives the widening
+    if x.dtype in ("float32", "float64"):
+        bits = "int32" if x.dtype == "float32" else "int64"
+        x = ctx.op("tcc.bitcast", [x], results=[(bits, x.shape)])
+    return ctx.compare("lt", x, ctx.scalar(0, x.dtype))
+
+
+@converts(aten.exp2.default)
+def _exp2(ctx, node):
+    dtype, _ = out_type(node)
+    if dtype not in FLOATS:
+        raise Unsupported(f"exp2 of {dtype}")
+    return ctx.binary("pow", ctx.scalar(2.0, dtype),
+                      ctx.value(node.args[0], dtype))
+
+
+@converts(aten.signbit.default)
+def _signbit(ctx, node):
+    return _sign_bit(ctx, ctx.tensor(node.args[0]))
+
+
+@converts(aten.copysign.Tensor, aten.copysign.Scalar)
+def _copysign(ctx, node):
+    dtype, _ = out_type(node)
+    mag = ctx.unary("abs", ctx.value(node.args[0], dtype))
+    neg = _sign_bit(ctx, ctx.value(node.args[1], dtype))
+    return ctx.select(neg, ctx.unary("neg", mag), mag)
+
+
+def _wide(dtype):
+    """The type a float computation runs in so that its result rounds once:
+    float64 for narrower floats."""
+    return "float64" if dtype in FLOATS else dtype
+
+
+@converts(aten.hypot.default)
+def _hypot(ctx, node):
+    """sqrt(a^2 + b^2) in float64, which neither overflows nor underflows
+    for float32 operands; an infinite operand gives inf even beside NaN."""
+    dtype, _ = out_type(node)
+    wide = _wide(dtype)
+    a = ctx.cast(ctx.value(node.args[0], dtype), wide)
+    b = ctx.cast(ctx.value(node.args[1], dtype), wide)
+    r = ctx.unary("sqrt", ctx.binary("add", ctx.binary("mul", a, a),
+                                     ctx.binary("mul", b, b)))
+    inf = ctx.binary("or", _is_inf(ctx, a), _is_inf(ctx, b))
+    r = ctx.select(inf, ctx.scalar(float("inf"), wide), r)
+    return ctx.cast(r, dtype)
+
+
+def _nan_ignoring(kind):
+    def convert(ctx, node):
+        dtype, _ = out_type(node)
+        x = ctx.value(node.args[0], dtype)
+        y = ctx.value(node.args[1], dtype)
+        r = ctx.binary(kind, x, y)
+        if dtype not in FLOATS:
+            return r
+        # A NaN loses to a number; two NaNs give NaN.
+        return ctx.select(_isnan(ctx, x), y,
+                          ctx.select(_isnan(ctx, y), x, r))
+    return convert
+
+
+converts(aten.fmax.default)(_nan_ignoring("max"))
+converts(aten.fmin.default)(_nan_ignoring("min"))
+
+
+@converts(aten.ldexp.Tensor, aten.ldexp.default)
+def _ldexp(ctx, node):
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    e = ctx.value(node.args[1], dtype)
+    return ctx.binary("mul", x, ctx.binary("pow", ctx.scalar(2.0, dtype), e))
+
+
+@converts(aten.round.decimals)
+def _round_decimals(ctx, node):
+    """torch's rounding to `decimals` places: scaled by the power of ten,
+    rounded half to even, scaled back, in the tensor's own type."""
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    decimals = named(node)["decimals"]
+    if dtype not in FLOATS:
+        raise Unsupported(f"round of {dtype}")
+    scale = ctx.scalar(10.0 ** abs(decimals), dtype)
+    if decimals >= 0:
+        return ctx.binary("div", ctx.unary("round", ctx.binary("mul", x, scale)),
+                          scale)
+    return ctx.binary("mul", ctx.unary("round", ctx.binary("div", x, scale)),
+                      scale)
+
+
+@converts(aten.angle.default)
+def _angle(ctx, node):
+    """The argument of a real number: pi below zero, else 0 (NaN stays)."""
+    dtype, _ = out_type(node)
+    x = ctx.value(node.args[0], dtype)
+    r = ctx.select(ctx.compare("lt", x, ctx.scalar(0, dtype)),
+                   ctx.scalar(math.pi, dtype), ctx.scalar(0, dtype))
+    return ctx.select(_isnan(ctx, x), x, r)
+
+
+@converts(aten.frexp.Tensor)
+def _frexp(ctx, node):
+    """x = m * 2^e with 0.5 <= |m| < 1 (m = x, e = 0 for 0, inf and NaN):
+    e from log2 in float64, corrected by one where log2 rounded across a
+    power of two; m is then exact."""
+    dtype, _ = out_type(node, 0)
+    if dtype not in FLOATS:
+        raise Unsupported(f"frexp of {dtype}")
+    x = ctx.cast(ctx.value(node.args[0], dtype), "float64")
+    ax = ctx.unary("abs", x)
+    edge = ctx.binary("or", ctx.binary("or", _isnan(ctx, x),
+                                          _is_inf(ctx, x)),
+                         ctx.compare("eq", ax, ctx.scalar(0.0, "float64")))
+    safe = ctx.select(edge, ctx.scalar(1.0, "float64"), ax)
+    e = ctx.binary("add", ctx.unary("floor", ctx.binary(
+        "div", ctx.unary("log", safe), ctx.scalar(math.log(2), "float64"))),
+        ctx.scalar(1.0, "float64"))
+    two = ctx.scalar(2.0, "float64")
+    m = ctx.binary("div", safe, ctx.binary("pow", two, e))
+    one, half = ctx.scalar(1.0, "float64"), ctx.scalar(0.5, "float64")
+    up = ctx.compare("ge", m, one)
+    down = ctx.compare("lt", m, half)
+    e = ctx.select(up, ctx.binary("add", e, one),
+                   ctx.select(down, ctx.binary("sub", e, one), e))
+    m = ctx.select(up, ctx.binary("div", m, two),
+                   ctx.select(down, ctx.binary("mul", m, two), m))
+    m = ctx.select(_sign_bit(ctx, x), ctx.unary("neg", m), m)
+    m = ctx.select(edge, x, m)
+    e = ctx.select(edge, ctx.scalar(0.0, "float64"), e)
+    return ctx.cast(m, dtype), ctx.cast(e, "int32")
+
+
+# -- scans, order statistics -------------------------------------------------
+
+_SCAN_LIMIT = 1 << 24  # elements of the n x n prefix masks a scan may build
+
+
+def _last_axis(ctx, x, dim):
+    """x with `dim` moved last, and the permutation that moves it back."""
+    rank = len(x.shape)
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    back = [perm.index(d) for d in range(rank)]
+    return ctx.transpose(x, perm), back
+
+
+def _prefix(ctx, x):
+    """x [..., n] as [..., n, n] (row i holds the whole line) and the mask
+    of the prefix each row keeps (column j <= i)."""
+    n = x.shape[-1]
+    if math.prod(x.shape) * n > _SCAN_LIMIT:
+        raise Unsupported(f"a scan over {n} elements of a tensor of "
+                          f"{math.prod(x.shape)} (tcc builds the n x n prefix "
+                          "mask)")
+    rows = ctx.broadcast(ctx.reshape(x, list(x.shape[:-1]) + [1, n]),
+                         list(x.shape) + [n])
+    mask = ctx.constant(np.tril(np.ones([n, n], dtype=bool)), "bool")
+    return rows, mask
+
+
+def _extreme_identity(dtype, kind):
+    if dtype in FLOATS:
+        return float("-inf") if kind == "max" else float("inf")
+    if dtype == "bool":
+        return kind != "max"
+    info = np.iinfo(NUMPY_DTYPES[dtype])
+    return int(info.min) if kind == "max" else int(info.max)
+
+
+@converts(aten.cummax.default, aten.cummin.default)
+def _cumulative_extreme(ctx, node):
+    """Running maximum (minimum) and where it was last reached, NaN
+    sticking once seen: each prefix reduced from an n x n mask."""
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    kind = "max" if node.target == aten.cummax.default else "min"
+    if not x.shape or 0 in x.shape:
+        return x, ctx.zeros("int64", x.shape)
+    dim = a["dim"] % len(x.shape)
+    v, back = _last_axis(ctx, x, dim)
+    if v.dtype == "bool":
+        v = ctx.cast(v, "uint8")
+    rows, mask = _prefix(ctx, v)
+    n = v.shape[-1]
+    ident = ctx.scalar(_extreme_identity(v.dtype, kind), v.dtype)
+    best = ctx.reduce(kind, ctx.select(mask, rows, ident), [len(rows.shape) - 1],
+                      False)
+    hit = ctx.compare("eq", rows, ctx.reshape(best, list(best.shape) + [1]))
+    if v.dtype in FLOATS:
+        nan_rows = ctx.binary("and", mask, _isnan(ctx, rows))
+        any_nan = ctx.compare("gt", ctx.reduce(
+            "sum", ctx.cast(nan_rows, "int32"), [len(rows.shape) - 1], False),
+            ctx.scalar(0, "int32"))
+        best = ctx.select(any_nan, ctx.scalar(float("nan"), v.dtype), best)
+        hit = ctx.select(ctx.reshape(any_nan, list(any_nan.shape) + [1]),
+                         nan_rows, hit)
+    cols = ctx.constant(np.arange(n, dtype=np.int64), "int64")
+    where = ctx.select(ctx.binary("and", mask, hit), cols,
+                       ctx.scalar(-1, "int64"))
+    idx = ctx.reduce("max", where, [len(rows.shape) - 1], False)
+    best = ctx.cast(best, x.dtype)
+    return ctx.transpose(best, back), ctx.transpose(idx, back)
+
+
+@converts(aten.logcumsumexp.default)
+def _logcumsumexp(ctx, node):
+    """log(sum_{j<=i} exp(x_j)), each prefix shifted by its own maximum so
+    that nothing overflows or underflows to a wrong -inf."""
+    dtype, _ = out_type(node)
+    if dtype not in FLOATS:
+        raise Unsupported(f"logcumsumexp of {dtype}")
+    x = ctx.value(node.args[0], dtype)
+    if not x.shape or 0 in x.shape:
+        return x
+    dim = node.args[1] % len(x.shape)
+    v, back = _last_axis(ctx, x, dim)
+    rows, mask = _prefix(ctx, v)
+    last = len(rows.shape) - 1
+    m = ctx.reduce("max", ctx.select(mask, rows, ctx.scalar(float("-inf"),
+                                                           dtype)),
+                   [last], True)
+    m = ctx.select(_is_inf(ctx, m), ctx.scalar(0.0, dtype), m)
+    terms = ctx.select(mask, ctx.unary("exp", ctx.binary("sub", rows, m)),
+                       ctx.scalar(0.0, dtype))
+    r = ctx.binary("add", ctx.unary("log", ctx.reduce("sum", terms, [last],
+                                                      True)), m)
+    return ctx.transpose(ctx.reshape(r, v.shape), back)
+
+
+def _pick(ctx, x, pos, axis):
+    """x's element at the runtime position `pos` (x's shape with `axis`
+    of size 1) along `axis`."""
+    n = x.shape[axis]
+    view = [1] * len(x.shape)
+    view[axis] = n
+    iota = ctx.constant(np.arange(n, dtype=np.int64).reshape(view), "int64")
+    hit = ctx.compare("eq", iota, pos)
+    zero = ctx.scalar(False if x.dtype == "bool" else 0, x.dtype)
+    if x.dtype == "bool":
+        return ctx.cast(ctx.reduce("max", ctx.cast(ctx.select(hit, x, zero),
+                                                   "uint8"), [axis], True),
+                        "bool")
+    return ctx.reduce("sum", ctx.select(hit, x, zero), [axis], True)
+
+
+def _order_statistic(ctx, x, dim, keep, position, nan):
+    """The element of each line along `dim` at sorted `position` (a Python
+    int or a function of the count of non-NaN elements) and its index.
+    nan: 'propagate' (a NaN in the line gives NaN, at its first index) or
+    'ignore' (NaNs sort last and are not counted)."""
+    if not x.shape:
+        return x, ctx.zeros("int64", [])
+    dim %= len(x.shape)
+    n = x.shape[dim]
+    out = list(x.shape)
+    out[dim] = 1
+    floats = x.dtype in FLOATS
+    key = x
+    if floats:
+        isnan = _isnan(ctx, x)
+        # NaNs sort last; an infinity beats them to the place before.
+        key = ctx.select(isnan, ctx.scalar(float("inf"), x.dtype), x)
+    values, indices = _topk(ctx, key, n, dim, False)
+    if floats:
+        count = ctx.reduce("sum", ctx.cast(ctx.unary("not", isnan), "int64"),
+                           [dim], True)
+    else:
+        count = ctx.broadcast(ctx.scalar(n, "int64"), out)
+    pos = position(ctx, count) if callable(position) else \
+        ctx.broadcast(ctx.scalar(position, "int64"), out)
+    v = _pick(ctx, values, pos, dim)
+    i = _pick(ctx, indices, pos, dim)
+    if floats:
+        if nan == "propagate":
+            has = ctx.compare("lt", count, ctx.scalar(n, "int64"))
+            first = ctx.op("tcc.argmax", [ctx.cast(isnan, "uint8")], axis=dim,
+                           keepdims=True)
+            v = ctx.select(has, ctx.scalar(float("nan"), x.dtype), v)
+            i = ctx.select(has, first, i)
+        else:
+            empty = ctx.compare("eq", count, ctx.scalar(0, "int64"))
+            v = ctx.select(empty, ctx.scalar(float("nan"), x.dtype), v)
+            i = ctx.select(empty, ctx.zeros("int64", []), i)
+    if not keep:
+        out.pop(dim)
+        v, i = ctx.reshape(v, out), ctx.reshape(i, out)
+    return v, i
+
+
+def _lower_middle(ctx, count):
+    """(count - 1) // 2, and 0 for an empty line."""
+    return ctx.binary("max", ctx.binary("div", ctx.binary(
+        "sub", count, ctx.scalar(1, "int64")), ctx.scalar(2, "int64")),
+        ctx.scalar(0, "int64"))
+
+
+@converts(aten.kthvalue.default)
+def _kthvalue(ctx, node):
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    return _order_statistic(ctx, x, a["dim"], bool(a["keepdim"]), a["k"] - 1,
+                            "propagate")
+
+
+@converts(aten.median.default, aten.nanmedian.default)
+def _median_all(ctx, node):
+    x = ctx.tensor(node.args[0])
+    if 0 in x.shape:
+        return ctx.scalar(float("nan"), x.dtype)
+    flat = ctx.reshape(x, [math.prod(x.shape)])
+    nan = "propagate" if node.target == aten.median.default else "ignore"
+    v, _ = _order_statistic(ctx, flat, 0, False, _lower_middle, nan)
+    return v
+
+
+@converts(aten.median.dim, aten.nanmedian.dim)
+def _median_dim(ctx, node):
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    nan = "propagate" if node.target == aten.median.dim else "ignore"
+    return _order_statistic(ctx, x, a["dim"], bool(a["keepdim"]),
+                            _lower_middle, nan)
+
+
+# -- views that copy -----------------------------------------------------------
+
+@converts(aten.unbind_copy.int, aten.unbind.int)
+def _unbind(ctx, node):
+    x = ctx.tensor(node.args[0])
+    dim = (node.args[1] if len(node.args) > 1 else 0) % len(x.shape)
+    shape = list(x.shape)
+    rest = shape[:dim] + shape[dim + 1:]
+    outs = []
+    for i in range(shape[dim]):
+        offsets = [0] * len(shape)
+        offsets[dim] = i
+        sizes = list(shape)
+        sizes[dim] = 1
+        outs.append(ctx.reshape(ctx.slice(x, offsets, [1] * len(shape), sizes),
+                                rest))
+    return tuple(outs)
+
+
+@converts(aten.narrow_copy.default, aten.narrow.default)
+def _narrow(ctx, node):
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    if not isinstance(a["start"], int):
+        raise Unsupported("narrow at a position a tensor holds")
+    dim = a["dim"] % len(x.shape)
+    start = a["start"] % x.shape[dim] if a["start"] < 0 else a["start"]
+    offsets = [0] * len(x.shape)
+    offsets[dim] = start
+    sizes = list(x.shape)
+    sizes[dim] = a["length"]
+    return ctx.slice(x, offsets, [1] * len(x.shape), sizes)
+
+
+@converts(aten.diagonal_scatter.default)
+def _diagonal_scatter(ctx, node):
+    a = named(node)
+    x, src = ctx.tensor(a["self"]), ctx.tensor(a["src"])
+    where = np.diagonal(_positions(x.shape), a["offset"], a["dim1"], a["dim2"])
+    return _scatter_positions(ctx, x, src, np.ascontiguousarray(where))
+
+
+@converts(aten.index_reduce.default, check=_scatter_check)
+def _index_reduce(ctx, node):
+    """Slices of `source` reduced into `self` at the positions `index`
+    names along `dim`: scatter_reduce with the index spread over the
+    slices."""
+    a = named(node)
+    dtype, shape = out_type(node)
+    x, index, src = (ctx.tensor(a["self"]), ctx.tensor(a["index"]),
+                     ctx.tensor(a["source"]))
+    if not x.shape:
+        x, src = ctx.reshape(x, [1]), ctx.reshape(src, [1])
+        index = ctx.reshape(index, [1])
+    dim = a["dim"] % len(x.shape)
+    if not index.shape:
+        index = ctx.reshape(index, [1])
+    if 0 in src.shape:
+        return ctx.reshape(x, shape)
+    view = [1] * len(src.shape)
+    view[dim] = index.shape[0]
+    index = ctx.broadcast(ctx.reshape(index, view), src.shape)
+    return _scatter_reduce(ctx, x, index, src, dim, a["reduce"],
+                           a["include_self"] is not False, dtype, shape)
+
+
+# -- search ------------------------------------------------------------------
+
+def _count_below(ctx, boundaries, x, right, out_dtype):
+    """How many of `boundaries` (its last axis, sorted) lie below each x
+    (at or below, with `right`): the insertion position of a binary
+    search."""
+    pred = "le" if right else "lt"
+    common = tcc_dtype(torch.promote_types(
+        getattr(torch, boundaries.dtype), getattr(torch, x.dtype)))
+    b = ctx.cast(boundaries, common)
+    v = ctx.cast(x, common)
+    hit = ctx.compare(pred, ctx.reshape(b, list(b.shape[:-1]) + [1, b.shape[-1]]),
+                      ctx.reshape(v, list(v.shape) + [1]))
+    count = ctx.reduce("sum", ctx.cast(hit, "int64"), [len(hit.shape) - 1],
+                       False)
+    return ctx.cast(count, out_dtype)
+
+
+@converts(aten.bucketize.Tensor, aten.bucketize.Scalar)
+def _bucketize(ctx, node):
+    a = named(node)
+    dtype, shape = out_type(node)
+    b = ctx.tensor(a["boundaries"])
+    if isinstance(a["self"], torch.fx.Node):
+        x = ctx.tensor(a["self"])
+    else:
+        x = ctx.value(a["self"], b.dtype)
+    if b.shape[0] == 0:
+        return ctx.zeros(dtype, shape)
+    flat = ctx.reshape(x, [math.prod(x.shape)])
+    r = _count_below(ctx, ctx.reshape(b, [1, b.shape[0]]),
+                     ctx.reshape(flat, [1, flat.shape[0]]), a["right"], dtype)
+    return ctx.reshape(r, shape)
+
+
+@converts(aten.searchsorted.Tensor, aten.searchsorted.Scalar)
+def _searchsorted(ctx, node):
+    a = named(node)
+    dtype, shape = out_type(node)
+    seq = ctx.tensor(a["sorted_sequence"])
+    right = bool(a["right"]) or a.get("side") == "right"
+    if a.get("sorter") is not None:
+        seq = _take_along_last(ctx, seq, ctx.tensor(a["sorter"]))
+    if isinstance(a["self"], torch.fx.Node):
+        x = ctx.tensor(a["self"])
+    else:
+        x = ctx.value(a["self"], seq.dtype)
+    if seq.shape[-1] == 0 or 0 in shape:
+        return ctx.zeros(dtype, shape)
+    if len(seq.shape) == 1:  # one sequence for every value
+        seq = ctx.reshape(seq, [1, seq.shape[0]])
+        x = ctx.reshape(x, [1, math.prod(x.shape)])
+    return ctx.reshape(_count_below(ctx, seq, x, right, dtype), shape)
+
+
+def _take_along_last(ctx, x, index):
+    """x's elements at `index` (x's shape) along the last axis."""
+    shape = list(x.shape)
+    n = math.prod(shape)
+    flat = _linear_index(ctx, index, shape, len(shape) - 1)
+    return ctx.reshape(ctx.op("tcc.gather", [
+        ctx.reshape(x, [n]), ctx.reshape(flat, [n])], axis=0), shape)
+
+
+# -- products and distances --------------------------------------------------
+
+def _scaled_sum(ctx, node, dtype, product, shape):
+    """beta * self + alpha * product, self ignored where beta is 0."""
+    a = named(node)
+    beta, alpha = a["beta"], a["alpha"]
+    if alpha != 1:
+        product = ctx.binary("mul", product, ctx.scalar(alpha, dtype))
+    if beta == 0:
+        return ctx.broadcast(product, shape)
+    x = ctx.value(a["self"], dtype)
+    if beta != 1:
+        x = ctx.binary("mul", x, ctx.scalar(beta, dtype))
+    return ctx.broadcast(ctx.binary("add", x, product), shape)
+
+
+@converts(aten.addmv.default)
+def _addmv(ctx, node):
+    dtype, shape = out_type(node)
+    a = named(node)
+    m, v = ctx.value(a["mat"], dtype), ctx.value(a["vec"], dtype)
+    mv = ctx.reshape(ctx.op("tcc.matmul", [m, ctx.reshape(v, [v.shape[0], 1])]),
+                     [m.shape[0]])
+    return _scaled_sum(ctx, node, dtype, mv, shape)
+
+
+@converts(aten.addbmm.default)
+def _addbmm(ctx, node):
+    dtype, shape = out_type(node)
+    a = named(node)
+    b1, b2 = ctx.value(a["batch1"], dtype), ctx.value(a["batch2"], dtype)
+    if b1.shape[0] == 0 or b1.shape[2] == 0:
+        prod = ctx.zeros(dtype, shape)
+    else:
+        prod = ctx.reduce("sum", ctx.op("tcc.matmul", [b1, b2]), [0], False)
+    return _scaled_sum(ctx, node, dtype, prod, shape)
+
+
+def _p_norm(ctx, d, axes, p):
+    """The p-norm of d over `axes`: torch's vector_norm, p = 0 counting the
+    non-zeros and +-inf the largest / smallest magnitude."""
+    dtype = d.dtype
+    ad = ctx.unary("abs", d)
+    if p == 0:
+        return ctx.reduce("sum", ctx.cast(ctx.compare(
+            "ne", d, ctx.scalar(0, dtype)), dtype), axes, False)
+    if p == float("inf"):
+        return ctx.reduce("max", ad, axes, False)
+    if p == float("-inf"):
+        return ctx.reduce("min", ad, axes, False)
+    if p == 1:
+        return ctx.reduce("sum", ad, axes, False)
+    if p == 2:
+        return ctx.unary("sqrt", ctx.reduce("sum", ctx.binary("mul", d, d),
+                                            axes, False))
+    s = ctx.reduce("sum", ctx.binary("pow", ad, ctx.scalar(p, dtype)), axes,
+                   False)
+    return ctx.binary("pow", s, ctx.scalar(1.0 / p, dtype))
+
+
+@converts(aten.dist.default)
+def _dist(ctx, node):
+    dtype, _ = out_type(node)
+    a = named(node)
+    d = ctx.binary("sub", ctx.value(a["self"], dtype),
+                   ctx.value(a["other"], dtype))
+    if 0 in d.shape:
+        return ctx.zeros(dtype, [])
+    return _p_norm(ctx, d, list(range(len(d.shape))), float(a["p"]))
+
+
+@converts(aten._cdist_forward.default)
+def _cdist(ctx, node):
+    """Pairwise p-norm distances of the rows of x1 [..., P, M] and x2
+    [..., R, M], from the differences themselves (no |a|^2 - 2ab + |b|^2
+    shortcut, so small distances stay exact)."""
+    dtype, shape = out_type(node)
+    a = named(node)
+    x1, x2 = ctx.value(a["x1"], dtype), ctx.value(a["x2"], dtype)
+    if 0 in shape:
+        return ctx.zeros(dtype, shape)
+    if x1.shape[-1] == 0:
+        return ctx.zeros(dtype, shape)
+    u = ctx.reshape(x1, list(x1.shape[:-1]) + [1, x1.shape[-1]])
+    v = ctx.reshape(x2, list(x2.shape[:-2]) + [1] + list(x2.shape[-2:]))
+    d = ctx.binary("sub", u, v)
+    r = _p_norm(ctx, d, [len(d.shape) - 1], float(a["p"]))
+    return ctx.broadcast(r, shape)
+
+
+@converts(aten._pdist_forward.default)
+def _pdist(ctx, node):
+    """The p-norm distance of every pair of rows i < j, in row-major
+    order of the pairs."""
+    dtype, shape = out_type(node)
+    a = named(node)
+    x = ctx.value(a["self"], dtype)
+    n, m = x.shape
+    if shape[0] == 0:
+        return ctx.zeros(dtype, shape)
+    i, j = np.triu_indices(n, 1)
+    xi = ctx.op("tcc.gather", [x, ctx.constant(i.astype(np.int64), "int64")],
+                axis=0)
+    xj = ctx.op("tcc.gather", [x, ctx.constant(j.astype(np.int64), "int64")],
+                axis=0)
+    if m == 0:
+        return ctx.zeros(dtype, shape)
+    return _p_norm(ctx, ctx.binary("sub", xi, xj), [1], float(a["p"]))
+
+
+@converts(aten._trilinear.default)
+def _trilinear(ctx, node):
+    """sum over `sumdim` of i1 * i2 * i3, each first given size-1
+    dimensions at its `expand` positions (torch.nn.functional.bilinear)."""
+    dtype, shape = out_type(node)
+    a = args(node)
+    ins = [ctx.value(a[k], dtype) for k in range(3)]
+    rank = len(ins[0].shape) + len(a[3])
+    full = []
+    for v, expand in zip(ins, a[3:6]):
+        dims = list(v.shape)
+        for e in sorted(expand):
+            dims.insert(e, 1)
+        full.append(ctx.reshape(v, dims))
+    p = ctx.binary("mul", ctx.binary("mul", full[0], full[1]), full[2])
+    sumdim = sorted(d % rank for d in a[6])
+    return ctx.reshape(ctx.reduce("sum", p, sumdim, False), shape) \
+        if sumdim else ctx.reshape(p, shape)
+
+
+# The rest of the table: linear algebra, orthogonal polynomials and special
+# functions register themselves when imported.
+from . import linalg, polynomials, special  # noqa: E402,F401
