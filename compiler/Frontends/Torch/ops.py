@@ -1187,15 +1187,28 @@ def _max_pool_backward(ctx, node):
     return ctx.reshape(gx, x.shape)
 
 
-@converts(aten.avg_pool2d.default, check=_pool_check)
+@converts(aten.avg_pool2d.default, aten.avg_pool3d.default, check=_pool_check)
 def _avg_pool(ctx, node):
+    """Average pooling; with divisor_override, the window sums (the
+    average counting the pads, times that count, which is static) over
+    the given divisor."""
     a = args(node)
-    if a[6] is not None:
-        raise Unsupported("avg_pool2d with divisor_override")
     x = ctx.tensor(a[0])
     attrs = _pool_attrs(node, x, a[1], a[2], a[3], None, a[4])
-    attrs["count_include_pad"] = bool(a[5])
-    return ctx.op("tcc.avg_pool", [x], **attrs)
+    attrs["count_include_pad"] = bool(a[5]) or a[6] is not None
+    y = ctx.op("tcc.avg_pool", [x], **attrs)
+    if a[6] is None:
+        return y
+    n = len(x.shape) - 2
+    counts = np.ones([1])
+    for i in range(n):
+        size = x.shape[2 + i] + 2 * attrs["padding"][i]
+        k, s = attrs["kernel"][i], attrs["strides"][i]
+        c = np.array([min(o * s + k, size) - o * s
+                      for o in range(y.shape[2 + i])], dtype=np.float64)
+        counts = np.multiply.outer(counts, c)
+    scale = counts.reshape(counts.shape[1:]) / float(a[6])
+    return ctx.binary("mul", y, ctx.constant(scale, y.dtype))
 
 
 @converts(aten.avg_pool2d_backward.default)
@@ -2926,6 +2939,100 @@ def _trilinear(ctx, node):
     sumdim = sorted(d % rank for d in a[6])
     return ctx.reshape(ctx.reduce("sum", p, sumdim, False), shape) \
         if sumdim else ctx.reshape(p, shape)
+
+
+@converts(aten.nextafter.default)
+def _nextafter(ctx, node):
+    """The float after x toward y: x's bits one up (away from zero) or
+    down, the smallest subnormal of y's sign from zero, y where x == y."""
+    dtype, _ = out_type(node)
+    if dtype not in ("float32", "float64"):
+        raise Unsupported(f"nextafter of {dtype}")
+    bits = "int32" if dtype == "float32" else "int64"
+    x, y = ctx.value(node.args[0], dtype), ctx.value(node.args[1], dtype)
+    shape = list(np.broadcast_shapes(tuple(x.shape), tuple(y.shape)))
+    x, y = ctx.broadcast(x, shape), ctx.broadcast(y, shape)
+    zero = ctx.scalar(0.0, dtype)
+    b = ctx.op("tcc.bitcast", [x], results=[(bits, shape)])
+    away = ctx.compare("eq", ctx.compare("gt", y, x), ctx.compare("gt", x, zero))
+    one = ctx.scalar(1, bits)
+    b = ctx.select(away, ctx.binary("add", b, one), ctx.binary("sub", b, one))
+    r = ctx.op("tcc.bitcast", [b], results=[(dtype, shape)])
+    tiny = ctx.op("tcc.bitcast", [ctx.broadcast(one, shape)],
+                  results=[(dtype, shape)])
+    r = ctx.select(ctx.compare("eq", x, zero),
+                   ctx.select(ctx.compare("lt", y, zero),
+                              ctx.unary("neg", tiny), tiny), r)
+    r = ctx.select(ctx.compare("eq", x, y), y, r)
+    nan = ctx.binary("or", _isnan(ctx, x), _isnan(ctx, y))
+    return ctx.select(nan, ctx.scalar(float("nan"), dtype), r)
+
+
+@converts(aten.masked_scatter.default)
+def _masked_scatter(ctx, node):
+    """x with the places `mask` sets taken, in order, from source's
+    elements: the k-th set place reads source's element k (a running count
+    of the mask)."""
+    dtype, shape = out_type(node)
+    a = named(node)
+    x = ctx.broadcast(ctx.value(a["self"], dtype), shape)
+    mask = ctx.broadcast(ctx.cast(ctx.tensor(a["mask"]), "bool"), shape)
+    src = ctx.tensor(a["source"])
+    n, m = math.prod(shape), math.prod(src.shape)
+    if n == 0 or m == 0:
+        return x
+    flat = ctx.reshape(mask, [n])
+    pos = ctx.binary("sub", ctx.op("tcc.cumsum", [ctx.cast(flat, "int64")],
+                                   axis=0), ctx.scalar(1, "int64"))
+    pos = ctx.binary("min", ctx.binary("max", pos, ctx.scalar(0, "int64")),
+                     ctx.scalar(m - 1, "int64"))
+    taken = ctx.op("tcc.gather", [ctx.reshape(ctx.cast(src, dtype), [m]), pos],
+                   axis=0)
+    return ctx.select(mask, ctx.reshape(taken, shape), x)
+
+
+_HISTOGRAM_LIMIT = 1 << 26  # elements x bins of the one-hot comparison
+
+
+@converts(aten.histc.default)
+def _histc(ctx, node):
+    """Counts of x in `bins` equal bins over [min, max] (the data's range
+    where both are 0; widened by one each way where it is one point),
+    the top edge in the last bin, values outside not counted."""
+    dtype, shape = out_type(node)
+    a = named(node)
+    x = ctx.tensor(a["self"])
+    bins, lo, hi = a["bins"], float(a["min"]), float(a["max"])
+    n = math.prod(x.shape)
+    if n * bins > _HISTOGRAM_LIMIT:
+        raise Unsupported(f"histc of {n} elements into {bins} bins")
+    if n == 0:
+        return ctx.zeros(dtype, shape)
+    flat = ctx.reshape(x, [n])
+    if lo == hi:
+        if lo == 0:
+            low = ctx.reduce("min", flat, [0], False)
+            high = ctx.reduce("max", flat, [0], False)
+        else:
+            low, high = ctx.scalar(lo, dtype), ctx.scalar(hi, dtype)
+        same = ctx.compare("eq", low, high)
+        low = ctx.select(same, ctx.binary("sub", low, ctx.scalar(1, dtype)),
+                         low)
+        high = ctx.select(same, ctx.binary("add", high, ctx.scalar(1, dtype)),
+                          high)
+    else:
+        low, high = ctx.scalar(lo, dtype), ctx.scalar(hi, dtype)
+    inside = ctx.binary("and", ctx.compare("ge", flat, low),
+                        ctx.compare("le", flat, high))
+    pos = ctx.unary("floor", ctx.binary("div", ctx.binary(
+        "mul", ctx.binary("sub", flat, low), ctx.scalar(bins, dtype)),
+        ctx.binary("sub", high, low)))
+    pos = ctx.binary("min", pos, ctx.scalar(bins - 1, dtype))
+    pos = ctx.select(inside, pos, ctx.scalar(-1, dtype))
+    iota = ctx.constant(np.arange(bins, dtype=np.float64).reshape(bins, 1),
+                        dtype)
+    hit = ctx.compare("eq", iota, ctx.reshape(pos, [1, n]))
+    return ctx.reduce("sum", ctx.cast(hit, dtype), [1], False)
 
 
 # The rest of the table: linear algebra, orthogonal polynomials and special
