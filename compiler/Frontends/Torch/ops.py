@@ -3035,6 +3035,134 @@ def _histc(ctx, node):
     return ctx.reduce("sum", ctx.cast(hit, dtype), [1], False)
 
 
+# -- segments and bags -------------------------------------------------------
+
+def _segment_masks(ctx, starts, ends, n):
+    """[k, n] bools: element i lies in segment j = [starts[j], ends[j])."""
+    iota = ctx.constant(np.arange(n, dtype=np.int64).reshape(1, n), "int64")
+    k = starts.shape[0]
+    s = ctx.reshape(ctx.cast(starts, "int64"), [k, 1])
+    e = ctx.reshape(ctx.cast(ends, "int64"), [k, 1])
+    return ctx.binary("and", ctx.compare("ge", iota, s),
+                      ctx.compare("lt", iota, e))
+
+
+def _masked_reduce(ctx, mask, x, kind, dtype):
+    """Per segment (mask [k, n]) the `kind` reduction of x [n, rest...] over
+    its members, and how many there are."""
+    k, n = mask.shape
+    rest = list(x.shape[1:])
+    m = ctx.reshape(mask, [k, n] + [1] * len(rest))
+    xs = ctx.reshape(x, [1, n] + rest)
+    ident = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": float("-inf"),
+             "min": float("inf")}[kind]
+    op = {"mean": "sum"}.get(kind, kind)
+    picked = ctx.select(m, xs, ctx.scalar(ident, dtype))
+    r = ctx.reduce(op, picked, [1], False)
+    count = ctx.reduce("sum", ctx.cast(mask, dtype), [1], False)
+    return r, ctx.reshape(count, [k] + [1] * len(rest))
+
+
+@converts(aten.segment_reduce.default)
+def _segment_reduce(ctx, node):
+    """Reductions over consecutive segments of `data` along `axis` (their
+    lengths or offsets given), `initial` taking part in each."""
+    dtype, shape = out_type(node)
+    a = named(node)
+    if dtype not in FLOATS:
+        raise Unsupported(f"segment_reduce of {dtype}")
+    x = ctx.tensor(a["data"])
+    axis = a["axis"] % len(x.shape)
+    kind = a["reduce"]
+    if a.get("indices") is not None:
+        raise Unsupported("segment_reduce by indices")
+    if a.get("lengths") is not None:
+        lengths = ctx.tensor(a["lengths"])
+        if len(lengths.shape) != 1:
+            raise Unsupported("segment_reduce with batched lengths")
+        ends = ctx.op("tcc.cumsum", [ctx.cast(lengths, "int64")], axis=0)
+        starts = ctx.binary("sub", ends, ctx.cast(lengths, "int64"))
+    else:
+        offsets = ctx.tensor(a["offsets"])
+        if len(offsets.shape) != 1:
+            raise Unsupported("segment_reduce with batched offsets")
+        k = offsets.shape[0] - 1
+        starts = ctx.slice(offsets, [0], [1], [k])
+        ends = ctx.slice(offsets, [1], [1], [k])
+    k = starts.shape[0]
+    v, back = _last_axis(ctx, x, axis)
+    rank = len(v.shape)
+    v = ctx.transpose(v, [rank - 1] + list(range(rank - 1)))  # axis first
+    if k == 0 or 0 in v.shape:
+        return ctx.zeros(dtype, shape)
+    mask = _segment_masks(ctx, starts, ends, v.shape[0])
+    r, count = _masked_reduce(ctx, mask, v, kind, dtype)
+    init = a.get("initial")
+    if init is not None:
+        i = ctx.scalar(float(init), dtype)
+        r = {"sum": lambda: ctx.binary("add", r, i),
+             "mean": lambda: ctx.binary("add", r, i),
+             "prod": lambda: ctx.binary("mul", r, i),
+             "max": lambda: ctx.binary("max", r, i),
+             "min": lambda: ctx.binary("min", r, i)}[kind]()
+    if kind == "mean":
+        mean = ctx.binary("div", r, count)
+        if init is not None:  # an empty segment's mean is `initial`
+            empty = ctx.compare("eq", count, ctx.scalar(0, dtype))
+            mean = ctx.select(empty, ctx.broadcast(r, mean.shape), mean)
+        r = mean
+    # Back from [k, rest...] to data's order with the segments at `axis`.
+    r = ctx.transpose(r, list(range(1, rank)) + [0])
+    return ctx.reshape(ctx.transpose(r, back), shape)
+
+
+@converts(aten._embedding_bag_forward_only.default,
+          aten._embedding_bag.default)
+def _embedding_bag(ctx, node):
+    """Sums, means or maxima of the embedding rows each bag's indices pick
+    (bag b: indices[offsets[b]:offsets[b + 1]]), weighted per index when
+    asked, padding_idx's rows left out; only the bags' values are made."""
+    a = named(node)
+    dtype, shape = out_type(node, 0)
+    w = ctx.tensor(a["weight"])
+    idx = ctx.cast(ctx.tensor(a["indices"]), "int64")
+    offsets = ctx.cast(ctx.tensor(a["offsets"]), "int64")
+    mode = {0: "sum", 1: "mean", 2: "max"}[a["mode"]]
+    for k in (1, 2, 3):
+        if _reads_output(node, k):
+            raise Unsupported("embedding_bag's bookkeeping results")
+    n = math.prod(idx.shape)
+    b = shape[0]
+    if n == 0 or b == 0:
+        return ctx.zeros(dtype, shape), None, None, None
+    idx = ctx.reshape(idx, [n])
+    starts = ctx.slice(offsets, [0], [1], [b])
+    if a["include_last_offset"]:
+        ends = ctx.slice(offsets, [1], [1], [b])
+    else:
+        rest = ctx.slice(offsets, [1], [1], [b - 1]) if b > 1 else None
+        end = ctx.constant(np.array([n], dtype=np.int64), "int64")
+        ends = ctx.op("tcc.concat", [rest, end], axis=0) if rest is not None \
+            else end
+    mask = _segment_masks(ctx, starts, ends, n)
+    pad = a.get("padding_idx")
+    if pad is not None and pad >= 0:
+        keep = ctx.compare("ne", idx, ctx.scalar(pad, "int64"))
+        mask = ctx.binary("and", mask, ctx.reshape(keep, [1, n]))
+    rows = ctx.op("tcc.gather", [w, idx], axis=0)
+    if a.get("per_sample_weights") is not None:
+        psw = ctx.reshape(ctx.tensor(a["per_sample_weights"]), [n, 1])
+        rows = ctx.binary("mul", rows, psw)
+    r, count = _masked_reduce(ctx, mask, rows, mode, dtype)
+    if mode == "mean":
+        r = ctx.binary("div", r, ctx.binary("max", count,
+                                            ctx.scalar(1, dtype)))
+    elif mode == "max":  # an empty bag is zeros
+        r = ctx.select(ctx.compare("eq", count, ctx.scalar(0, dtype)),
+                       ctx.scalar(0, dtype), r)
+    return r, None, None, None
+
+
 # The rest of the table: linear algebra, orthogonal polynomials and special
 # functions register themselves when imported.
 from . import linalg, polynomials, special  # noqa: E402,F401
