@@ -3163,6 +3163,114 @@ def _embedding_bag(ctx, node):
     return r, None, None, None
 
 
+# -- grid sampling -----------------------------------------------------------
+
+def _grid_check(node):
+    a = args(node)
+    if a[2] not in (0, 1):
+        return "grid sampling with bicubic interpolation"
+    return None
+
+
+def _grid_coordinate(ctx, g, size, padding, align):
+    """A grid coordinate in [-1, 1] as a position along a dimension of
+    `size`, after the padding mode's clipping or reflection."""
+    c = lambda v: ctx.scalar(v, g.dtype)  # noqa: E731
+    b = ctx.binary
+    if align:
+        x = b("mul", b("div", b("add", g, c(1.0)), c(2.0)), c(size - 1.0))
+    else:
+        x = b("div", b("sub", b("mul", b("add", g, c(1.0)), c(float(size))),
+                       c(1.0)), c(2.0))
+
+    def clip(v):
+        return b("min", b("max", v, c(0.0)), c(size - 1.0))
+    if padding == 1:
+        return clip(x)
+    if padding == 2:
+        low, high = (0.0, 2.0 * (size - 1)) if align else \
+            (-1.0, 2.0 * size - 1)
+        if low == high:
+            return ctx.broadcast(c(0.0), g.shape)
+        lo, span = low / 2, (high - low) / 2
+        d = ctx.unary("abs", b("sub", x, c(lo)))
+        flips = ctx.unary("floor", b("div", d, c(span)))
+        extra = b("sub", d, b("mul", flips, c(span)))
+        half = b("mul", flips, c(0.5))
+        even = ctx.compare("eq", ctx.unary("floor", half), half)
+        x = ctx.select(even, b("add", extra, c(lo)),
+                       b("add", b("sub", c(span), extra), c(lo)))
+        return clip(x)
+    return x
+
+
+@converts(aten.grid_sampler_2d.default, aten.grid_sampler_3d.default,
+          check=_grid_check)
+def _grid_sampler(ctx, node):
+    """Samples of input [N, C, spatial...] at the grid's points [N,
+    out..., (x, y[, z])]: bilinear (trilinear) weights of the surrounding
+    corners or the nearest one, each read by one gather from the flattened
+    input; points outside read zeros."""
+    dtype, shape = out_type(node)
+    a = args(node)
+    x, grid = ctx.value(a[0], dtype), ctx.value(a[1], dtype)
+    mode, padding, align = a[2], a[3], bool(a[4])
+    n, ch = x.shape[:2]
+    sizes = list(x.shape[2:])
+    dims = len(sizes)
+    out = list(grid.shape[1:-1])
+    if 0 in shape:
+        return ctx.zeros(dtype, shape)
+    if 0 in sizes:
+        raise Unsupported("grid sampling of an empty input")
+    coords = []  # per spatial dimension, [N, out...]
+    for k in range(dims):
+        g = ctx.slice(grid, [0] * (len(grid.shape) - 1) + [k],
+                      [1] * len(grid.shape), [n] + out + [1])
+        g = ctx.reshape(g, [n] + out)
+        coords.insert(0, _grid_coordinate(ctx, g, sizes[dims - 1 - k],
+                                          padding, align))
+    strides = [math.prod(sizes[i + 1:]) for i in range(dims)]
+    plane = math.prod(sizes)
+    base = ctx.constant((np.arange(n * ch, dtype=np.int64) * plane).reshape(
+        [n, ch] + [1] * dims), "int64")
+    flat = ctx.reshape(x, [n * ch * plane])
+    zero = ctx.scalar(0.0, dtype)
+
+    def read(corner):
+        """Input values at integer positions (float tensors), 0 outside."""
+        inside, at = None, None
+        for d, p in enumerate(corner):
+            ok = ctx.binary("and", ctx.compare("ge", p, zero), ctx.compare(
+                "le", p, ctx.scalar(sizes[d] - 1.0, dtype)))
+            inside = ok if inside is None else ctx.binary("and", inside, ok)
+            q = ctx.cast(ctx.binary("min", ctx.binary("max", p, zero),
+                                    ctx.scalar(sizes[d] - 1.0, dtype)),
+                         "int64")
+            q = ctx.binary("mul", q, ctx.scalar(strides[d], "int64"))
+            at = q if at is None else ctx.binary("add", at, q)
+        at = ctx.binary("add", ctx.reshape(at, [n, 1] + out), base)
+        v = ctx.op("tcc.gather", [flat, at], axis=0)
+        return ctx.select(ctx.reshape(inside, [n, 1] + out), v, zero)
+
+    if mode == 1:  # nearest, ties to even
+        return read([ctx.unary("round", p) for p in coords])
+    lows = [ctx.unary("floor", p) for p in coords]
+    fracs = [ctx.binary("sub", p, lo) for p, lo in zip(coords, lows)]
+    one = ctx.scalar(1.0, dtype)
+    total = None
+    for corner in range(1 << dims):
+        pos, weight = [], None
+        for d in range(dims):
+            up = (corner >> (dims - 1 - d)) & 1
+            pos.append(ctx.binary("add", lows[d], one) if up else lows[d])
+            w = fracs[d] if up else ctx.binary("sub", one, fracs[d])
+            weight = w if weight is None else ctx.binary("mul", weight, w)
+        term = ctx.binary("mul", read(pos), ctx.reshape(weight, [n, 1] + out))
+        total = term if total is None else ctx.binary("add", total, term)
+    return total
+
+
 # The rest of the table: linear algebra, orthogonal polynomials and special
 # functions register themselves when imported.
 from . import linalg, polynomials, special  # noqa: E402,F401
