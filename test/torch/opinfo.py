@@ -257,7 +257,7 @@ def main(argv=None):
         outcomes, skipped = run_op(op, dtype, a.max_samples,
                                    every and not a.full)
         entry = {"skipped": skipped, "samples": [], "seconds":
-                 round(time.time() - t0, 2)}
+                 round(time.time() - t0, 2), "aten_name": op.aten_name}
         for i, o in enumerate(outcomes):
             if o is None:
                 continue
@@ -325,6 +325,7 @@ def markdown(reports, out):
                         f"{first.replace('|', '/')[:100]} |")
         op_run += 1
     n = sum(totals.values())
+    core = core_coverage(ops)
     with open(out, "w") as f:
         f.write(f"""# PyTorch's OpInfo suite against tcc
 
@@ -347,10 +348,40 @@ or no samples in the dtype). Run time {seconds / 60:.1f} min on one core.
 The OpInfos below are those with a sample that does not pass; every other
 one passes all its samples.
 
+{core}
+
 | OpInfo | samples passing | first reason of a sample that does not |
 |---|---|---|
 """)
         f.write("\n".join(rows) + "\n")
+
+
+def core_coverage(ops):
+    """The paragraph on the core ATen ops that have an OpInfo of their own
+    name (its op or aten name): how many pass at least one sample, and
+    which do not."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_ops_doc import core_ops
+
+    names = sorted({str(op).split(".")[1] for op in core_ops()})
+    by_name = {}
+    for op_name, e in ops.items():
+        if e["skipped"]:
+            continue
+        for key in {op_name.split(".")[0], e.get("aten_name")}:
+            by_name.setdefault(key, []).append(e)
+    having = [nm for nm in names if nm in by_name]
+    failing = [nm for nm in having if not any(
+        kind == "pass" for e in by_name[nm] for _, kind, _ in e["samples"])]
+    text = (f"**Core ATen:** {len(having)} of the {len(names)} core ATen ops "
+            "have an OpInfo of their name; "
+            f"{len(having) - len(failing)} of them pass at least one sample")
+    if failing:
+        text += ("; these do not: " +
+                 ", ".join(f"`{nm}`" for nm in failing) + ".")
+    else:
+        text += "."
+    return text
 
 
 def write_expected(path, report):

@@ -147,3 +147,48 @@ def test_graph_constants_key_the_cache(tmp_path):
                            env=env, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == ["1", "0"]  # compiled, not loaded
+
+
+def test_graph_loop(tmp_path):
+    # Graph.loop builds a tcc.loop: a trip count, a condition the body
+    # recomputes, carried values; the body may read values from outside.
+    g = tcc.Graph("loop")
+    x = g.add_input("x", "float32", [3])
+    step = g.constant(np.array([1.0, 2.0, 3.0], dtype=np.float32), "float32")
+    limit = g.constant(np.array(40.0, dtype=np.float32), "float32")
+
+    def body(i, c, acc, count):
+        nxt, = g.op("tcc.add", [acc, step])
+        total, = g.op("tcc.reduce_sum", [nxt], {"axes": [0]})
+        go, = g.op("tcc.cmp", [total, limit], {"predicate": "2 : i32"})
+        more, = g.op("tcc.add", [count, g.constant(np.array(1), "int64")])
+        return [go, nxt, more]
+
+    trips = g.constant(np.array(100), "int64")
+    go = g.constant(np.array(True), "bool")
+    acc, count = g.loop(trips, go, [x, g.constant(np.array(0), "int64")],
+                        body)
+    g.set_outputs([acc, count], ["acc", "count"])
+    g.compile(str(tmp_path / "loop.so"))
+    m = tcc.load(str(tmp_path / "loop.so"))
+    # Each iteration adds 6 to the sum: from 0 the sum passes 40 after 7.
+    acc, count = m(np.zeros(3, dtype=np.float32))
+    np.testing.assert_array_equal(acc, 7 * np.array([1, 2, 3], np.float32))
+    assert int(count) == 7
+
+
+def test_graph_loop_errors():
+    g = tcc.Graph("bad_loop")
+    x = g.add_input("x", "float32", [3])
+    trips = g.constant(np.array(2), "int64")
+    go = g.constant(np.array(True), "bool")
+    with pytest.raises(ValueError, match="gives 1 values"):
+        g.loop(trips, go, [x], lambda i, c, a: [c])
+    with pytest.raises(ValueError, match="changes type"):
+        g.loop(trips, go, [x], lambda i, c, a: [c, i])
+    with pytest.raises(ZeroDivisionError):
+        g.loop(trips, go, [x], lambda i, c, a: [c, a, 1 / 0])
+    # A failed body leaves no loop behind: the graph still compiles.
+    y, = g.op("tcc.relu", [x])
+    g.set_outputs([y], ["y"])
+    assert "tcc.loop" not in g.mlir()

@@ -62,13 +62,18 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
   for (Value r : op.getResults().drop_front(n))
     scanTypes.push_back(cast<RankedTensorType>(r.getType()));
 
-  // Iteration state: (i, cond, carried..., scan buffers...).
+  // Iteration state: (i, carried..., scan buffers..., cond). The condition
+  // comes last: a body that computes it without reading it leaves it
+  // unused in the after region, where the canonicalizer drops it, and the
+  // tensors before it must keep their positions for bufferization to
+  // match each forwarded tensor with its iteration argument.
   Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
-  SmallVector<Value> inits = {zero,
-                              extractScalar(rewriter, loc, op.getCondition())};
+  SmallVector<Value> inits = {zero};
   llvm::append_range(inits, op.getInits());
   for (RankedTensorType t : scanTypes)
     inits.push_back(emptyTensor(rewriter, loc, t));
+  inits.push_back(extractScalar(rewriter, loc, op.getCondition()));
+  size_t condAt = inits.size() - 1;
   Value tripCount = extractScalar(rewriter, loc, op.getTripCount());
   SmallVector<Type> types = llvm::map_to_vector(
       ValueRange(inits), [](Value v) { return v.getType(); });
@@ -85,7 +90,7 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
     Value more = rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt,
                                                 i64, tripCount);
     Value go =
-        rewriter.create<arith::AndIOp>(loc, more, before->getArgument(1));
+        rewriter.create<arith::AndIOp>(loc, more, before->getArgument(condAt));
     if (!scanTypes.empty()) {
       Value room = rewriter.create<arith::CmpIOp>(
           loc, arith::CmpIPredicate::slt, i,
@@ -101,28 +106,26 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
   Value iteration = wrapScalar(
       rewriter, loc,
       rewriter.create<arith::IndexCastOp>(loc, rewriter.getI64Type(), i));
-  Value cond = wrapScalar(rewriter, loc, after->getArgument(1));
+  Value cond = wrapScalar(rewriter, loc, after->getArgument(condAt));
   SmallVector<Value> bodyArgs = {iteration, cond};
-  llvm::append_range(bodyArgs, after->getArguments().slice(2, n));
+  llvm::append_range(bodyArgs, after->getArguments().slice(1, n));
   Block &body = op.getBody().front();
   Operation *yield = body.getTerminator();
   rewriter.mergeBlocks(&body, after, bodyArgs);
 
   rewriter.setInsertionPoint(yield);
-  SmallVector<Value> next = {
-      rewriter.create<arith::AddIOp>(
-          loc, i, rewriter.create<arith::ConstantIndexOp>(loc, 1)),
-      extractScalar(rewriter, loc, yield->getOperand(0))};
+  SmallVector<Value> next = {rewriter.create<arith::AddIOp>(
+      loc, i, rewriter.create<arith::ConstantIndexOp>(loc, 1))};
   // Each carried value is written into its block argument's tensor, so that
   // bufferization keeps one buffer per carried value across iterations.
   for (size_t k = 0; k < n; ++k)
     next.push_back(rewriter
                        .create<linalg::CopyOp>(loc, yield->getOperand(1 + k),
-                                               after->getArgument(2 + k))
+                                               after->getArgument(1 + k))
                        .getResult(0));
   for (auto [k, t] : llvm::enumerate(scanTypes)) {
     Value slice = yield->getOperand(1 + n + k);
-    Value buffer = after->getArgument(2 + n + k);
+    Value buffer = after->getArgument(1 + n + k);
     int64_t rank = t.getRank();
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
     offsets[0] = i;
@@ -133,8 +136,9 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
     next.push_back(rewriter.create<tensor::InsertSliceOp>(
         loc, slice, buffer, offsets, sizes, strides));
   }
+  next.push_back(extractScalar(rewriter, loc, yield->getOperand(0)));
   rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
-  rewriter.replaceOp(op, loop.getResults().drop_front(2));
+  rewriter.replaceOp(op, loop.getResults().slice(1, condAt - 1));
 }
 
 void mlir::tcc::lowerControlFlowToScf(Operation *root) {
