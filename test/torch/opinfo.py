@@ -29,7 +29,8 @@ FILE lists `OPINFO@SAMPLES REASON` lines, SAMPLES `*` or `0,3,5`;
 Tolerances: float32 rtol 1e-4, atol 1e-5 (tcc's vectorized exp, tanh,
 erf... differ from libm's in the last bits, and reductions sum in another
 order): the frontend's other tests use the same; float64 rtol 1e-7,
-atol 1e-7; integers and bools exactly. NaNs must match.
+atol 1e-7 (complex results: those of their parts' type); integers and
+bools exactly. NaNs must match.
 
 Ops whose results are random, uninitialized, or not a function of their
 inputs (rand*, normal, bernoulli, dropout, empty*, ...) are skipped with
@@ -55,6 +56,9 @@ RANDOM = re.compile(r"(^|_)(rand|randn|randint|normal|bernoulli|dropout|"
 DTYPES = {"float32": torch.float32, "float64": torch.float64,
           "int64": torch.int64, "bool": torch.bool}
 TOLERANCES = {torch.float32: (1e-4, 1e-5), torch.float64: (1e-7, 1e-7)}
+# Complex results: those of their real and imaginary parts' type.
+TOLERANCES[torch.complex64] = TOLERANCES[torch.float32]
+TOLERANCES[torch.complex128] = TOLERANCES[torch.float64]
 
 
 def op_id(op):

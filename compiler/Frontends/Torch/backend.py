@@ -289,6 +289,9 @@ class CompiledGraph:
                 self.model._run_cached([t.data_ptr() for t in ins])]
         if sig.plain:  # the outputs are the results, in order, row-major
             return tuple(outs)
+        # Complex results come as (re, im) pairs in a last dimension of 2.
+        outs = [torch.view_as_complex(t) if d.is_complex else t
+                for t, (d, _) in zip(outs, sig.result_types)]
         views = [t if order is None else t.permute(_inverse(order))
                  for t, order in zip(outs, sig.layouts)]
         return tuple(views[o[1]] if o[0] == "result" else

@@ -99,7 +99,19 @@ def _constant(ctx, tensor, name):
     return ctx.constant(t.numpy(), dtype, name)
 
 
+def _is_effect_token(node):
+    """Whether a placeholder is an effect token: AOTAutograd threads one
+    through effectful ops (`with_effects`, e.g. torch.linalg's checks of
+    its results) and passes None for it at run time."""
+    return bool(node.users) and all(
+        u.target is torch.ops.higher_order.with_effects and u.args[0] is node
+        for u in node.users)
+
+
 def _import_placeholder(ctx, node, i, constants, sig, name):
+    if _is_effect_token(node):
+        ctx.env[node] = None  # not an input: with_effects makes a new one
+        return
     if node.name in constants:
         ctx.env[node] = _constant(ctx, constants[node.name], node.name)
         sig.constants.append(constants[node.name])
@@ -147,8 +159,7 @@ def _check_like_torch(node, made):
     for k, (m, w) in enumerate(zip(made_list, want_list)):
         if m is None or not isinstance(w, torch.Tensor):
             continue
-        dtype = ops.tcc_dtype(w.dtype)
-        shape = [int(d) for d in w.shape]
+        dtype, shape = ops.tcc_type(w)
         if m.dtype != dtype or list(m.shape) != shape:
             raise _compiler.CompileError(
                 f"{describe(node)}: tcc made {m.dtype}{list(m.shape)} for "
@@ -185,13 +196,19 @@ def _import_output(ctx, node, index, g, sig):
                                   "made")
             if out not in seen:
                 seen[out] = len(results)
-                order = _storage_order(ops._val(out))
-                if order:
-                    value = ctx.transpose(value, order)
+                want = ops._val(out)
+                order = _storage_order(want)
+                if order:  # a complex value's pairs stay last
+                    value = ctx.transpose(value, order + (
+                        [len(order)] if want.dtype.is_complex else []))
                 results.append(value)
                 names.append(out.name)
-                sig.result_types.append(
-                    (_TORCH_DTYPES[value.dtype], tuple(value.shape)))
+                if want.dtype.is_complex:  # made as (re, im) pairs
+                    sig.result_types.append((want.dtype, tuple(
+                        int(d) for d in want.shape)))
+                else:
+                    sig.result_types.append(
+                        (_TORCH_DTYPES[value.dtype], tuple(value.shape)))
                 sig.layouts.append(order)
             sig.outputs.append(("result", seen[out]))
     if not results:
@@ -199,6 +216,7 @@ def _import_output(ctx, node, index, g, sig):
     g.set_location("")
     g.set_outputs(results, names)
     sig.plain = (all(o is None for o in sig.layouts) and
+                 not any(d.is_complex for d, _ in sig.result_types) and
                  sig.outputs == [("result", k) for k in range(len(results))])
 
 

@@ -63,6 +63,21 @@ def tcc_dtype(dtype):
     return _DTYPES[dtype]
 
 
+# Complex tensors are tcc tensors of their real type with a last dimension
+# of 2 (real, imaginary): torch's own memory layout of them, so a complex
+# result is a view of what the artifact writes. Only converters registered
+# with `complex_ok` take or make them.
+_COMPLEX = {torch.complex64: "float32", torch.complex128: "float64"}
+
+
+def tcc_type(t):
+    """(dtype, shape) of the tcc value that holds torch tensor `t`."""
+    shape = [int(d) for d in t.shape]
+    if t.dtype in _COMPLEX:
+        return _COMPLEX[t.dtype], shape + [2]
+    return tcc_dtype(t.dtype), shape
+
+
 def enum(value):
     return f"{value} : i32"
 
@@ -204,10 +219,12 @@ class Context:
 
 TABLE = {}
 _CHECKS = {}
+COMPLEX_OK = set()  # overloads whose converters take complex tensors
 
 
-def converts(*ops, check=None):
-    """Registers a converter for ATen overloads (or packets: every overload)."""
+def converts(*ops, check=None, complex_ok=False):
+    """Registers a converter for ATen overloads (or packets: every overload);
+    `complex_ok`: it takes and makes complex tensors (as (re, im) pairs)."""
 
     def register(fn):
         for op in ops:
@@ -217,6 +234,8 @@ def converts(*ops, check=None):
                 TABLE[o] = fn
                 if check:
                     _CHECKS[o] = check
+                if complex_ok:
+                    COMPLEX_OK.add(o)
         return fn
 
     return register
@@ -256,13 +275,15 @@ def unsupported_reason(node):
             continue
         if not isinstance(t, torch.Tensor):
             return f"{_name(node.target)} gives a {type(t).__name__}"
-        if t.dtype not in _DTYPES:
+        if t.dtype not in _DTYPES and not (
+                t.dtype in _COMPLEX and node.target in COMPLEX_OK):
             return f"{_name(node.target)} gives dtype {t.dtype}"
         if any(not isinstance(d, int) for d in t.shape):
             return f"{_name(node.target)} has a symbolic shape"
     for a in node.all_input_nodes:
         av = _val(a)
-        if isinstance(av, torch.Tensor) and av.dtype not in _DTYPES:
+        if isinstance(av, torch.Tensor) and av.dtype not in _DTYPES and \
+                not (av.dtype in _COMPLEX and node.target in COMPLEX_OK):
             return f"{_name(node.target)} reads dtype {av.dtype}"
     check = _CHECKS.get(node.target)
     return check(node) if check else None
@@ -3273,4 +3294,4 @@ def _grid_sampler(ctx, node):
 
 # The rest of the table: linear algebra, orthogonal polynomials and special
 # functions register themselves when imported.
-from . import linalg, polynomials, special  # noqa: E402,F401
+from . import fft, linalg, polynomials, special  # noqa: E402,F401
