@@ -125,8 +125,10 @@ def _import_placeholder(ctx, node, i, constants, sig, name):
         raise Unsupported(f"input '{node.name}' is a {type(v).__name__}, "
                           "not a tensor")
     ctx.g.set_location(name)
-    ctx.env[node] = ctx.g.add_input(name, ops.tcc_dtype(v.dtype),
-                                    ops.static_shape(v.shape))
+    # (A complex input is its (re, im) pairs: torch's layout of it.)
+    dtype, shape = ops.tcc_type(v) if v.dtype.is_complex else (
+        ops.tcc_dtype(v.dtype), ops.static_shape(v.shape))
+    ctx.env[node] = ctx.g.add_input(name, dtype, shape)
     sig.inputs.append(i)
 
 
