@@ -3292,6 +3292,64 @@ def _grid_sampler(ctx, node):
     return total
 
 
+# -- strided views -------------------------------------------------------------
+
+def _strided_positions(node, x_val, size, stride, offset):
+    """The flat positions in x's (row-major, dense) storage of the elements
+    of the view `size`/`stride`/`offset`; Unsupported where x is not its own
+    dense storage or the view reads past it."""
+    if not x_val.is_contiguous() or x_val.storage_offset() != 0:
+        raise Unsupported("as_strided of a tensor that is not its own "
+                          "dense storage")
+    offset = 0 if offset is None else int(offset)
+    where = np.full([int(d) for d in size], offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        view = [1] * len(size)
+        view[d] = int(n)
+        where = where + (np.arange(int(n), dtype=np.int64) * int(st)).reshape(
+            view)
+    if where.size and (where.min() < 0 or where.max() >= x_val.numel()):
+        raise Unsupported("as_strided reads past the tensor's elements")
+    return where
+
+
+def _as_strided_check(node):
+    a = named(node)
+    x = _val(a["self"])
+    try:
+        _strided_positions(node, x, a["size"], a["stride"],
+                           a.get("storage_offset"))
+    except Unsupported as e:
+        return str(e)
+    return None
+
+
+@converts(aten.as_strided.default, aten.as_strided_copy.default,
+          check=_as_strided_check)
+def _as_strided(ctx, node):
+    """A strided view of a dense tensor: a gather of the positions it
+    reads."""
+    a = named(node)
+    dtype, shape = out_type(node)
+    x = ctx.tensor(a["self"])
+    where = _strided_positions(node, _val(a["self"]), a["size"], a["stride"],
+                               a.get("storage_offset"))
+    if where.size == 0:
+        return ctx.zeros(dtype, shape)
+    flat = ctx.reshape(x, [math.prod(x.shape)])
+    return ctx.reshape(ctx.op("tcc.gather", [flat, ctx.constant(
+        where.reshape(-1), "int64")], axis=0), shape)
+
+
+@converts(aten.as_strided_scatter.default, check=_as_strided_check)
+def _as_strided_scatter(ctx, node):
+    a = named(node)
+    x, src = ctx.tensor(a["self"]), ctx.tensor(a["src"])
+    where = _strided_positions(node, _val(a["self"]), a["size"], a["stride"],
+                               a.get("storage_offset"))
+    return _scatter_positions(ctx, x, src, where)
+
+
 # The rest of the table: linear algebra, orthogonal polynomials and special
 # functions register themselves when imported.
 from . import fft, linalg, polynomials, special  # noqa: E402,F401
