@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -105,12 +106,19 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
 
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  // f16/bf16 arithmetic runs in f32.
+  // f16/bf16 arithmetic and math functions run in f32.
   static const std::string emulated[] = {"f16", "bf16"};
   arith::ArithEmulateUnsupportedFloatsOptions floats;
   floats.sourceTypeStrs = emulated;
   floats.targetTypeStr = "f32";
+  pm.addPass(math::createMathLegalizeToF32());
   pm.addPass(arith::createArithEmulateUnsupportedFloats(floats));
+  // f32 <-> bf16 conversions as integer arithmetic (round to nearest even):
+  // LLVM would call __truncsfbf2, which libgcc 12 lacks, on CPUs without
+  // AVX512-BF16.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
