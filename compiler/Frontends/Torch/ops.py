@@ -2704,7 +2704,7 @@ def _median_dim(ctx, node):
 
 # -- views that copy -----------------------------------------------------------
 
-@converts(aten.unbind_copy.int, aten.unbind.int)
+@converts(aten.unbind_copy.int)
 def _unbind(ctx, node):
     x = ctx.tensor(node.args[0])
     dim = (node.args[1] if len(node.args) > 1 else 0) % len(x.shape)
