@@ -1,13 +1,14 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/Inputs/make_batched_data.py %t
-// RUN: tcc %S/Inputs/batched.mlir --emit=linalg -o - | FileCheck %s --check-prefix=KERNEL
+// RUN: tcc %S/Inputs/batched.mlir --emit=linalg --mcpu=x86-64-v4 -o - | FileCheck %s --check-prefix=KERNEL
 // RUN: tcc %S/Inputs/batched.mlir -o %t/batched.so
 // RUN: tcc-run %t/batched.so --inputs %t --check --rtol 1e-5 --atol 1e-5 --threads 1 | FileCheck %s
 // RUN: tcc-run %t/batched.so --inputs %t --check --rtol 1e-5 --atol 1e-5 --threads 2 | FileCheck %s
 // RUN: tcc-run %t/batched.so --inputs %t --check --rtol 1e-5 --atol 1e-5 --threads 4 | FileCheck %s
 // RUN: tcc-run %t/batched.so --inputs %t --check --rtol 1e-5 --atol 1e-5 --threads 7 | FileCheck %s
 
-// Tests that a batch of products that pack B may run one product a thread:
+// Tests that a batch of products that pack B (the AVX-512 kernel, whatever
+// the host) may run one product a thread:
 // the compiler gives each product scratch of its own (six slots of the
 // one-product size, 64-byte aligned) and says so to the kernel.
 // KERNEL: tcc.ukernel "sgemm"
