@@ -51,12 +51,12 @@ Operation *matchPointwiseAfterDepthwise(Operation *dw,
 
 /// The depthwise convolution that a convolution's kernel can compute with
 /// it (runtime/ukernels: tcc_uk_block_conv2d_nchw, which also takes the
-/// depthwise convolution's matchPointwiseAfterDepthwise; mobilenet's
-/// expanding 1x1 convolutions and its stem): `exp` is an f32 convolution
-/// with one group,
-/// `expEpilogue` and `expChain` what matchEpilogue found after it (no
-/// residual), the last value has a single use, and that use is the input of
-/// an f32 convolution with one filter per channel. Null otherwise.
+/// depthwise convolution's matchPointwiseAfterDepthwise; expanding 1x1
+/// convolutions and a small-channel stem before a depthwise one): `exp` is an
+/// f32 convolution with one group, `expEpilogue` and `expChain` what
+/// matchEpilogue found after it (no residual), the last value has a single use,
+/// and that use is the input of an f32 convolution with one filter per channel.
+/// Null otherwise.
 Operation *matchDepthwiseAfterExpansion(Operation *exp,
                                         const Epilogue &expEpilogue,
                                         ArrayRef<Operation *> expChain);

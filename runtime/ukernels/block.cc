@@ -1,4 +1,4 @@
-// block.cc - mobilenet_v2's inverted-residual block (an expanding 1x1
+// block.cc - the inverted-residual block (an expanding 1x1
 // convolution, or another one-group convolution such as its stem, then a
 // depthwise/pointwise pair) as one call (tcc_uk_block_*): an image's output
 // rows are cut into bands whose expansion, depthwise output and pointwise
@@ -45,8 +45,8 @@ constexpr int64_t kBlockMaxParts = RunClaims::kMaxParts;
 constexpr int64_t kBlockBandsPerPart = 4;
 /// A first convolution's output of one image smaller than this stays in
 /// the cores' caches from one call to the next, so the block is not worth
-/// its bands' shorter GEMMs and recomputed rows (in mobilenet_v2 the stem
-/// and the 112x112 and 56x56 expansions are blocks, the 28x28 ones not).
+/// its bands' shorter GEMMs and recomputed rows (with 1 MiB: 112x112 and 56x56
+/// expansions of 16-96 channels are blocks, 28x28 ones not).
 constexpr int64_t kBlockMinBytes = int64_t(1) << 20;
 
 /// Where a part's buffers lie in the scratch and how large a band is.

@@ -196,10 +196,10 @@ bool isPointwise(const ConvShape &s) {
 
 namespace {
 
-/// A 1x1 convolution with a stride and no pads (resnet's downsampling
-/// shortcuts): its input is subsampled into the scratch, a plain matrix,
-/// and multiplied as a stride-1 one. Through packIm2col its segments would
-/// be one column each, a copy per element.
+/// A 1x1 convolution with a stride and no pads (a residual network's
+/// downsampling shortcuts): its input is subsampled into the scratch, a plain
+/// matrix, and multiplied as a stride-1 one. Through packIm2col its segments
+/// would be one column each, a copy per element.
 bool isStridedPointwise(const ConvShape &s) {
   return s.kh == 1 && s.kw == 1 && (s.sh > 1 || s.sw > 1) && s.pt == 0 &&
          s.pl == 0 && s.pb == 0 && s.pr == 0;

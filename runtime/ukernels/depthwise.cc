@@ -7,8 +7,8 @@
 // of the input rows that some output rows need is copied into a
 // zero-padded stack buffer, each row split by stride phase (phase q holds
 // columns q, q+s, q+2s, ...), so that every tap is a plain unaligned vector
-// load with no bounds checks. Planes narrower than a vector (7x7, 14x14 in
-// mobilenet) are instead computed as one long row over the padded band
+// load with no bounds checks. Planes narrower than a vector (7x7, 14x14) are
+// instead computed as one long row over the padded band
 // ("flat"), the padding columns included, and compacted when stored.
 //
 // The depthwise/pointwise pair (dwpw.cc) and the expansion block (block.cc)
@@ -605,7 +605,7 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
   // A depthwise multiply-add costs about 16 of the GEMM's (it streams its
   // input rather than reusing registers), so a chunk of planes is worth
   // handing to another thread at a sixteenth of the GEMM's minimum: with
-  // the GEMM's, the 7x7 and 14x14 layers of mobilenet ran on one thread.
+  // the GEMM's, 7x7 and 14x14 planes ran on one thread.
   const int64_t planeWork = maxI(1, s.oh * s.ow * s.kh * s.kw);
   parallelFor(host, s.n * s.f, maxI(1, kMinTaskWork / 16 / planeWork),
               runDepthwisePlanes, &job);

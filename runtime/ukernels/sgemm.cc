@@ -51,9 +51,9 @@ struct Job {
 /// panel is packed. Packing writes and reads all of B once more, which pays
 /// off when many row panels of A share the copy; with at most kDirectMaxM
 /// rows of A (and at most kDirectMaxK rows of B, so that a K block's loads
-/// touch few pages) it does not: mobilenet_v2's projections (24 x 3136 x
-/// 144) read their input where it lies. With more rows of A the copy pays
-/// for itself again (attention's P * V, 128 x 64 x 128, packs its B).
+/// touch few pages) it does not: 1x1 projections of a few channels
+/// (24 x 3136 x 144) read their input where it lies. With more rows of A the
+/// copy pays for itself again (attention's P * V, 128 x 64 x 128, packs its B).
 constexpr int64_t kDirectMaxM = 64, kDirectMaxK = 512;
 constexpr int64_t kDirectTasksPerThread = 4;
 bool readBDirect(int32_t isa, uint32_t flags, int64_t m, int64_t n, int64_t k) {
@@ -317,7 +317,7 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
 /// whose A is tall (at least kNextMinRowPanels row panels a thread) splits
 /// its rows, not its columns: each thread then writes whole rows of C
 /// (channels, in a 1x1 convolution), which is how the depthwise/pointwise
-/// pair after a mobilenet_v2 expansion reads them (a half of the planes a
+/// pair after an expanding 1x1 convolution reads them (a half of the planes a
 /// thread), so they are in its own cache. Split by columns, each thread
 /// read half of its planes from the other core's cache. Every task reads
 /// all of B: where it lies when it is a plain matrix whose ragged panel
@@ -423,7 +423,7 @@ void runGemm(const tcc_host_api_t *host, const GemmArgs &g, void *scratch) {
   if (job.tm > 1 && !job.bFull) {
     // Several tasks read each column of B: pack it once, up front, by
     // panels, or by rows when there are too few panels to share evenly
-    // (resnet18's 7x7 layers: a panel of 48 columns and one of 1, so one
+    // (7x7 planes, 49 columns: a panel of 48 columns and one of 1, so one
     // thread packed nearly all of it while the other waited). Not for
     // packBMatrix, whose compact last panel has narrower rows than the
     // row offsets of packRows assume.

@@ -591,6 +591,14 @@ def _det_parts(ctx, x):
     return lu, pivots, _diagonal(ctx, lu), sign
 
 
+def _empty_determinant(ctx, node, dtype, shape):
+    """The results of det/slogdet of no matrices or of 0x0 ones: a
+    determinant (sign) of 1, everything else empty or 0."""
+    outs = list(_empty_like_outputs(ctx, node))
+    outs[0] = ctx.broadcast(ctx.scalar(1, dtype), shape)
+    return tuple(outs)
+
+
 @converts(aten._linalg_det.default, check=_matrix_check("A"))
 def _linalg_det(ctx, node):
     """(det, LU, pivots): the product of U's diagonal, negated for an odd
@@ -600,9 +608,7 @@ def _linalg_det(ctx, node):
     s = _Stack(ctx, x)
     n = x.shape[-1]
     if s.size == 0 or n == 0:
-        outs = list(_empty_like_outputs(ctx, node))
-        outs[0] = ctx.broadcast(ctx.scalar(1, dtype), shape)
-        return tuple(outs)
+        return _empty_determinant(ctx, node, dtype, shape)
     lu, pivots, diag, sign = _det_parts(ctx, s.flat(x))
     det = ctx.binary("mul", ctx.reduce("prod", diag, [1], False), sign)
     return (ctx.reshape(ctx.cast(det, dtype), shape),) + \
@@ -618,9 +624,7 @@ def _linalg_slogdet(ctx, node):
     s = _Stack(ctx, x)
     n = x.shape[-1]
     if s.size == 0 or n == 0:
-        outs = list(_empty_like_outputs(ctx, node))
-        outs[0] = ctx.broadcast(ctx.scalar(1, dtype), shape)
-        return tuple(outs)
+        return _empty_determinant(ctx, node, dtype, shape)
     lu, pivots, diag, sign = _det_parts(ctx, s.flat(x))
     sign = ctx.binary("mul", sign, ctx.reduce(
         "prod", ctx.unary("sign", diag), [1], False))

@@ -2786,41 +2786,37 @@ def _count_below(ctx, boundaries, x, right, out_dtype):
     return ctx.cast(count, out_dtype)
 
 
+def _insertion_positions(ctx, node, seq, value, right):
+    """Where each of `value` (a tensor or a number) goes in the sorted last
+    axis of `seq` (one sequence for every value when `seq` is 1-d)."""
+    dtype, shape = out_type(node)
+    if isinstance(value, torch.fx.Node):
+        x = ctx.tensor(value)
+    else:
+        x = ctx.value(value, seq.dtype)
+    if seq.shape[-1] == 0 or 0 in shape:
+        return ctx.zeros(dtype, shape)
+    if len(seq.shape) == 1:
+        seq = ctx.reshape(seq, [1, seq.shape[0]])
+        x = ctx.reshape(x, [1, math.prod(x.shape)])
+    return ctx.reshape(_count_below(ctx, seq, x, right, dtype), shape)
+
+
 @converts(aten.bucketize.Tensor, aten.bucketize.Scalar)
 def _bucketize(ctx, node):
     a = named(node)
-    dtype, shape = out_type(node)
-    b = ctx.tensor(a["boundaries"])
-    if isinstance(a["self"], torch.fx.Node):
-        x = ctx.tensor(a["self"])
-    else:
-        x = ctx.value(a["self"], b.dtype)
-    if b.shape[0] == 0:
-        return ctx.zeros(dtype, shape)
-    flat = ctx.reshape(x, [math.prod(x.shape)])
-    r = _count_below(ctx, ctx.reshape(b, [1, b.shape[0]]),
-                     ctx.reshape(flat, [1, flat.shape[0]]), a["right"], dtype)
-    return ctx.reshape(r, shape)
+    return _insertion_positions(ctx, node, ctx.tensor(a["boundaries"]),
+                                a["self"], a["right"])
 
 
 @converts(aten.searchsorted.Tensor, aten.searchsorted.Scalar)
 def _searchsorted(ctx, node):
     a = named(node)
-    dtype, shape = out_type(node)
     seq = ctx.tensor(a["sorted_sequence"])
-    right = bool(a["right"]) or a.get("side") == "right"
     if a.get("sorter") is not None:
         seq = _take_along_last(ctx, seq, ctx.tensor(a["sorter"]))
-    if isinstance(a["self"], torch.fx.Node):
-        x = ctx.tensor(a["self"])
-    else:
-        x = ctx.value(a["self"], seq.dtype)
-    if seq.shape[-1] == 0 or 0 in shape:
-        return ctx.zeros(dtype, shape)
-    if len(seq.shape) == 1:  # one sequence for every value
-        seq = ctx.reshape(seq, [1, seq.shape[0]])
-        x = ctx.reshape(x, [1, math.prod(x.shape)])
-    return ctx.reshape(_count_below(ctx, seq, x, right, dtype), shape)
+    right = bool(a["right"]) or a.get("side") == "right"
+    return _insertion_positions(ctx, node, seq, a["self"], right)
 
 
 def _take_along_last(ctx, x, index):
