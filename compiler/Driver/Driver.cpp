@@ -621,6 +621,7 @@ private:
       return fail(error);
     TimingScope scope = rootTiming.nest("LLVM optimization");
     optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
+    addBFloatConversions(*llvmModule);
     return success();
   }
 

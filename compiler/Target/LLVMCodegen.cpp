@@ -7,6 +7,8 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -147,6 +149,76 @@ void tcc::optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
                                     ? pb.buildO0DefaultPipeline(level)
                                     : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
+}
+
+static bool usesBFloat(const llvm::Module &module) {
+  for (const llvm::Function &function : module)
+    for (const llvm::Instruction &inst : llvm::instructions(function)) {
+      if (inst.getType()->getScalarType()->isBFloatTy())
+        return true;
+      for (const llvm::Value *operand : inst.operands())
+        if (operand->getType()->getScalarType()->isBFloatTy())
+          return true;
+    }
+  return false;
+}
+
+/// Defines `name`(from) -> bfloat, rounding to nearest even with NaNs kept
+/// quiet, unless the module defines it already. An f64 argument is narrowed
+/// to f32 first by rounding to odd, so that the second rounding is exact.
+static void defineTruncToBFloat(llvm::Module &module, StringRef name,
+                                llvm::Type *from) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Type *f32 = llvm::Type::getFloatTy(context);
+  llvm::Type *i32 = llvm::Type::getInt32Ty(context);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getBFloatTy(context), {from}, false);
+  llvm::Function *function = module.getFunction(name);
+  if (function &&
+      (!function->isDeclaration() || function->getFunctionType() != type))
+    return;
+  if (!function)
+    function = llvm::Function::Create(type, llvm::GlobalValue::WeakODRLinkage,
+                                      name, module);
+  function->setLinkage(llvm::GlobalValue::WeakODRLinkage);
+  function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  function->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+  llvm::Value *value = function->getArg(0);
+  llvm::Value *bits;
+  if (from->isDoubleTy()) {
+    // f64 -> f32 rounding to odd: round to nearest, step back toward zero
+    // when that went up in magnitude, then mark an inexact result odd.
+    llvm::Value *narrow = b.CreateFPTrunc(value, f32);
+    llvm::Value *wide = b.CreateFPExt(narrow, from);
+    llvm::Value *magnitude = b.CreateBitCast(narrow, i32);
+    llvm::Value *up =
+        b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, wide),
+                        b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, value));
+    magnitude = b.CreateSub(magnitude, b.CreateZExt(up, i32));
+    llvm::Value *inexact = b.CreateFCmpONE(
+        b.CreateFPExt(b.CreateBitCast(magnitude, f32), from), value);
+    bits = b.CreateOr(magnitude, b.CreateZExt(inexact, i32));
+  } else {
+    bits = b.CreateBitCast(value, i32);
+  }
+  // Round to nearest even on the low 16 bits; a NaN stays a quiet NaN.
+  llvm::Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7fff))), 16);
+  llvm::Value *isNaN = b.CreateFCmpUNO(value, value);
+  llvm::Value *quiet = b.CreateOr(b.CreateLShr(bits, 16), b.getInt32(0x40));
+  llvm::Value *half =
+      b.CreateTrunc(b.CreateSelect(isNaN, quiet, rounded), b.getInt16Ty());
+  b.CreateRet(b.CreateBitCast(half, llvm::Type::getBFloatTy(context)));
+}
+
+void tcc::addBFloatConversions(llvm::Module &module) {
+  if (!usesBFloat(module))
+    return;
+  llvm::LLVMContext &context = module.getContext();
+  defineTruncToBFloat(module, "__truncsfbf2", llvm::Type::getFloatTy(context));
+  defineTruncToBFloat(module, "__truncdfbf2", llvm::Type::getDoubleTy(context));
 }
 
 LogicalResult tcc::emitMachineCode(llvm::Module &module,

@@ -54,6 +54,14 @@ LogicalResult findUkernelObject(const llvm::Module &module, StringRef libDir,
 void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,
                         int optLevel);
 
+/// Where `module` computes in bfloat, defines the f32/f64 -> bfloat
+/// conversions LLVM's x86 back end may call (__truncsfbf2, __truncdfbf2) as
+/// hidden functions of the module: without AVX512-BF16 it promotes bfloat
+/// arithmetic to f32 and rounds back through them, and an artifact must not
+/// depend on a compiler runtime library being loaded. Call after
+/// optimization, which would drop them as unused.
+void addBFloatConversions(llvm::Module &module);
+
 /// Emits an object file, or assembly text.
 LogicalResult emitMachineCode(llvm::Module &module,
                               llvm::TargetMachine &machine,
