@@ -12,6 +12,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
@@ -33,14 +34,28 @@ struct Buffer {
   std::string writer; ///< describeWriter of its first user
 };
 
-/// Collects every value that aliases `root` through view-like ops.
+/// Whether `user`'s memref results alias its operand `v`: a view-like op of
+/// it, or any other op without memory effects that makes a memref of one
+/// (memref.cast and memref.transpose are not ViewLikeOpInterface, yet their
+/// results are the same memory).
+bool makesAlias(Operation *user, Value v) {
+  if (auto view = dyn_cast<ViewLikeOpInterface>(user))
+    return view.getViewSource() == v;
+  return isMemoryEffectFree(user) &&
+         llvm::any_of(user->getResultTypes(),
+                      [](Type t) { return isa<BaseMemRefType>(t); });
+}
+
+/// Collects every value that aliases `root` through views.
 void collectAliases(Value root, SmallVectorImpl<Value> &aliases) {
   aliases.push_back(root);
   for (size_t i = 0; i < aliases.size(); ++i)
     for (Operation *user : aliases[i].getUsers())
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user))
-        if (view.getViewSource() == aliases[i])
-          llvm::append_range(aliases, user->getResults());
+      if (makesAlias(user, aliases[i]))
+        for (Value result : user->getResults())
+          if (isa<BaseMemRefType>(result.getType()) &&
+              !llvm::is_contained(aliases, result))
+            aliases.push_back(result);
 }
 
 /// The position in `body` of the op (or its ancestor) that uses `v`.
@@ -123,7 +138,7 @@ struct TccPlanMemoryPass
     collectAliases(out, aliases);
     for (Value v : aliases)
       for (Operation *user : v.getUsers()) {
-        if (isa<memref::DeallocOp>(user) || isa<ViewLikeOpInterface>(user) ||
+        if (isa<memref::DeallocOp>(user) || makesAlias(user, v) ||
             live.body->findAncestorOpInBlock(*user) == op)
           continue;
         if (live.at(user) <= here)
@@ -165,10 +180,15 @@ struct TccPlanMemoryPass
       if (!candidate(src, out, op, live) ||
           !op.getMatchingIndexingMap(in).isIdentity())
         continue;
-      // Every operand reading that buffer must read it element for element.
+      // Every operand reading that buffer must read it element for element:
+      // directly, with an identity map; a view of it (a reshape, a
+      // transpose, a slice) reads other elements than the one written.
+      SmallVector<Value> views;
+      collectAliases(src, views);
       bool safe = llvm::all_of(op->getOpOperands(), [&](OpOperand &o) {
-        return directAlloc(o.get()) != src ||
-               op.getMatchingIndexingMap(&o).isIdentity();
+        if (o.get() == src.getResult())
+          return op.getMatchingIndexingMap(&o).isIdentity();
+        return !llvm::is_contained(views, o.get());
       });
       if (safe)
         return merge(out, src, live);
@@ -176,9 +196,16 @@ struct TccPlanMemoryPass
   }
 
   /// The subviews through which `loop` uses `buffer`; false if it uses the
-  /// buffer in any other way.
+  /// buffer in any other way (a view made outside the loop among them).
   static bool subviewsIn(Value buffer, scf::ForOp loop,
                          SmallVectorImpl<memref::SubViewOp> &views) {
+    SmallVector<Value> aliases;
+    collectAliases(buffer, aliases);
+    for (Value alias : llvm::drop_begin(aliases))
+      if (!loop->isAncestor(alias.getDefiningOp()))
+        for (Operation *user : alias.getUsers())
+          if (loop->isProperAncestor(user))
+            return false;
     for (Operation *user : buffer.getUsers()) {
       if (!loop->isProperAncestor(user))
         continue;
@@ -277,9 +304,12 @@ struct TccPlanMemoryPass
     memref::AllocOp out = directAlloc(op.getOutputs().front());
     if (!candidate(src, out, op, live) || !startsAt(out, op, live))
       return;
-    // The kernel reads its other inputs while it writes C.
+    // The kernel reads its other inputs while it writes C: none may be the
+    // residual's buffer or a view of it.
+    SmallVector<Value> views;
+    collectAliases(src, views);
     for (Value in : op.getInputs().drop_back())
-      if (directAlloc(in) == src)
+      if (llvm::is_contained(views, in))
         return;
     SmallVector<Value> outputs(op.getOutputs());
     OpBuilder ob(op);
@@ -388,9 +418,7 @@ struct TccPlanMemoryPass
           escapes |= isa<func::ReturnOp, func::CallOp>(user);
           int64_t at = positionOf(user, body, position);
           last = std::max(last, at);
-          auto view = dyn_cast<ViewLikeOpInterface>(user);
-          if (!isa<memref::DeallocOp>(user) &&
-              !(view && view.getViewSource() == v))
+          if (!isa<memref::DeallocOp>(user) && !makesAlias(user, v))
             first = std::min(first, at);
         }
       if (escapes)

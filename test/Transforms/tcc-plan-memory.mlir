@@ -287,6 +287,44 @@ module {
 
 // -----
 
+// Tests that an elementwise op does not write into a dying input buffer that
+// another operand reads through a view (a transpose reads other elements
+// than the one written), and that a GEMM does not accumulate into a dying
+// residual that one of its other inputs views.
+// CHECK-LABEL: func @main
+// CHECK: %[[B:.*]] = memref.view {{.*}} to memref<8x8xf32>
+// CHECK: %[[C:.*]] = memref.view {{.*}} to memref<8x8xf32>
+// CHECK: %[[BT:.*]] = memref.transpose %[[B]]
+// CHECK: linalg.generic {{.*}} ins(%[[B]], %[[BT]] : {{.*}}) outs(%[[C]] : memref<8x8xf32>)
+// CHECK: %[[R:.*]] = memref.view {{.*}} to memref<4x4xf32>
+// CHECK: %[[G:.*]] = memref.view {{.*}} to memref<4x4xf32>
+// CHECK: %[[RV:.*]] = memref.cast %[[R]]
+// CHECK: tcc.ukernel "sgemm" ins(%[[RV]], %{{.*}}, %{{.*}}, %[[R]] : {{.*}}) outs(%[[G]] : memref<4x4xf32>) params {{{.*}}has_residual = 1 : i64
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+module {
+  func.func @main(%x: memref<8x8xf32>, %y: memref<8x8xf32>, %bb: memref<4x4xf32>, %bias: memref<4xf32>, %z: memref<4x4xf32>) {
+    %b = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+    %c = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+    linalg.exp ins(%x : memref<8x8xf32>) outs(%b : memref<8x8xf32>)
+    %bt = memref.transpose %b (d0, d1) -> (d1, d0) : memref<8x8xf32> to memref<8x8xf32, strided<[1, 8]>>
+    linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b, %bt : memref<8x8xf32>, memref<8x8xf32, strided<[1, 8]>>) outs(%c : memref<8x8xf32>) {
+    ^bb0(%i: f32, %j: f32, %o: f32):
+      %e = arith.subf %i, %j : f32
+      linalg.yield %e : f32
+    }
+    linalg.exp ins(%c : memref<8x8xf32>) outs(%y : memref<8x8xf32>)
+    %r = memref.alloc() {alignment = 64 : i64} : memref<4x4xf32>
+    %g = memref.alloc() {alignment = 64 : i64} : memref<4x4xf32>
+    linalg.exp ins(%bb : memref<4x4xf32>) outs(%r : memref<4x4xf32>)
+    %rv = memref.cast %r : memref<4x4xf32> to memref<4x4xf32, strided<[4, 1]>>
+    tcc.ukernel "sgemm" ins(%rv, %bb, %bias, %r : memref<4x4xf32, strided<[4, 1]>>, memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) outs(%g : memref<4x4xf32>) params {batch = 1 : i64, m = 4 : i64, n = 4 : i64, k = 4 : i64, ldc = 4 : i64, stride_c = 0 : i64, flags = 0 : i64, has_bias = 1 : i64, has_residual = 1 : i64} accumulate {batch = 1 : i64, m = 4 : i64, n = 4 : i64, k = 4 : i64, ldc = 4 : i64, stride_c = 0 : i64, flags = 1 : i64, has_bias = 1 : i64, has_residual = 0 : i64}
+    linalg.exp ins(%g : memref<4x4xf32>) outs(%z : memref<4x4xf32>)
+    return
+  }
+}
+
+// -----
+
 // Tests what the plan says made each buffer (for tcc --memory-report): the
 // node named by the first writer's location, a kernel's scratch, a rows
 // loop's temporary, or the writer's op name when it has no location.
