@@ -76,7 +76,8 @@ static Value floorRem(OpBuilder &b, Location loc, Value x, Value y) {
 
 /// Integer power by squaring over the exponent's bits, a fixed number of
 /// steps (negative exponents give an unspecified value, as in C).
-static Value integerPower(OpBuilder &b, Location loc, Value base, Value exp) {
+static Value integerPower(OpBuilder &b, Location loc, Value base, Value exp,
+                          bool isUnsigned) {
   Type t = base.getType();
   unsigned width = t.getIntOrFloatBitWidth();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -94,7 +95,25 @@ static Value integerPower(OpBuilder &b, Location loc, Value base, Value exp) {
         e = nb.create<arith::ShRUIOp>(l, e, c1);
         nb.create<scf::YieldOp>(l, ValueRange{r, x, e});
       });
-  return loop.getResult(0);
+  Value power = loop.getResult(0);
+  if (isUnsigned || width == 1)
+    return power;
+  // A negative exponent (as PyTorch defines it): 1 for a base of 1, +-1 for
+  // -1 (by the exponent's parity), 0 for every other base.
+  Value c0 = scalarConstant(b, loc, t, 0);
+  Value negative =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, exp, c0);
+  Value minusOne = scalarConstant(b, loc, t, -1);
+  Value odd = b.create<arith::TruncIOp>(loc, b.getI1Type(), exp);
+  Value ofMinusOne = b.create<arith::SelectOp>(loc, odd, minusOne, c1);
+  Value isOne =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, base, c1);
+  Value isMinusOne =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, base, minusOne);
+  Value inverse = b.create<arith::SelectOp>(
+      loc, isOne, c1,
+      b.create<arith::SelectOp>(loc, isMinusOne, ofMinusOne, c0));
+  return b.create<arith::SelectOp>(loc, negative, inverse, power);
 }
 
 /// `x << y` / `x >> y`, defined for every y: a shift by the bit width or more
@@ -254,7 +273,7 @@ FailureOr<Value> mlir::tcc::emitScalarElementwise(OpBuilder &b, Location loc,
       .Case([&](PowOp) -> Value {
         if (isFloat)
           return b.create<math::PowFOp>(loc, x, y);
-        return integerPower(b, loc, x, y);
+        return integerPower(b, loc, x, y, isUnsigned);
       })
       .Case([&](MaxOp) { return maxOf(x, y); })
       .Case([&](MinOp) { return minOf(x, y); })
