@@ -52,6 +52,18 @@ static Value spread(NodeContext &ctx, Value v, Value x, int64_t axis,
   return ctx.slice(r, axis, 0, xs[axis]);
 }
 
+/// Fails (one diagnostic) unless the scale and zero point have static
+/// shapes, and the input too where they are per axis or blocked: spread()
+/// computes with those sizes.
+static LogicalResult requireStaticScales(NodeContext &ctx, Value x) {
+  if (failed(ctx.requireStatic(ctx.input(1), "scale")) ||
+      (ctx.input(2) && failed(ctx.requireStatic(ctx.input(2), "zero point"))))
+    return failure();
+  if (shapes::numElements(shapeOf(ctx.input(1))) != 1)
+    return ctx.requireStatic(x);
+  return success();
+}
+
 /// The quantized integer type: the zero point's, output_dtype, or uint8.
 static Type quantizedType(NodeContext &ctx, Value zeroPoint) {
   if (zeroPoint)
@@ -93,7 +105,8 @@ static LogicalResult importQuantizeLinear(NodeContext &ctx) {
   if (ctx.opset >= 25 && ctx.hasAttr("precision"))
     return ctx.emitError() << "attribute 'precision' is not supported";
   Type qt = quantizedType(ctx, ctx.input(2));
-  if (ctx.hasError() || failed(requireQuantizedInt(ctx, qt)))
+  if (ctx.hasError() || failed(requireQuantizedInt(ctx, qt)) ||
+      failed(requireStaticScales(ctx, x)))
     return failure();
   // The axis matters only for per-axis and blocked scales.
   bool perAxis = shapes::numElements(shapeOf(ctx.input(1))) != 1;
@@ -133,6 +146,8 @@ static LogicalResult importDequantizeLinear(NodeContext &ctx) {
   Type xt = elementTypeOf(x);
   if (!isa<IntegerType>(xt) || xt.isInteger(1))
     return ctx.emitError() << "input type " << xt << " is not supported";
+  if (failed(requireStaticScales(ctx, x)))
+    return failure();
   bool perAxis = shapes::numElements(shapeOf(ctx.input(1))) != 1;
   FailureOr<int64_t> axis =
       perAxis ? ctx.normalizeAxis(axisValue, rank) : FailureOr<int64_t>(0);
@@ -140,10 +155,12 @@ static LogicalResult importDequantizeLinear(NodeContext &ctx) {
     return failure();
   Type f32 = ctx.b.getF32Type();
   Value scale = spread(ctx, ctx.input(1), x, *axis, block);
+  Value zp = spread(ctx, ctx.input(2), x, *axis, block);
+  if (!scale || (ctx.input(2) && !zp))
+    return failure();
   Value d = ctx.castTo(x, f32);
-  if (ctx.input(2))
-    d = ctx.binary<SubOp>(
-        d, ctx.castTo(spread(ctx, ctx.input(2), x, *axis, block), f32));
+  if (zp)
+    d = ctx.binary<SubOp>(d, ctx.castTo(zp, f32));
   Value y = ctx.castTo(ctx.binary<MulOp>(d, ctx.castTo(scale, f32)), out);
   return ctx.result(y);
 }
