@@ -158,7 +158,24 @@ class Context:
 
     # -- ops ---------------------------------------------------------------
     def op(self, name, operands, results=None, **attrs):
-        made = self.g.op(name, list(operands), attrs, results)
+        operands = list(operands)
+        if name in _BOOL_AS_INT and any(v.dtype == "bool" for v in operands) \
+                and attrs.get("reduction", enum(1)) != enum(0):
+            return self._bool_as_int(name, operands, results, attrs)
+        made = self.g.op(name, operands, attrs, results)
+        return made[0] if len(made) == 1 else tuple(made)
+
+    def _bool_as_int(self, name, operands, results, attrs):
+        """An op that orders or accumulates booleans, on 0/1 int32 (max is
+        or, min and prod are and, a sum is any) and its results back as
+        booleans (nonzero)."""
+        operands = [self.cast(v, "int32") if v.dtype == "bool" else v
+                    for v in operands]
+        if results is not None:
+            results = [("int32" if d == "bool" else d, shape)
+                       for d, shape in results]
+        made = [self.cast(v, "bool") if v.dtype == "int32" else v
+                for v in self.g.op(name, operands, attrs, results)]
         return made[0] if len(made) == 1 else tuple(made)
 
     def cast(self, v, dtype):
@@ -212,6 +229,12 @@ class Context:
     def zeros(self, dtype, shape):
         return self.constant(np.zeros(shape), dtype)
 
+
+# tcc ops that take no booleans (they order or accumulate): Context.op runs
+# them on 0/1 integers (a scatter only when it reduces).
+_BOOL_AS_INT = {"tcc.max", "tcc.min", "tcc.reduce_max", "tcc.reduce_min",
+                "tcc.topk", "tcc.sign", "tcc.scatter", "tcc.argmax",
+                "tcc.argmin"}
 
 # ---------------------------------------------------------------------------
 # The table
@@ -391,17 +414,22 @@ def _div(ctx, node):
         return q
     if mode is None:
         raise Unsupported("true division of integers")
-    q = ctx.binary("div", x, y)  # truncating for integers
     if mode == "floor":
-        # One less where the signs differ and the division was inexact.
-        r = ctx.binary("sub", x, ctx.binary("mul", q, y))
-        zero = ctx.scalar(0, dtype)
-        inexact = ctx.compare("ne", r, zero)
-        differ = ctx.compare("ne", ctx.compare("lt", x, zero),
-                             ctx.compare("lt", y, zero))
-        q = ctx.select(ctx.binary("and", inexact, differ),
-                       ctx.binary("sub", q, ctx.scalar(1, dtype)), q)
-    return q
+        return _floor_divide_int(ctx, x, y, dtype)
+    return ctx.binary("div", x, y)  # truncating for integers
+
+
+def _floor_divide_int(ctx, x, y, dtype):
+    """x // y of integers: the truncating quotient, one less where the
+    signs differ and the division was inexact."""
+    q = ctx.binary("div", x, y)
+    r = ctx.binary("sub", x, ctx.binary("mul", q, y))
+    zero = ctx.scalar(0, dtype)
+    inexact = ctx.compare("ne", r, zero)
+    differ = ctx.compare("ne", ctx.compare("lt", x, zero),
+                         ctx.compare("lt", y, zero))
+    return ctx.select(ctx.binary("and", inexact, differ),
+                      ctx.binary("sub", q, ctx.scalar(1, dtype)), q)
 
 
 @converts(aten.remainder.Tensor, aten.remainder.Scalar)
@@ -414,6 +442,49 @@ def _remainder(ctx, node):
     # x - floor(x / y) * y
     return ctx.binary("sub", x, ctx.binary(
         "mul", ctx.unary("floor", ctx.binary("div", x, y)), y))
+
+
+def _gcd(ctx, x, y, dtype):
+    """gcd(|x|, |y|) by Euclid's algorithm, unrolled: consecutive Fibonacci
+    numbers are its worst case, so log_phi(2^bits) + 2 steps reach b = 0
+    for every pair of the type; once b is 0 a step changes nothing."""
+    bits = 8 * np.dtype(NUMPY_DTYPES[dtype]).itemsize
+    zero, one = ctx.scalar(0, dtype), ctx.scalar(1, dtype)
+    a, b = ctx.unary("abs", x), ctx.unary("abs", y)
+    for _ in range(math.ceil(bits / math.log2((1 + math.sqrt(5)) / 2)) + 2):
+        done = ctx.compare("eq", b, zero)
+        r = ctx.binary("rem", a, ctx.select(done, one, b))
+        a, b = ctx.select(done, a, b), ctx.select(done, zero, r)
+    return a
+
+
+def _integer_check(node):
+    if tcc_dtype(_val(node).dtype) in FLOATS + ("bool",):
+        return f"{node.target} of {_val(node).dtype}"
+    return None
+
+
+@converts(aten.gcd.default, check=_integer_check)
+def _gcd_op(ctx, node):
+    dtype, _ = out_type(node)
+    return _gcd(ctx, ctx.value(node.args[0], dtype),
+                ctx.value(node.args[1], dtype), dtype)
+
+
+@converts(aten.lcm.default, check=_integer_check)
+def _lcm(ctx, node):
+    """|x / gcd(x, y) * y|, 0 where both are 0; as C++ (torch's kernel)
+    computes it, in int for narrower types, wrapped to the type after the
+    abs."""
+    dtype, _ = out_type(node)
+    x, y = ctx.value(node.args[0], dtype), ctx.value(node.args[1], dtype)
+    g = _gcd(ctx, x, y, dtype)
+    zero = ctx.compare("eq", g, ctx.scalar(0, dtype))
+    q = ctx.binary("div", x, ctx.select(zero, ctx.scalar(1, dtype), g))
+    wide = "int32" if np.dtype(NUMPY_DTYPES[dtype]).itemsize < 4 else dtype
+    m = ctx.unary("abs", ctx.binary("mul", ctx.cast(q, wide),
+                                    ctx.cast(y, wide)))
+    return ctx.select(zero, ctx.scalar(0, dtype), ctx.cast(m, dtype))
 
 
 @converts(aten.fmod.Tensor, aten.fmod.Scalar)
@@ -456,11 +527,16 @@ def _where(ctx, node):
 def _unary(tcc_name, floats_only=True):
     def convert(ctx, node):
         dtype, _ = out_type(node)
+        if tcc_name in _ROUNDINGS and dtype not in FLOATS:
+            return ctx.value(node.args[0], dtype)  # integers are whole
         if floats_only and dtype not in FLOATS:
             raise Unsupported(f"{tcc_name} of {dtype}")
         return ctx.unary(tcc_name, ctx.value(node.args[0], dtype))
 
     return convert
+
+
+_ROUNDINGS = ("floor", "ceil", "round")
 
 
 for _aten_name, _tcc_name in [
@@ -488,6 +564,8 @@ def _logical_not(ctx, node):
 def _trunc(ctx, node):
     dtype, _ = out_type(node)
     x = ctx.value(node.args[0], dtype)
+    if dtype not in FLOATS:
+        return x  # integers are whole
     neg = ctx.compare("lt", x, ctx.scalar(0, dtype))
     return ctx.select(neg, ctx.unary("ceil", x), ctx.unary("floor", x))
 
@@ -660,6 +738,18 @@ def _arange(ctx, node):
     values = start + step * np.arange(shape[0], dtype=np.float64)
     return ctx.constant(values.astype(NUMPY_DTYPES.get(dtype, np.float32)),
                         dtype)
+
+
+@converts(aten.tril_indices.default, aten.triu_indices.default)
+def _tri_indices(ctx, node):
+    """The 2 x N coordinates of a row x col matrix's lower (upper)
+    triangle: known from the arguments alone, so a constant."""
+    dtype, _ = out_type(node)
+    a = named(node)
+    make = (torch.tril_indices if node.target == aten.tril_indices.default
+            else torch.triu_indices)
+    values = make(a["row"], a["col"], a.get("offset", 0))
+    return ctx.constant(values.numpy().astype(NUMPY_DTYPES[dtype]), dtype)
 
 
 # -- shapes ----------------------------------------------------------------
@@ -1850,6 +1940,15 @@ def _flash_attention_backward(ctx, node):
 
 # -- more elementwise --------------------------------------------------------
 
+converts(aten.bitwise_left_shift.Tensor, aten.bitwise_left_shift.Tensor_Scalar,
+         aten.bitwise_left_shift.Scalar_Tensor, aten.__lshift__.Tensor,
+         aten.__lshift__.Scalar)(_binary("shift_left"))
+# Arithmetic for signed integers; by the width or more (or a negative
+# amount) all sign bits, as torch's kernels.
+converts(aten.bitwise_right_shift.Tensor,
+         aten.bitwise_right_shift.Tensor_Scalar,
+         aten.bitwise_right_shift.Scalar_Tensor, aten.__rshift__.Tensor,
+         aten.__rshift__.Scalar)(_binary("shift_right"))
 converts(aten.bitwise_and.Scalar)(_binary("and"))
 converts(aten.bitwise_or.Scalar)(_binary("or"))
 converts(aten.bitwise_xor.Scalar)(_binary("xor"))
@@ -1998,10 +2097,21 @@ def _scatter_check(node):
     a = named(node)
     if a.get("reduce") not in _SCATTER_REDUCTIONS:
         return f"scatter with reduce={a.get('reduce')!r}"
-    if a.get("reduce") == "mean" and \
-            tcc_dtype(_val(node).dtype) not in FLOATS:
-        return "scatter_reduce mean of integers"
+    if a.get("reduce") == "mean" and tcc_dtype(_val(node).dtype) == "bool":
+        return "scatter_reduce mean of booleans"
     return None
+
+
+def _scatter_identity(reduce, dtype):
+    """What an element that only updates reach starts from: the
+    reduction's identity, the type's extremes for integer max/min."""
+    v = _SCATTER_IDENTITY[reduce]
+    if dtype == "bool":
+        return v > 0  # or starts from False, and from True
+    if dtype in FLOATS or not math.isinf(v):
+        return v
+    info = np.iinfo(NUMPY_DTYPES[dtype])
+    return info.min if v < 0 else info.max
 
 
 @converts(aten.scatter.src, aten.scatter.value, aten.scatter_add.default,
@@ -2055,19 +2165,22 @@ def _scatter_reduce(ctx, x, index, src, dim, reduce, include_self, dtype,
                       reduction=enum(_SCATTER_REDUCTIONS[reduction]))
     if reduce is not None and not include_self:
         base = scatter(base, ctx.broadcast(
-            ctx.scalar(_SCATTER_IDENTITY[reduce], dtype), [m]), None)
+            ctx.scalar(_scatter_identity(reduce, dtype), dtype), [m]), None)
     out = scatter(base, updates, reduce)
     if reduce == "mean":
+        # torch divides integer sums rounding down.
+        def divide(a, b):
+            if dtype in FLOATS:
+                return ctx.binary("div", a, b)
+            return _floor_divide_int(ctx, a, b, dtype)
         count = scatter(ctx.zeros(dtype, [n]),
                         ctx.broadcast(ctx.scalar(1, dtype), [m]), "sum")
         if include_self:
-            out = ctx.binary("div", out, ctx.binary(
-                "add", count, ctx.scalar(1, dtype)))
+            out = divide(out, ctx.binary("add", count, ctx.scalar(1, dtype)))
         else:
             reached = ctx.compare("gt", count, ctx.scalar(0, dtype))
             safe = ctx.select(reached, count, ctx.scalar(1, dtype))
-            out = ctx.select(reached, ctx.binary("div", out, safe),
-                             ctx.reshape(x, [n]))
+            out = ctx.select(reached, divide(out, safe), ctx.reshape(x, [n]))
     return ctx.reshape(out, shape)
 
 
