@@ -356,6 +356,12 @@ static LogicalResult importCausalConvWithState(NodeContext &ctx) {
   if (k < 1)
     return ctx.emitError() << "the kernel must have a width of 1 or more; got "
                            << shapes::str(ws);
+  // The state's width sets where the next state starts: it must be the
+  // kernel's k - 1 positions of every channel, statically.
+  if (past && shapeOf(past) != ArrayRef<int64_t>{xs[0], c, k - 1})
+    return ctx.emitError() << "past_state " << shapes::str(shapeOf(past))
+                           << " must be " << xs[0] << "x" << c << "x" << k - 1
+                           << " (batch x channels x kernel width - 1)";
   Value pad =
       past ? past : ctx.constant({xs[0], c, k - 1}, elementTypeOf(x), {0.0});
   Value padded = k > 1 ? ctx.concat({pad, x}, 2) : x;
