@@ -756,7 +756,8 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
-                    help="comma list (default %(default)s; also: tiny_cnn)")
+                    help="comma list (default %(default)s; also: tiny_cnn, "
+                         "zoo = every model of make_models.py's zoo)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=50, help="timed runs (median of N)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed warm-up runs")
@@ -803,7 +804,14 @@ def main(argv=None) -> int:
     if a.worker:
         return worker(a)
 
-    models = [m for m in a.models.split(",") if m]
+    models = []
+    for m in (m for m in a.models.split(",") if m):
+        if m == "zoo":  # models/make_models.py's zoo
+            sys.path.insert(0, str(MODELS_SRC))
+            import make_models
+            models += make_models.ZOO
+        else:
+            models.append(m)
     peers = [p for p in a.peers.split(",") if p]
     bad = [p for p in peers if p not in ALL_PEERS]
     if bad:

@@ -7,11 +7,15 @@ Layout written for every model NAME (the ONNX backend-test layout):
     <out>/<NAME>/test_data_set_0/input_K.pb    (onnx.TensorProto)
     <out>/<NAME>/test_data_set_0/output_K.pb   (onnx.TensorProto, PyTorch float32 CPU)
 
-Models: mlp, resnet18, mobilenet_v2, encoder (see MODELS below). Everything is
-deterministic: fixed seeds, random weights, nothing is downloaded.
+Models: mlp, resnet18, mobilenet_v2, encoder by default, and with --zoo the
+zoo of bench/run.py --models zoo (twelve torchvision families, a small CNN at
+batch 8 and 32, the encoder at sequence 32 and 512, a GPT-style decoder
+block; see MODELS below). Everything is deterministic: fixed seeds, random
+weights, nothing is downloaded.
 
 Usage:
-    make_models.py --out build/models            # all models
+    make_models.py --out build/models            # the four core models
+    make_models.py --out build/models --zoo      # and the zoo
     make_models.py --out build/models mlp encoder
     make_models.py --out build/models --force    # regenerate even if up to date
 
@@ -70,7 +74,7 @@ def _randomize_params(module, gen) -> None:
 
     Freshly initialised BatchNorm layers are the identity in eval mode (mean 0,
     var 1, weight 1, bias 0), LayerNorm has gamma 1 / beta 0 and some torchvision
-    heads zero their Linear bias. Left like that, a lowering that ignores those
+    heads zero their Linear bias (ViT's its weight too). Left like that, a lowering that ignores those
     parameters would still pass, and the exporter deduplicates the identical
     initializers (or drops zero biases). Values stay moderate so activations do
     not blow up with depth.
@@ -88,8 +92,13 @@ def _randomize_params(module, gen) -> None:
             elif isinstance(m, nn.LayerNorm) and m.elementwise_affine:
                 m.weight.copy_(torch.rand(m.weight.shape, generator=gen) * 0.5 + 0.75)
                 m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
-            elif isinstance(m, nn.Linear) and m.bias is not None and not m.bias.any():
-                m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.01)
+            elif isinstance(m, nn.Linear):
+                # torchvision's ViT zeroes its head: its output would not
+                # depend on the input at all.
+                if not m.weight.any():
+                    m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
+                if m.bias is not None and not m.bias.any():
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.01)
 
 
 def _build_mlp():
@@ -156,13 +165,93 @@ def _build_encoder():
     return _encoder_class()()
 
 
+def _torchvision(name, **kwargs):
+    def build():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, **kwargs)
+    return build
+
+
+def _build_small_cnn():
+    """A small classifier over 28x28 single-channel images: two 3x3
+    convolutions with BatchNorm and ReLU (1 -> 32 -> 64 channels), a max
+    pool between them, a global average pool and a linear head."""
+    torch = _torch()
+    nn = torch.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+
+def _build_decoder():
+    """One GPT-2-style decoder block (pre-LN, causal self-attention, tanh
+    GELU MLP), d 768, 12 heads, written out op by op."""
+    torch = _torch()
+    nn = torch.nn
+    F = torch.nn.functional
+
+    class DecoderBlock(nn.Module):
+        def __init__(self, hidden=768, heads=12, eps=1e-5):
+            super().__init__()
+            self.heads, self.head_dim = heads, hidden // heads
+            self.ln1 = nn.LayerNorm(hidden, eps=eps)
+            self.qkv = nn.Linear(hidden, 3 * hidden)
+            self.proj = nn.Linear(hidden, hidden)
+            self.ln2 = nn.LayerNorm(hidden, eps=eps)
+            self.fc = nn.Linear(hidden, 4 * hidden)
+            self.out = nn.Linear(4 * hidden, hidden)
+
+        def forward(self, x):
+            b, s, hidden = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(hidden, dim=-1)
+            q, k, v = (t.reshape(b, s, self.heads, self.head_dim).transpose(1, 2)
+                       for t in (q, k, v))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+            mask = torch.ones(s, s, dtype=torch.bool).tril()
+            scores = scores.masked_fill(~mask, float("-inf"))
+            att = torch.matmul(torch.softmax(scores, dim=-1), v)
+            x = x + self.proj(att.transpose(1, 2).reshape(b, s, hidden))
+            return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+    return DecoderBlock()
+
+
+IMAGE = [(1, 3, 224, 224)]
+
 # name -> (builder, seed, input shapes)
 MODELS = {
     "mlp": (_build_mlp, 1001, [(64, 784)]),
     "resnet18": (_build_resnet18, 1002, [(1, 3, 224, 224)]),
     "mobilenet_v2": (_build_mobilenet_v2, 1003, [(1, 3, 224, 224)]),
     "encoder": (_build_encoder, 1004, [(1, 128, 768)]),
+    # The zoo (bench/run.py --models zoo): classification networks of
+    # twelve torchvision families, a small CNN at two batch sizes, the
+    # encoder at a short and a long sequence, and a decoder block.
+    "efficientnet_b0": (_torchvision("efficientnet_b0"), 1101, IMAGE),
+    "squeezenet1_1": (_torchvision("squeezenet1_1"), 1102, IMAGE),
+    "shufflenet_v2_x1_0": (_torchvision("shufflenet_v2_x1_0"), 1103, IMAGE),
+    "resnet50": (_torchvision("resnet50"), 1104, IMAGE),
+    "vit_b_16": (_torchvision("vit_b_16"), 1105, IMAGE),
+    "densenet121": (_torchvision("densenet121"), 1106, IMAGE),
+    "mobilenet_v3_large": (_torchvision("mobilenet_v3_large"), 1107, IMAGE),
+    "regnet_y_400mf": (_torchvision("regnet_y_400mf"), 1108, IMAGE),
+    "mnasnet1_0": (_torchvision("mnasnet1_0"), 1109, IMAGE),
+    "googlenet": (_torchvision("googlenet", aux_logits=False,
+                               init_weights=True), 1110, IMAGE),
+    "convnext_tiny": (_torchvision("convnext_tiny"), 1111, IMAGE),
+    "resnext50_32x4d": (_torchvision("resnext50_32x4d"), 1112, IMAGE),
+    "cnn_b8": (_build_small_cnn, 1120, [(8, 1, 28, 28)]),
+    "cnn_b32": (_build_small_cnn, 1120, [(32, 1, 28, 28)]),
+    "encoder_s32": (_build_encoder, 1004, [(1, 32, 768)]),
+    "encoder_s512": (_build_encoder, 1004, [(1, 512, 768)]),
+    "decoder": (_build_decoder, 1130, [(1, 128, 768)]),
 }
+# What make_models.py writes by default (the e2e tests' models), and the
+# zoo (--zoo).
+CORE = ["mlp", "resnet18", "mobilenet_v2", "encoder"]
+ZOO = [n for n in MODELS if n not in CORE]
 
 
 def build_model(name: str):
@@ -324,9 +413,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, type=Path, help="output folder")
     ap.add_argument("--force", action="store_true", help="regenerate even if up to date")
-    ap.add_argument("names", nargs="*", help=f"models (default: all of {', '.join(MODELS)})")
+    ap.add_argument("--zoo", action="store_true",
+                    help=f"also the zoo: {', '.join(ZOO)}")
+    ap.add_argument("names", nargs="*", help=f"models (default: {', '.join(CORE)})")
     a = ap.parse_args(argv)
-    names = a.names or list(MODELS)
+    names = (a.names or list(CORE)) + (ZOO if a.zoo else [])
     bad = [n for n in names if n not in MODELS]
     if bad:
         ap.error(f"unknown model(s): {', '.join(bad)}; known: {', '.join(MODELS)}")

@@ -34,6 +34,13 @@ MODELS = {
     "mobilenet_v2": MODELS_DIR / "mobilenet_v2",
     "encoder": MODELS_DIR / "encoder",
 }
+# A quick subset of the zoo (models/make_models.py --zoo; bench/run.py
+# --models zoo runs and checks all of it): the families whose operators the
+# core models lack (squeeze-and-excitation with SiLU or hard-swish, channel
+# shuffles, fire modules' concats, a causal decoder, a short sequence).
+ZOO_QUICK = ["squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0",
+             "mobilenet_v3_large", "cnn_b8", "encoder_s32", "decoder"]
+MODELS.update({name: MODELS_DIR / name for name in ZOO_QUICK})
 
 
 def _output(r: subprocess.CompletedProcess) -> str:
