@@ -154,6 +154,10 @@ static LogicalResult importIsInf(NodeContext &ctx) {
   bool pos = ctx.getInt("detect_positive", 1);
   if (failed(ctx.requireFloat(x)) || ctx.hasError())
     return failure();
+  // Detecting neither sign gives all false: a constant of the input's shape,
+  // which must be static.
+  if (!pos && !neg && failed(ctx.requireStatic(x)))
+    return failure();
   double inf = std::numeric_limits<double>::infinity();
   Value y;
   if (pos && neg)

@@ -445,24 +445,39 @@ static LogicalResult importCol2Im(NodeContext &ctx) {
   auto dil = spatialList(ctx, "dilations", n, 1);
   auto pads = spatialList(ctx, "pads", 2 * n, 0);
   auto strides = spatialList(ctx, "strides", n, 1);
-  if (failed(dil) || failed(pads) || failed(strides) || ctx.hasError())
+  // The input's sizes are divided below: they must be known first.
+  if (failed(dil) || failed(pads) || failed(strides) || ctx.hasError() ||
+      failed(ctx.requireStatic(x)))
     return failure();
+  // Sizes and steps from the file, bounded before any arithmetic with them.
+  auto inRange = [](ArrayRef<int64_t> list, int64_t lo) {
+    return llvm::all_of(
+        list, [&](int64_t v) { return v >= lo && v <= kMaxElements; });
+  };
+  if (!inRange(*image, 1) || !inRange(*block, 1) || !inRange(*strides, 1) ||
+      !inRange(*dil, 1))
+    return ctx.emitError() << "image shape " << shapes::str(*image)
+                           << ", block " << shapes::str(*block) << ", strides "
+                           << shapes::str(*strides) << " and dilations "
+                           << shapes::str(*dil) << " must be positive sizes";
   ArrayRef<int64_t> xs = shapeOf(x);
   int64_t k = shapes::numElements(*block);
-  if (xs.size() != 3 || block->size() != n || k == 0 || xs[1] % k ||
-      !cast<RankedTensorType>(x.getType()).hasStaticShape())
+  if (xs.size() != 3 || block->size() != n || k == 0 || xs[1] % k)
     return ctx.emitError() << "input " << shapes::str(xs)
                            << " does not fit block " << shapes::str(*block);
   int64_t c = xs[1] / k, l = xs[2];
   SmallVector<int64_t> padded(n), blocks(n);
-  int64_t positions = 1, padTotal = 1;
   for (size_t i = 0; i < n; ++i) {
     padded[i] = (*image)[i] + (*pads)[i] + (*pads)[i + n];
     int64_t span = ((*block)[i] - 1) * (*dil)[i] + 1;
-    blocks[i] = (padded[i] - span) / (*strides)[i] + 1;
-    positions *= blocks[i];
-    padTotal *= padded[i];
+    blocks[i] = padded[i] < span ? 0 : (padded[i] - span) / (*strides)[i] + 1;
   }
+  // Saturating products: sizes from the file may be large.
+  int64_t positions = shapes::numElements(blocks);
+  int64_t padTotal = shapes::numElements(padded);
+  if (padTotal > kMaxElements / std::max<int64_t>(c, 1))
+    return ctx.emitError() << "the padded image " << shapes::str(padded)
+                           << " of " << c << " channels is too large";
   if (positions != l)
     return ctx.emitError() << "the input has " << l
                            << " columns; the image has " << positions

@@ -149,6 +149,12 @@ static LogicalResult importGroupNorm(NodeContext &ctx) {
   if (groups <= 0 || ShapedType::isDynamic(c) || c % groups != 0)
     return ctx.emitError() << "num_groups = " << groups
                            << " does not divide the " << c << " channels";
+  // Each group's row holds the spatial size times c / groups values.
+  int64_t spatial = shapes::numElements(shape.drop_front(2));
+  if (ShapedType::isDynamic(spatial))
+    return ctx.emitError() << "input shape " << shapes::str(shape)
+                           << " needs static spatial dimensions; fix it with "
+                              "--input-shape";
   // Opset 18 scales and shifts per group, 21 per channel.
   if (ctx.opset < 21) {
     auto expand = [&](Value v) {
@@ -160,7 +166,7 @@ static LogicalResult importGroupNorm(NodeContext &ctx) {
   }
   Type et = elementTypeOf(x);
   SmallVector<int64_t> grouped = {shape[0], groups, -1};
-  grouped[2] = shapes::numElements(shape.drop_front(2)) * (c / groups);
+  grouped[2] = spatial * (c / groups);
   Value g = ctx.reshape(stash(ctx, x), grouped);
   Normalized n = normalize(ctx, g, {2}, epsilon);
   Value y = ctx.castTo(ctx.reshape(n.y, shape), et);

@@ -150,6 +150,8 @@ static LogicalResult importSplit(NodeContext &ctx) {
   if (sizes.empty()) {
     if (ShapedType::isDynamic(d))
       return ctx.emitError() << "splitting a dynamic dimension needs sizes";
+    if (pieces < 1)
+      return ctx.emitError() << "a split into no outputs";
     if (hasNumOutputs) {
       // Opset 18: pieces of ceil(d / n), the last one smaller.
       int64_t n = ctx.getInt("num_outputs", 0);

@@ -201,6 +201,15 @@ def scan_dangling():
                  opset=9)
 
 
+def split_no_outputs():
+    """A Split node with no outputs (the text syntax needs one): nothing to
+    divide the axis by. Opset 18, past what libonnx 1.12's checker knows."""
+    return model([helper.make_node("Identity", ["X"], ["Y"]),
+                  helper.make_node("Split", ["X"], [], axis=1)],
+                 [io("X", TensorProto.FLOAT, [4, 6])],
+                 [io("Y", TensorProto.FLOAT, [4, 6])], opset=18)
+
+
 KINDS = {
     "valid": valid,
     "huge-initializer": huge_initializer,
@@ -225,6 +234,7 @@ KINDS = {
     "if-optional": if_optional,
     "loop-sequence-output": loop_sequence_output,
     "scan-dangling": scan_dangling,
+    "split-no-outputs": split_no_outputs,
 }
 
 if __name__ == "__main__":
