@@ -1,9 +1,12 @@
 // pool.cc - 2-D max pooling, NCHW: a band of output rows of an (image,
-// channel) plane per task, vectors along output rows. On AVX-512, dilation 1
-// and strides 1 or 2 read each tap straight from the input row, with -inf
-// loaded outside it (the padding never wins), for stride 2 split by parity in
-// registers; anything else goes one element at a time. A NaN in a window is the
-// window's result, as with max pooling in PyTorch and ONNX Runtime.
+// channel) plane per task, vectors along output rows. With dilation 1 and
+// strides 1 or 2, each tap is read straight from the input row: on AVX-512
+// with -inf loaded outside it (the padding never wins), for stride 2 split
+// by parity in registers; on AVX2 8 columns at a time, with masked loads at
+// the row's edges (for stride 2 the even lanes of two loads). Anything else
+// goes one element at a time.
+// A NaN in a window is the window's result, as with max pooling in PyTorch
+// and ONNX Runtime.
 #include "simd.h"
 
 #if TCC_UK_NATIVE_ISA != 0
@@ -36,34 +39,38 @@ bool resolvePool(const tcc_uk_pool2d_params_t *p, PoolShape &s) {
 
 /// Whether the kernels of `isa` pool this shape a vector at a time.
 bool vectorRows(int32_t isa, const PoolShape &s) {
-  return isa == TCC_UK_ISA_AVX512 && s.dh == 1 && s.dw == 1 && s.sh == s.sw &&
-         (s.sh == 1 || s.sh == 2);
+  return (isa == TCC_UK_ISA_AVX512 || isa == TCC_UK_ISA_AVX2) && s.dh == 1 &&
+         s.dw == 1 && s.sh == s.sw && (s.sh == 1 || s.sh == 2);
 }
 
 const float kNegInf = -__builtin_inff();
+
+/// Output element (oy, ox) of one plane.
+float poolOne(const PoolShape &s, const float *x, int64_t oy, int64_t ox) {
+  float m = kNegInf;
+  bool nan = false;
+  for (int64_t ky = 0; ky < s.kh; ++ky) {
+    const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+    if (iy < 0 || iy >= s.h)
+      continue;
+    for (int64_t kx = 0; kx < s.kw; ++kx) {
+      const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+      if (ix < 0 || ix >= s.w)
+        continue;
+      const float v = x[iy * s.w + ix];
+      nan |= v != v;
+      m = v > m ? v : m;
+    }
+  }
+  return nan ? __builtin_nanf("") : m;
+}
 
 /// Output rows [oy0, oy1) of one plane, one element at a time.
 void planeScalar(const PoolShape &s, const float *x, float *y, int64_t oy0,
                  int64_t oy1) {
   for (int64_t oy = oy0; oy < oy1; ++oy)
-    for (int64_t ox = 0; ox < s.ow; ++ox) {
-      float m = kNegInf;
-      bool nan = false;
-      for (int64_t ky = 0; ky < s.kh; ++ky) {
-        const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
-        if (iy < 0 || iy >= s.h)
-          continue;
-        for (int64_t kx = 0; kx < s.kw; ++kx) {
-          const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
-          if (ix < 0 || ix >= s.w)
-            continue;
-          const float v = x[iy * s.w + ix];
-          nan |= v != v;
-          m = v > m ? v : m;
-        }
-      }
-      y[oy * s.ow + ox] = nan ? __builtin_nanf("") : m;
-    }
+    for (int64_t ox = 0; ox < s.ow; ++ox)
+      y[oy * s.ow + ox] = poolOne(s, x, oy, ox);
 }
 
 #if TCC_UK_NATIVE_ISA == 2
@@ -128,6 +135,63 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
     }
   }
 }
+#elif TCC_UK_NATIVE_ISA == 1
+/// row[at + l] for the 8 lanes l, -inf where at + l lies outside [0, w)
+/// (masked loads there, which touch nothing outside the row).
+TCC_UK_INLINE __m256 loadColsLowest(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 8 <= w)
+    return _mm256_loadu_ps(row + at);
+  const __m256i col =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(at)),
+                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i in = _mm256_andnot_si256(
+      _mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(w)), col));
+  return _mm256_blendv_ps(_mm256_set1_ps(kNegInf),
+                          _mm256_maskload_ps(row + at, in),
+                          _mm256_castsi256_ps(in));
+}
+
+/// Output rows [oy0, oy1) of one plane, stride S, 8 output columns at a
+/// time: for each valid tap row, kw taps (for stride 2 the even lanes of
+/// two loads); the last vector of a row stores only its columns.
+template <int S>
+void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
+                 int64_t oy1) {
+  const __m256 nanv = _mm256_set1_ps(__builtin_nanf(""));
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    const int64_t iy0 = oy * S - s.pt;
+    const int64_t ky0 = maxI(0, -iy0), ky1 = minI(s.kh, s.h - iy0);
+    float *out = y + oy * s.ow;
+    for (int64_t ox = 0; ox < s.ow; ox += 8) {
+      const int64_t base = ox * S - s.pl;
+      __m256 acc = _mm256_set1_ps(kNegInf), nan = _mm256_setzero_ps();
+      for (int64_t ky = ky0; ky < ky1; ++ky) {
+        const float *row = x + (iy0 + ky) * s.w;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          __m256 v = loadColsLowest(row, s.w, base + kx);
+          if (S == 2) { // the even columns of 16
+            const __m256 e = _mm256_shuffle_ps(
+                v, loadColsLowest(row, s.w, base + kx + 8), 0x88);
+            v = _mm256_castpd_ps(
+                _mm256_permute4x64_pd(_mm256_castps_pd(e), 0xD8));
+          }
+          nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+          acc = _mm256_max_ps(acc, v);
+        }
+      }
+      acc = _mm256_blendv_ps(acc, nanv, nan);
+      if (ox + 8 <= s.ow) {
+        _mm256_storeu_ps(out + ox, acc);
+      } else {
+        const __m256i keep = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32(static_cast<int32_t>(s.ow - ox)),
+            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(out + ox, keep, acc);
+      }
+    }
+  }
+}
 #endif
 
 struct Job {
@@ -151,7 +215,7 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
     const int64_t oy1 = (band + 1) * s.oh / job.bands;
     const float *x = job.x + plane * s.h * s.w;
     float *y = job.y + plane * s.oh * s.ow;
-#if TCC_UK_NATIVE_ISA == 2
+#if TCC_UK_NATIVE_ISA != 0
     if (job.vector) {
       if (s.sh == 1)
         planeVector<1>(s, x, y, oy0, oy1);

@@ -315,9 +315,9 @@ typedef struct tcc_uk_pool2d_params_t {
   int64_t oh, ow;
 } tcc_uk_pool2d_params_t;
 
-/* Whether the kernels of `isa` pool a vector at a time (AVX-512, dilation
- * 1, stride 1 or 2); elsewhere one element at a time, and a compiler's own
- * vectorized loops do better. */
+/* Whether the kernels of `isa` pool a vector at a time (AVX-512 or AVX2,
+ * dilation 1, stride 1 or 2); elsewhere one element at a time, and a
+ * compiler's own vectorized loops do better. */
 int32_t tcc_uk_maxpool2d_fast(int32_t isa, const tcc_uk_pool2d_params_t *p);
 
 /* Returns 0, or -2 (nothing written) if p is not a valid pooling. */

@@ -331,11 +331,6 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   return ctx.result(y);
 }
 
-/// f32 for half-precision types (which accumulate in f32), else `et`.
-static Type f32OrSame(NodeContext &ctx, Type et) {
-  return NodeContext::isHalf(et) ? ctx.b.getF32Type() : et;
-}
-
 /// CausalConvWithState: the past state (or zeros) before the input, a
 /// depthwise convolution over it, an optional SiLU, and the last k - 1
 /// positions as the next state.

@@ -302,10 +302,10 @@ func.func @linear_gelu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-// Tests that a 2-D max pooling is one maxpool2d call on AVX-512 (padding
-// and output size as parameters, no padded copy of the input), and stays a
-// padded linalg window reduction with the AVX2 kernels, which have no vector
-// pooling.
+// Tests that a 2-D max pooling of stride 1 or 2 is one maxpool2d call with
+// the AVX-512 and the AVX2 kernels (padding and output size as parameters,
+// no padded copy of the input), and that one of stride 3 stays a padded
+// linalg window reduction, which the kernels do not vectorize.
 // CHECK-LABEL: func @max_pool
 // CHECK-NOT: tensor.pad
 // CHECK: %[[R:.*]] = tcc.ukernel "maxpool2d" ins(%{{.*}} : tensor<1x4x9x9xf32>) outs(%{{.*}} : tensor<1x4x5x5xf32>)
@@ -313,10 +313,21 @@ func.func @linear_gelu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
 // CHECK-SAME: oh = 5 : i64, ow = 5 : i64, pad_left = 1 : i64, pad_top = 1 : i64, stride_h = 2 : i64
 // CHECK: return %[[R]]
 // AVX2-LABEL: func @max_pool
+// AVX2-NOT: tensor.pad
+// AVX2: tcc.ukernel "maxpool2d"
+// CHECK-LABEL: func @max_pool_stride3
+// CHECK: tensor.pad
+// CHECK: linalg.generic
+// CHECK-NOT: tcc.ukernel
+// AVX2-LABEL: func @max_pool_stride3
 // AVX2: tensor.pad
 // AVX2: linalg.generic
 // AVX2-NOT: tcc.ukernel
 func.func @max_pool(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
   %0 = tcc.max_pool %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x5x5xf32>
   return %0 : tensor<1x4x5x5xf32>
+}
+func.func @max_pool_stride3(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = tcc.max_pool %x kernel = [3, 3] strides = [3, 3] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
 }
