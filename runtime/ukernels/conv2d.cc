@@ -241,6 +241,94 @@ void subsampleChannels(void *ctx, int64_t begin, int64_t end) {
                   job.x + (ch * s.h + oy * s.sh) * s.w, s.ow, s.sw);
 }
 
+/// One convolution's GEMMs, a GEMM per image and group.
+struct GroupGemms {
+  const ConvShape *s;
+  const float *input; // the images, or (subsampled) one image's channels
+  const float *weight;
+  float *output;
+  const tcc_uk_epilogue_t *epilogue;
+  bool accumulate, packedA, subsampled;
+  int64_t scratchBytes; // of one GEMM (runGroups)
+};
+
+/// The GEMM of image `img` (its input already subsampled into job.input
+/// when job.subsampled) and group g, its own threads split through `host`.
+void groupGemm(const tcc_host_api_t *host, const GroupGemms &job, int64_t img,
+               int64_t g, void *scratch) {
+  const ConvShape &s = *job.s;
+  const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
+  const float *x = job.subsampled ? job.input + g * s.cg * ohw
+                                  : job.input + (img * s.c + g * s.cg) * hw;
+  const int64_t outOffset = (img * s.f + g * s.fg) * ohw;
+  const MatrixB matrix = {x, job.subsampled ? ohw : hw, false};
+  const Im2col im2col = {&s, x};
+  tcc_uk_epilogue_t ep = {};
+  if (job.epilogue) {
+    ep = *job.epilogue;
+    ep.bias = job.epilogue->bias ? job.epilogue->bias + g * s.fg : NULL;
+    ep.bias_per_row = 1;
+    ep.residual =
+        job.epilogue->residual ? job.epilogue->residual + outOffset : NULL;
+    ep.ldr = ohw;
+  }
+  const int64_t packedGroupFloats =
+      tcc_uk_pack_a_bytes(TCC_UK_NATIVE_ISA, s.fg, s.kdim) /
+      static_cast<int64_t>(sizeof(float));
+  GemmArgs ga = {};
+  ga.m = s.fg;
+  ga.n = ohw;
+  ga.k = s.kdim;
+  ga.packedA = job.packedA;
+  ga.a = job.packedA ? job.weight + g * packedGroupFloats
+                     : job.weight + g * s.fg * s.kdim;
+  ga.ars = s.kdim;
+  ga.acs = 1;
+  if (isPointwise(s) || job.subsampled) {
+    ga.packB = packBMatrix;
+    ga.bSrc = &matrix;
+    ga.alwaysDirectB = job.subsampled;
+  } else {
+    ga.packB = packIm2col;
+    ga.bSrc = &im2col;
+  }
+  ga.c = job.output + outOffset;
+  ga.ldc = ohw;
+  ga.accumulate = job.accumulate;
+  ga.ep = job.epilogue ? &ep : NULL;
+  runGemm(host, ga, scratch);
+}
+
+/// Units [begin, end) of (image, group), each GEMM on the calling thread
+/// with scratch of its own.
+void runGroups(void *ctx, int64_t begin, int64_t end) {
+  const GroupGemms &job = *static_cast<const GroupGemms *>(ctx);
+  const int64_t bytes = (job.scratchBytes + 63) / 64 * 64;
+  void *scratch =
+      bytes > 0 ? aligned_alloc(64, static_cast<size_t>(bytes)) : NULL;
+  if (bytes > 0 && !scratch) { // no memory: the units one at a time, slower
+    for (int64_t u = begin; u < end; ++u) {
+      void *one = malloc(static_cast<size_t>(bytes));
+      groupGemm(NULL, job, u / job.s->groups, u % job.s->groups, one);
+      free(one);
+    }
+    return;
+  }
+  for (int64_t u = begin; u < end; ++u)
+    groupGemm(NULL, job, u / job.s->groups, u % job.s->groups, scratch);
+  free(scratch);
+}
+
+/// Whether a grouped convolution's GEMMs are better run side by side, one
+/// a thread, than one after another with each split across the threads:
+/// when there are at least two per thread and each is too small for its
+/// own split to pay (under kMinTaskWork multiply-adds a thread).
+bool groupsSideBySide(const tcc_host_api_t *host, const ConvShape &s) {
+  const int threads = hostThreads(host);
+  return s.groups > 1 && threads > 1 && s.n * s.groups >= 2 * threads &&
+         s.fg * s.oh * s.ow * s.kdim < kMinTaskWork * threads;
+}
+
 } // namespace
 
 bool resolveConv(const tcc_uk_conv2d_params_t *p, ConvShape &s) {
@@ -351,55 +439,24 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   }
   const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
   const bool subsampled = isStridedPointwise(s);
+  GroupGemms job = {&s,         input,   weight,     output, epilogue,
+                    accumulate, packedA, subsampled, need};
+  if (!subsampled && groupsSideBySide(host, s)) {
+    parallelFor(host, s.n * s.groups, 1, runGroups, &job);
+    free(owned);
+    return 0;
+  }
   float *sub = subsampled ? alignScratch(scratch) : NULL;
   void *gemmScratch = subsampled ? sub + subsampledFloats(s) : scratch;
-  const int64_t packedGroupFloats =
-      tcc_uk_pack_a_bytes(TCC_UK_NATIVE_ISA, s.fg, s.kdim) /
-      static_cast<int64_t>(sizeof(float));
   for (int64_t img = 0; img < s.n; ++img) {
     if (subsampled) {
-      SubsampleJob job = {&s, input + img * s.c * hw, sub};
+      SubsampleJob sj = {&s, input + img * s.c * hw, sub};
       parallelFor(host, s.c, maxI(1, kMinTaskWork / 16 / maxI(1, ohw)),
-                  subsampleChannels, &job);
+                  subsampleChannels, &sj);
+      job.input = sub;
     }
-    for (int64_t g = 0; g < s.groups; ++g) {
-      const float *x = subsampled ? sub + g * s.cg * ohw
-                                  : input + (img * s.c + g * s.cg) * hw;
-      const int64_t outOffset = (img * s.f + g * s.fg) * ohw;
-      const MatrixB matrix = {x, subsampled ? ohw : hw, false};
-      const Im2col im2col = {&s, x};
-      tcc_uk_epilogue_t ep = {};
-      if (epilogue) {
-        ep = *epilogue;
-        ep.bias = epilogue->bias ? epilogue->bias + g * s.fg : NULL;
-        ep.bias_per_row = 1;
-        ep.residual =
-            epilogue->residual ? epilogue->residual + outOffset : NULL;
-        ep.ldr = ohw;
-      }
-      GemmArgs ga = {};
-      ga.m = s.fg;
-      ga.n = ohw;
-      ga.k = s.kdim;
-      ga.packedA = packedA;
-      ga.a =
-          packedA ? weight + g * packedGroupFloats : weight + g * s.fg * s.kdim;
-      ga.ars = s.kdim;
-      ga.acs = 1;
-      if (isPointwise(s) || subsampled) {
-        ga.packB = packBMatrix;
-        ga.bSrc = &matrix;
-        ga.alwaysDirectB = subsampled;
-      } else {
-        ga.packB = packIm2col;
-        ga.bSrc = &im2col;
-      }
-      ga.c = output + outOffset;
-      ga.ldc = ohw;
-      ga.accumulate = accumulate;
-      ga.ep = epilogue ? &ep : NULL;
-      runGemm(host, ga, gemmScratch);
-    }
+    for (int64_t g = 0; g < s.groups; ++g)
+      groupGemm(host, job, img, g, gemmScratch);
   }
   free(owned);
   return 0;

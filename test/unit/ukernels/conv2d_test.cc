@@ -439,6 +439,18 @@ TEST_P(Conv2d, DepthwiseSmallPlanesUseEveryThread) {
   EXPECT_EQ(host.lastParts, 2u);
 }
 
+// A grouped convolution of many small groups (RegNet's group width 8)
+// runs its GEMMs side by side, a group a thread, in one parallel loop,
+// instead of one parallel loop a group that each GEMM is too small to fill.
+TEST_P(Conv2d, SmallGroupsSideBySide) {
+  const ConvCase c = ConvCase{1, 208, 14, 14, 208, 3, 3}.pad(1).group(26);
+  const ConvData d(*v, c, v);
+  ThreadHost host(2);
+  runConv(*v, c, d, host.get());
+  EXPECT_EQ(host.calls, 1);
+  EXPECT_EQ(host.lastParts, 2u);
+}
+
 TEST_P(Conv2d, EmptyOutputWritesNothing) {
   ConvCase c{1, 2, 2, 2, 3, 5, 5}; // kernel larger than the image
   tcc_uk_conv2d_params_t p = c.params();
@@ -462,6 +474,14 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
           .epilogue(),
       ConvCase{2, 32, 30, 30, 32, 3, 3}.stride(2).pad(1).group(32).epilogue(),
       ConvCase{1, 8, 12, 12, 16, 3, 3}.pad(1).group(2),
+      // Groups side by side (two or more a thread): RegNet's group width 8
+      // with the epilogue, ResNeXt's 32 groups of 4 over two images with
+      // packed weights, grouped 1x1s with a residual, a stride of 2.
+      ConvCase{1, 64, 14, 14, 64, 3, 3}.pad(1).group(8).epilogue(),
+      ConvCase{2, 32, 16, 16, 32, 3, 3}.pad(1).group(8).withFlags(
+          TCC_UK_PACKED_A),
+      ConvCase{1, 48, 10, 10, 96, 1, 1}.group(6).epilogue(),
+      ConvCase{1, 48, 15, 15, 48, 3, 3}.stride(2).pad(1).group(12),
       ConvCase{1, 32, 28, 28, 48, 3, 3}
           .pad(1)
           .withFlags(TCC_UK_PACKED_A)
