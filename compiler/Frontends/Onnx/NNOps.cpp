@@ -249,6 +249,19 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     return ctx.unsupportedValue("auto_pad", autoPad);
   if (outShape.size() > n)
     outShape.erase(outShape.begin(), outShape.begin() + (outShape.size() - n));
+  // Sizes from the file, checked before the arithmetic below uses them.
+  auto bounded = [](ArrayRef<int64_t> list) {
+    return llvm::all_of(list, [](int64_t v) {
+      return v >= -kMaxElements && v <= kMaxElements;
+    });
+  };
+  if ((!outShape.empty() && outShape.size() != n) || !bounded(outShape))
+    return ctx.emitError() << "output_shape " << shapes::str(outShape)
+                           << " does not give the " << n
+                           << " spatial sizes of the output";
+  if ((!pads.empty() && pads.size() != 2 * n) || !bounded(pads))
+    return ctx.emitError() << "pads " << shapes::str(pads) << " are not "
+                           << 2 * n << " sizes";
   bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
   SmallVector<int64_t> begin(n, 0), size(n);
   for (size_t i = 0; i < n; ++i) {
