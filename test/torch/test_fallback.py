@@ -15,8 +15,9 @@ import tcc
 import tcc.torch
 
 
-class WithGcd(torch.nn.Module):
-    """A model with an op tcc has no conversion for (gcd)."""
+class WithAntialias(torch.nn.Module):
+    """A model with an op tcc has no conversion for (antialiased bilinear
+    resizing)."""
 
     def __init__(self):
         super().__init__()
@@ -24,12 +25,13 @@ class WithGcd(torch.nn.Module):
 
     def forward(self, x):
         y = self.fc(x)
-        k = torch.gcd(y.abs().round().long(), torch.tensor(6))
-        return torch.relu(y) * k
+        k = torch.nn.functional.interpolate(
+            y[None, None], size=(3, 4), mode="bilinear", antialias=True)
+        return torch.relu(y) * k[0, 0].repeat(1, 2)
 
 
 def test_unsupported_op_runs_in_eager_and_is_reported():
-    model = WithGcd().eval()
+    model = WithAntialias().eval()
     x = torch.randn(3, 8)
     before = len(tcc.torch.stats.fallbacks)
     compiled = tcc_compile(model)
@@ -37,16 +39,16 @@ def test_unsupported_op_runs_in_eager_and_is_reported():
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4,
                                    atol=1e-5)
     fell_back = tcc.torch.stats.fallbacks[before:]
-    assert [op for op, _ in fell_back] == ["aten.gcd.default"]
+    assert [op for op, _ in fell_back] == ["aten._upsample_bilinear2d_aa.default"]
     assert "no tcc conversion" in fell_back[0][1]
     # The rest was compiled: the linear layer and the scaling around it.
     assert tcc.torch.stats.compiled + tcc.torch.stats.cache_hits >= 2
 
 
 def test_explain_lists_what_falls_back():
-    reasons = tcc.torch.explain(WithGcd().eval(), torch.randn(3, 8))
-    assert reasons == [("aten.gcd.default",
-                        "aten.gcd.default has no tcc conversion")]
+    reasons = tcc.torch.explain(WithAntialias().eval(), torch.randn(3, 8))
+    assert reasons == [("aten._upsample_bilinear2d_aa.default",
+                        "aten._upsample_bilinear2d_aa.default has no tcc conversion")]
     assert tcc.torch.explain(MLP().eval(), torch.randn(2, 32)) == []
 
 
@@ -55,23 +57,23 @@ def test_log_names_the_fallbacks(tmp_path):
     script.write_text(
         "import sys, torch\n"
         f"sys.path.insert(0, {str(__file__.rsplit('/', 1)[0])!r})\n"
-        "from test_fallback import WithGcd\n"
-        "m = torch.compile(WithGcd().eval(), backend='tcc', dynamic=False)\n"
+        "from test_fallback import WithAntialias\n"
+        "m = torch.compile(WithAntialias().eval(), backend='tcc', dynamic=False)\n"
         "with torch.no_grad():\n"
         "    m(torch.randn(3, 8))\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True,
                          text=True, env={**__import__("os").environ,
                                          "TCC_LOG": "1"})
     assert out.returncode == 0, out.stderr
-    assert ("tcc: aten.gcd.default (node 'gcd') runs in eager: "
-            "aten.gcd.default has no tcc conversion") in out.stderr
+    assert ("tcc: aten._upsample_bilinear2d_aa.default (node '_upsample_bilinear2d_aa') runs in eager: "
+            "aten._upsample_bilinear2d_aa.default has no tcc conversion") in out.stderr
 
 
 def test_without_fallback_an_unsupported_op_is_an_error():
-    compiled = tcc_compile(WithGcd().eval(), fallback=False)
+    compiled = tcc_compile(WithAntialias().eval(), fallback=False)
     with pytest.raises(Exception) as e, torch.no_grad():
         compiled(torch.randn(3, 8))
-    assert "aten.gcd.default (node 'gcd')" in str(e.value)
+    assert "aten._upsample_bilinear2d_aa.default (node '_upsample_bilinear2d_aa')" in str(e.value)
     assert "no tcc conversion" in str(e.value)
 
 
