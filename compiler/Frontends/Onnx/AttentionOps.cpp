@@ -299,7 +299,7 @@ static LogicalResult importRotaryEmbedding(NodeContext &ctx) {
   int64_t headSize = ts[3];
   if (rotDim == 0)
     rotDim = headSize;
-  if (rotDim > headSize || rotDim % 2)
+  if (rotDim < 0 || rotDim > headSize || rotDim % 2)
     return ctx.emitError() << "rotary_embedding_dim " << rotDim
                            << " does not fit head size " << headSize;
   int64_t half = rotDim / 2;
@@ -311,8 +311,12 @@ static LogicalResult importRotaryEmbedding(NodeContext &ctx) {
   }
   if (!cosCache || !sinCache)
     return failure();
-  if (shapeOf(cosCache).back() != half || shapeOf(sinCache).back() != half)
-    return ctx.emitError() << "the caches' last dimension must be " << half;
+  if (shapeOf(cosCache).size() != 3 || shapeOf(sinCache).size() != 3 ||
+      shapeOf(cosCache).back() != half || shapeOf(sinCache).back() != half)
+    return ctx.emitError() << "the caches (gathered by position ids) must be "
+                           << "[batch, sequence, " << half << "]; got "
+                           << shapes::str(shapeOf(cosCache)) << " and "
+                           << shapes::str(shapeOf(sinCache));
   // [B, S, 1, half]
   auto expand = [&](Value c) {
     ArrayRef<int64_t> cs = shapeOf(c);

@@ -347,6 +347,8 @@ static LogicalResult importScan(NodeContext &ctx) {
   // Each batch entry is a Scan-9 over its slice.
   if (ctx.hasAttr("scan_input_axes") || ctx.hasAttr("scan_output_axes"))
     return ctx.emitError() << "axes are not supported before opset 9";
+  if (!inputs.empty() && shapeOf(inputs[0]).empty())
+    return ctx.emitError() << "the inputs need a leading batch dimension";
   int64_t batch = inputs.empty() ? 0 : shapeOf(inputs[0])[0];
   if (ShapedType::isDynamic(batch))
     return ctx.emitError() << "the batch dimension must be static";

@@ -402,13 +402,18 @@ static LogicalResult importHardmax(NodeContext &ctx) {
   return ctx.result(y);
 }
 
+/// The largest blocksize of SpaceToDepth/DepthToSpace: a block of bs * bs
+/// elements (times the channels) stays within int64_t.
+constexpr int64_t kMaxBlock = 1 << 15;
+
 static LogicalResult importSpaceToDepth(NodeContext &ctx) {
   Value x = ctx.input(0);
   int64_t bs = ctx.getInt("blocksize", 0);
   if (ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> s = shapeOf(x);
-  if (s.size() != 4 || bs < 1 || s[2] % bs || s[3] % bs)
+  // A block of bs * bs elements must be addressable (no overflow below).
+  if (s.size() != 4 || bs < 1 || bs > kMaxBlock || s[2] % bs || s[3] % bs)
     return ctx.emitError() << "blocksize " << bs << " does not fit input "
                            << shapes::str(s);
   Value y = ctx.reshape(x, {s[0], s[1], s[2] / bs, bs, s[3] / bs, bs});
@@ -424,7 +429,7 @@ static LogicalResult importDepthToSpace(NodeContext &ctx) {
   if (ctx.hasError() || failed(ctx.requireStatic(x)))
     return failure();
   ArrayRef<int64_t> s = shapeOf(x);
-  if (s.size() != 4 || bs < 1 || s[1] % (bs * bs))
+  if (s.size() != 4 || bs < 1 || bs > kMaxBlock || s[1] % (bs * bs))
     return ctx.emitError() << "blocksize " << bs << " does not fit input "
                            << shapes::str(s);
   int64_t c = s[1] / (bs * bs);

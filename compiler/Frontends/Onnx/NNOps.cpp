@@ -159,6 +159,11 @@ static Value minusZeroPoint(NodeContext &ctx, Value v, Value zeroPoint,
     z = ctx.reshape(z, {});
   } else if (perChannel) {
     SmallVector<int64_t> s(shapeOf(v).size(), 1);
+    if (s.empty()) {
+      ctx.emitError() << "a zero point of " << n
+                      << " values for a scalar operand";
+      return {};
+    }
     s[0] = n;
     z = ctx.reshape(z, s);
   }
@@ -169,7 +174,9 @@ static Value minusZeroPoint(NodeContext &ctx, Value v, Value zeroPoint,
 /// (computed in f64, which holds every product sum exactly).
 static LogicalResult importConvInteger(NodeContext &ctx) {
   Value x = minusZeroPoint(ctx, ctx.input(0), ctx.input(2), false);
-  Value w = minusZeroPoint(ctx, ctx.input(1), ctx.input(3), true);
+  Value w = x ? minusZeroPoint(ctx, ctx.input(1), ctx.input(3), true) : x;
+  if (!x || !w)
+    return failure();
   Value y = convolve(ctx, x, w, Value());
   y = ctx.castTo(y, ctx.b.getI32Type());
   return ctx.result(y);
@@ -192,7 +199,9 @@ static Value requantize(NodeContext &ctx, Value v, Value zeroPoint, Type dflt) {
 
 static LogicalResult importQLinearConv(NodeContext &ctx) {
   Value x = minusZeroPoint(ctx, ctx.input(0), ctx.input(2), false);
-  Value w = minusZeroPoint(ctx, ctx.input(3), ctx.input(5), true);
+  Value w = x ? minusZeroPoint(ctx, ctx.input(3), ctx.input(5), true) : x;
+  if (!x || !w)
+    return failure();
   Value bias = ctx.input(8);
   Value y = convolve(ctx, x, w,
                      bias ? ctx.castTo(bias, ctx.b.getF64Type()) : Value());

@@ -96,6 +96,11 @@ static FailureOr<Recurrence> readAttributes(NodeContext &ctx, Cell cell) {
   ctx.ignoreAttrs({"output_sequence"});
   if (ctx.hasError())
     return failure();
+  // Bounded before W's and R's sizes are computed from it.
+  if (r.hidden < 0 || r.hidden > kMaxElements) {
+    ctx.emitError() << "hidden_size " << r.hidden << " is out of range";
+    return failure();
+  }
   if (direction == "forward" || direction == "reverse")
     r.dirs = 1;
   else if (direction == "bidirectional")

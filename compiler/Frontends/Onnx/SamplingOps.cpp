@@ -215,6 +215,14 @@ static LogicalResult importAffineGrid(NodeContext &ctx) {
                            << " does not match size " << shapes::str(*size);
   ArrayRef<int64_t> dims = ArrayRef<int64_t>(*size).drop_front(2);
   int64_t points = shapes::numElements(dims);
+  Type et = elementTypeOf(theta);
+  // The base grid's size is checked (negative sizes, the caps on a tensor)
+  // before it is built element by element.
+  if (llvm::any_of(dims, [](int64_t d) { return d < 1; }))
+    return ctx.emitError() << "size " << shapes::str(*size)
+                           << " has a spatial size below 1";
+  if (!ctx.tensorType({points, n + 1}, et))
+    return failure();
   // Base grid [points, n + 1]: (x, y[, z], 1) per output position, x the
   // innermost dimension.
   auto at = [&](int64_t i, int64_t len) {
@@ -233,7 +241,6 @@ static LogicalResult importAffineGrid(NodeContext &ctx) {
       base.push_back(at(idx[i], dims[i]));
     base.push_back(1.0);
   }
-  Type et = elementTypeOf(theta);
   Value b = ctx.constant({points, n + 1}, et, base);
   // [N, points, n] = base @ theta^T
   Value g = ctx.matmul(b, ctx.transpose(theta, {0, 2, 1}));

@@ -131,7 +131,7 @@ static LogicalResult importSplitToSequence(NodeContext &ctx) {
         return ctx.emitError() << "split " << chunk << " must be positive";
       if (failed(ctx.checkUnroll(d / chunk, "sequence elements")))
         return failure();
-      for (int64_t at = 0; at < d; at += chunk)
+      for (int64_t at = 0; at < d; at += sizes.back())
         sizes.push_back(std::min(chunk, d - at));
     } else {
       sizes = *given;
@@ -142,7 +142,7 @@ static LogicalResult importSplitToSequence(NodeContext &ctx) {
   SmallVector<Value> seq;
   int64_t at = 0;
   for (int64_t s : sizes) {
-    if (s < 0 || at + s > d)
+    if (s < 0 || s > d - at) // (at + s could overflow: s is from the file)
       return ctx.emitError() << "split sizes " << shapes::str(sizes)
                              << " do not fit dimension " << d;
     Value piece = ctx.slice(x, *axis, at, s);

@@ -213,6 +213,9 @@ static LogicalResult importSTFT(NodeContext &ctx) {
       return failure();
     frameLength = saturatingInt(*l);
   } else if (window) {
+    if (shapeOf(window).size() != 1)
+      return ctx.emitError()
+             << "the window must be 1-D; got " << shapes::str(shapeOf(window));
     frameLength = shapeOf(window)[0];
   } else {
     return ctx.emitError() << "either window or frame_length is required";
