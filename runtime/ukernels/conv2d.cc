@@ -424,9 +424,13 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
     depthwiseConv(host, s, input, weight, output, accumulate, epilogue);
     return 0;
   }
+  const bool subsampled = isStridedPointwise(s);
+  // Side by side, each task allocates its own scratch: none is needed here.
+  const bool sideBySide =
+      !subsampled && !(packedA && winogradFits(s)) && groupsSideBySide(host, s);
   void *scratch = p->scratch, *owned = NULL;
   const int64_t need = convScratchBytes(TCC_UK_NATIVE_ISA, s, packedA);
-  if (need > 0 && !scratch) {
+  if (need > 0 && !scratch && !sideBySide) {
     owned = malloc(static_cast<size_t>(need));
     if (!owned)
       return -1;
@@ -438,10 +442,9 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
     return 0;
   }
   const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
-  const bool subsampled = isStridedPointwise(s);
   GroupGemms job = {&s,         input,   weight,     output, epilogue,
                     accumulate, packedA, subsampled, need};
-  if (!subsampled && groupsSideBySide(host, s)) {
+  if (sideBySide) {
     parallelFor(host, s.n * s.groups, 1, runGroups, &job);
     free(owned);
     return 0;
