@@ -177,7 +177,8 @@ def _write_signature(sig, path):
     data = {"inputs": sig.inputs, "outputs": [list(o) for o in sig.outputs],
             "result_types": [[str(d).removeprefix("torch."), list(s)]
                              for d, s in sig.result_types],
-            "layouts": sig.layouts, "plain": sig.plain}
+            "layouts": sig.layouts, "plain": sig.plain,
+            "trims": [[k, c] for k, c in sig.trims.items()]}
     fd, tmp = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(path))
     with os.fdopen(fd, "w") as f:
         json.dump(data, f)
@@ -197,7 +198,8 @@ def _read_signature(path):
                           for d, s in data["result_types"]],
             layouts=[None if p is None else [int(i) for i in p]
                      for p in data["layouts"]],
-            plain=bool(data["plain"]))
+            plain=bool(data["plain"]),
+            trims={int(k): int(c) for k, c in data["trims"]})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -289,6 +291,8 @@ class CompiledGraph:
                 self.model._run_cached([t.data_ptr() for t in ins])]
         if sig.plain:  # the outputs are the results, in order, row-major
             return tuple(outs)
+        for k, c in sig.trims.items():  # the run's leading sizes
+            outs[k] = outs[k][:int(outs[c])]
         # Complex results come as (re, im) pairs in a last dimension of 2.
         outs = [torch.view_as_complex(t) if d.is_complex else t
                 for t, (d, _) in zip(outs, sig.result_types)]
@@ -319,6 +323,10 @@ class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):
 
     def is_node_supported(self, submodules, node):
         if node.op != "call_function":
+            return False
+        if node.target in ops.SIZE_ASSERTIONS:
+            # Checks of a run-time size stay in eager, beside the result
+            # they read (which may leave a partition): nothing to compile.
             return False
         reason = self.refused.get(node.name) or ops.unsupported_reason(node)
         if reason:

@@ -34,6 +34,9 @@ class Signature:
     strides torch expects of that value.
     `plain`: the outputs are the results as computed, in order (the
     caller returns them as they are).
+    `trims`: artifact output k -> the artifact output holding how many
+    of its leading rows are the value (a result whose size only the run
+    knows, aten.nonzero's: tcc computes it at its upper bound).
     `constants`: the tensors compiled in as constants (frozen inputs and
     the graph's own attributes), whose bytes key the artifact cache: the
     graph's text leaves large ones out.
@@ -43,6 +46,7 @@ class Signature:
     result_types: list = field(default_factory=list)
     layouts: list = field(default_factory=list)
     constants: list = field(default_factory=list)
+    trims: dict = field(default_factory=dict)
     plain: bool = False
 
 
@@ -161,8 +165,15 @@ def _check_like_torch(node, made):
     for k, (m, w) in enumerate(zip(made_list, want_list)):
         if m is None or not isinstance(w, torch.Tensor):
             continue
-        dtype, shape = ops.tcc_type(w)
-        if m.dtype != dtype or list(m.shape) != shape:
+        if isinstance(m, ops.Trimmed):  # its leading size is the run's
+            dtype, shape = ops.tcc_dtype(w.dtype), [int(d) for d in
+                                                    w.shape[1:]]
+            m = m.padded
+            made_shape = list(m.shape[1:])
+        else:
+            dtype, shape = ops.tcc_type(w)
+            made_shape = list(m.shape)
+        if m.dtype != dtype or made_shape != shape:
             raise _compiler.CompileError(
                 f"{describe(node)}: tcc made {m.dtype}{list(m.shape)} for "
                 f"result {k}, where torch gives {dtype}{shape} (a bug of "
@@ -177,7 +188,7 @@ def _refused(node, reason):
 
 
 def _import_output(ctx, node, index, g, sig):
-    results, names = [], []
+    results, names, trims = [], [], []
     seen = {}
     outputs = node.args[0]
     if not isinstance(outputs, (tuple, list)):
@@ -196,6 +207,17 @@ def _import_output(ctx, node, index, g, sig):
             if value is None:
                 raise Unsupported(f"output '{out.name}' is not a tensor tcc "
                                   "made")
+            if isinstance(value, ops.Trimmed):
+                if out not in seen:
+                    seen[out] = len(results)
+                    trims.append((len(results), value.length))
+                    results.append(value.padded)
+                    names.append(out.name)
+                    sig.result_types.append(
+                        (torch.int64, tuple(value.padded.shape)))
+                    sig.layouts.append(None)
+                sig.outputs.append(("result", seen[out]))
+                continue
             if out not in seen:
                 seen[out] = len(results)
                 want = ops._val(out)
@@ -215,9 +237,16 @@ def _import_output(ctx, node, index, g, sig):
             sig.outputs.append(("result", seen[out]))
     if not results:
         raise Unsupported("the graph computes no tensor")
+    # The lengths of trimmed results follow the results.
+    for k, length in trims:
+        sig.trims[k] = len(results)
+        results.append(length)
+        names.append(f"{names[k]}_length")
+        sig.result_types.append((torch.int64, ()))
+        sig.layouts.append(None)
     g.set_location("")
     g.set_outputs(results, names)
-    sig.plain = (all(o is None for o in sig.layouts) and
+    sig.plain = (not sig.trims and all(o is None for o in sig.layouts) and
                  not any(d.is_complex for d, _ in sig.result_types) and
                  sig.outputs == [("result", k) for k in range(len(results))])
 

@@ -129,6 +129,9 @@ class Context:
         v = self.env[arg]
         if v is None:
             raise Unsupported(f"'{arg.name}' has no value tcc made")
+        if isinstance(v, Trimmed):
+            raise Unsupported(f"'{arg.name}' has a size known only at run "
+                              "time")
         return v
 
     def value(self, arg, dtype):
@@ -292,6 +295,8 @@ def unsupported_reason(node):
                 "whose control flow does not depend on the data")
     if node.target not in TABLE:
         return f"{_name(node.target)} has no tcc conversion"
+    if node.target in SIZE_ASSERTIONS:
+        return _size_assertion_reason(node)
     v = _val(node)
     for t in (v if isinstance(v, (tuple, list)) else [v]):
         if t is None:
@@ -301,15 +306,38 @@ def unsupported_reason(node):
         if t.dtype not in _DTYPES and not (
                 t.dtype in _COMPLEX and node.target in COMPLEX_OK):
             return f"{_name(node.target)} gives dtype {t.dtype}"
-        if any(not isinstance(d, int) for d in t.shape):
+        if any(not isinstance(d, int) for d in t.shape) and not (
+                makes_trimmed(node) and
+                all(isinstance(d, int) for d in t.shape[1:])):
             return f"{_name(node.target)} has a symbolic shape"
     for a in node.all_input_nodes:
         av = _val(a)
+        if _rowwise(node) and a is node.args[0]:
+            continue
+        if isinstance(av, torch.Tensor) and any(
+                not isinstance(d, int) for d in av.shape):
+            return (f"{_name(node.target)} reads '{a.name}', whose size is "
+                    "known only at run time (tcc returns such results, it "
+                    "does not compute with them)")
         if isinstance(av, torch.Tensor) and av.dtype not in _DTYPES and \
                 not (av.dtype in _COMPLEX and node.target in COMPLEX_OK):
             return f"{_name(node.target)} reads dtype {av.dtype}"
     check = _CHECKS.get(node.target)
     return check(node) if check else None
+
+
+def _size_assertion_reason(node):
+    """None where `node` reads the size of a Trimmed result (sym_size of
+    dimension 0) or compares or asserts what such a read gave."""
+    if node.target is aten.sym_size.int:
+        src, dim = node.args[0], node.args[1]
+        return None if makes_trimmed(src) and dim == 0 else (
+            f"{_name(node.target)} of a tensor tcc does not size at run time")
+    for a in node.all_input_nodes:
+        if a.target not in SIZE_ASSERTIONS:
+            return (f"{_name(node.target)} of '{a.name}', which is not the "
+                    "run-time size of a result")
+    return None
 
 
 def _name(target):
@@ -841,6 +869,17 @@ def _cat(ctx, node):
           aten.split_with_sizes_copy.default, aten.split_copy.Tensor,
           aten.unbind.int, aten.chunk.default)
 def _split(ctx, node):
+    if isinstance(ctx.env.get(node.args[0]), Trimmed):  # row by row
+        t = ctx.env[node.args[0]]
+        dim = node.args[1] % len(t.padded.shape)
+        n = t.padded.shape[dim]
+        shape = list(t.padded.shape)
+        pieces = ctx.op("tcc.split", [t.padded], results=[
+            (t.padded.dtype, shape[:dim] + [1] + shape[dim + 1:])] * n,
+            axis=dim)
+        pieces = pieces if isinstance(pieces, tuple) else (pieces,)
+        return tuple(Trimmed(ctx.reshape(v, shape[:dim] + shape[dim + 1:]),
+                             t.length) for v in pieces)
     x = ctx.tensor(node.args[0])
     results = [out_type(node, i) for i in range(len(_val(node)))]
     if node.target == aten.unbind.int:
@@ -3119,6 +3158,114 @@ def _masked_scatter(ctx, node):
     taken = ctx.op("tcc.gather", [ctx.reshape(ctx.cast(src, dtype), [m]), pos],
                    axis=0)
     return ctx.select(mask, ctx.reshape(taken, shape), x)
+
+
+class Trimmed:
+    """A result whose leading size is known only at run time (aten.nonzero's
+    count of set elements): computed at its upper bound as `padded`, of
+    which the first `length` (an int64 scalar of the graph) rows hold the
+    result. Only a graph output may be one: the caller trims it (see
+    importer.Signature.trims)."""
+
+    def __init__(self, padded, length):
+        self.padded, self.length = padded, length
+
+
+# ATen ops whose converters make a Trimmed result.
+TRIMMED = {aten.nonzero.default}
+
+
+def _rowwise(node):
+    """Whether `node` takes each row of its first operand to a row of its
+    results (so a Trimmed operand makes Trimmed results)."""
+    if node.target is aten.unbind.int:
+        return (node.args[1] if len(node.args) > 1 else 0) != 0
+    return False
+
+
+def makes_trimmed(node):
+    """Whether the converter of `node` makes Trimmed results."""
+    if node.target in TRIMMED:
+        return True
+    if node.target is operator.getitem or _rowwise(node):
+        return makes_trimmed(node.args[0])
+    return False
+
+
+# Targets that read the size of a Trimmed result, compare it with a bound
+# and assert the comparison (what AOTAutograd records for nonzero's size):
+# the bounds hold by construction (0 <= count <= numel).
+SIZE_ASSERTIONS = {aten.sym_size.int, aten._assert_scalar.default,
+                   operator.ge, operator.le, operator.gt, operator.lt,
+                   operator.eq}
+
+
+def _nonzero_rows(ctx, x):
+    """The places where x is not zero, in row-major order, as rows of
+    coordinates compacted to the front of an (numel, rank) int64 tensor,
+    and their count (an int64 scalar). The k-th set element's row is its
+    running count minus one; the others go to a spare row past the end."""
+    shape = list(x.shape)
+    n, rank = math.prod(shape), len(shape)
+    if n == 0:
+        return ctx.zeros("int64", [0, rank]), ctx.zeros("int64", [])
+    flat = ctx.reshape(x, [n])
+    setp = flat if flat.dtype == "bool" else ctx.compare(
+        "ne", flat, ctx.scalar(0, flat.dtype))
+    running = ctx.op("tcc.cumsum", [ctx.cast(setp, "int64")], axis=0)
+    count = ctx.reshape(ctx.slice(running, [n - 1], [1], [1]), [])
+    where = ctx.select(setp, ctx.binary("sub", running,
+                                        ctx.scalar(1, "int64")),
+                       ctx.scalar(n, "int64"))
+    linear = ctx.op("tcc.scatter",
+                    [ctx.zeros("int64", [n + 1]), where,
+                     ctx.constant(np.arange(n), "int64")], axis=0,
+                    reduction=enum(0))
+    linear = ctx.reshape(ctx.slice(linear, [0], [1], [n]), [n, 1])
+    if rank == 0:
+        return ctx.zeros("int64", [1, 0]), count
+    strides = [math.prod(shape[d + 1:]) for d in range(rank)]
+    coords = ctx.binary("div", linear, ctx.constant(
+        np.array([strides]), "int64"))
+    coords = ctx.op("tcc.rem", [coords, ctx.constant(np.array([shape]),
+                                                     "int64")])
+    return coords, count
+
+
+def _size_assertion(ctx, node):
+    """Nothing to compute: the bounds asserted hold by construction."""
+    return None
+
+
+for _target in SIZE_ASSERTIONS:
+    TABLE[_target] = _size_assertion
+
+
+@converts(aten.nonzero.default)
+def _nonzero(ctx, node):
+    """Coordinates of the set elements: their number is known only at run
+    time, so the result is Trimmed (a graph output only)."""
+    rows, count = _nonzero_rows(ctx, ctx.tensor(named(node)["self"]))
+    return Trimmed(rows, count)
+
+
+@converts(aten.nonzero_static.default)
+def _nonzero_static(ctx, node):
+    """nonzero's rows in a result of `size` rows: cut there, or filled
+    with `fill_value` past the count."""
+    a = named(node)
+    rows, count = _nonzero_rows(ctx, ctx.tensor(a["self"]))
+    n, rank = rows.shape
+    size = int(a["size"])
+    if size <= n:
+        rows = ctx.slice(rows, [0, 0], [1, 1], [size, rank])
+    else:
+        rows = ctx.op("tcc.concat", [rows, ctx.zeros("int64", [size - n,
+                                                               rank])],
+                      axis=0)
+    index = ctx.constant(np.arange(size).reshape(size, 1), "int64")
+    fill = ctx.scalar(int(a["fill_value"]), "int64")
+    return ctx.select(ctx.compare("lt", index, count), rows, fill)
 
 
 _HISTOGRAM_LIMIT = 1 << 26  # elements x bins of the one-hot comparison
