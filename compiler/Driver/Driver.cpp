@@ -7,6 +7,7 @@
 #include "compiler/Target/Artifact.h"
 #include "compiler/Target/LLVMCodegen.h"
 #include "compiler/Target/Link.h"
+#include "compiler/Transforms/Passes.h"
 #include "dialects/Tcc/IR/TccOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,6 +51,55 @@ bool tcc::parseShape(StringRef text, SmallVectorImpl<int64_t> &shape) {
     shape.push_back(v);
   }
   return true;
+}
+
+bool tcc::parseShape(StringRef text, SmallVectorImpl<int64_t> &shape,
+                     SmallVectorImpl<std::string> &names) {
+  shape.clear();
+  names.clear();
+  if (text.empty())
+    return true;
+  SmallVector<StringRef> dims;
+  text.split(dims, text.contains(',') ? ',' : 'x');
+  for (StringRef d : dims) {
+    int64_t v;
+    if (!d.getAsInteger(10, v)) {
+      if (v < 0)
+        return false;
+      shape.push_back(v);
+      names.emplace_back();
+      continue;
+    }
+    bool identifier =
+        !d.empty() && (llvm::isAlpha(d[0]) || d[0] == '_') &&
+        llvm::all_of(d, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+    if (d != "?" && !identifier)
+      return false;
+    shape.push_back(ShapedType::kDynamic);
+    names.push_back(d == "?" ? std::string() : d.str());
+  }
+  return true;
+}
+
+bool tcc::parseDimBounds(StringRef text, std::string &name, int64_t &min,
+                         int64_t &max) {
+  auto [key, range] = text.split('=');
+  bool identifier =
+      !key.empty() && (llvm::isAlpha(key[0]) || key[0] == '_') &&
+      llvm::all_of(key, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  if (!identifier || range.empty())
+    return false;
+  name = key.str();
+  min = 1;
+  StringRef hi = range;
+  if (range.contains("..")) {
+    auto [lo, rest] = range.split("..");
+    if (lo.getAsInteger(10, min))
+      return false;
+    hi = rest;
+  }
+  return !hi.getAsInteger(10, max) && min >= 1 && min <= max &&
+         max <= std::numeric_limits<int32_t>::max();
 }
 
 bool tcc::parseSize(StringRef text, int64_t &size) {
@@ -188,6 +238,12 @@ static std::string symbolPrefixFor(StringRef output) {
 /// (views) and the terminator; a tcc.fused group counts once.
 static int64_t countKernels(ModuleOp module) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main) // A dynamic batch: its largest slab.
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f.getSymName().starts_with("main_chunk")) {
+        main = f;
+        break;
+      }
   if (!main || main.isExternal())
     return 0;
   int64_t n = 0;
@@ -295,6 +351,13 @@ static OwningOpRef<ModuleOp> importTorchScript(MLIRContext &ctx,
                    << "' (build tcc with Python 3, pybind11 and PyTorch)";
     return nullptr;
   }
+  for (const auto &entry : opts.inputShapes)
+    if (llvm::any_of(entry.getValue(), ShapedType::isDynamic)) {
+      emitError(loc) << "--input-shape " << entry.getKey()
+                     << ": TorchScript inputs take fixed sizes; dynamic "
+                        "dimensions are for ONNX models";
+      return nullptr;
+    }
   SmallString<128> imported;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
           "tcc-torchscript", "mlir", imported)) {
@@ -407,6 +470,8 @@ OwningOpRef<ModuleOp> tcc::importModel(MLIRContext &ctx,
     importOptions.maxTensorBytes = opts.maxTensorBytes;
     for (const auto &entry : opts.inputShapes)
       importOptions.inputShapes[entry.getKey()] = entry.getValue();
+    for (const auto &entry : opts.inputDimNames)
+      importOptions.inputDimNames[entry.getKey()] = entry.getValue();
     return onnx::importOnnxFile(ctx, opts.inputPath, importOptions);
   }
   emitError(UnknownLoc::get(&ctx))
@@ -534,6 +599,26 @@ private:
   /// Canonicalization, decomposition and fusion on the tcc dialect.
   LogicalResult runGraphPasses() {
     int64_t imported = countKernels(module);
+    // A dynamic batch becomes slabs of fixed sizes (tcc-specialize-batch),
+    // bounded by --dim.
+    if (!opts.dimBounds.empty()) {
+      Builder b(&ctx);
+      SmallVector<NamedAttribute> bounds;
+      for (const auto &entry : opts.dimBounds)
+        bounds.push_back(b.getNamedAttr(
+            entry.getKey(), b.getDenseI64ArrayAttr({entry.getValue().first,
+                                                    entry.getValue().second})));
+      module->setAttr("tcc.dim_bounds", b.getDictionaryAttr(bounds));
+    }
+    if (failed(runPipeline(
+            [](OpPassManager &pm) { pm.addPass(createTccSpecializeBatch()); },
+            "dynamic batch")))
+      return failure();
+    if (!opts.dimBounds.empty() && !module->hasAttr("tcc.batch"))
+      return fail("--dim " + opts.dimBounds.begin()->getKey() +
+                  " names no dynamic dimension: the model's inputs are "
+                  "static (make one dynamic with --input-shape, e.g. " +
+                  "x=" + opts.dimBounds.begin()->getKey() + "x3x224x224)");
     if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
       return failure();
     if (opts.stats)

@@ -45,6 +45,10 @@ struct CompileOptions {
   std::string mcpu; ///< "" or "native": the host CPU.
   int optLevel = 3;
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Names of the dynamic dimensions of `inputShapes` ("" where unnamed).
+  llvm::StringMap<llvm::SmallVector<std::string>> inputDimNames;
+  /// Bounds of symbolic dimensions by name (--dim NAME=MIN..MAX).
+  llvm::StringMap<std::pair<int64_t, int64_t>> dimBounds;
   /// Caps on any one tensor of an imported model (--max-elements,
   /// --max-tensor-bytes); see onnx::ImportOptions.
   int64_t maxElements = int64_t(1) << 31;
@@ -95,6 +99,16 @@ LogicalResult compileModule(ModuleOp module, const CompileOptions &options);
 
 /// Parses "1x3x224x224" (a lone "" is a scalar); false on a malformed shape.
 bool parseShape(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape);
+/// As parseShape, where a dimension may also be `?` or a name (letters,
+/// digits and `_`, starting with a letter or `_`): a dynamic dimension,
+/// kDynamic in `shape` and its name ("" for `?`) in `names`. Dimensions are
+/// separated by `x`, or by `,` when the text has one (names with an x:
+/// `seq_max,768`).
+bool parseShape(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &shape,
+                llvm::SmallVectorImpl<std::string> &names);
+/// `NAME=MIN..MAX` (or `NAME=MAX`, MIN 1): a symbolic dimension's bounds.
+bool parseDimBounds(llvm::StringRef text, std::string &name, int64_t &min,
+                    int64_t &max);
 
 /// Parses a positive count with an optional binary suffix: "1000", "64K",
 /// "512M", "4G", "1T"; false when malformed, zero or beyond INT64_MAX.

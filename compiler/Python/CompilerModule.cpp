@@ -443,10 +443,30 @@ public:
       else if (k == "profile")
         opts.profile = value.cast<bool>();
       else if (k == "input_shapes")
+        // A dimension is a size, or a name / None: a dynamic one.
         for (auto [n, s] : value.cast<py::dict>()) {
-          auto dims = s.cast<std::vector<int64_t>>();
-          opts.inputShapes[py::str(n).cast<std::string>()] =
-              llvm::SmallVector<int64_t>(dims.begin(), dims.end());
+          std::string input = py::str(n).cast<std::string>();
+          llvm::SmallVector<int64_t> dims;
+          llvm::SmallVector<std::string> names;
+          for (py::handle d : s.cast<py::sequence>()) {
+            bool dynamic = d.is_none() || py::isinstance<py::str>(d);
+            dims.push_back(dynamic ? mlir::ShapedType::kDynamic
+                                   : d.cast<int64_t>());
+            names.push_back(py::isinstance<py::str>(d) ? d.cast<std::string>()
+                                                       : std::string());
+          }
+          opts.inputShapes[input] = dims;
+          opts.inputDimNames[input] = names;
+        }
+      else if (k == "dims")
+        // {"batch": (1, 64)}: bounds of dynamic dimensions.
+        for (auto [n, b] : value.cast<py::dict>()) {
+          auto bounds = b.cast<std::pair<int64_t, int64_t>>();
+          if (bounds.first < 1 || bounds.first > bounds.second)
+            throw py::value_error("dims: bounds of '" +
+                                  py::str(n).cast<std::string>() +
+                                  "' must satisfy 1 <= min <= max");
+          opts.dimBounds[py::str(n).cast<std::string>()] = bounds;
         }
       else
         throw py::type_error("compile() got an unknown option '" + k + "'");

@@ -114,13 +114,69 @@ static StringRef cTypeOf(int32_t dtype) {
   }
 }
 
+static int64_t elementBytes(int32_t dtype) {
+  switch (dtype) {
+  case TCC_DTYPE_U8:
+  case TCC_DTYPE_I8:
+  case TCC_DTYPE_BOOL:
+    return 1;
+  case TCC_DTYPE_U16:
+  case TCC_DTYPE_I16:
+  case TCC_DTYPE_F16:
+  case TCC_DTYPE_BF16:
+    return 2;
+  case TCC_DTYPE_I64:
+  case TCC_DTYPE_U64:
+  case TCC_DTYPE_F64:
+    return 8;
+  default:
+    return 4;
+  }
+}
+
+int64_t TensorInfo::rowBytes() const {
+  int64_t n = elementBytes(dtype);
+  for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
+    n *= d;
+  return n;
+}
+
 FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return module.emitError() << "the module has no @main function";
   ArtifactInfo info;
+  // A dynamic batch: the interface of its largest slab, with the leading
+  // dimension of the batched tensors made the symbol's.
+  auto batch = module->getAttrOfType<DictionaryAttr>("tcc.batch");
+  ArrayAttr batchedInputs, batchedOutputs;
+  func::FuncOp main;
+  if (batch) {
+    auto chunks = batch.getAs<DenseI64ArrayAttr>("chunks");
+    auto name = batch.getAs<StringAttr>("name");
+    auto lo = batch.getAs<IntegerAttr>("min");
+    auto hi = batch.getAs<IntegerAttr>("max");
+    batchedInputs = batch.getAs<ArrayAttr>("inputs");
+    batchedOutputs = batch.getAs<ArrayAttr>("outputs");
+    if (!chunks || chunks.empty() || !name || !lo || !hi || !batchedInputs ||
+        !batchedOutputs)
+      return module.emitError() << "malformed tcc.batch attribute " << batch;
+    info.chunks.assign(chunks.asArrayRef().begin(), chunks.asArrayRef().end());
+    info.symbols.push_back({name.str(), lo.getInt(), hi.getInt()});
+    main = module.lookupSymbol<func::FuncOp>(
+        ("main_chunk" + Twine(info.chunks.front())).str());
+    if (!main)
+      return module.emitError()
+             << "the module has no @main_chunk" << info.chunks.front();
+  } else {
+    main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main)
+      return module.emitError() << "the module has no @main function";
+  }
   if (auto name = module->getAttrOfType<StringAttr>("tcc.model_name"))
     info.modelName = name.str();
+  auto batched = [&](ArrayAttr flags, unsigned i) {
+    auto flag =
+        flags && i < flags.size() ? dyn_cast<BoolAttr>(flags[i]) : BoolAttr();
+    return flag && flag.getValue();
+  };
   auto describe = [&](Type type, DictionaryAttr attrs, const Twine &fallback,
                       std::vector<TensorInfo> &out) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -142,14 +198,25 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     return success();
   };
   FunctionType type = main.getFunctionType();
-  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+  auto makeSymbolic = [](TensorInfo &t) {
+    t.shape[0] = -1;
+    t.symbols.assign(t.shape.size(), -1);
+    t.symbols[0] = 0;
+  };
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     if (failed(describe(type.getInput(i), main.getArgAttrDict(i),
                         "input" + Twine(i), info.inputs)))
       return failure();
-  for (unsigned i = 0; i < type.getNumResults(); ++i)
+    if (batched(batchedInputs, i))
+      makeSymbolic(info.inputs.back());
+  }
+  for (unsigned i = 0; i < type.getNumResults(); ++i) {
     if (failed(describe(type.getResult(i), main.getResultAttrDict(i),
                         "output" + Twine(i), info.outputs)))
       return failure();
+    if (batched(batchedOutputs, i))
+      makeSymbolic(info.outputs.back());
+  }
   return info;
 }
 
@@ -161,10 +228,13 @@ public:
       : module(module), ctx(module.getContext()), prefix(prefix),
         ptr(llvm::PointerType::get(ctx, 0)), i32(llvm::Type::getInt32Ty(ctx)),
         i64(llvm::Type::getInt64Ty(ctx)) {
-    tensorType = llvm::StructType::create(ctx, {ptr, i32, i32, ptr},
+    tensorType = llvm::StructType::create(ctx, {ptr, i32, i32, ptr, ptr},
                                           "tcc_tensor_desc_t");
+    symbolType =
+        llvm::StructType::create(ctx, {ptr, i64, i64}, "tcc_symbol_desc_t");
     descType = llvm::StructType::create(
-        ctx, {i32, i32, ptr, ptr, ptr, i32, i32, ptr, ptr, i64, i64, ptr},
+        ctx,
+        {i32, i32, ptr, ptr, ptr, i32, i32, ptr, ptr, i64, i64, ptr, i32, ptr},
         "tcc_artifact_desc_t");
   }
 
@@ -189,10 +259,17 @@ public:
                              llvm::ConstantPointerNull::get(ptr))
                        : global(llvm::ConstantDataArray::get(ctx, dims),
                                 kind + Twine(i) + ".shape");
+      SmallVector<uint32_t> ids(t.symbols.begin(), t.symbols.end());
+      llvm::Constant *symbols =
+          ids.empty() ? static_cast<llvm::Constant *>(
+                            llvm::ConstantPointerNull::get(ptr))
+                      : global(llvm::ConstantDataArray::get(ctx, ids),
+                               kind + Twine(i) + ".symbols");
       entries.push_back(llvm::ConstantStruct::get(
-          tensorType, {string(t.name, kind + Twine(i) + ".name"),
-                       llvm::ConstantInt::get(i32, t.dtype),
-                       llvm::ConstantInt::get(i32, t.shape.size()), shape}));
+          tensorType,
+          {string(t.name, kind + Twine(i) + ".name"),
+           llvm::ConstantInt::get(i32, t.dtype),
+           llvm::ConstantInt::get(i32, t.shape.size()), shape, symbols}));
     }
     return global(
         llvm::ConstantArray::get(
@@ -200,12 +277,27 @@ public:
         kind);
   }
 
+  llvm::Constant *symbols(const std::vector<SymbolInfo> &list) {
+    if (list.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    std::vector<llvm::Constant *> entries;
+    for (auto [i, s] : llvm::enumerate(list))
+      entries.push_back(llvm::ConstantStruct::get(
+          symbolType, {string(s.name, "symbol" + Twine(i) + ".name"),
+                       llvm::ConstantInt::get(i64, s.min),
+                       llvm::ConstantInt::get(i64, s.max)}));
+    return global(
+        llvm::ConstantArray::get(
+            llvm::ArrayType::get(symbolType, entries.size()), entries),
+        "symbols");
+  }
+
   llvm::Module &module;
   llvm::LLVMContext &ctx;
   std::string prefix;
   llvm::PointerType *ptr;
   llvm::IntegerType *i32, *i64;
-  llvm::StructType *tensorType, *descType;
+  llvm::StructType *tensorType, *symbolType, *descType;
 };
 } // namespace
 
@@ -214,14 +306,26 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                                     StringRef graphFunction,
                                     bool exportGenericGetter,
                                     std::string &error) {
-  llvm::Function *graph = module.getFunction(graphFunction);
   size_t tensors = info.inputs.size() + info.outputs.size();
-  size_t arity = tensors + (info.workspaceBytes > 0);
-  if (!graph || graph->arg_size() != arity) {
-    error = "internal error: the compiled graph '" + graphFunction.str() +
-            "' does not take one pointer per input and output (and the "
-            "workspace)";
-    return failure();
+  // The graph, or one per slab size of a dynamic batch (largest first).
+  SmallVector<llvm::Function *> graphs;
+  SmallVector<std::string> names;
+  if (info.chunks.empty())
+    names.push_back(graphFunction.str());
+  for (int64_t rows : info.chunks)
+    names.push_back((graphFunction + "_chunk" + Twine(rows)).str());
+  for (const std::string &name : names) {
+    llvm::Function *graph = module.getFunction(name);
+    // Each takes its workspace only if its plan has buffers.
+    if (!graph ||
+        (graph->arg_size() != tensors &&
+         !(info.workspaceBytes > 0 && graph->arg_size() == tensors + 1))) {
+      error = "internal error: the compiled graph '" + name +
+              "' does not take one pointer per input and output (and the "
+              "workspace)";
+      return failure();
+    }
+    graphs.push_back(graph);
   }
   // Only the getters are visible from outside.
   for (llvm::Function &f : module)
@@ -230,7 +334,11 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   for (llvm::GlobalVariable &g : module.globals())
     if (!g.isDeclaration())
       g.setLinkage(llvm::GlobalValue::InternalLinkage);
-  graph->setName(info.symbolPrefix + "_graph");
+  for (auto [i, graph] : llvm::enumerate(graphs))
+    graph->setName(info.symbolPrefix + "_graph" +
+                   (info.chunks.empty()
+                        ? std::string()
+                        : "_chunk" + std::to_string(info.chunks[i])));
 
   DescriptorBuilder d(module, info.symbolPrefix);
   llvm::LLVMContext &ctx = module.getContext();
@@ -243,7 +351,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                              info.symbolPrefix + "_run_entry", module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
   llvm::Value *args = run->getArg(0);
-  auto *argsType = llvm::StructType::get(ctx, {d.ptr, d.ptr, d.ptr, d.ptr});
+  auto *argsType =
+      llvm::StructType::get(ctx, {d.ptr, d.ptr, d.ptr, d.ptr, d.ptr});
   // The caller's thread pool reaches the micro-kernels for this run. The
   // kernels are linked in later as an object, so the module only declares
   // the entry points it calls: declare the setter beside them.
@@ -264,26 +373,97 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                  {b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 3))});
   llvm::Value *ins = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 0));
   llvm::Value *outs = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 1));
-  SmallVector<llvm::Value *> callArgs;
+  SmallVector<llvm::Value *> pointers;
+  SmallVector<const TensorInfo *> described;
   for (size_t i = 0; i < tensors; ++i) {
     bool isInput = i < info.inputs.size();
     size_t index = isInput ? i : i - info.inputs.size();
     llvm::Value *slot =
         b.CreateConstGEP1_64(d.ptr, isInput ? ins : outs, index);
-    callArgs.push_back(b.CreateLoad(d.ptr, slot));
+    pointers.push_back(b.CreateLoad(d.ptr, slot));
+    described.push_back(isInput ? &info.inputs[index] : &info.outputs[index]);
   }
-  if (info.workspaceBytes > 0)
-    callArgs.push_back(
-        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 2)));
-  b.CreateCall(graph, callArgs);
-  if (setHost)
-    b.CreateCall(setHost, {llvm::ConstantPointerNull::get(d.ptr)});
-  b.CreateRet(llvm::ConstantInt::get(d.i32, 0));
+  llvm::Value *workspace =
+      b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 2));
+  // The call of `graph` on the rows from `row` on (batched tensors advance
+  // by their row size; the others are passed whole).
+  auto call = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
+                  llvm::Value *row) {
+    SmallVector<llvm::Value *> callArgs;
+    for (auto [p, t] : llvm::zip_equal(pointers, described))
+      callArgs.push_back(
+          !row || t->symbols.empty()
+              ? p
+              : cb.CreateGEP(cb.getInt8Ty(), p,
+                             cb.CreateMul(row, llvm::ConstantInt::get(
+                                                   d.i64, t->rowBytes()))));
+    if (graph->arg_size() > tensors)
+      callArgs.push_back(workspace);
+    cb.CreateCall(graph, callArgs);
+  };
+  auto finish = [&](llvm::IRBuilder<> &fb, int32_t code) {
+    if (setHost)
+      fb.CreateCall(setHost, {llvm::ConstantPointerNull::get(d.ptr)});
+    fb.CreateRet(llvm::ConstantInt::get(d.i32, code));
+  };
+  if (info.chunks.empty()) {
+    call(b, graphs.front(), nullptr);
+    finish(b, 0);
+  } else {
+    // n rows as slabs, largest first: while n - row >= size, run a slab of
+    // that size. A size outside the symbol's bounds returns 2 (the runtime
+    // checks sizes before it calls run).
+    llvm::Value *sizes =
+        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 4));
+    auto *bad = llvm::BasicBlock::Create(ctx, "out_of_bounds", run);
+    auto *check = llvm::BasicBlock::Create(ctx, "check", run);
+    b.CreateCondBr(b.CreateIsNull(sizes), bad, check);
+    b.SetInsertPoint(check);
+    llvm::Value *n = b.CreateLoad(d.i64, sizes);
+    const SymbolInfo &sym = info.symbols.front();
+    llvm::Value *inBounds =
+        b.CreateAnd(b.CreateICmpSGE(n, llvm::ConstantInt::get(d.i64, sym.min)),
+                    b.CreateICmpSLE(n, llvm::ConstantInt::get(d.i64, sym.max)));
+    llvm::BasicBlock *from = check;
+    llvm::Value *row = llvm::ConstantInt::get(d.i64, 0);
+    auto *firstTest = llvm::BasicBlock::Create(ctx, "slabs", run);
+    b.CreateCondBr(inBounds, firstTest, bad);
+    llvm::BasicBlock *test = firstTest;
+    for (size_t k = 0; k < graphs.size(); ++k) {
+      int64_t rows = info.chunks[k];
+      llvm::Function *graph = graphs[k];
+      auto *body = llvm::BasicBlock::Create(ctx, "slab", run);
+      auto *next = llvm::BasicBlock::Create(ctx, "next", run);
+      llvm::IRBuilder<> tb(test);
+      llvm::PHINode *at = tb.CreatePHI(d.i64, 2, "row");
+      at->addIncoming(row, from);
+      llvm::Value *left = tb.CreateSub(n, at);
+      tb.CreateCondBr(
+          tb.CreateICmpSGE(left, llvm::ConstantInt::get(d.i64, rows)), body,
+          next);
+      llvm::IRBuilder<> bb(body);
+      call(bb, graph, at);
+      llvm::Value *advanced =
+          bb.CreateAdd(at, llvm::ConstantInt::get(d.i64, rows));
+      at->addIncoming(advanced, body);
+      bb.CreateBr(test);
+      from = test;
+      row = at;
+      if (k + 1 == graphs.size()) {
+        llvm::IRBuilder<> nb(next);
+        finish(nb, 0);
+      } else {
+        test = next;
+      }
+    }
+    llvm::IRBuilder<> eb(bad);
+    finish(eb, 2);
+  }
 
   llvm::Constant *desc = d.global(
       llvm::ConstantStruct::get(
           d.descType,
-          {llvm::ConstantInt::get(d.i32, 1 /*TCC_ABI_VERSION*/),
+          {llvm::ConstantInt::get(d.i32, TCC_ABI_VERSION),
            llvm::ConstantInt::get(d.i32, 0),
            d.string(TCC_VERSION_STRING, "version"),
            d.string(info.target, "target"),
@@ -292,7 +472,9 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
            llvm::ConstantInt::get(d.i32, info.outputs.size()),
            d.tensors(info.inputs, "inputs"), d.tensors(info.outputs, "outputs"),
            llvm::ConstantInt::get(d.i64, info.workspaceBytes),
-           llvm::ConstantInt::get(d.i64, info.workspaceAlign), run}),
+           llvm::ConstantInt::get(d.i64, info.workspaceAlign), run,
+           llvm::ConstantInt::get(d.i32, info.symbols.size()),
+           d.symbols(info.symbols)}),
       "desc");
 
   auto addGetter = [&](const Twine &name) {
@@ -365,35 +547,53 @@ std::string tcc::artifactHeader(const ArtifactInfo &info, StringRef source) {
     for (auto [i, t] : llvm::enumerate(tensors)) {
       os << " *   " << i << " \"" << commentText(t.name)
          << "\": " << dtypeName(t.dtype) << "[";
-      llvm::interleave(t.shape, os, ",");
+      for (auto [k, d] : llvm::enumerate(t.shape)) {
+        os << (k ? "," : "");
+        if (d < 0)
+          os << commentText(info.symbols[t.symbols[k]].name);
+        else
+          os << d;
+      }
       os << "]\n";
     }
   };
   os << "/* Model \"" << commentText(info.modelName) << "\".\n";
   list("Inputs", info.inputs);
   list("Outputs", info.outputs);
+  if (!info.symbols.empty()) {
+    os << " * Sizes given at run time:\n";
+    for (const SymbolInfo &sym : info.symbols)
+      os << " *   " << commentText(sym.name) << ": " << sym.min << " to "
+         << sym.max << "\n";
+  }
   os << " */\n#define " << upper << "_NUM_INPUTS " << info.inputs.size()
      << "\n#define " << upper << "_NUM_OUTPUTS " << info.outputs.size()
      << "\n#define " << upper << "_WORKSPACE_BYTES " << info.workspaceBytes
      << "u\n\nconst tcc_artifact_desc_t *" << p << "_artifact_get(void);\n\n";
 
-  llvm::StringSet<> used = {"workspace", "inputs", "outputs", "args"};
-  std::vector<std::string> inNames, outNames;
+  llvm::StringSet<> used = {"workspace", "inputs", "outputs", "args", "sizes"};
+  std::vector<std::string> inNames, outNames, symbolNames;
   for (const TensorInfo &t : info.inputs)
     inNames.push_back(cIdentifier(t.name, used));
   for (const TensorInfo &t : info.outputs)
     outNames.push_back(cIdentifier(t.name, used));
+  for (const SymbolInfo &sym : info.symbols)
+    symbolNames.push_back(cIdentifier(sym.name, used));
   os << "/* Runs the model once on the calling thread. Each buffer holds its\n"
         " * whole tensor, dense and row-major, aligned to 64 bytes; workspace\n"
         " * holds "
-     << upper
-     << "_WORKSPACE_BYTES bytes (NULL when that is 0).\n"
-        " * Returns 0 on success. */\nstatic inline int32_t "
-     << p << "_run(";
+     << upper << "_WORKSPACE_BYTES bytes (NULL when that is 0).\n"
+     << (info.symbols.empty()
+             ? ""
+             : " * The sizes after the buffers are those of the symbolic\n"
+               " * dimensions; 2 is returned for one outside its bounds.\n")
+     << " * Returns 0 on success. */\nstatic inline int32_t " << p << "_run(";
   for (auto [i, t] : llvm::enumerate(info.inputs))
     os << "const " << cTypeOf(t.dtype) << " *" << inNames[i] << ", ";
   for (auto [i, t] : llvm::enumerate(info.outputs))
     os << cTypeOf(t.dtype) << " *" << outNames[i] << ", ";
+  for (const std::string &name : symbolNames)
+    os << "int64_t " << name << ", ";
   os << "void *workspace) {\n";
   auto array = [&](StringRef name, const std::vector<std::string> &ids) {
     os << "  void *const " << name << "[] = {";
@@ -405,8 +605,15 @@ std::string tcc::artifactHeader(const ArtifactInfo &info, StringRef source) {
   };
   array("inputs", inNames);
   array("outputs", outNames);
-  os << "  tcc_run_args_t args = {inputs, outputs, workspace, 0};\n"
-     << "  return " << p << "_artifact_get()->run(&args);\n}\n\n"
+  if (symbolNames.empty()) {
+    os << "  tcc_run_args_t args = {inputs, outputs, workspace, 0, 0};\n";
+  } else {
+    os << "  const int64_t sizes[] = {";
+    llvm::interleaveComma(symbolNames, os);
+    os << "};\n  tcc_run_args_t args = {inputs, outputs, workspace, 0, "
+          "sizes};\n";
+  }
+  os << "  return " << p << "_artifact_get()->run(&args);\n}\n\n"
      << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   return s;
 }

@@ -24,8 +24,19 @@ namespace mlir::tcc {
 
 struct TensorInfo {
   std::string name;
-  int32_t dtype = 0; ///< tcc_dtype_t (ONNX TensorProto numbering).
-  SmallVector<int64_t> shape;
+  int32_t dtype = 0;          ///< tcc_dtype_t (ONNX TensorProto numbering).
+  SmallVector<int64_t> shape; ///< -1 where a symbol sizes the dimension.
+  /// Empty when every dimension is fixed; else, per dimension, the index of
+  /// its symbol in ArtifactInfo::symbols or -1.
+  SmallVector<int32_t> symbols;
+  /// Bytes of one row (everything after the leading dimension).
+  int64_t rowBytes() const;
+};
+
+/// A symbolic dimension: its name and the sizes a run accepts.
+struct SymbolInfo {
+  std::string name;
+  int64_t min = 1, max = 1;
 };
 
 struct ArtifactInfo {
@@ -35,6 +46,10 @@ struct ArtifactInfo {
   std::vector<TensorInfo> inputs, outputs;
   uint64_t workspaceBytes = 0;
   uint64_t workspaceAlign = 64;
+  /// A dynamic batch (tcc-specialize-batch): its one symbol, and the graph
+  /// compiled at each slab size, largest first (@main_chunk<size>).
+  std::vector<SymbolInfo> symbols;
+  SmallVector<int64_t> chunks;
 };
 
 /// The tcc_dtype_t of an element type, or 0 if it has none.
@@ -43,13 +58,15 @@ int32_t dtypeOf(Type elementType);
 StringRef dtypeName(int32_t dtype);
 
 /// Reads the interface of `@main` (names from `tcc.name` argument/result
-/// attributes, the model name from `tcc.model_name`). Fails with a
+/// attributes, the model name from `tcc.model_name`), or of the slabs of a
+/// dynamic batch (`tcc.batch`, see tcc-specialize-batch). Fails with a
 /// diagnostic for a type the ABI cannot describe.
 FailureOr<ArtifactInfo> describeArtifact(ModuleOp module);
 
 /// Adds the descriptor, the `run` entry point that calls `graphFunction`
 /// (inputs, then outputs, then the workspace if it has one, as bare
-/// pointers) and the exported getter(s) to a
+/// pointers; for a dynamic batch, `<graphFunction>_chunk<size>` once per
+/// slab, on the slab's rows) and the exported getter(s) to a
 /// translated module. Everything else in the module becomes internal, so
 /// several artifacts can be linked into one program. With
 /// `exportGenericGetter` the module also exports `tcc_artifact_get`.

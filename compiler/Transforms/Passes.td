@@ -411,4 +411,48 @@ def TccInlineAllocaScopes : Pass<"tcc-inline-alloca-scopes", "func::FuncOp"> {
   }];
 }
 
+def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
+  let summary = "Compile a dynamic batch dimension as slabs of fixed size";
+  let description = [{
+    Where `@main`'s only dynamic dimensions are leading ones (the batch) and
+    no op mixes the rows of the batch (no reduction, softmax, concatenation,
+    gather, reshape or transposition along it; contractions only with
+    unbatched weights or batch against batch), each row of every result
+    depends on the same row of the inputs alone, so any batch is the
+    concatenation of smaller ones. The pass checks that op by op and
+    replaces `@main` by copies at fixed batch sizes: `@main_chunk8`,
+    `@main_chunk4`, `@main_chunk2`, `@main_chunk1` (powers of two from
+    `max-chunk` down, none above the dimension's upper bound). The artifact
+    runs n rows as the fewest such slabs (n = 13: 8 + 4 + 1). It records
+    `tcc.batch` on the module: the dimension's name (the importer's
+    `tcc.dims` argument attribute, else `batch`), its bounds (from the
+    module's `tcc.dim_bounds` = {NAME = array<i64: MIN, MAX>}, default 1 to
+    2^31-1), the slab sizes, and which inputs and outputs are batched.
+
+    An op that mixes rows, or a dynamic dimension that is not leading, is
+    an error naming the op. A static `@main` is left as it is.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %r = tcc.relu %x : tensor<?x4xf32>
+      return %r : tensor<?x4xf32>
+    }
+    ```
+    After (`max-chunk=2`):
+    ```mlir
+    module attributes {tcc.batch = {chunks = array<i64: 2, 1>, inputs = [true],
+                                    max = 2147483647, min = 1, name = "batch",
+                                    outputs = [true]}} {
+      func.func @main_chunk2(%x: tensor<2x4xf32>) -> tensor<2x4xf32> { ... }
+      func.func @main_chunk1(%x: tensor<1x4xf32>) -> tensor<1x4xf32> { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"8",
+           "The largest slab, in rows (a power of two)">,
+  ];
+}
+
 #endif // TCC_TRANSFORMS_PASSES_TD

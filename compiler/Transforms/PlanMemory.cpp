@@ -113,9 +113,30 @@ struct TccPlanMemoryPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (main && !main.isExternal() && failed(planFunction(main)))
-      signalPassFailure();
+    // The graph: @main, or its copies at fixed batch sizes
+    // (tcc-specialize-batch), largest first. They run one at a time, so
+    // they share the workspace; the report shows the largest's plan.
+    SmallVector<func::FuncOp> graphs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() && (f.getSymName() == "main" ||
+                              f.getSymName().starts_with("main_chunk")))
+        graphs.push_back(f);
+    DictionaryAttr firstPlan;
+    int64_t workspace = 0;
+    for (func::FuncOp f : graphs) {
+      if (failed(planFunction(f)))
+        return signalPassFailure();
+      if (!firstPlan)
+        firstPlan = module->getAttrOfType<DictionaryAttr>("tcc.memory_plan");
+      if (auto bytes =
+              module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
+        workspace = std::max(workspace, bytes.getInt());
+    }
+    if (graphs.size() > 1) {
+      Builder b(module.getContext());
+      module->setAttr("tcc.memory_plan", firstPlan);
+      module->setAttr("tcc.workspace_bytes", b.getI64IntegerAttr(workspace));
+    }
   }
 
   /// Lifetimes and positions of the buffers the plan places.

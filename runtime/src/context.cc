@@ -165,20 +165,21 @@ tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {
   return context ? context->allocator : nullptr;
 }
 
-// Checks one run argument against its descriptor.
+// Checks one run argument against its descriptor, with the symbols'
+// sizes `values`.
 static tcc_status_t checkArgument(const tcc_model_t *model, const char *kind,
                                   uint32_t index, const tcc_tensor_desc_t &desc,
-                                  const tcc_tensor_t *tensor) {
+                                  const tcc_tensor_t *tensor,
+                                  const int64_t *values) {
   if (!tensor)
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' is NULL",
                       model->origin.c_str(), kind, index, desc.name);
-  if (tensor->dtype != desc.dtype ||
-      !std::equal(tensor->shape.begin(), tensor->shape.end(), desc.shape,
-                  desc.shape + desc.rank))
+  std::vector<int64_t> shape = tcc::concreteShape(desc, values);
+  if (tensor->dtype != desc.dtype || tensor->shape != shape)
     return makeStatus(
         TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' expects %s, got %s",
         model->origin.c_str(), kind, index, desc.name,
-        tcc::describeType(desc.dtype, desc.rank, desc.shape).c_str(),
+        tcc::describeType(desc.dtype, desc.rank, shape.data()).c_str(),
         tcc::describeType(*tensor).c_str());
   return nullptr;
 }
@@ -208,13 +209,29 @@ static tcc_status_t run(tcc_context_t *context,
   if ((numInputs && !inputs) || (numOutputs && !outputs))
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL",
                       origin, numInputs && !inputs ? "inputs" : "outputs");
+  // The symbols' sizes, from the inputs' shapes.
+  std::vector<int64_t> values(desc->num_symbols);
+  if (desc->num_symbols) {
+    std::vector<tcc::ShapeRef> shapes;
+    for (uint32_t i = 0; i < numInputs; ++i) {
+      if (!inputs[i])
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: input %u '%s' is NULL", origin, i,
+                          desc->inputs[i].name);
+      shapes.push_back({inputs[i]->dtype,
+                        static_cast<int32_t>(inputs[i]->shape.size()),
+                        inputs[i]->shape.data()});
+    }
+    if (tcc_status_t s = tcc::bindSymbols(model, shapes, values.data()))
+      return s;
+  }
   for (uint32_t i = 0; i < numInputs; ++i)
-    if (tcc_status_t s =
-            checkArgument(model, "input", i, desc->inputs[i], inputs[i]))
+    if (tcc_status_t s = checkArgument(model, "input", i, desc->inputs[i],
+                                       inputs[i], values.data()))
       return s;
   for (uint32_t i = 0; i < numOutputs; ++i) {
-    if (tcc_status_t s =
-            checkArgument(model, "output", i, desc->outputs[i], outputs[i]))
+    if (tcc_status_t s = checkArgument(model, "output", i, desc->outputs[i],
+                                       outputs[i], values.data()))
       return s;
     // The artifact may write an output before it has read every input.
     for (size_t j = 0; j < numInputs; ++j)
@@ -272,7 +289,8 @@ static tcc_status_t run(tcc_context_t *context,
   }
 
   tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
-                      context->workspace, &context->host};
+                      context->workspace, &context->host,
+                      values.empty() ? nullptr : values.data()};
   if (int32_t rc = desc->run(&args))
     return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
                       origin, rc);

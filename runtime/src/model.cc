@@ -18,7 +18,8 @@ using tcc::makeStatus;
 // trust the descriptor without checking it again.
 static tcc_status_t validateTensors(const std::string &origin, const char *kind,
                                     uint32_t count,
-                                    const tcc_tensor_desc_t *descs) {
+                                    const tcc_tensor_desc_t *descs,
+                                    uint32_t numSymbols) {
   if (count && !descs)
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                       "%s: the descriptor lists %u %ss but no array of them",
@@ -32,8 +33,24 @@ static tcc_status_t validateTensors(const std::string &origin, const char *kind,
     size_t bytes;
     std::string what =
         origin + ": " + kind + " " + std::to_string(i) + " '" + d.name + "'";
+    // A symbolic dimension (-1 with a symbol) is checked at size 1 here;
+    // each run checks its actual size.
+    std::vector<int64_t> shape;
+    for (int32_t k = 0; d.shape && k < d.rank; ++k) {
+      bool symbolic = d.shape[k] == -1 && d.symbols && d.symbols[k] >= 0;
+      if (symbolic && uint32_t(d.symbols[k]) >= numSymbols)
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: dimension %d names symbol %d of %u",
+                          what.c_str(), k, d.symbols[k], numSymbols);
+      if (!symbolic && d.symbols && d.symbols[k] != -1)
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: dimension %d is fixed but names a symbol",
+                          what.c_str(), k);
+      shape.push_back(symbolic ? 1 : d.shape[k]);
+    }
     if (tcc_status_t s =
-            tcc::checkType(what, d.dtype, d.rank, d.shape, &elements, &bytes))
+            tcc::checkType(what, d.dtype, d.rank,
+                           d.shape ? shape.data() : nullptr, &elements, &bytes))
       return s;
   }
   return nullptr;
@@ -58,10 +75,24 @@ static tcc_status_t validateDesc(const std::string &origin,
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                       "%s: workspace_align %llu is not a power of two",
                       origin.c_str(), static_cast<unsigned long long>(align));
-  if (tcc_status_t s =
-          validateTensors(origin, "input", desc->num_inputs, desc->inputs))
+  if (desc->num_symbols && !desc->symbols)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "%s: the descriptor lists %u symbols but no array of "
+                      "them",
+                      origin.c_str(), desc->num_symbols);
+  for (uint32_t i = 0; i < desc->num_symbols; ++i) {
+    const tcc_symbol_desc_t &sym = desc->symbols[i];
+    if (!sym.name || sym.min < 0 || sym.min > sym.max)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: symbol %u has no name or bounds %lld..%lld",
+                        origin.c_str(), i, static_cast<long long>(sym.min),
+                        static_cast<long long>(sym.max));
+  }
+  if (tcc_status_t s = validateTensors(origin, "input", desc->num_inputs,
+                                       desc->inputs, desc->num_symbols))
     return s;
-  return validateTensors(origin, "output", desc->num_outputs, desc->outputs);
+  return validateTensors(origin, "output", desc->num_outputs, desc->outputs,
+                         desc->num_symbols);
 }
 
 /// Checks that `path` is a whole x86-64 ELF shared object before dlopen
@@ -231,6 +262,128 @@ const char *tcc_model_version(const tcc_model_t *model) {
 
 uint64_t tcc_model_workspace_bytes(const tcc_model_t *model) {
   return model ? model->desc->workspace_bytes : 0;
+}
+
+uint32_t tcc_model_num_symbols(const tcc_model_t *model) {
+  return model ? model->desc->num_symbols : 0;
+}
+
+const tcc_symbol_desc_t *tcc_model_symbol(const tcc_model_t *model,
+                                          uint32_t index) {
+  return model && index < model->desc->num_symbols
+             ? &model->desc->symbols[index]
+             : nullptr;
+}
+
+tcc_status_t tcc::bindSymbols(const tcc_model_t *model,
+                              const std::vector<ShapeRef> &inputs,
+                              int64_t *values) {
+  const tcc_artifact_desc_t *desc = model->desc;
+  const char *origin = model->origin.c_str();
+  std::vector<int64_t> from(desc->num_symbols, -1); // input giving it
+  for (uint32_t i = 0; i < desc->num_inputs && i < inputs.size(); ++i) {
+    const tcc_tensor_desc_t &d = desc->inputs[i];
+    const ShapeRef &got = inputs[i];
+    bool fits = got.rank == d.rank;
+    for (int32_t k = 0; fits && k < d.rank; ++k)
+      fits = d.shape[k] == -1 || got.shape[k] == d.shape[k];
+    if (!fits)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: input %u '%s' expects %s, got %s", origin, i,
+                        d.name, describeDesc(*desc, d).c_str(),
+                        describeType(got.dtype, got.rank, got.shape).c_str());
+    for (int32_t k = 0; k < d.rank; ++k) {
+      if (d.shape[k] != -1)
+        continue;
+      int32_t sym = d.symbols[k];
+      const tcc_symbol_desc_t &s = desc->symbols[sym];
+      int64_t n = got.shape[k];
+      if (from[sym] >= 0 && values[sym] != n)
+        return makeStatus(
+            TCC_STATUS_INVALID_ARGUMENT,
+            "%s: input %u '%s' has %s = %lld (dimension %d), input %lld '%s' "
+            "has %s = %lld: the same symbol must have one size",
+            origin, i, d.name, s.name, static_cast<long long>(n), k,
+            static_cast<long long>(from[sym]), desc->inputs[from[sym]].name,
+            s.name, static_cast<long long>(values[sym]));
+      if (n < s.min || n > s.max)
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: input %u '%s' has %s = %lld (dimension %d), "
+                          "outside the compiled bounds %lld..%lld",
+                          origin, i, d.name, s.name, static_cast<long long>(n),
+                          k, static_cast<long long>(s.min),
+                          static_cast<long long>(s.max));
+      values[sym] = n;
+      from[sym] = i;
+    }
+  }
+  for (uint32_t sym = 0; sym < desc->num_symbols; ++sym)
+    if (from[sym] < 0)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: no input gives the size of %s", origin,
+                        desc->symbols[sym].name);
+  return nullptr;
+}
+
+std::vector<int64_t> tcc::concreteShape(const tcc_tensor_desc_t &d,
+                                        const int64_t *values) {
+  std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+  for (int32_t k = 0; k < d.rank; ++k)
+    if (shape[k] == -1)
+      shape[k] = values[d.symbols[k]];
+  return shape;
+}
+
+std::string tcc::describeDesc(const tcc_artifact_desc_t &desc,
+                              const tcc_tensor_desc_t &d) {
+  std::string s = std::string(tcc_dtype_name(d.dtype)) + "[";
+  for (int32_t k = 0; k < d.rank; ++k) {
+    s += k ? "x" : "";
+    s += d.shape[k] == -1 ? desc.symbols[d.symbols[k]].name
+                          : std::to_string(d.shape[k]);
+  }
+  return s + "]";
+}
+
+tcc_status_t tcc_model_bind_inputs(const tcc_model_t *model,
+                                   const tcc_tensor_t *const *inputs,
+                                   size_t num_inputs, int64_t *values) {
+  return tcc::guard([&]() -> tcc_status_t {
+    if (!model || (num_inputs && !inputs) ||
+        (model->desc->num_symbols && !values))
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_model_bind_inputs: NULL argument");
+    if (num_inputs != model->desc->num_inputs)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: expects %u inputs, got %zu", model->origin.c_str(),
+                        model->desc->num_inputs, num_inputs);
+    std::vector<tcc::ShapeRef> shapes;
+    for (size_t i = 0; i < num_inputs; ++i) {
+      if (!inputs[i])
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: input %zu is NULL",
+                          model->origin.c_str(), i);
+      shapes.push_back({inputs[i]->dtype,
+                        static_cast<int32_t>(inputs[i]->shape.size()),
+                        inputs[i]->shape.data()});
+    }
+    return tcc::bindSymbols(model, shapes, values);
+  });
+}
+
+tcc_status_t tcc_model_output_shape(const tcc_model_t *model, uint32_t index,
+                                    const int64_t *values, int64_t *shape) {
+  return tcc::guard([&]() -> tcc_status_t {
+    if (!model || index >= model->desc->num_outputs ||
+        (model->desc->num_symbols && !values) ||
+        (model->desc->outputs[index].rank && !shape))
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_model_output_shape: NULL argument or output "
+                        "index out of range");
+    std::vector<int64_t> dims =
+        tcc::concreteShape(model->desc->outputs[index], values);
+    std::copy(dims.begin(), dims.end(), shape);
+    return nullptr;
+  });
 }
 
 // The project's version, from the build (runtime/CMakeLists.txt); builds

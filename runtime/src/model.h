@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 struct tcc_model_t {
   // One reference for the tcc_model_t handle, one per context: the artifact
@@ -19,6 +20,25 @@ struct tcc_model_t {
 namespace tcc {
 void retainModel(tcc_model_t *model);
 void releaseModel(tcc_model_t *model);
+
+/// A tensor's type as a run gives it.
+struct ShapeRef {
+  int32_t dtype;
+  int32_t rank;
+  const int64_t *shape;
+};
+/// The sizes of the model's symbols that inputs of these shapes give
+/// (values: num_symbols entries); an error naming the input, dimension and
+/// symbol for a rank or fixed size that differs, a symbol given two sizes,
+/// or a size outside its bounds.
+tcc_status_t bindSymbols(const tcc_model_t *model,
+                         const std::vector<ShapeRef> &inputs, int64_t *values);
+/// `d`'s shape with its symbols' sizes.
+std::vector<int64_t> concreteShape(const tcc_tensor_desc_t &d,
+                                   const int64_t *values);
+/// "float32[batchx4]": a described tensor's type, symbols by name.
+std::string describeDesc(const tcc_artifact_desc_t &desc,
+                         const tcc_tensor_desc_t &d);
 } // namespace tcc
 
 #endif // TCC_RUNTIME_SRC_MODEL_H

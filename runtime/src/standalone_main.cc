@@ -100,6 +100,7 @@ int main(int argc, char **argv) {
 
   int rc = 0;
   std::vector<tcc_tensor_t *> ins, outs;
+  std::vector<int64_t> sizes(tcc_model_num_symbols(model));
   tcc_context_t *context = nullptr;
   tcc_context_options_t options = {};
   options.num_threads = threads;
@@ -111,10 +112,23 @@ int main(int argc, char **argv) {
     }
     ins.push_back(t);
   }
+  // The sizes of symbolic dimensions come from the inputs' shapes.
+  if (tcc_status_t s =
+          tcc_model_bind_inputs(model, ins.data(), ins.size(), sizes.data())) {
+    rc = fail(s);
+    goto done;
+  }
   for (uint32_t k = 0; k < numOut; ++k) {
     const tcc_tensor_desc_t *d = tcc_model_output(model, k);
     tcc_tensor_t *t = nullptr;
-    if (tcc_status_t s = tcc_tensor_create(d->dtype, d->rank, d->shape, &t)) {
+    std::vector<int64_t> shape(d->rank);
+    if (tcc_status_t s =
+            tcc_model_output_shape(model, k, sizes.data(), shape.data())) {
+      rc = fail(s);
+      goto done;
+    }
+    if (tcc_status_t s =
+            tcc_tensor_create(d->dtype, d->rank, shape.data(), &t)) {
       rc = fail(s);
       goto done;
     }

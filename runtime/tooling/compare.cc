@@ -34,7 +34,7 @@ std::string format(const char *fmt, double v) {
 std::string describe(int32_t dtype, const std::vector<int64_t> &shape) {
   std::string s = std::string(tcc_dtype_name(dtype)) + "[";
   for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
+    s += (i ? "x" : "") + (shape[i] < 0 ? "?" : std::to_string(shape[i]));
   return s + "]";
 }
 

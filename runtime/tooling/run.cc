@@ -24,8 +24,14 @@ std::unique_ptr<Other> loadOther(const tcc::Model &a,
                                  const tcc::Context &threadsOf,
                                  const Options &o) {
   tcc::Model b = tcc::Model::load(o.compare);
+  // A symbolic dimension (-1) matches any size: a dynamic artifact can be
+  // compared with a static one on inputs that fit both.
   auto same = [](const tcc_tensor_desc_t &x, const tcc_tensor_desc_t &y) {
-    return x.dtype == y.dtype && shapeOf(x) == shapeOf(y);
+    std::vector<int64_t> a = shapeOf(x), b = shapeOf(y);
+    bool fits = x.dtype == y.dtype && a.size() == b.size();
+    for (size_t i = 0; fits && i < a.size(); ++i)
+      fits = a[i] == b[i] || a[i] == -1 || b[i] == -1;
+    return fits;
   };
   auto mismatch = [&](const char *what, uint32_t k, const tcc_tensor_desc_t &x,
                       const tcc_tensor_desc_t &y) {
@@ -59,7 +65,7 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
   SetResult r;
   r.dir = dir;
   std::vector<tcc::Tensor> inputs = loadInputs(model, dir, o.maxInputBytes);
-  r.outputs = makeOutputs(model);
+  r.outputs = makeOutputs(model, inputs);
   auto start = std::chrono::steady_clock::now();
   context.run(inputs, r.outputs);
   r.latencyMs = elapsedMs(start);
@@ -82,7 +88,7 @@ SetResult runSet(const tcc::Model &model, tcc::Context &context,
   }
   auto runA = [&] { context.run(inputs, r.outputs); };
   if (other) {
-    std::vector<tcc::Tensor> outB = makeOutputs(model);
+    std::vector<tcc::Tensor> outB = makeOutputs(model, inputs);
     PairedResult paired = benchPaired(
         runA, [&] { other->context.run(inputs, outB); }, o.bench, o.warmup);
     r.bench = paired.a;
@@ -166,21 +172,41 @@ std::vector<tcc::Tensor> loadInputs(const tcc::Model &model,
                       std::to_string(k) + ".pb or .npy for input " +
                       std::to_string(k) + " '" + d.name + "'");
     tcc::Tensor t = tcc::Tensor::load(file, maxFileBytes);
-    std::string want = describe(d.dtype, shapeOf(d));
-    std::string got = describe(t.dtype(), t.shape());
-    if (want != got)
+    // A symbolic dimension (-1) takes any size here; the run checks that
+    // the inputs agree on it and that it lies in its bounds.
+    std::vector<int64_t> want = shapeOf(d), got = t.shape();
+    bool fits = d.dtype == t.dtype() && want.size() == got.size();
+    for (size_t i = 0; fits && i < want.size(); ++i)
+      fits = want[i] == -1 || want[i] == got[i];
+    if (!fits)
       throw UserError(file.string() + ": input " + std::to_string(k) + " '" +
-                      d.name + "' expects " + want + ", the file holds " + got);
+                      d.name + "' expects " + describe(d.dtype, want) +
+                      ", the file holds " + describe(t.dtype(), got));
     inputs.push_back(std::move(t));
   }
   return inputs;
 }
 
-std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model) {
+std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model,
+                                     const std::vector<tcc::Tensor> &inputs) {
+  // Symbolic dimensions take the sizes the inputs give.
+  std::vector<const tcc_tensor_t *> in;
+  for (const tcc::Tensor &t : inputs)
+    in.push_back(t.get());
+  std::vector<int64_t> sizes(model.numSymbols());
+  if (tcc_status_t s = tcc_model_bind_inputs(model.get(), in.data(), in.size(),
+                                             sizes.data())) {
+    std::string message = tcc_status_message(s);
+    tcc_status_free(s);
+    throw UserError(message);
+  }
   std::vector<tcc::Tensor> outputs;
   for (uint32_t k = 0; k < model.numOutputs(); ++k) {
     const tcc_tensor_desc_t &d = model.output(k);
-    outputs.push_back(tcc::Tensor::create(d.dtype, shapeOf(d)));
+    std::vector<int64_t> shape(d.rank);
+    tcc::check(
+        tcc_model_output_shape(model.get(), k, sizes.data(), shape.data()));
+    outputs.push_back(tcc::Tensor::create(d.dtype, shape));
     outputs.back().setName(d.name);
   }
   return outputs;

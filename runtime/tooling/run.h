@@ -41,8 +41,11 @@ std::vector<tcc::Tensor> loadInputs(const tcc::Model &model,
                                     const std::filesystem::path &dir,
                                     uint64_t maxFileBytes);
 
-/// Tensors for the model's outputs, named as they are.
-std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model);
+/// Tensors for the model's outputs, named as they are, their symbolic
+/// dimensions sized by `inputs` (a UserError when the inputs disagree on
+/// one or give a size outside its bounds).
+std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model,
+                                     const std::vector<tcc::Tensor> &inputs);
 
 /// Runs the invocation `o` describes, every set folder in turn, and returns
 /// what the report needs. Throws tcc::Error, UserError or a filesystem error

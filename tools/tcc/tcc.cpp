@@ -58,10 +58,16 @@ static cl::opt<OptLevel>
              cl::values(clEnumVal(O0, "none"), clEnumVal(O1, "some"),
                         clEnumVal(O2, "more"), clEnumVal(O3, "all (default)")),
              cl::init(O3), cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Set an input's shape, e.g. input=1x3x224x224; a dimension "
+             "given as ? or a name (batchx3x224x224) is dynamic"),
+    cl::value_desc("NAME=DxDx..."), cl::cat(category));
 static cl::list<std::string>
-    inputShapes("input-shape",
-                cl::desc("Fix an input's shape, e.g. input=1x3x224x224"),
-                cl::value_desc("NAME=DxDx..."), cl::cat(category));
+    dimBounds("dim",
+              cl::desc("Bound a dynamic dimension, e.g. batch=1..64 "
+                       "(default 1..2147483647)"),
+              cl::value_desc("NAME=MIN..MAX"), cl::cat(category));
 static cl::opt<std::string>
     name("name",
          cl::desc("Symbol prefix of the exported <name>_artifact_get "
@@ -168,11 +174,21 @@ int main(int argc, char **argv) {
   for (const std::string &spec : inputShapes) {
     auto [inputName, dims] = llvm::StringRef(spec).rsplit('=');
     llvm::SmallVector<int64_t> shape;
+    llvm::SmallVector<std::string> names;
     if (inputName.empty() || dims.data() == nullptr ||
-        !tcc::parseShape(dims, shape) ||
+        !tcc::parseShape(dims, shape, names) ||
         !options.inputShapes.try_emplace(inputName, shape).second)
       return usage("invalid or repeated --input-shape '" + spec +
-                   "' (expected NAME=DxDx...)");
+                   "' (expected NAME=DxDx..., a D a size, ? or a name)");
+    options.inputDimNames[inputName] = names;
+  }
+  for (const std::string &spec : dimBounds) {
+    std::string dimName;
+    int64_t lo, hi;
+    if (!tcc::parseDimBounds(spec, dimName, lo, hi) ||
+        !options.dimBounds.try_emplace(dimName, lo, hi).second)
+      return usage("invalid or repeated --dim '" + spec +
+                   "' (expected NAME=MIN..MAX, 1 <= MIN <= MAX < 2^31)");
   }
   // What artifacts link in (the runtime's static libraries and the
   // micro-kernels), found from where this tcc is: <prefix>/lib/tcc when

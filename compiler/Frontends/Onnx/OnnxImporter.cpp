@@ -338,9 +338,12 @@ ModelImporter::inputType(const ::onnx::ValueInfoProto &input) {
   auto fixed = opts.inputShapes.find(name);
   if (fixed != opts.inputShapes.end()) {
     shape.assign(fixed->second.begin(), fixed->second.end());
+    // A dynamic dimension may replace a fixed one (the model then runs at
+    // other sizes where its ops allow it).
     bool agrees = !hasShape || declared.size() == shape.size();
     for (size_t i = 0; agrees && hasShape && i < shape.size(); ++i)
-      agrees = ShapedType::isDynamic(declared[i]) || declared[i] == shape[i];
+      agrees = ShapedType::isDynamic(declared[i]) ||
+               ShapedType::isDynamic(shape[i]) || declared[i] == shape[i];
     if (!agrees)
       return emitError() << "--input-shape " << name << "="
                          << shapes::str(shape)
@@ -827,6 +830,25 @@ LogicalResult ModelImporter::importModel(ModuleOp module) {
   for (auto [i, input] : llvm::enumerate(args)) {
     values[input->name()] = body->getArgument(i);
     func.setArgAttr(i, "tcc.name", builder.getStringAttr(input->name()));
+    // Names of dynamic dimensions (--input-shape's, else the model's
+    // dim_param), which the artifact's symbols take.
+    auto type = cast<RankedTensorType>(argTypes[i]);
+    if (type.hasStaticShape())
+      continue;
+    SmallVector<Attribute> names;
+    auto given = opts.inputDimNames.find(input->name());
+    const auto &dims = input->type().tensor_type().shape().dim();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      std::string name;
+      if (given != opts.inputDimNames.end() &&
+          d < int64_t(given->second.size()))
+        name = given->second[d];
+      else if (d < dims.size() && dims.Get(d).has_dim_param())
+        name = dims.Get(d).dim_param();
+      names.push_back(
+          builder.getStringAttr(type.isDynamicDim(d) ? name : std::string()));
+    }
+    func.setArgAttr(i, "tcc.dims", builder.getArrayAttr(names));
   }
   builder.setInsertionPointToEnd(body);
 

@@ -27,6 +27,8 @@ struct ImportOptions {
   /// Shapes that replace the declared shapes of graph inputs, e.g. from
   /// `--input-shape NAME=1x3x224x224`; they fix dynamic dimensions.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Names of the dynamic dimensions of `inputShapes` ("" where unnamed).
+  llvm::StringMap<llvm::SmallVector<std::string>> inputDimNames;
   /// Run the onnx library's checker on each node (default-domain opsets up
   /// to 17 only: the linked libonnx does not know newer ones).
   bool runChecker = true;

@@ -21,7 +21,7 @@ extern "C" {
 
 /* Bumped on any incompatible change to the structs below. A loader refuses
  * an artifact whose abi_version differs from the one it was built with. */
-#define TCC_ABI_VERSION 1u
+#define TCC_ABI_VERSION 2u
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum tcc_dtype_e {
@@ -46,8 +46,20 @@ typedef struct tcc_tensor_desc_t {
   const char *name;
   int32_t dtype; /* a tcc_dtype_t */
   int32_t rank;
-  const int64_t *shape; /* rank entries, all >= 0 */
+  /* rank entries: a size >= 0, or -1 where a symbol sizes the dimension */
+  const int64_t *shape;
+  /* NULL when every dimension is fixed; else rank entries: the index of the
+   * dimension's symbol in the artifact's `symbols`, or -1 for a fixed one */
+  const int32_t *symbols;
 } tcc_tensor_desc_t;
+
+/* A symbolic dimension (e.g. the batch): each run gives its size, the same
+ * wherever the symbol occurs, within [min, max]. */
+typedef struct tcc_symbol_desc_t {
+  const char *name;
+  int64_t min;
+  int64_t max;
+} tcc_symbol_desc_t;
 
 typedef void (*tcc_parallel_fn_t)(void *ctx, int64_t begin, int64_t end);
 
@@ -78,6 +90,9 @@ typedef struct tcc_run_args_t {
   void *const *outputs;
   void *workspace;
   const tcc_host_api_t *host; /* may be NULL */
+  /* num_symbols sizes, in the order of the artifact's `symbols`; may be
+   * NULL when it has none. */
+  const int64_t *symbols;
 } tcc_run_args_t;
 
 typedef struct tcc_artifact_desc_t {
@@ -92,9 +107,12 @@ typedef struct tcc_artifact_desc_t {
   const tcc_tensor_desc_t *outputs;
   uint64_t workspace_bytes;
   uint64_t workspace_align;
-  /* Runs the model once. Returns 0 on success. Reentrant: concurrent calls
-   * are safe as long as each has its own outputs and workspace. */
+  /* Runs the model once. Returns 0 on success, 2 when a symbol's size is
+   * missing or outside its bounds. Reentrant: concurrent calls are safe as
+   * long as each has its own outputs and workspace. */
   int32_t (*run)(const tcc_run_args_t *args);
+  uint32_t num_symbols;
+  const tcc_symbol_desc_t *symbols;
 } tcc_artifact_desc_t;
 
 typedef const tcc_artifact_desc_t *(*tcc_artifact_get_fn_t)(void);

@@ -191,6 +191,28 @@ TCC_API const char *tcc_model_target(const tcc_model_t *model);
 TCC_API const char *tcc_model_version(const tcc_model_t *model);
 TCC_API uint64_t tcc_model_workspace_bytes(const tcc_model_t *model);
 
+/* Symbolic dimensions (e.g. a dynamic batch): sizes each run gives through
+ * its inputs' shapes. An input or output descriptor marks such a dimension
+ * with -1 in `shape` and its symbol's index in `symbols`. */
+TCC_API uint32_t tcc_model_num_symbols(const tcc_model_t *model);
+/* NULL when the index is out of range. */
+TCC_API const tcc_symbol_desc_t *tcc_model_symbol(const tcc_model_t *model,
+                                                  uint32_t index);
+/* The symbols' sizes that these inputs give, into `values` (num_symbols
+ * entries). INVALID_ARGUMENT, naming the input, the dimension and the
+ * symbol, when an input's rank or a fixed dimension differs from the
+ * model's, when inputs give one symbol two sizes, or when a size lies
+ * outside the symbol's bounds. Dtypes are checked by tcc_context_run. */
+TCC_API tcc_status_t tcc_model_bind_inputs(const tcc_model_t *model,
+                                           const tcc_tensor_t *const *inputs,
+                                           size_t num_inputs, int64_t *values);
+/* Output `index`'s shape (rank entries) for the symbols' sizes `values`
+ * (from tcc_model_bind_inputs; may be NULL for a model without symbols). */
+TCC_API tcc_status_t tcc_model_output_shape(const tcc_model_t *model,
+                                            uint32_t index,
+                                            const int64_t *values,
+                                            int64_t *shape);
+
 /*===------------------------------------------------------------------===*
  * Contexts: what one run needs besides its tensors
  *===------------------------------------------------------------------===*/

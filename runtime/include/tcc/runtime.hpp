@@ -207,6 +207,13 @@ public:
   std::string target() const { return tcc_model_target(get()); }
   std::string version() const { return tcc_model_version(get()); }
   uint64_t workspaceBytes() const { return tcc_model_workspace_bytes(get()); }
+  uint32_t numSymbols() const { return tcc_model_num_symbols(get()); }
+  const tcc_symbol_desc_t &symbol(uint32_t i) const {
+    const tcc_symbol_desc_t *s = tcc_model_symbol(get(), i);
+    if (!s)
+      throw std::out_of_range("tcc::Model: symbol index out of range");
+    return *s;
+  }
   const tcc_artifact_desc_t &desc() const { return *tcc_model_desc(get()); }
 
   tcc_model_t *get() const { return handle.get(); }
@@ -275,17 +282,22 @@ public:
       out.push_back(t.get());
     check(tcc_context_run(get(), in.data(), in.size(), out.data(), out.size()));
   }
-  /// Runs into new outputs shaped as the model describes, made from the
-  /// context's allocator.
+  /// Runs into new outputs shaped as the model describes (symbolic
+  /// dimensions sized by the inputs), made from the context's allocator.
   std::vector<Tensor> run(const std::vector<Tensor> &inputs) {
     const tcc_model_t *model = tcc_context_model(get());
     Allocator memory = allocator();
+    std::vector<const tcc_tensor_t *> in;
+    for (const Tensor &t : inputs)
+      in.push_back(t.get());
+    std::vector<int64_t> sizes(tcc_model_num_symbols(model));
+    check(tcc_model_bind_inputs(model, in.data(), in.size(), sizes.data()));
     std::vector<Tensor> outputs;
     for (uint32_t i = 0; i < tcc_model_num_outputs(model); ++i) {
       const tcc_tensor_desc_t *d = tcc_model_output(model, i);
-      outputs.push_back(
-          Tensor::create(memory, d->dtype,
-                         std::vector<int64_t>(d->shape, d->shape + d->rank)));
+      std::vector<int64_t> shape(d->rank);
+      check(tcc_model_output_shape(model, i, sizes.data(), shape.data()));
+      outputs.push_back(Tensor::create(memory, d->dtype, shape));
     }
     run(inputs, outputs);
     return outputs;

@@ -55,7 +55,8 @@ const char *numpyName(int32_t dtype) {
 std::string shapeText(const int64_t *shape, size_t rank) {
   std::string s = "(";
   for (size_t i = 0; i < rank; ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
+    s += (i ? ", " : "") +
+         (shape[i] < 0 ? std::string("?") : std::to_string(shape[i]));
   return s + (rank == 1 ? ",)" : ")");
 }
 
@@ -183,11 +184,14 @@ struct TensorInfo {
   py::tuple shape;
 };
 
-TensorInfo info(const tcc_tensor_desc_t &d) {
+/// A symbolic dimension is its symbol's name, as onnxruntime shows one.
+TensorInfo info(const tcc_artifact_desc_t &desc, const tcc_tensor_desc_t &d) {
   const char *name = numpyName(d.dtype);
   py::tuple shape(d.rank);
   for (int32_t i = 0; i < d.rank; ++i)
-    shape[i] = d.shape[i];
+    shape[i] = d.shape[i] == -1
+                   ? py::object(py::str(desc.symbols[d.symbols[i]].name))
+                   : py::object(py::int_(d.shape[i]));
   return {d.name,
           name ? py::object(py::dtype(name))
                : py::object(py::str(tcc_dtype_name(d.dtype))),
@@ -239,12 +243,24 @@ public:
     }
     py::list results;
     if (outputs.is_none()) {
+      // Symbolic dimensions take the sizes the inputs give.
+      std::vector<const tcc_tensor_t *> ins;
+      for (const tcc::Tensor &t : in)
+        ins.push_back(t.get());
+      std::vector<int64_t> sizes(model.numSymbols());
+      if (tcc_status_t s = tcc_model_bind_inputs(model.get(), ins.data(),
+                                                 ins.size(), sizes.data())) {
+        std::string message = tcc_status_message(s);
+        tcc_status_free(s);
+        throw py::value_error(message);
+      }
       for (uint32_t i = 0; i < numOut; ++i) {
         const tcc_tensor_desc_t &d = model.output(i);
         py::dtype dtype = numpyDtype(d, what("output", i));
-        out.push_back(tcc::Tensor::create(
-            allocator, d.dtype,
-            std::vector<int64_t>(d.shape, d.shape + d.rank)));
+        std::vector<int64_t> shape(d.rank);
+        tcc::check(
+            tcc_model_output_shape(model.get(), i, sizes.data(), shape.data()));
+        out.push_back(tcc::Tensor::create(allocator, d.dtype, shape));
         results.append(arrayOf(out.back(), dtype));
       }
     } else {
@@ -287,6 +303,9 @@ public:
       throw py::type_error(origin() + " takes " +
                            count(model.numInputs(), "input") + " and " +
                            count(model.numOutputs(), "output"));
+    if (model.numSymbols())
+      throw py::type_error(origin() + " has symbolic dimensions; run it "
+                                      "with arrays (Model.run)");
     std::vector<tcc::Tensor> in, out;
     for (uint32_t i = 0; i < inputs.size(); ++i)
       in.push_back(wrapAddress(model.input(i), inputs[i]));
@@ -310,6 +329,9 @@ public:
     if (inputs.size() != model.numInputs())
       throw py::type_error(origin() + " takes " +
                            count(model.numInputs(), "input"));
+    if (model.numSymbols())
+      throw py::type_error(origin() + " has symbolic dimensions; run it "
+                                      "with arrays (Model.run)");
     std::vector<std::unique_ptr<CachedTensor>> made;
     std::vector<uintptr_t> addresses;
     for (uint32_t i = 0; i < model.numOutputs(); ++i) {
@@ -347,7 +369,8 @@ public:
     std::vector<TensorInfo> v;
     for (uint32_t i = 0; i < (inputs ? model.numInputs() : model.numOutputs());
          ++i)
-      v.push_back(info(inputs ? model.input(i) : model.output(i)));
+      v.push_back(
+          info(model.desc(), inputs ? model.input(i) : model.output(i)));
     return v;
   }
 
@@ -468,7 +491,7 @@ private:
                          const std::string &what) {
     bool same = a.ndim() == d.rank;
     for (int32_t k = 0; same && k < d.rank; ++k)
-      same = a.shape(k) == d.shape[k];
+      same = d.shape[k] == -1 || a.shape(k) == d.shape[k];
     if (!same)
       throw py::value_error(what + " expects " + describe(d) + ", got " +
                             describe(a));
@@ -486,10 +509,16 @@ private:
     return tcc::Tensor::wrap(d.dtype, shape, data, bytes);
   }
 
+  /// `a` as a tensor of `d`'s type, its symbolic dimensions sized as `a`'s
+  /// (checkShape has matched the rest; np.ascontiguousarray makes a 0-d
+  /// array 1-d, so the rank is `d`'s).
   static tcc::Tensor wrap(const tcc_tensor_desc_t &d, const py::array &a) {
-    return tcc::Tensor::wrap(
-        d.dtype, std::vector<int64_t>(d.shape, d.shape + d.rank),
-        const_cast<void *>(a.data()), static_cast<size_t>(a.nbytes()));
+    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+    for (int32_t k = 0; k < d.rank; ++k)
+      if (shape[k] == -1)
+        shape[k] = a.shape(k);
+    return tcc::Tensor::wrap(d.dtype, shape, const_cast<void *>(a.data()),
+                             static_cast<size_t>(a.nbytes()));
   }
 
   std::unique_ptr<tcc::Context> acquire() {

@@ -143,7 +143,7 @@ TEST(Model, WrapValidatesDescriptor) {
     const char *message;
     void (*breakIt)(Descriptor &);
   } cases[] = {
-      {"ABI version 2", [](Descriptor &d) { d.desc.abi_version = 2; }},
+      {"ABI version 3", [](Descriptor &d) { d.desc.abi_version = 3; }},
       {"no run function", [](Descriptor &d) { d.desc.run = nullptr; }},
       {"lists 1 inputs but no array",
        [](Descriptor &d) { d.desc.inputs = nullptr; }},

@@ -130,7 +130,8 @@ TEST_F(RunFakeArtifact, LoadInputsHonoursTheSizeCap) {
 
 TEST_F(RunFakeArtifact, MakeOutputsNamesThem) {
   tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
-  std::vector<tcc::Tensor> outputs = makeOutputs(model);
+  std::vector<tcc::Tensor> outputs =
+      makeOutputs(model, loadInputs(model, set, 1024));
   ASSERT_EQ(outputs.size(), 1u);
   EXPECT_EQ(outputs[0].name(), "sum");
   EXPECT_EQ(outputs[0].shape(), (std::vector<int64_t>{2, 3}));

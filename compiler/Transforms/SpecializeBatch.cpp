@@ -1,0 +1,362 @@
+//===- SpecializeBatch.cpp - the tcc-specialize-batch pass ----------------===//
+//
+// A graph whose only dynamic dimension is a leading (batch) dimension that
+// no op mixes -- row b of every result depends on row b of the inputs
+// alone -- computes any batch as consecutive slabs of rows. The pass proves
+// that op by op, then replaces @main by copies at fixed slab sizes
+// (@main_chunk8, @main_chunk4, ...), which the rest of the pipeline
+// compiles like any static graph: the micro-kernels, weight packing,
+// fusion and the arena keep their static-shape speed, and the artifact's
+// entry point runs a batch of n rows as the fewest slabs that add up to n.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "dialects/Tcc/IR/TccOps.h"
+#include "dialects/Tcc/IR/TccTraits.h"
+
+#include <numeric>
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_TCCSPECIALIZEBATCH
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+/// Whether `t` is a tensor whose leading dimension is the dynamic one.
+static bool isBatched(Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  return tensor && tensor.getRank() > 0 && tensor.isDynamicDim(0);
+}
+
+static bool anyBatched(TypeRange types) {
+  return llvm::any_of(types, isBatched);
+}
+
+static int64_t normalizedAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Why `op` mixes the rows of the batch (or cannot be shown not to); empty
+/// when each row of its batched results depends on the same row of its
+/// batched operands and on whole unbatched operands only.
+static std::string mixingReason(Operation *op) {
+  bool inBatched = anyBatched(op->getOperandTypes());
+  bool outBatched = anyBatched(op->getResultTypes());
+  if (!inBatched && !outBatched)
+    return "";
+  if (inBatched && !outBatched)
+    return "reduces over the dynamic dimension";
+  // An unbatched tensor broadcast to each row: every slab gets its copy.
+  if (isa<BroadcastToOp>(op))
+    return "";
+  if (!inBatched)
+    return "makes the dynamic dimension from no batched operand";
+  auto rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  auto axisAt = [&](int64_t axis) {
+    return normalizedAxis(axis, rank) == 0
+               ? std::string("works along the dynamic dimension")
+               : std::string();
+  };
+
+  if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>()) {
+    // Unbatched operands of the full rank must broadcast along it.
+    for (Value v : op->getOperands()) {
+      auto t = cast<RankedTensorType>(v.getType());
+      if (!isBatched(t) && t.getRank() == rank && t.getDimSize(0) != 1)
+        return "combines batched operands with one of fixed leading size " +
+               std::to_string(t.getDimSize(0));
+    }
+    return "";
+  }
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    for (Value v : {mm.getLhs(), mm.getRhs()}) {
+      auto t = cast<RankedTensorType>(v.getType());
+      bool rowOperand = v == mm.getLhs() && t.getRank() >= 2;
+      if (isBatched(t) && !(t.getRank() >= 3 || rowOperand))
+        return "contracts over the dynamic dimension";
+      // (A matrix operand's leading dimension is a row or contraction one;
+      // only stacks of matrices align theirs with the batch.)
+      if (!isBatched(t) && rank >= 3 && t.getRank() == rank &&
+          t.getDimSize(0) != 1)
+        return "multiplies batched matrices by a batch of fixed size";
+    }
+    return "";
+  }
+  if (isa<ConvOp, MaxPoolOp, AvgPoolOp, BatchNormOp>(op)) {
+    for (Value v : op->getOperands().drop_front())
+      if (isBatched(v.getType()))
+        return "takes its parameters from the batch";
+    return "";
+  }
+  if (auto nll = dyn_cast<NllLossOp>(op))
+    return nll.getReduction() == LossReduction::none
+               ? ""
+               : "sums or averages over the batch";
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    auto in = cast<RankedTensorType>(reshape.getInput().getType());
+    auto out = cast<RankedTensorType>(reshape.getType());
+    auto rowSize = [](RankedTensorType t) {
+      return std::accumulate(t.getShape().begin() + 1, t.getShape().end(),
+                             int64_t(1), std::multiplies<int64_t>());
+    };
+    return isBatched(in) && isBatched(out) && rowSize(in) == rowSize(out)
+               ? ""
+               : "reshapes across the dynamic dimension";
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return transpose.getPerm()[0] == 0 ? "" : "moves the dynamic dimension";
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return slice.getOffsets()[0] == 0 && slice.getSteps()[0] == 1 &&
+                   isBatched(slice.getType())
+               ? ""
+               : "slices the dynamic dimension";
+  if (auto pad = dyn_cast<PadOp>(op))
+    return pad.getLow()[0] == 0 && pad.getHigh()[0] == 0
+               ? ""
+               : "pads the dynamic dimension";
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    bool data = isBatched(gather.getData().getType());
+    bool indices = isBatched(gather.getIndices().getType());
+    if (data && !indices && gather.getAxis() != 0)
+      return "";
+    // A lookup table indexed by a batch of indices: one row per index row.
+    if (!data && indices && gather.getAxis() == 0)
+      return "";
+    return "gathers along the dynamic dimension";
+  }
+  if (auto scatter = dyn_cast<ScatterOp>(op))
+    return scatter.getAxis() == 0 || !isBatched(scatter.getData().getType()) ||
+                   !isBatched(scatter.getIndices().getType()) ||
+                   !isBatched(scatter.getUpdates().getType())
+               ? "scatters along the dynamic dimension"
+               : "";
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    for (Value v : concat.getInputs())
+      if (!isBatched(v.getType()))
+        return "joins batched and unbatched tensors";
+    return axisAt(concat.getAxis());
+  }
+  if (auto split = dyn_cast<SplitOp>(op))
+    return axisAt(split.getAxis());
+  if (auto layerNorm = dyn_cast<LayerNormOp>(op))
+    return axisAt(layerNorm.getAxis());
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return axisAt(softmax.getAxis());
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    return axisAt(softmax.getAxis());
+  if (auto cumsum = dyn_cast<CumsumOp>(op))
+    return axisAt(cumsum.getAxis());
+  if (auto cumprod = dyn_cast<CumprodOp>(op))
+    return axisAt(cumprod.getAxis());
+  if (auto topk = dyn_cast<TopKOp>(op))
+    return axisAt(topk.getAxis());
+  auto inputRank = [&]() {
+    return cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  };
+  auto argAxis = [&](int64_t axis) {
+    return normalizedAxis(axis, inputRank()) == 0
+               ? std::string("works along the dynamic dimension")
+               : std::string();
+  };
+  if (auto arg = dyn_cast<ArgMaxOp>(op))
+    return argAxis(arg.getAxis());
+  if (auto arg = dyn_cast<ArgMinOp>(op))
+    return argAxis(arg.getAxis());
+  auto axesReason = [&](ArrayRef<int64_t> axes) {
+    for (int64_t a : axes)
+      if (normalizedAxis(a, inputRank()) == 0)
+        return std::string("reduces over the dynamic dimension");
+    return std::string();
+  };
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return axesReason(r.getAxes());
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return axesReason(r.getAxes());
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return axesReason(r.getAxes());
+  if (auto r = dyn_cast<ReduceMinOp>(op))
+    return axesReason(r.getAxes());
+  if (auto r = dyn_cast<ReduceProdOp>(op))
+    return axesReason(r.getAxes());
+  return "has no rule for a dynamic dimension in tcc yet";
+}
+
+/// `t` with its dynamic leading dimension fixed to `rows`.
+static Type withRows(Type t, int64_t rows) {
+  if (!isBatched(t))
+    return t;
+  auto tensor = cast<RankedTensorType>(t);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] = rows;
+  return tensor.clone(shape);
+}
+
+namespace {
+struct TccSpecializeBatchPass
+    : mlir::tcc::impl::TccSpecializeBatchBase<TccSpecializeBatchPass> {
+  using TccSpecializeBatchBase::TccSpecializeBatchBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal())
+      return;
+    FunctionType type = main.getFunctionType();
+    auto isDynamic = [](Type t) {
+      auto tensor = dyn_cast<RankedTensorType>(t);
+      return tensor && !tensor.hasStaticShape();
+    };
+    bool dynamic = llvm::any_of(type.getInputs(), isDynamic) ||
+                   llvm::any_of(type.getResults(), isDynamic);
+    if (!dynamic)
+      return; // A static graph: nothing to do.
+    if (failed(checkInterface(main)) || failed(checkOps(main)))
+      return signalPassFailure();
+
+    std::string name;
+    int64_t lo = 1, hi = std::numeric_limits<int32_t>::max();
+    if (failed(symbolOf(main, name, lo, hi)))
+      return signalPassFailure();
+    SmallVector<int64_t> sizes;
+    for (int64_t c = maxChunk; c >= 1; c /= 2)
+      if (c <= hi)
+        sizes.push_back(c);
+    if (sizes.empty())
+      sizes.push_back(1);
+
+    OpBuilder b(main);
+    auto flags = [&](TypeRange types) {
+      return b.getBoolArrayAttr(llvm::map_to_vector(types, isBatched));
+    };
+    module->setAttr(
+        "tcc.batch",
+        b.getDictionaryAttr(
+            {b.getNamedAttr("name", b.getStringAttr(name)),
+             b.getNamedAttr("min", b.getI64IntegerAttr(lo)),
+             b.getNamedAttr("max", b.getI64IntegerAttr(hi)),
+             b.getNamedAttr("chunks", b.getDenseI64ArrayAttr(sizes)),
+             b.getNamedAttr("inputs", flags(type.getInputs())),
+             b.getNamedAttr("outputs", flags(type.getResults()))}));
+    for (int64_t rows : sizes) {
+      auto copy = cast<func::FuncOp>(main->clone());
+      copy.setSymName(("main_chunk" + Twine(rows)).str());
+      copy.walk([&](Operation *op) {
+        for (Region &region : op->getRegions())
+          for (Block &block : region)
+            for (BlockArgument arg : block.getArguments())
+              arg.setType(withRows(arg.getType(), rows));
+        for (Value r : op->getResults())
+          r.setType(withRows(r.getType(), rows));
+      });
+      copy.setFunctionType(b.getFunctionType(
+          llvm::map_to_vector(type.getInputs(),
+                              [&](Type t) { return withRows(t, rows); }),
+          llvm::map_to_vector(type.getResults(),
+                              [&](Type t) { return withRows(t, rows); })));
+      b.insert(copy);
+    }
+    main.erase();
+  }
+
+  /// Only leading dimensions are dynamic, anywhere in the graph.
+  LogicalResult checkInterface(func::FuncOp main) {
+    WalkResult result = main.walk([&](Operation *op) {
+      for (Type t :
+           llvm::concat<const Type>(SmallVector<Type>(op->getOperandTypes()),
+                                    SmallVector<Type>(op->getResultTypes()))) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        if (!tensor)
+          continue;
+        for (int64_t i = 1; i < tensor.getRank(); ++i)
+          if (tensor.isDynamicDim(i)) {
+            op->emitError() << "dimension " << i << " of " << tensor
+                            << " is dynamic; tcc compiles one dynamic "
+                               "leading (batch) dimension; fix the others "
+                               "with --input-shape";
+            return WalkResult::interrupt();
+          }
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    for (BlockArgument arg : main.getArguments()) {
+      auto tensor = dyn_cast<RankedTensorType>(arg.getType());
+      if (tensor && tensor.getRank() > 0)
+        for (int64_t i = 1; i < tensor.getRank(); ++i)
+          if (tensor.isDynamicDim(i))
+            return main.emitError()
+                   << "dimension " << i << " of input " << arg.getArgNumber()
+                   << " (" << tensor
+                   << ") is dynamic; tcc compiles one dynamic leading "
+                      "(batch) dimension; fix the others with --input-shape";
+    }
+    return success();
+  }
+
+  LogicalResult checkOps(func::FuncOp main) {
+    WalkResult result = main.walk([&](Operation *op) {
+      if (isa<func::ReturnOp, func::FuncOp>(op))
+        return WalkResult::advance();
+      std::string reason = mixingReason(op);
+      if (reason.empty())
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName().getStringRef() << "' " << reason
+                      << ", so the batch cannot vary: fix it with "
+                         "--input-shape";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// The dynamic dimension's name (the importer's `tcc.dims`; one name for
+  /// all inputs) and bounds (the module's `tcc.dim_bounds`).
+  LogicalResult symbolOf(func::FuncOp main, std::string &name, int64_t &lo,
+                         int64_t &hi) {
+    for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+      if (!isBatched(main.getArgumentTypes()[i]))
+        continue;
+      auto dims = main.getArgAttrOfType<ArrayAttr>(i, "tcc.dims");
+      auto dim =
+          dims && !dims.empty() ? dyn_cast<StringAttr>(dims[0]) : StringAttr();
+      if (!dim || dim.getValue().empty())
+        continue;
+      if (!name.empty() && name != dim.getValue())
+        return main.emitError()
+               << "inputs name their dynamic leading dimensions '" << name
+               << "' and '" << dim.getValue()
+               << "'; tcc compiles one dynamic dimension, shared by every "
+                  "batched input";
+      name = dim.getValue().str();
+    }
+    if (name.empty())
+      name = "batch";
+    auto bounds =
+        main->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
+            "tcc.dim_bounds");
+    if (bounds)
+      for (NamedAttribute entry : bounds) {
+        auto range = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
+        if (!range || range.size() != 2)
+          return main.emitError() << "tcc.dim_bounds entry '" << entry.getName()
+                                  << "' is not [min, max]";
+        if (entry.getName() != name)
+          return main.emitError()
+                 << "--dim " << entry.getName().getValue()
+                 << " names no dynamic dimension of the model (it has '" << name
+                 << "')";
+        lo = range[0], hi = range[1];
+      }
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,47 @@
+// RUN: tcc-opt %s --split-input-file --tcc-specialize-batch="max-chunk=2" | FileCheck %s
+
+// A dense layer, softmax over the features: rows independent. @main becomes
+// copies at 2 and 1 rows; the dimension keeps the input's name.
+// CHECK: module attributes {tcc.batch = {chunks = array<i64: 2, 1>, inputs = [true, false], max = 2147483647 : i64, min = 1 : i64, name = "n", outputs = [true]}}
+// CHECK-NOT: func.func @main(
+// CHECK-LABEL: func.func @main_chunk2
+// CHECK-SAME: (%{{.*}}: tensor<2x16xf32> {tcc.dims = ["n", ""], tcc.name = "x"}, %{{.*}}: tensor<16x4xf32>) -> tensor<2x4xf32>
+// CHECK: tcc.matmul {{.*}} -> tensor<2x4xf32>
+// CHECK: tcc.softmax {{.*}} : tensor<2x4xf32>
+// CHECK-LABEL: func.func @main_chunk1
+// CHECK-SAME: -> tensor<1x4xf32>
+// CHECK: tcc.softmax {{.*}} : tensor<1x4xf32>
+func.func @main(%x: tensor<?x16xf32> {tcc.name = "x", tcc.dims = ["n", ""]}, %w: tensor<16x4xf32>) -> tensor<?x4xf32> {
+  %0 = tcc.matmul %x, %w : (tensor<?x16xf32>, tensor<16x4xf32>) -> tensor<?x4xf32>
+  %1 = tcc.relu %0 : tensor<?x4xf32>
+  %2 = tcc.softmax %1 axis = 1 : tensor<?x4xf32>
+  return %2 : tensor<?x4xf32>
+}
+
+// -----
+
+// Bounds from tcc.dim_bounds cap the slabs: one row at most, one slab; the
+// convolution runs over N and the reshape keeps the row size.
+// CHECK: tcc.batch = {chunks = array<i64: 1>, inputs = [true, false], max = 1 : i64, min = 1 : i64, name = "batch", outputs = [true]}
+// CHECK-NOT: @main_chunk2
+// CHECK-LABEL: func.func @main_chunk1(%{{.*}}: tensor<1x3x8x8xf32>
+// CHECK: tcc.conv {{.*}} -> tensor<1x4x6x6xf32>
+// CHECK: tcc.reshape {{.*}} : tensor<1x4x6x6xf32> -> tensor<1x144xf32>
+module attributes {tcc.dim_bounds = {batch = array<i64: 1, 1>}} {
+  func.func @main(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x144xf32> {
+    %0 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32>
+    %1 = tcc.reshape %0 : tensor<?x4x6x6xf32> -> tensor<?x144xf32>
+    return %1 : tensor<?x144xf32>
+  }
+}
+
+// -----
+
+// A static graph is left as it is.
+// CHECK-NOT: tcc.batch
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: tensor<3x4xf32>
+func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = tcc.relu %x : tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

@@ -1,0 +1,215 @@
+"""A dynamic batch: ONNX models exported with a symbolic batch dimension
+compile once and run at any batch size against PyTorch; the runtime checks
+the sizes it is given; graphs whose rows interact are refused.
+
+Models are exported here (torch.onnx, dynamo exporter) into a temporary
+folder; tcc compiles them through its CLI and they run through the Python
+binding and tcc-run."""
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import tcc  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "models"))
+import make_models  # noqa: E402
+
+BIN = os.environ["TCC_BIN_DIR"]
+TCC = os.path.join(BIN, "tcc")
+TCC_RUN = os.path.join(BIN, "tcc-run")
+
+
+def export(model, example, path, dims, names=("x",)):
+    """`model` to ONNX with the batch of each input in `dims` symbolic."""
+    batch = torch.export.Dim("batch", min=1, max=64)
+    with contextlib.redirect_stdout(io.StringIO()):
+        prog = torch.onnx.export(
+            model.eval(), example, dynamo=True, optimize=True,
+            opset_version=18, input_names=list(names), output_names=["out"],
+            dynamic_shapes=tuple({0: batch} if d else None for d in dims),
+            external_data=False)
+    prog.save(str(path), external_data=False)
+    return path
+
+
+def compile_model(path, *flags):
+    out = str(path).replace(".onnx", ".so")
+    r = subprocess.run([TCC, str(path), "-o", out, *flags],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def check(model, so, inputs, rtol=1e-4, atol=1e-4):
+    compiled = tcc.load(so)
+    got = compiled(*[x.numpy() for x in inputs])
+    with torch.no_grad():
+        want = model(*inputs)
+    np.testing.assert_allclose(got[0], want.numpy(), rtol=rtol, atol=atol)
+
+
+@pytest.fixture(scope="module")
+def resnet18(tmp_path_factory):
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    path = tmp_path_factory.mktemp("r18") / "resnet18.onnx"
+    export(model, (torch.randn(2, 3, 64, 64),), path, [True])
+    return model, compile_model(path, "--dim", "batch=1..64")
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    torch.manual_seed(0)
+    model = make_models._build_encoder().eval()
+    path = tmp_path_factory.mktemp("enc") / "encoder.onnx"
+    export(model, (torch.randn(2, 16, 768),), path, [True])
+    return model, compile_model(path)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8, 13])
+def test_resnet18_any_batch(resnet18, batch):
+    model, so = resnet18
+    torch.manual_seed(batch)
+    # Convolutions accumulate differently from PyTorch's: rtol 1e-3 as the
+    # static resnet18 case of test_models.py.
+    check(model, so, [torch.randn(batch, 3, 64, 64)], rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 8])
+def test_encoder_any_batch(encoder, batch):
+    model, so = encoder
+    torch.manual_seed(batch)
+    check(model, so, [torch.randn(batch, 16, 768)], rtol=1e-3, atol=1e-4)
+
+
+def test_metadata_names_the_symbol(resnet18):
+    _, so = resnet18
+    m = tcc.load(so)
+    assert m.inputs[0].shape == ("batch", 3, 64, 64)
+    assert m.outputs[0].shape == ("batch", 1000)
+
+
+def test_header_takes_the_batch(resnet18):
+    _, so = resnet18
+    header = open(so[:-3] + ".h").read()
+    assert "batch: 1 to 64" in header
+    assert "int64_t batch, void *workspace" in header
+
+
+class TwoInputs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x, y):
+        return torch.relu(self.fc(x)) * y
+
+
+@pytest.fixture(scope="module")
+def two_inputs(tmp_path_factory):
+    torch.manual_seed(0)
+    model = TwoInputs().eval()
+    path = tmp_path_factory.mktemp("two") / "two.onnx"
+    export(model, (torch.randn(2, 8), torch.randn(2, 4)), path, [True, True],
+           names=("x", "y"))
+    return model, compile_model(path, "--dim", "batch=1..10")
+
+
+def test_two_batched_inputs(two_inputs):
+    model, so = two_inputs
+    for batch in (1, 5, 10):
+        check(model, so, [torch.randn(batch, 8), torch.randn(batch, 4)])
+
+
+def test_inputs_that_disagree_are_refused(two_inputs):
+    _, so = two_inputs
+    m = tcc.load(so)
+    with pytest.raises(ValueError, match=r"input 1 'y' has batch = 3 "
+                       r"\(dimension 0\), input 0 'x' has batch = 2"):
+        m(np.zeros((2, 8), np.float32), np.zeros((3, 4), np.float32))
+
+
+def test_a_batch_out_of_bounds_is_refused(two_inputs):
+    _, so = two_inputs
+    m = tcc.load(so)
+    with pytest.raises(ValueError, match=r"has batch = 11 \(dimension 0\), "
+                       r"outside the compiled bounds 1\.\.10"):
+        m(np.zeros((11, 8), np.float32), np.zeros((11, 4), np.float32))
+
+
+def test_tcc_run_sizes_outputs_by_the_inputs(two_inputs, tmp_path):
+    model, so = two_inputs
+    x, y = torch.randn(6, 8), torch.randn(6, 4)
+    np.save(tmp_path / "input_0.npy", x.numpy())
+    np.save(tmp_path / "input_1.npy", y.numpy())
+    with torch.no_grad():
+        np.save(tmp_path / "output_0.npy", model(x, y).numpy())
+    r = subprocess.run([TCC_RUN, so, "--inputs", str(tmp_path), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    np.save(tmp_path / "input_1.npy", np.zeros((5, 4), np.float32))
+    r = subprocess.run([TCC_RUN, so, "--inputs", str(tmp_path), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "the same symbol must have one size" in r.stderr
+
+
+class MixesRows(torch.nn.Module):
+    def forward(self, x):
+        return x - x.mean(0, keepdim=True)
+
+
+def test_a_graph_that_mixes_rows_is_refused(tmp_path):
+    path = export(MixesRows(), (torch.randn(2, 4),), tmp_path / "mix.onnx",
+                  [True])
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "mix.so")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "reduces over the dynamic dimension, so the batch cannot vary" \
+        in r.stderr
+    assert not (tmp_path / "mix.so").exists()
+    # Fixing the batch compiles it.
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "mix.so"),
+                        "--input-shape", "x=4x4"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_input_shape_makes_a_static_model_dynamic(tmp_path):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
+    path = tmp_path / "static.onnx"
+    with contextlib.redirect_stdout(io.StringIO()):
+        torch.onnx.export(model, (torch.randn(2, 8),), str(path),
+                          dynamo=True, input_names=["x"],
+                          external_data=False)
+    so = compile_model(path, "--input-shape", "x=nx8", "--dim", "n=1..9")
+    assert tcc.load(so).inputs[0].shape == ("n", 8)
+    check(model, so, [torch.randn(7, 8)])
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--dim", "batch=0..4"], "invalid or repeated --dim"),
+    (["--dim", "batch=9..4"], "invalid or repeated --dim"),
+    (["--dim", "seq=1..4"], "--dim seq names no dynamic dimension"),
+    (["--input-shape", "x=-1x4"], "invalid or repeated --input-shape"),
+])
+def test_bad_flags(tmp_path, flags, message):
+    model = tmp_path / "m.onnx"
+    with contextlib.redirect_stdout(io.StringIO()):
+        torch.onnx.export(MixesRows(), (torch.randn(2, 4),), str(model),
+                          dynamo=True, input_names=["x"],
+                          external_data=False)
+    r = subprocess.run([TCC, str(model), "-o", str(tmp_path / "m.so"),
+                        *flags], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
