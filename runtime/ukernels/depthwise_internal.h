@@ -52,11 +52,11 @@ struct FlatTaps {
 };
 
 /// Whether a plane runs flat: AVX-512, 3x3 stride 1, the output the size
-/// of the input, rows at most half a vector wide (mobilenet_v2's 7x7
-/// layers). A 7-wide row fills 7 of a vector's 16 lanes and pays for its
-/// edge masks and band bookkeeping; flat, the plane is four vectors of nine
-/// masked loads and FMAs with the masks worked out once a call. Wider rows
-/// stay rows, which reuse each loaded input row for four output rows.
+/// of the input, rows at most half a vector wide (7x7 planes). A 7-wide row
+/// fills 7 of a vector's 16 lanes and pays for its edge masks and band
+/// bookkeeping; flat, the plane is four vectors of nine masked loads and FMAs
+/// with the masks worked out once a call. Wider rows stay rows, which reuse
+/// each loaded input row for four output rows.
 inline bool runsFlatDirect(int32_t isa, const ConvShape &s) {
   const int64_t vl = tilesFor(isa).vl;
   return hasDirectRows(isa, s) && s.sh == 1 && s.oh == s.h && s.ow == s.w &&

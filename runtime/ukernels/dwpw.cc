@@ -57,9 +57,9 @@ int64_t partialFloats(int64_t m, int64_t n) { return ceilDiv(m * n, 16) * 16; }
 /// Whether a pair's GEMM runs as two halves of k, one a task, each right
 /// after the depthwise planes of its half (see KSplitJob): when its output
 /// (two partials, summed after) is small next to the depthwise output
-/// (3f <= c: every pair of mobilenet_v2 but the first, whose 16 x 12544
-/// partials cost more than they saved), and its B is read in place,
-/// ragged panel included.
+/// (3f <= c: a pair that narrows its channels threefold or more; a
+/// 32 -> 16 pair at 112x112, with 16 x 12544 partials, cost more than it
+/// saved), and its B is read in place, ragged panel included.
 bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
                  const ConvShape &s) {
   const int64_t n = s.oh * s.ow;

@@ -60,14 +60,14 @@ TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc, int nr,
 
 /// Floats ahead of a k step at which the tile kernels prefetch their A
 /// panel (64 steps of 8 floats, 2 KB): a panel of prepacked weights
-/// streams from L3 or memory (resnet18's 512-channel 3x3 layers read
+/// streams from L3 or memory (a 512 -> 512 channel 3x3 layer reads
 /// 9.4 MB of them a call, each row panel's K block 12 KB), and the
 /// hardware prefetchers stop at every 4 KB page. Past the block's end it
 /// fetches the panel's next block, which the next pass over K reads.
 constexpr int64_t kPrefetchA = 512;
 
 /// Rows of B ahead of a k step at which the tile kernels prefetch it: a
-/// prepacked B (the encoder's weights, 48 floats a row) streams from L3
+/// prepacked B (a linear layer's weights, 48 floats a row) streams from L3
 /// or memory like a prepacked A, a packed or direct one from L2 (rows
 /// ldbp apart).
 constexpr int64_t kPrefetchB = 12;
@@ -163,7 +163,7 @@ TCC_UK_INLINE void narrowStore(__m512 x, int j, float *__restrict c,
 }
 
 /// The tile kernel for a panel's last R <= kNarrow columns (n = 48q + R:
-/// resnet's and mobilenet's 7x7 and 14x14 layers, 49 and 196 columns):
+/// 7x7 and 14x14 outputs, 49 and 196 columns):
 /// vectors run down the MRe rows instead (the A panel's k-th group of MR
 /// floats), one accumulator a column, so a k step is one load of A, R
 /// broadcasts of B and R FMAs instead of the full tile's nine loads and
@@ -248,7 +248,7 @@ void narrowGroup(int64_t kc, const float *__restrict a, int64_t aStride,
 }
 
 /// The full 8 x 48 tile and, in the same k loop, the one column after it
-/// (n = 48q + 1: resnet's and mobilenet's 7x7 layers, 49 columns) as a
+/// (n = 48q + 1: a 7x7 output, 49 columns) as a
 /// vector down the rows: one more load of A's 8 floats, a broadcast of
 /// that column's B (b1, rows ldb1 apart) and an 8-float FMA a step, in
 /// the slack of the tile's 24 FMAs. The column's chain is narrowKernel's,

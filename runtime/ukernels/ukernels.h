@@ -99,7 +99,7 @@ enum {
 
 /* What happens to each element of the product before it is stored:
  *   C = clamp(act(A*B (+ C if accumulating) + bias + residual))
- * which fuses a bias, a residual add (resnet's add), GELU and
+ * which fuses a bias, a residual add (a residual block's skip), GELU and
  * relu/relu6/clip. A NaN passes through the clamp. Zero-initialised means
  * "no epilogue". The activation is the GEMM's only: the convolution entry
  * points refuse one (they return -2 and write nothing). */
@@ -208,9 +208,9 @@ int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
  * output = clamp(pw_weight[f x c] * mid (per pixel) + bias[f] + residual)
  * where `dw` is a convolution with groups == c == f (one filter a channel)
  * and the second is 1x1, stride 1, unpadded, over its c output channels
- * (mobilenet's block tail), as one kernel: mid goes to the scratch (the
- * depthwise part split by planes across the threads), where the GEMM reads
- * it, so no tensor lies between the two. */
+ * (an inverted-residual block's tail), as one kernel: mid goes to the
+ * scratch (the depthwise part split by planes across the threads), where
+ * the GEMM reads it, so no tensor lies between the two. */
 typedef struct tcc_uk_dwpw_params_t {
   tcc_uk_conv2d_params_t dw; /* the depthwise convolution (its flags and
                                 scratch are ignored) */
@@ -250,13 +250,13 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
 /* x = clamp_exp(conv(input, exp_weight) + exp_bias[e])
  * output = the depthwise/pointwise pair `pair` over x (pair.dw.c == e)
  * where the first convolution `exp` has one group and e filters: a 1x1,
- * stride-1, unpadded expansion (mobilenet_v2's inverted-residual block),
- * or any other window (its stem), as one kernel: a band of output rows at
- * a time, the first convolution computes the rows of x the band's
- * depthwise windows need into the scratch (a GEMM reading the input's rows
- * where they lie, or their im2col), the depthwise part and the pointwise
- * GEMM follow while they are in cache; the bands are split across the
- * threads. The e-channel tensor never exists whole. */
+ * stride-1, unpadded expansion (an inverted-residual block's),
+ * or any other window (a network's stem), as one kernel: a band of output rows
+ * at a time, the first convolution computes the rows of x the band's depthwise
+ * windows need into the scratch (a GEMM reading the input's rows where they
+ * lie, or their im2col), the depthwise part and the pointwise GEMM follow while
+ * they are in cache; the bands are split across the threads. The e-channel
+ * tensor never exists whole. */
 typedef struct tcc_uk_block_params_t {
   tcc_uk_dwpw_params_t pair;  /* pair.dw: the depthwise convolution over x
                                  (its n, c = e, h and w are x's); pair.flags:

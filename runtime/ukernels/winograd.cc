@@ -516,15 +516,16 @@ int tileSize(const ConvShape &s) {
     return 0;
   // F(4x4) where there are tiles enough and few channels: its U is four
   // times the weights, read once a run, which the wide layers cannot afford
-  // (resnet18's 56x56 and 28x28 layers take it, the 14x14 and 7x7 ones not).
+  // (64- and 128-channel layers at 56x56 and 28x28 take it; 256- and
+  // 512-channel ones at 14x14 and 7x7 do not).
   const Tiles t4 = tilesOf(s, 4);
   if (t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128)
     return 4;
   // Small problems: the transforms would cost more than they save. From 16
-  // tiles (resnet's 7x7 layers: 4x4 tiles) the GEMMs fill a vector of
+  // tiles (a 7x7 output: 4x4 tiles) the GEMMs fill a vector of
   // columns. But with under 32 tiles each byte of U serves few products,
   // and a U past 8 MB comes from memory every run, so such layers
-  // (resnet18's 512-channel 7x7 ones, U 16.8 MB) run as im2col GEMMs.
+  // (512 -> 512 channels at 7x7: U 16.8 MB) run as im2col GEMMs.
   const Tiles t2 = tilesOf(s, 2);
   const int64_t uBytes = int64_t(16) * s.c * s.f * int64_t(sizeof(float));
   if (t2.p < 32 && uBytes > (int64_t(8) << 20))
