@@ -416,10 +416,13 @@ def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
   let description = [{
     Where `@main`'s only dynamic dimensions are leading ones (the batch) and
     no op mixes the rows of the batch (no reduction, softmax, concatenation,
-    gather, reshape or transposition along it; contractions only with
-    unbatched weights or batch against batch), each row of every result
-    depends on the same row of the inputs alone, so any batch is the
-    concatenation of smaller ones. The pass checks that op by op and
+    gather or transposition along it; contractions only with unbatched
+    weights or batch against batch), each row of every result depends on
+    the same row of the inputs alone, so any batch is the concatenation of
+    smaller ones. A reshape may merge whole rows into the leading dimension
+    or split them back ([B, S, D] -> [B*S, D] -> [B, S, D]): the pass tracks
+    each value's rows per batch row, which the ops of one value must agree
+    on and the outputs must have as 1. The pass checks that op by op and
     replaces `@main` by copies at fixed batch sizes: `@main_chunk8`,
     `@main_chunk4`, `@main_chunk2`, `@main_chunk1` (powers of two from
     `max-chunk` down, none above the dimension's upper bound). The artifact

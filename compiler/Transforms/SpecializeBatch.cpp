@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccTraits.h"
@@ -55,11 +56,10 @@ static std::string mixingReason(Operation *op) {
     return "";
   if (inBatched && !outBatched)
     return "reduces over the dynamic dimension";
-  // An unbatched tensor broadcast to each row: every slab gets its copy.
-  if (isa<BroadcastToOp>(op))
-    return "";
   if (!inBatched)
     return "makes the dynamic dimension from no batched operand";
+  if (isa<BroadcastToOp>(op))
+    return ""; // Each row stretched within itself.
   auto rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
   auto axisAt = [&](int64_t axis) {
     return normalizedAxis(axis, rank) == 0
@@ -101,17 +101,13 @@ static std::string mixingReason(Operation *op) {
     return nll.getReduction() == LossReduction::none
                ? ""
                : "sums or averages over the batch";
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    auto in = cast<RankedTensorType>(reshape.getInput().getType());
-    auto out = cast<RankedTensorType>(reshape.getType());
-    auto rowSize = [](RankedTensorType t) {
-      return std::accumulate(t.getShape().begin() + 1, t.getShape().end(),
-                             int64_t(1), std::multiplies<int64_t>());
-    };
-    return isBatched(in) && isBatched(out) && rowSize(in) == rowSize(out)
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    // Rows may merge or split whole (a multiple of the batch leads the
+    // result, see batchMultiples); both ends keep a dynamic leading one.
+    return isBatched(reshape.getInput().getType()) &&
+                   isBatched(reshape.getType())
                ? ""
                : "reshapes across the dynamic dimension";
-  }
   if (auto transpose = dyn_cast<TransposeOp>(op))
     return transpose.getPerm()[0] == 0 ? "" : "moves the dynamic dimension";
   if (auto slice = dyn_cast<SliceOp>(op))
@@ -190,6 +186,11 @@ static std::string mixingReason(Operation *op) {
   return "has no rule for a dynamic dimension in tcc yet";
 }
 
+static int64_t rowSize(RankedTensorType t) {
+  return std::accumulate(t.getShape().begin() + 1, t.getShape().end(),
+                         int64_t(1), std::multiplies<int64_t>());
+}
+
 /// `t` with its dynamic leading dimension fixed to `rows`.
 static Type withRows(Type t, int64_t rows) {
   if (!isBatched(t))
@@ -247,16 +248,13 @@ struct TccSpecializeBatchPass
              b.getNamedAttr("inputs", flags(type.getInputs())),
              b.getNamedAttr("outputs", flags(type.getResults()))}));
     for (int64_t rows : sizes) {
-      auto copy = cast<func::FuncOp>(main->clone());
+      IRMapping map;
+      auto copy = cast<func::FuncOp>(main->clone(map));
       copy.setSymName(("main_chunk" + Twine(rows)).str());
-      copy.walk([&](Operation *op) {
-        for (Region &region : op->getRegions())
-          for (Block &block : region)
-            for (BlockArgument arg : block.getArguments())
-              arg.setType(withRows(arg.getType(), rows));
-        for (Value r : op->getResults())
-          r.setType(withRows(r.getType(), rows));
-      });
+      for (auto [original, multiple] : multiples) {
+        Value v = map.lookup(original);
+        v.setType(withRows(v.getType(), rows * multiple));
+      }
       copy.setFunctionType(b.getFunctionType(
           llvm::map_to_vector(type.getInputs(),
                               [&](Type t) { return withRows(t, rows); }),
@@ -303,11 +301,21 @@ struct TccSpecializeBatchPass
     return success();
   }
 
+  /// Proves op by op that rows stay apart, and finds each batched value's
+  /// multiple of the batch: its leading dimension is `multiple` rows a
+  /// batch row (a reshape of [B, S, D] to [B*S, D] makes S; back to
+  /// [B, S, D], 1). Values of one op must agree on it; inputs and outputs
+  /// have 1.
   LogicalResult checkOps(func::FuncOp main) {
+    for (BlockArgument arg : main.getArguments())
+      if (isBatched(arg.getType()))
+        multiples[arg] = 1;
     WalkResult result = main.walk([&](Operation *op) {
-      if (isa<func::ReturnOp, func::FuncOp>(op))
+      if (isa<func::FuncOp>(op))
         return WalkResult::advance();
-      std::string reason = mixingReason(op);
+      std::string reason = isa<func::ReturnOp>(op) ? "" : mixingReason(op);
+      if (reason.empty())
+        reason = batchMultiples(op);
       if (reason.empty())
         return WalkResult::advance();
       op->emitError() << "'" << op->getName().getStringRef() << "' " << reason
@@ -317,6 +325,41 @@ struct TccSpecializeBatchPass
     });
     return failure(result.wasInterrupted());
   }
+
+  /// Sets the multiples of `op`'s batched results from its operands'.
+  std::string batchMultiples(Operation *op) {
+    int64_t multiple = 0;
+    for (Value v : op->getOperands()) {
+      if (!isBatched(v.getType()))
+        continue;
+      int64_t m = multiples.lookup(v);
+      if (!m)
+        return "reads a batched value from outside the graph's body";
+      if (multiple && m != multiple)
+        return "combines tensors with " + std::to_string(multiple) + " and " +
+               std::to_string(m) + " rows a batch row";
+      multiple = m;
+    }
+    if (isa<func::ReturnOp>(op))
+      return multiple > 1 ? "returns " + std::to_string(multiple) +
+                                " rows a batch row (outputs must keep the "
+                                "batch as their leading dimension)"
+                          : "";
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      auto in = cast<RankedTensorType>(reshape.getInput().getType());
+      auto out = cast<RankedTensorType>(reshape.getType());
+      int64_t elements = multiple * rowSize(in);
+      if (rowSize(out) == 0 || elements % rowSize(out) != 0)
+        return std::string("reshapes across the dynamic dimension");
+      multiple = elements / rowSize(out);
+    }
+    for (Value r : op->getResults())
+      if (isBatched(r.getType()))
+        multiples[r] = multiple;
+    return "";
+  }
+
+  DenseMap<Value, int64_t> multiples;
 
   /// The dynamic dimension's name (the importer's `tcc.dims`; one name for
   /// all inputs) and bounds (the module's `tcc.dim_bounds`).

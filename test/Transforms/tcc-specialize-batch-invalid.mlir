@@ -18,10 +18,30 @@ func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-func.func @main(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
+func.func @main(%x: tensor<?x6xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{'tcc.reshape' reshapes across the dynamic dimension}}
+  %0 = tcc.reshape %x : tensor<?x6xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Two rows a batch row: an output's leading dimension must be the batch.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
   %0 = tcc.reshape %x : tensor<?x4xf32> -> tensor<?x2xf32>
+  // expected-error @+1 {{'func.return' returns 2 rows a batch row}}
   return %0 : tensor<?x2xf32>
+}
+
+// -----
+
+// Tensors of different multiples of the batch do not combine.
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x2xf32> {
+  %0 = tcc.reshape %x : tensor<?x4xf32> -> tensor<?x2xf32>
+  %1 = tcc.slice %x offsets = [0, 0] steps = [1, 1] : tensor<?x4xf32> -> tensor<?x2xf32>
+  // expected-error @+1 {{'tcc.add' combines tensors with 2 and 1 rows a batch row}}
+  %2 = tcc.add %0, %1 : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %2 : tensor<?x2xf32>
 }
 
 // -----

@@ -37,6 +37,23 @@ module attributes {tcc.dim_bounds = {batch = array<i64: 1, 1>}} {
 
 // -----
 
+// Rows merge whole and split back: [B, 3, 4] -> [3B, 4] -> (times weights)
+// [3B, 5] -> [B, 3, 5]; a slab of 2 computes 6 merged rows.
+// CHECK-LABEL: func.func @main_chunk2
+// CHECK: tcc.reshape {{.*}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK: tcc.matmul {{.*}} : (tensor<6x4xf32>, tensor<4x5xf32>) -> tensor<6x5xf32>
+// CHECK: tcc.reshape {{.*}} : tensor<6x5xf32> -> tensor<2x3x5xf32>
+// CHECK-LABEL: func.func @main_chunk1
+// CHECK: tcc.reshape {{.*}} : tensor<1x3x4xf32> -> tensor<3x4xf32>
+func.func @main(%x: tensor<?x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<?x3x5xf32> {
+  %0 = tcc.reshape %x : tensor<?x3x4xf32> -> tensor<?x4xf32>
+  %1 = tcc.matmul %0, %w : (tensor<?x4xf32>, tensor<4x5xf32>) -> tensor<?x5xf32>
+  %2 = tcc.reshape %1 : tensor<?x5xf32> -> tensor<?x3x5xf32>
+  return %2 : tensor<?x3x5xf32>
+}
+
+// -----
+
 // A static graph is left as it is.
 // CHECK-NOT: tcc.batch
 // CHECK-LABEL: func.func @main(
