@@ -277,10 +277,18 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   };
   ArrayRef<Attribute> entries =
       buffers ? buffers.getValue() : ArrayRef<Attribute>();
+  // A dynamic batch: the plan of its largest slab, whose arena every slab
+  // shares (it does not grow with the batch).
+  int64_t slab = 0;
+  if (auto batch = module->getAttrOfType<DictionaryAttr>("tcc.batch"))
+    if (auto chunks = batch.getAs<DenseI64ArrayAttr>("chunks"))
+      slab = chunks.empty() ? 0 : chunks[0];
   if (json) {
     llvm::json::OStream j(os);
     j.object([&] {
       j.attribute("model", model);
+      if (slab)
+        j.attribute("slab_rows", slab);
       for (StringRef key : {"arena_bytes", "naive_bytes", "peak_live_bytes"})
         j.attribute(key, total(key));
       j.attributeArray("buffers", [&] {
@@ -297,7 +305,11 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
     return;
   }
   os << "memory plan of '" << model << "': " << entries.size()
-     << " buffers in one arena\n";
+     << " buffers in one arena";
+  if (slab)
+    os << " (a slab of " << slab
+       << " rows of the dynamic batch; every batch size uses this arena)";
+  os << "\n";
   os << llvm::formatv("{0,6} {1,12} {2,12} {3,12}  {4,-30} {5}\n", "buffer",
                       "bytes", "live", "offset", "type", "written first by");
   for (auto [i, b] : llvm::enumerate(entries))
