@@ -503,6 +503,9 @@ void tcc::registerCompilerDialects(MLIRContext &ctx) {
 
 LogicalResult tcc::compile(MLIRContext &ctx, const CompileOptions &opts) {
   registerCompilerDialects(ctx);
+  // One line per error: a pass's diagnostic names the model node, not the
+  // IR of the op ("see current operation").
+  ctx.printOpOnDiagnostic(false);
   DiagnosticPrinter printer(ctx, opts.inputPath);
   OwningOpRef<ModuleOp> module = importModel(ctx, opts);
   if (!module)

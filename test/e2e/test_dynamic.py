@@ -84,6 +84,31 @@ def test_resnet18_any_batch(resnet18, batch):
     check(model, so, [torch.randn(batch, 3, 64, 64)], rtol=1e-3, atol=1e-4)
 
 
+@pytest.fixture(scope="module")
+def encoder_legacy(tmp_path_factory):
+    """The encoder through the TorchScript-based exporter, which computes
+    its reshapes' targets from Shape: Shape -> Gather -> Unsqueeze ->
+    Concat -> Reshape on the dynamic batch."""
+    import warnings
+    torch.manual_seed(0)
+    model = make_models._build_encoder().eval()
+    path = tmp_path_factory.mktemp("legacy") / "encoder.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.randn(2, 16, 768),), str(path),
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
+                          dynamo=False, opset_version=17)
+    return model, compile_model(path)
+
+
+@pytest.mark.parametrize("batch", [1, 5])
+def test_encoder_with_shape_code_any_batch(encoder_legacy, batch):
+    model, so = encoder_legacy
+    torch.manual_seed(batch)
+    check(model, so, [torch.randn(batch, 16, 768)], rtol=1e-3, atol=1e-4)
+
+
 @pytest.mark.parametrize("batch", [1, 3, 8])
 def test_encoder_any_batch(encoder, batch):
     model, so = encoder

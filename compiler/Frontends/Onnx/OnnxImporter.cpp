@@ -10,10 +10,12 @@
 
 #include "compiler/Frontends/Onnx/OnnxImporter.h"
 #include "compiler/Frontends/Onnx/NodeContext.h"
+#include "compiler/Frontends/Onnx/RunTimeSize.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -176,6 +178,9 @@ private:
   LogicalResult importInitializers();
   FailureOr<SmallVector<int>> topologicalOrder();
   LogicalResult importNode(int index);
+  /// Refuses a node that reads a size known only at run time (see
+  /// kRunTimeSize) other than as shape code or a target shape.
+  LogicalResult checkRunTimeSizes(NodeContext &node, StringRef opType);
   LogicalResult checkNode(NodeContext &node);
   LogicalResult verifyNewOps(NodeContext &node, Block::iterator firstNew);
   LogicalResult checkNewSizes(NodeContext &node, Block::iterator firstNew);
@@ -195,6 +200,8 @@ private:
   /// The value of each name imported so far (a subgraph also sees the
   /// names of the graphs around it).
   llvm::StringMap<Value> values;
+  /// Values holding kRunTimeSize (from Shape of a dynamic dimension).
+  DenseSet<Value> runTimeSizes;
   /// The tensors of each sequence-typed name (sequences exist only at
   /// import time: their positions are constants).
   llvm::StringMap<SmallVector<Value>> sequences;
@@ -520,6 +527,42 @@ LogicalResult ModelImporter::checkNewSizes(NodeContext &node,
   return success();
 }
 
+/// Whether `v` is a small integer constant holding kRunTimeSize.
+static bool holdsRunTimeSize(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.getElementType().isInteger(64) || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxDenseElements)
+    return false;
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto ints = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                       : DenseIntElementsAttr();
+  return ints && llvm::any_of(ints.getValues<APInt>(), [](const APInt &d) {
+           return d.getSExtValue() == kRunTimeSize;
+         });
+}
+
+LogicalResult ModelImporter::checkRunTimeSizes(NodeContext &node,
+                                               StringRef opType) {
+  // Shape code passes them on; Reshape and Expand take them as the
+  // dynamic dimensions of their target (input 1).
+  static const llvm::StringSet<> passOn = {
+      "Gather", "Unsqueeze", "Squeeze", "Slice", "Concat", "Cast", "Identity"};
+  bool consumer = opType == "Reshape" || opType == "Expand";
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
+    Value v = node.input(i);
+    if (!v || !runTimeSizes.contains(v))
+      continue;
+    if (passOn.contains(opType) || (consumer && i == 1))
+      continue;
+    return node.emitError()
+           << "input " << i << " ('" << node.node.input(i)
+           << "') holds the size of a dynamic dimension, known only at run "
+              "time; tcc takes such sizes only as the target shape of "
+              "Reshape or Expand (fix the dimension with --input-shape)";
+  }
+  return success();
+}
+
 LogicalResult ModelImporter::importNode(int index) {
   const ::onnx::NodeProto &proto = graph->node(index);
   SmallVector<Value> inputs;
@@ -595,7 +638,7 @@ LogicalResult ModelImporter::importNode(int index) {
       return node.emitError() << "attribute '" << attr.name()
                               << "' refers to a function attribute";
   }
-  if (failed(checkNode(node)))
+  if (failed(checkNode(node)) || failed(checkRunTimeSizes(node, opType)))
     return failure();
 
   Operation *last = body->empty() ? nullptr : &body->back();
@@ -636,6 +679,8 @@ LogicalResult ModelImporter::importNode(int index) {
   for (int i = 0; i < proto.output_size(); ++i) {
     if (!node.hasOutput(i))
       continue;
+    if (i < (int)results.size() && results[i] && holdsRunTimeSize(results[i]))
+      runTimeSizes.insert(results[i]);
     auto seq = node.sequenceResults.find(i);
     if (seq != node.sequenceResults.end()) {
       sequenceTensors += seq->second.size();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Frontends/Onnx/NodeContext.h"
+#include "compiler/Frontends/Onnx/RunTimeSize.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -42,6 +43,11 @@ static LogicalResult importReshape(NodeContext &ctx) {
   int64_t known = 1;
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t d = target[i];
+    if (d == kRunTimeSize) { // a dynamic dimension's size (Shape)
+      out.push_back(kDyn);
+      known = kDyn;
+      continue;
+    }
     if (d == -1) {
       if (inferAt >= 0)
         return ctx.emitError()
@@ -376,12 +382,14 @@ static LogicalResult importShape(NodeContext &ctx) {
   };
   start = clampIndex(start);
   end = std::max(start, clampIndex(end));
-  ArrayRef<int64_t> dims = shape.slice(start, end - start);
-  if (llvm::any_of(dims, ShapedType::isDynamic))
-    return ctx.emitError() << "the input's shape " << shapes::str(shape)
-                           << " is not static; fix it with --input-shape";
+  // A dynamic dimension's size is kRunTimeSize, which only shape code and
+  // the targets of Reshape and Expand may read.
+  SmallVector<int64_t> dims(shape.slice(start, end - start));
+  for (int64_t &d : dims)
+    if (ShapedType::isDynamic(d))
+      d = kRunTimeSize;
   auto type = RankedTensorType::get({(int64_t)dims.size()}, ctx.b.getI64Type());
-  ctx.setResult(0, ctx.constant(DenseElementsAttr::get(type, dims)));
+  ctx.setResult(0, ctx.constant(DenseElementsAttr::get(type, ArrayRef(dims))));
   return success();
 }
 
@@ -458,9 +466,12 @@ static LogicalResult importExpand(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
   if (failed(target))
     return failure();
-  for (int64_t d : *target)
-    if (d < 0)
+  for (int64_t &d : *target) {
+    if (d == kRunTimeSize) // a dynamic dimension's size (Shape)
+      d = kDyn;
+    else if (d < 0)
       return ctx.emitError() << "shape has a negative dimension " << d;
+  }
   // Expand broadcasts both ways: a 1 in the shape keeps the input's size.
   FailureOr<shapes::Shape> shape =
       shapes::broadcast({shapeOf(x), *target}, ctx.errorFn());

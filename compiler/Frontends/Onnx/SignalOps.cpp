@@ -102,8 +102,7 @@ static LogicalResult importDFT(NodeContext &ctx) {
     return ctx.emitError() << "the signal needs a static shape";
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
-  int64_t c = shape.back();
-  if (rank < 2 || (c != 1 && c != 2))
+  if (rank < 2 || (shape.back() != 1 && shape.back() != 2))
     return ctx.emitError() << "the signal's last dimension must be 1 or 2";
   FailureOr<int64_t> axis = ctx.normalizeAxis(axisValue, rank);
   if (failed(axis))
@@ -123,8 +122,9 @@ static LogicalResult importDFT(NodeContext &ctx) {
   // [..., len] real and imaginary parts with the axis last.
   SmallVector<int64_t> partShape(shape.drop_back());
   Value re = ctx.reshape(ctx.slice(x, rank - 1, 0, 1), partShape);
-  Value im =
-      c == 2 ? ctx.reshape(ctx.slice(x, rank - 1, 1, 1), partShape) : Value();
+  Value im = shape.back() == 2
+                 ? ctx.reshape(ctx.slice(x, rank - 1, 1, 1), partShape)
+                 : Value();
   re = moveAxisLast(ctx, re, *axis);
   if (im)
     im = moveAxisLast(ctx, im, *axis);
