@@ -43,8 +43,14 @@ struct TccInstrumentKernelsPass
     : mlir::tcc::impl::TccInstrumentKernelsBase<TccInstrumentKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal())
+    // The graph: @main, or its slabs of a dynamic batch, whose kernels are
+    // numbered one slab after the other (each slab's show on their own).
+    SmallVector<func::FuncOp> graphs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() && (f.getSymName() == "main" ||
+                              f.getSymName().starts_with("main_chunk")))
+        graphs.push_back(f);
+    if (graphs.empty())
       return;
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
     Type i64 = mb.getI64Type();
@@ -55,9 +61,10 @@ struct TccInstrumentKernelsPass
       profile.setPrivate();
     }
     SmallVector<Operation *> kernels;
-    for (Operation &op : main.front())
-      if (isKernel(op))
-        kernels.push_back(&op);
+    for (func::FuncOp graph : graphs)
+      for (Operation &op : graph.front())
+        if (isKernel(op))
+          kernels.push_back(&op);
     for (auto [index, op] : llvm::enumerate(kernels)) {
       std::string text = kernelName(*op);
       SmallVector<int8_t> bytes(text.begin(), text.end());

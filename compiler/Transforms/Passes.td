@@ -269,7 +269,7 @@ def TccPlanMemory : Pass<"tcc-plan-memory", "ModuleOp"> {
 }
 
 def TccInstrumentKernels : Pass<"tcc-instrument-kernels", "ModuleOp"> {
-  let summary = "Time every kernel of @main through the host's profiler";
+  let summary = "Time every kernel of @main (or of each slab of a dynamic batch) through the host's profiler";
   let description = [{
     For `tcc --profile`. Runs on memrefs, after the micro-kernel calls are
     made: every top-level op of `@main` that touches memory (a kernel call,

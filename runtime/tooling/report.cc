@@ -199,16 +199,22 @@ std::string textReport(const Report &report) {
   if (report.profile) {
     const Profiler &p = *report.profile;
     const double total = p.totalMs();
-    // Every kernel runs once a run, so the first one's calls count the runs.
+    // Every kernel that runs runs at least once a run, so the fewest calls
+    // count the runs (a dynamic batch's largest slab may run several times
+    // a run, and slabs its batch sizes do not need not at all: those are
+    // left out).
+    int64_t runs = 0;
+    for (const Profiler::Kernel &k : p.kernels)
+      if (k.calls && (!runs || k.calls < runs))
+        runs = k.calls;
     appendf(out, "profile: %zu kernels, %.4f ms a run in kernels\n",
-            p.kernels.size(),
-            p.kernels.empty() || !p.kernels[0].calls
-                ? 0.0
-                : total / p.kernels[0].calls);
+            p.kernels.size(), runs ? total / runs : 0.0);
     appendf(out, "%6s %8s %12s %12s %7s  %s\n", "kernel", "calls", "total_ms",
             "mean_ms", "share", "name");
     for (size_t i : p.order()) {
       const Profiler::Kernel &k = p.kernels[i];
+      if (!k.calls)
+        continue;
       appendf(out, "%6zu %8" PRId64 " %12.4f %12.4f %6.1f%%  %s\n", i, k.calls,
               k.totalMs, k.calls ? k.totalMs / k.calls : 0.0,
               total > 0 ? 100 * k.totalMs / total : 0.0, k.name.c_str());

@@ -1,4 +1,4 @@
-// RUN: tcc-opt %s --tcc-instrument-kernels | FileCheck %s
+// RUN: tcc-opt %s --split-input-file --tcc-instrument-kernels | FileCheck %s
 
 // Tests that every kernel of @main (a call, a linalg op, a loop) is
 // bracketed by profile calls with its index, a NUL-terminated name from its
@@ -43,6 +43,29 @@ module {
       %e = memref.load %a[%i] : memref<4xf32>
       memref.store %e, %y[%i] : memref<4xf32>
     }
+    return
+  }
+}
+
+// -----
+
+// The slabs of a dynamic batch: each one's kernels, numbered one slab
+// after the other.
+// CHECK-LABEL: func @main_chunk2
+// CHECK: %[[K2:.*]] = arith.constant 0 : i64
+// CHECK: call @tcc_ukabi_profile(%[[K2]],
+// CHECK-NEXT: linalg.exp
+// CHECK-LABEL: func @main_chunk1
+// CHECK: %[[K1:.*]] = arith.constant 1 : i64
+// CHECK: call @tcc_ukabi_profile(%[[K1]],
+// CHECK-NEXT: linalg.exp
+module {
+  func.func @main_chunk2(%x: memref<2x4xf32>, %y: memref<2x4xf32>) {
+    linalg.exp ins(%x : memref<2x4xf32>) outs(%y : memref<2x4xf32>) loc("e (Exp)")
+    return
+  }
+  func.func @main_chunk1(%x: memref<1x4xf32>, %y: memref<1x4xf32>) {
+    linalg.exp ins(%x : memref<1x4xf32>) outs(%y : memref<1x4xf32>) loc("e (Exp)")
     return
   }
 }
