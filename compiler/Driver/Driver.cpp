@@ -237,15 +237,11 @@ static std::string symbolPrefixFor(StringRef output) {
 /// Ops of @main that compute something: every op but constants, reshapes
 /// (views) and the terminator; a tcc.fused group counts once.
 static int64_t countKernels(ModuleOp module) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main) // A dynamic batch: its largest slab.
-    for (auto f : module.getOps<func::FuncOp>())
-      if (f.getSymName().starts_with("main_chunk")) {
-        main = f;
-        break;
-      }
-  if (!main || main.isExternal())
+  // A dynamic batch: its largest slab.
+  std::vector<func::FuncOp> graphs = tcc::graphFunctions(module);
+  if (graphs.empty())
     return 0;
+  func::FuncOp main = graphs.front();
   int64_t n = 0;
   for (Operation &op : main.getBody().front())
     n += !isa<ConstantOp, ReshapeOp, func::ReturnOp>(op);

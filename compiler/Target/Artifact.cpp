@@ -114,28 +114,8 @@ static StringRef cTypeOf(int32_t dtype) {
   }
 }
 
-static int64_t elementBytes(int32_t dtype) {
-  switch (dtype) {
-  case TCC_DTYPE_U8:
-  case TCC_DTYPE_I8:
-  case TCC_DTYPE_BOOL:
-    return 1;
-  case TCC_DTYPE_U16:
-  case TCC_DTYPE_I16:
-  case TCC_DTYPE_F16:
-  case TCC_DTYPE_BF16:
-    return 2;
-  case TCC_DTYPE_I64:
-  case TCC_DTYPE_U64:
-  case TCC_DTYPE_F64:
-    return 8;
-  default:
-    return 4;
-  }
-}
-
 int64_t TensorInfo::rowBytes() const {
-  int64_t n = elementBytes(dtype);
+  int64_t n = elementBytes;
   for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
     n *= d;
   return n;
@@ -194,6 +174,8 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
              << "tensor '" << t.name << "' has element type "
              << tensor.getElementType() << ", which artifacts cannot carry";
     t.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    // Booleans take a byte.
+    t.elementBytes = (tensor.getElementTypeBitWidth() + 7) / 8;
     out.push_back(std::move(t));
     return success();
   };
@@ -244,6 +226,14 @@ public:
         llvm::GlobalValue::PrivateLinkage, init, prefix + "." + name);
   }
 
+  /// A global array of `values`, or null when there are none.
+  template <typename T>
+  llvm::Constant *arrayOrNull(ArrayRef<T> values, const Twine &name) {
+    if (values.empty())
+      return llvm::ConstantPointerNull::get(ptr);
+    return global(llvm::ConstantDataArray::get(ctx, values), name);
+  }
+
   llvm::Constant *string(StringRef s, const Twine &name) {
     return global(llvm::ConstantDataArray::getString(ctx, s), name);
   }
@@ -253,18 +243,12 @@ public:
       return llvm::ConstantPointerNull::get(ptr);
     std::vector<llvm::Constant *> entries;
     for (auto [i, t] : llvm::enumerate(list)) {
-      SmallVector<uint64_t> dims(t.shape.begin(), t.shape.end());
-      llvm::Constant *shape =
-          dims.empty() ? static_cast<llvm::Constant *>(
-                             llvm::ConstantPointerNull::get(ptr))
-                       : global(llvm::ConstantDataArray::get(ctx, dims),
-                                kind + Twine(i) + ".shape");
-      SmallVector<uint32_t> ids(t.symbols.begin(), t.symbols.end());
-      llvm::Constant *symbols =
-          ids.empty() ? static_cast<llvm::Constant *>(
-                            llvm::ConstantPointerNull::get(ptr))
-                      : global(llvm::ConstantDataArray::get(ctx, ids),
-                               kind + Twine(i) + ".symbols");
+      llvm::Constant *shape = arrayOrNull<uint64_t>(
+          SmallVector<uint64_t>(t.shape.begin(), t.shape.end()),
+          kind + Twine(i) + ".shape");
+      llvm::Constant *symbols = arrayOrNull<uint32_t>(
+          SmallVector<uint32_t>(t.symbols.begin(), t.symbols.end()),
+          kind + Twine(i) + ".symbols");
       entries.push_back(llvm::ConstantStruct::get(
           tensorType,
           {string(t.name, kind + Twine(i) + ".name"),

@@ -29,6 +29,7 @@ struct TensorInfo {
   /// Empty when every dimension is fixed; else, per dimension, the index of
   /// its symbol in ArtifactInfo::symbols or -1.
   SmallVector<int32_t> symbols;
+  int64_t elementBytes = 4;
   /// Bytes of one row (everything after the leading dimension).
   int64_t rowBytes() const;
 };

@@ -45,11 +45,7 @@ struct TccInstrumentKernelsPass
     ModuleOp module = getOperation();
     // The graph: @main, or its slabs of a dynamic batch, whose kernels are
     // numbered one slab after the other (each slab's show on their own).
-    SmallVector<func::FuncOp> graphs;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isExternal() && (f.getSymName() == "main" ||
-                              f.getSymName().starts_with("main_chunk")))
-        graphs.push_back(f);
+    std::vector<func::FuncOp> graphs = tcc::graphFunctions(module);
     if (graphs.empty())
       return;
     OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());

@@ -7,8 +7,14 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <vector>
+
 namespace mlir {
+class ModuleOp;
 class RewritePatternSet;
+namespace func {
+class FuncOp;
+} // namespace func
 namespace tcc {
 
 /// Marks an scf.for over the rows of a "rows" fusion group: each iteration
@@ -22,6 +28,11 @@ inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
 
 #define GEN_PASS_DECL
 #include "compiler/Transforms/Passes.h.inc"
+
+/// The functions of the graph an artifact exports: @main, or the slabs of a
+/// dynamic batch that tcc-specialize-batch makes (@main_chunk<rows>,
+/// largest first).
+std::vector<func::FuncOp> graphFunctions(ModuleOp module);
 
 /// Patterns that expand composite ops (softmax, log_softmax, layer_norm,
 /// batch_norm) into elementwise ops and reductions.

@@ -116,11 +116,7 @@ struct TccPlanMemoryPass
     // The graph: @main, or its copies at fixed batch sizes
     // (tcc-specialize-batch), largest first. They run one at a time, so
     // they share the workspace; the report shows the largest's plan.
-    SmallVector<func::FuncOp> graphs;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (!f.isExternal() && (f.getSymName() == "main" ||
-                              f.getSymName().starts_with("main_chunk")))
-        graphs.push_back(f);
+    std::vector<func::FuncOp> graphs = tcc::graphFunctions(module);
     DictionaryAttr firstPlan;
     int64_t workspace = 0;
     for (func::FuncOp f : graphs) {

@@ -23,6 +23,9 @@
 #include "dialects/Tcc/IR/TccTraits.h"
 
 #include <numeric>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 namespace mlir::tcc {
 #define GEN_PASS_DEF_TCCSPECIALIZEBATCH
@@ -44,6 +47,17 @@ static bool anyBatched(TypeRange types) {
 
 static int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
+}
+
+/// `get(op)` for the first of `Ops` that `op` is, or nullopt.
+template <typename... Ops, typename Get>
+static auto attrOf(Operation *op, Get get) -> std::optional<decltype(get(
+    std::declval<std::tuple_element_t<0, std::tuple<Ops...>>>()))> {
+  std::optional<decltype(get(
+      std::declval<std::tuple_element_t<0, std::tuple<Ops...>>>()))>
+      value;
+  (void)((isa<Ops>(op) ? (value = get(cast<Ops>(op)), true) : false) || ...);
+  return value;
 }
 
 /// Why `op` mixes the rows of the batch (or cannot be shown not to); empty
@@ -141,54 +155,39 @@ static std::string mixingReason(Operation *op) {
         return "joins batched and unbatched tensors";
     return axisAt(concat.getAxis());
   }
-  if (auto split = dyn_cast<SplitOp>(op))
-    return axisAt(split.getAxis());
-  if (auto layerNorm = dyn_cast<LayerNormOp>(op))
-    return axisAt(layerNorm.getAxis());
-  if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return axisAt(softmax.getAxis());
-  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-    return axisAt(softmax.getAxis());
-  if (auto cumsum = dyn_cast<CumsumOp>(op))
-    return axisAt(cumsum.getAxis());
-  if (auto cumprod = dyn_cast<CumprodOp>(op))
-    return axisAt(cumprod.getAxis());
-  if (auto topk = dyn_cast<TopKOp>(op))
-    return axisAt(topk.getAxis());
-  auto inputRank = [&]() {
-    return cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-  };
-  auto argAxis = [&](int64_t axis) {
-    return normalizedAxis(axis, inputRank()) == 0
-               ? std::string("works along the dynamic dimension")
-               : std::string();
-  };
-  if (auto arg = dyn_cast<ArgMaxOp>(op))
-    return argAxis(arg.getAxis());
-  if (auto arg = dyn_cast<ArgMinOp>(op))
-    return argAxis(arg.getAxis());
-  auto axesReason = [&](ArrayRef<int64_t> axes) {
-    for (int64_t a : axes)
-      if (normalizedAxis(a, inputRank()) == 0)
-        return std::string("reduces over the dynamic dimension");
-    return std::string();
-  };
-  if (auto r = dyn_cast<ReduceSumOp>(op))
-    return axesReason(r.getAxes());
-  if (auto r = dyn_cast<ReduceMeanOp>(op))
-    return axesReason(r.getAxes());
-  if (auto r = dyn_cast<ReduceMaxOp>(op))
-    return axesReason(r.getAxes());
-  if (auto r = dyn_cast<ReduceMinOp>(op))
-    return axesReason(r.getAxes());
-  if (auto r = dyn_cast<ReduceProdOp>(op))
-    return axesReason(r.getAxes());
+  if (auto axis =
+          attrOf<SplitOp, LayerNormOp, SoftmaxOp, LogSoftmaxOp, CumsumOp,
+                 CumprodOp, TopKOp>(op, [](auto o) { return o.getAxis(); }))
+    return axisAt(*axis);
+  int64_t inputRank =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  if (auto axis =
+          attrOf<ArgMaxOp, ArgMinOp>(op, [](auto o) { return o.getAxis(); }))
+    return normalizedAxis(*axis, inputRank) == 0
+               ? "works along the dynamic dimension"
+               : "";
+  if (auto axes = attrOf<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                         ReduceProdOp>(op, [](auto o) { return o.getAxes(); }))
+    return llvm::any_of(
+               *axes,
+               [&](int64_t a) { return normalizedAxis(a, inputRank) == 0; })
+               ? "reduces over the dynamic dimension"
+               : "";
   return "has no rule for a dynamic dimension in tcc yet";
 }
 
 static int64_t rowSize(RankedTensorType t) {
   return std::accumulate(t.getShape().begin() + 1, t.getShape().end(),
                          int64_t(1), std::multiplies<int64_t>());
+}
+
+std::vector<func::FuncOp> mlir::tcc::graphFunctions(ModuleOp module) {
+  std::vector<func::FuncOp> graphs;
+  for (auto f : module.getOps<func::FuncOp>())
+    if (!f.isExternal() &&
+        (f.getSymName() == "main" || f.getSymName().starts_with("main_chunk")))
+      graphs.push_back(f);
+  return graphs;
 }
 
 /// `t` with its dynamic leading dimension fixed to `rows`.

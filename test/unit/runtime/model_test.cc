@@ -164,6 +164,32 @@ TEST(Model, WrapValidatesDescriptor) {
        [](Descriptor &d) { d.outputs[0].shape = nullptr; }},
       {"workspace_align 48 is not a power of two",
        [](Descriptor &d) { d.desc.workspace_align = 48; }},
+      {"lists 2 symbols but no array",
+       [](Descriptor &d) { d.desc.num_symbols = 2; }},
+      {"symbol 0 has no name or bounds 5..1",
+       [](Descriptor &d) {
+         static const tcc_symbol_desc_t backwards[] = {{"batch", 5, 1}};
+         d.desc.num_symbols = 1;
+         d.desc.symbols = backwards;
+       }},
+      {"input 0 'x': dimension 0 names symbol 3 of 1",
+       [](Descriptor &d) {
+         static const tcc_symbol_desc_t batch[] = {{"batch", 1, 8}};
+         static const int64_t shape[] = {-1, 3};
+         static const int32_t symbols[] = {3, -1};
+         d.desc.num_symbols = 1;
+         d.desc.symbols = batch;
+         d.inputs[0].shape = shape;
+         d.inputs[0].symbols = symbols;
+       }},
+      {"input 0 'x': dimension 1 is fixed but names a symbol",
+       [](Descriptor &d) {
+         static const tcc_symbol_desc_t batch[] = {{"batch", 1, 8}};
+         static const int32_t symbols[] = {-1, 0};
+         d.desc.num_symbols = 1;
+         d.desc.symbols = batch;
+         d.inputs[0].symbols = symbols;
+       }},
   };
   for (const Case &c : cases) {
     Descriptor d;
