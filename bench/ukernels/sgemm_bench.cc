@@ -230,10 +230,13 @@ struct Options {
 /// as the compiler does for constant weights.
 void benchGemm(const Variant &v, const Options &o,
                const std::vector<Pool *> &pools, int64_t m, int64_t n,
-               int64_t k, bool prepackB, const char *note) {
+               int64_t k, bool prepackB, const char *note, uint32_t trans = 0) {
   std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2);
   std::vector<float> c(m * n);
-  uint32_t flags = 0;
+  uint32_t flags = trans;
+  // Leading dimensions of A and B as they lie (TCC_UK_TRANS_*: transposed).
+  const int64_t lda = trans & TCC_UK_TRANS_A ? m : k;
+  const int64_t ldb = trans & TCC_UK_TRANS_B ? k : n;
   if (prepackB) {
     std::vector<float> packed(v.packBBytes(v.isaFn(), k, n) / 4);
     v.packB(v.isaFn(), k, n, b.data(), n, 0, packed.data());
@@ -246,10 +249,10 @@ void benchGemm(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto tcc = [&] {
-      v.sgemm(host, m, n, k, a.data(), k, b.data(), n, c.data(), n, flags,
+      v.sgemm(host, m, n, k, a.data(), lda, b.data(), ldb, c.data(), n, flags,
               nullptr, scratch.data());
     };
-    if (!o.openblas || prepackB) {
+    if (!o.openblas || prepackB || trans) {
       auto t = timeIt(o.seconds, tcc);
       std::printf("   %7.1f (%7.1f)", flop / t.first / 1e9,
                   flop / t.second / 1e9);
@@ -564,6 +567,18 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 128, 768, 768, true, "encoder out proj");
     benchGemm(*v, o, pools, 128, 3072, 768, true, "encoder FFN up");
     benchGemm(*v, o, pools, 128, 768, 3072, true, "encoder FFN down");
+    // A training step's products, weights packed each call: the forward
+    // x W^T, the input gradient g W and the weight gradient g^T x of a
+    // linear layer (tokens 512, d 128 -> 256; the MLP at batch 64).
+    benchGemm(*v, o, pools, 512, 256, 128, false, "train fwd x W^T",
+              TCC_UK_TRANS_B);
+    benchGemm(*v, o, pools, 512, 128, 256, false, "train dX = g W");
+    benchGemm(*v, o, pools, 256, 128, 512, false, "train dW = g^T x",
+              TCC_UK_TRANS_A);
+    benchGemm(*v, o, pools, 64, 512, 784, false, "MLP fwd x W^T",
+              TCC_UK_TRANS_B);
+    benchGemm(*v, o, pools, 512, 784, 64, false, "MLP dW = g^T x",
+              TCC_UK_TRANS_A);
   }
   if (o.only.empty() || o.only == "conv") {
     const ConvShapeDesc convs[] = {

@@ -158,6 +158,22 @@ void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
   packAPanelT<kMR>(a, rs, cs, i0, mr, k0, kc, dst);
 }
 
+void packAPanelsTransposed(const float *a, int64_t cs, int64_t i0, int64_t rows,
+                           int64_t k0, int64_t kc, float *dst) {
+  const int64_t full = rows / kMR, rest = rows % kMR;
+  for (int64_t p = 0; p < kc; ++p) {
+    const float *src = a + (k0 + p) * cs + i0;
+    float *out = dst + p * kMR;
+    for (int64_t q = 0; q < full; ++q) {
+      TCC_UK_UNROLL
+      for (int i = 0; i < kMR; ++i)
+        out[q * kc * kMR + i] = src[q * kMR + i];
+    }
+    if (rest)
+      copyShort(out + full * kc * kMR, src + full * kMR, rest);
+  }
+}
+
 void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
                  int64_t nc, float *dst, int64_t panelStride) {
   packBMatrixT<kNR, kVL>(src, k0, kc, j0, nc, dst, panelStride);

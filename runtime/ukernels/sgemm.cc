@@ -113,7 +113,9 @@ inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep, bool withEpilogue,
 void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   const GemmArgs &g = *job.g;
   const int64_t K = g.k, aK = g.aPanelK ? g.aPanelK : g.k;
-  alignas(64) float aBuf[kMR * kTiles.kc];
+  // One panel of A packed per row panel, or kAGroup of a transposed A.
+  const bool groupA = !g.packedA && g.ars == 1 && g.acs != 1;
+  alignas(64) float aBuf[kAGroup * kMR * kTiles.kc];
   const bool epilogue = !isTrivial(g.ep);
   const bool compact = g.bPacked ? g.bPackedCompact : g.packB == packBMatrix;
   Tail tail = {};
@@ -150,12 +152,23 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
         bBlock = dst;
         panelStride = kc * kNR;
       }
-      // Row panel ir of A for this K block: prepacked, or packed now.
+      // Row panel ir of A for this K block: prepacked, or packed now (with
+      // the group it starts when A is transposed; the row panels are asked
+      // for in order).
+      int64_t groupStart = 0, groupEnd = 0;
       auto aPanel = [&](int64_t ir, int mr) -> const float * {
         if (g.packedA)
           return g.a + (ir / kMR) * aK * kMR + pc * kMR;
-        packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
-        return aBuf;
+        if (!groupA) {
+          packAPanel(g.a, g.ars, g.acs, ir, mr, pc, kc, aBuf);
+          return aBuf;
+        }
+        if (ir < groupStart || ir >= groupEnd) {
+          groupStart = ir;
+          groupEnd = minI(i1, ir + kAGroup * kMR);
+          packAPanelsTransposed(g.a, g.acs, ir, groupEnd - ir, pc, kc, aBuf);
+        }
+        return aBuf + (ir - groupStart) / kMR * kc * kMR;
       };
       // B of the tile at column jr (nr wide) and its row stride.
       auto bAt = [&](int64_t jr, int nr, int64_t &ldbp) -> const float * {

@@ -151,6 +151,20 @@ void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
 void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,
                 int64_t k0, int64_t kc, float *dst);
 
+/// Panels packed together from a transposed A (a[i + p*cs]): a k step of
+/// one panel is kMR floats of a row of A^T, so panel by panel each k step
+/// reads a fraction of a cache line, cs apart (a power of two in most
+/// weight gradients: the few L1 sets such a walk maps to evict the line
+/// before the next panel reads the rest of it). kAGroup panels read whole
+/// lines of every row at once.
+constexpr int kAGroup = kMR >= 8 ? 4 : 8;
+
+/// Packs rows [i0, i0+rows) x columns [k0, k0+kc) of a transposed A as
+/// ceil(rows / kMR) micro-panels, panel q at dst + q*kc*kMR; rows past
+/// `rows` in the last panel left unwritten.
+void packAPanelsTransposed(const float *a, int64_t cs, int64_t i0, int64_t rows,
+                           int64_t k0, int64_t kc, float *dst);
+
 //===----------------------------------------------------------------------===//
 // Micro-kernels (microkernel.cc)
 //===----------------------------------------------------------------------===//

@@ -427,7 +427,14 @@ TEST_P(Sgemm, Transposes) {
   for (uint32_t flags : std::vector<uint32_t>{
            TCC_UK_TRANS_A, TCC_UK_TRANS_B, TCC_UK_TRANS_A | TCC_UK_TRANS_B}) {
     for (const auto &s : std::vector<std::array<int64_t, 3>>{
-             {1, 50, 20}, {3, 17, 33}, {45, 77, 500}, {9, 700, 13}}) {
+             {1, 50, 20},
+             {3, 17, 33},
+             {45, 77, 500},
+             {9, 700, 13},
+             // A transposed is packed several row panels at a time: groups
+             // that end ragged, over K blocks, in blocks split by threads.
+             {101, 40, 300},
+             {130, 70, 600}}) {
       GemmCase c{s[0], s[1], s[2]};
       c.flags = flags;
       c.padA = 3;
