@@ -221,6 +221,13 @@ public:
     return wrap(arg);
   }
 
+  /// Whether `raw` repeats its first element.
+  static bool isSplat(ArrayRef<char> raw, size_t elementBytes) {
+    return raw.size() >= elementBytes &&
+           std::memcmp(raw.data(), raw.data() + elementBytes,
+                       raw.size() - elementBytes) == 0;
+  }
+
   /// A constant holding a NumPy array's elements (C order).
   PyValue constant(const py::array &array, const std::string &dtype,
                    const std::string &name) {
@@ -244,6 +251,11 @@ public:
                                      SmallVector<bool>(raw.begin(), raw.end()));
     } else if (type.getNumElements() <= kMaxDenseElements) {
       value = DenseElementsAttr::getFromRawBuffer(type, raw);
+    } else if (isSplat(raw, elementBytes)) {
+      // One value repeated (zeros, a fill): a splat, which folds (x + 0)
+      // and takes no space in the artifact.
+      value = DenseElementsAttr::getFromRawBuffer(
+          type, raw.take_front(elementBytes));
     } else {
       AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
           raw.size(), elementBytes, /*dataIsMutable=*/false);

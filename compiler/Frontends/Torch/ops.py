@@ -2429,6 +2429,31 @@ def _scatter_positions(ctx, x, src, where):
     return ctx.reshape(flat, x.shape)
 
 
+def _replace_rows(ctx, x, src, dim, start, end):
+    """x with [start, end) along `dim` (a non-empty range) replaced by src
+    (x's shape but end - start there): the parts of x around it and src
+    concatenated. Unlike a scatter this needs no index constant, and the
+    graph passes see through it (a zero `x` folds away; the backward of a
+    split adds such concatenations, which become one)."""
+    if 0 in x.shape:
+        return x
+    src = ctx.cast(src, x.dtype)
+    parts = []
+    if start > 0:
+        parts.append(ctx.slice(x, [0] * len(x.shape), [1] * len(x.shape),
+                               x.shape[:dim] + [start] + x.shape[dim + 1:]))
+    parts.append(src)
+    if end < x.shape[dim]:
+        offsets = [0] * len(x.shape)
+        offsets[dim] = end
+        parts.append(ctx.slice(
+            x, offsets, [1] * len(x.shape),
+            x.shape[:dim] + [x.shape[dim] - end] + x.shape[dim + 1:]))
+    if len(parts) == 1:
+        return src
+    return ctx.op("tcc.concat", parts, axis=dim)
+
+
 @converts(aten.slice_scatter.default)
 def _slice_scatter(ctx, node):
     a = named(node)
@@ -2439,6 +2464,9 @@ def _slice_scatter(ctx, node):
     end = a["end"] if a["end"] is not None else size
     start = max(0, min(size, start + size if start < 0 else start))
     end = max(start, min(size, end + size if end < 0 else end))
+    if a["step"] == 1 and x.shape:
+        return x if end == start else \
+            _replace_rows(ctx, x, src, dim, start, end)
     index = [slice(None)] * len(x.shape)
     index[dim] = slice(start, end, a["step"])
     return _scatter_positions(ctx, x, src, _positions(x.shape)[tuple(index)])
@@ -2449,8 +2477,11 @@ def _select_scatter(ctx, node):
     a = named(node)
     x, src = ctx.tensor(a["self"]), ctx.tensor(a["src"])
     dim = a["dim"] % len(x.shape)
-    where = np.take(_positions(x.shape), a["index"], axis=dim)
-    return _scatter_positions(ctx, x, src, where)
+    if 0 in x.shape:
+        return x
+    index = a["index"] % x.shape[dim]
+    return _replace_rows(ctx, x, ctx.reshape(
+        src, x.shape[:dim] + [1] + x.shape[dim + 1:]), dim, index, index + 1)
 
 
 @converts(aten.unfold.default)

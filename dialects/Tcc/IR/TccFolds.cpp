@@ -569,6 +569,90 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
 };
 } // namespace
 
+/// A splat constant of any size (shape ops on it fold to another splat).
+static DenseElementsAttr splatOf(Value v) {
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat())
+    return {};
+  return dense;
+}
+
+/// add(concat(a...), concat(b...)) along one axis, no broadcasting, to
+/// concat(add(a_i, b_i)...) over the pieces both split points make: the
+/// backward of a split (or select, chunk, unbind) sums one concatenation a
+/// piece, each a gradient between zeros, and this leaves the gradients
+/// themselves, concatenated once. Only splat constants are cut where the
+/// other side splits, so no piece of a computed value is copied twice.
+struct DistributeAddOverConcat : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<ConcatOp>();
+    auto rhs = op.getRhs().getDefiningOp<ConcatOp>();
+    RankedTensorType type = op.getType();
+    if (!lhs || !rhs || lhs.getAxis() != rhs.getAxis() ||
+        lhs.getType() != type || rhs.getType() != type ||
+        !type.hasStaticShape())
+      return failure();
+    const int64_t axis = lhs.getAxis();
+    // The split points of both sides, and where each piece starts.
+    auto starts = [&](ConcatOp c) {
+      SmallVector<int64_t> at = {0};
+      for (Value v : c.getInputs())
+        at.push_back(at.back() +
+                     cast<RankedTensorType>(v.getType()).getDimSize(axis));
+      return at;
+    };
+    SmallVector<int64_t> ls = starts(lhs), rs = starts(rhs);
+    SmallVector<int64_t> cuts(ls);
+    llvm::append_range(cuts, rs);
+    llvm::sort(cuts);
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    // A piece of `c` that a cut falls inside must be a splat.
+    auto cutsOnlySplats = [&](ConcatOp c, ArrayRef<int64_t> at) {
+      for (auto [i, v] : llvm::enumerate(c.getInputs()))
+        for (int64_t cut : cuts)
+          if (cut > at[i] && cut < at[i + 1] && !splatOf(v))
+            return false;
+      return true;
+    };
+    if (!cutsOnlySplats(lhs, ls) || !cutsOnlySplats(rhs, rs))
+      return failure();
+    // The piece [from, to) of `c`: an operand, or a splat resized.
+    Location loc = op.getLoc();
+    auto piece = [&](ConcatOp c, ArrayRef<int64_t> at, int64_t from,
+                     int64_t to) -> Value {
+      int64_t i = llvm::upper_bound(at, from) - at.begin() - 1;
+      Value v = c.getInputs()[i];
+      if (at[i] == from && at[i + 1] == to)
+        return v;
+      SmallVector<int64_t> shape(type.getShape());
+      shape[axis] = to - from;
+      auto t = RankedTensorType::get(shape, type.getElementType());
+      return rewriter.create<ConstantOp>(loc, splatOf(v).resizeSplat(t));
+    };
+    SmallVector<Value> sums;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      Value a = piece(lhs, ls, cuts[k], cuts[k + 1]);
+      Value b = piece(rhs, rs, cuts[k], cuts[k + 1]);
+      // x + 0 is x (the folder would see it too; this keeps no dead add).
+      if (DenseElementsAttr z = splatOf(b); z && isSplatOf(z, 0))
+        sums.push_back(a);
+      else if (DenseElementsAttr z = splatOf(a); z && isSplatOf(z, 0))
+        sums.push_back(b);
+      else
+        sums.push_back(rewriter.create<AddOp>(loc, a, b));
+    }
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, type, sums, axis);
+    return success();
+  }
+};
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<DistributeAddOverConcat>(context);
+}
+
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
   results.add<FoldBatchNormIntoConv>(context);
@@ -678,6 +762,9 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
   if (identity)
     return getInput();
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput());
+      splat && getType().hasStaticShape())
+    return splat.resizeSplat(getType());
   DenseElementsAttr dense = smallDense(adaptor.getInput());
   if (!dense || !getType().hasStaticShape())
     return {};

@@ -110,6 +110,7 @@ class Tcc_BinaryOp<string mnemonic, string what, Type operandType,
 
 def Tcc_AddOp : Tcc_BinaryOp<"add", "sum", Tcc_NumericTensor, [Commutative]> {
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 def Tcc_SubOp : Tcc_BinaryOp<"sub", "difference", Tcc_NumericTensor> {
   let hasFolder = 1;

@@ -495,3 +495,62 @@ func.func @matmul_empty_contraction(%a: tensor<5x0xf32>, %b: tensor<0x10xf32>, %
   %1 = tcc.matmul %c, %d : (tensor<5x2xf32>, tensor<2x10xf32>) -> tensor<5x10xf32>
   return %0, %1 : tensor<5x10xf32>, tensor<5x10xf32>
 }
+
+// -----
+
+// Tests that a slice of a splat folds to a splat whatever its size (past
+// the element limit of folding other constants).
+// CHECK-LABEL: func @slice_big_splat
+func.func @slice_big_splat() -> tensor<3x4096xf32> {
+  // CHECK: %[[C:.*]] = tcc.constant dense<1.500000e+00> : tensor<3x4096xf32>
+  // CHECK-NOT: tcc.slice
+  // CHECK: return %[[C]]
+  %c = tcc.constant dense<1.5> : tensor<8x4096xf32>
+  %0 = tcc.slice %c offsets = [2, 0] steps = [1, 1] : tensor<8x4096xf32> -> tensor<3x4096xf32>
+  return %0 : tensor<3x4096xf32>
+}
+
+// -----
+
+// Tests that the sum of select_scatter-style concatenations (each a value
+// between zeros, as the backward of a split makes them) becomes one
+// concatenation of the values, cutting only the zero pieces.
+// CHECK-LABEL: func @add_concat_zeros
+// CHECK-SAME: (%[[A:.*]]: tensor<1x4xf32>, %[[B:.*]]: tensor<1x4xf32>, %[[C:.*]]: tensor<1x4xf32>)
+func.func @add_concat_zeros(%a: tensor<1x4xf32>, %b: tensor<1x4xf32>, %c: tensor<1x4xf32>) -> tensor<3x4xf32> {
+  // CHECK-NOT: tcc.add
+  // CHECK: %[[R:.*]] = tcc.concat %[[A]], %[[B]], %[[C]] axis = 0
+  // CHECK-NOT: tcc.add
+  // CHECK: return %[[R]]
+  %z1 = tcc.constant dense<0.0> : tensor<1x4xf32>
+  %z2 = tcc.constant dense<0.0> : tensor<2x4xf32>
+  %0 = tcc.concat %a, %z2 axis = 0 : (tensor<1x4xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %1 = tcc.concat %z1, %b, %z1 axis = 0 : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  %2 = tcc.concat %z2, %c axis = 0 : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  %3 = tcc.add %0, %1 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %4 = tcc.add %3, %2 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %4 : tensor<3x4xf32>
+}
+
+// -----
+
+// Tests that pieces at the same split points add piece by piece, and that
+// a computed piece a cut would fall inside stops the rewrite (it would be
+// copied once for each side), as does an add that broadcasts.
+// CHECK-LABEL: func @add_concat_pieces
+func.func @add_concat_pieces(%a: tensor<1x4xf32>, %b: tensor<2x4xf32>, %c: tensor<1x4xf32>, %d: tensor<2x4xf32>, %e: tensor<3x1xf32>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>) {
+  // CHECK: %[[S0:.*]] = tcc.add %arg0, %arg2
+  // CHECK: %[[S1:.*]] = tcc.add %arg1, %arg3
+  // CHECK: %[[R0:.*]] = tcc.concat %[[S0]], %[[S1]] axis = 0
+  %0 = tcc.concat %a, %b axis = 0 : (tensor<1x4xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %1 = tcc.concat %c, %d axis = 0 : (tensor<1x4xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %2 = tcc.add %0, %1 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  // CHECK: %[[L:.*]] = tcc.concat %arg3, %arg0 axis = 0
+  // CHECK: %[[R1:.*]] = tcc.add %[[L]], %{{.*}}
+  %3 = tcc.concat %d, %a axis = 0 : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<3x4xf32>
+  %4 = tcc.add %3, %1 : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  // CHECK: %[[R2:.*]] = tcc.add %{{.*}}, %arg4 : (tensor<3x4xf32>, tensor<3x1xf32>)
+  %5 = tcc.add %0, %e : (tensor<3x4xf32>, tensor<3x1xf32>) -> tensor<3x4xf32>
+  // CHECK: return %[[R0]], %[[R1]], %[[R2]]
+  return %2, %4, %5 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
+}
