@@ -254,8 +254,8 @@ public:
     } else if (isSplat(raw, elementBytes)) {
       // One value repeated (zeros, a fill): a splat, which folds (x + 0)
       // and takes no space in the artifact.
-      value = DenseElementsAttr::getFromRawBuffer(
-          type, raw.take_front(elementBytes));
+      value = DenseElementsAttr::getFromRawBuffer(type,
+                                                  raw.take_front(elementBytes));
     } else {
       AsmResourceBlob blob = HeapAsmResourceBlob::allocate(
           raw.size(), elementBytes, /*dataIsMutable=*/false);
