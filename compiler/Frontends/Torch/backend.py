@@ -177,7 +177,8 @@ def _write_signature(sig, path):
     data = {"inputs": sig.inputs, "outputs": [list(o) for o in sig.outputs],
             "result_types": [[str(d).removeprefix("torch."), list(s)]
                              for d, s in sig.result_types],
-            "layouts": sig.layouts, "plain": sig.plain,
+            "layouts": sig.layouts, "input_layouts": sig.input_layouts,
+            "plain": sig.plain,
             "trims": [[k, c] for k, c in sig.trims.items()]}
     fd, tmp = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(path))
     with os.fdopen(fd, "w") as f:
@@ -198,6 +199,8 @@ def _read_signature(path):
                           for d, s in data["result_types"]],
             layouts=[None if p is None else [int(i) for i in p]
                      for p in data["layouts"]],
+            input_layouts=[None if p is None else [int(i) for i in p]
+                           for p in data["input_layouts"]],
             plain=bool(data["plain"]),
             trims={int(k): int(c) for k, c in data["trims"]})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -223,7 +226,8 @@ class CompiledGraph:
         self.versions = None
         # Importing once with every input an input finds what tcc cannot
         # compile now, not at the first call.
-        graph, self.sig = importer.import_graph(gm, name)
+        graph, self.sig = importer.import_graph(gm, name,
+                                                input_layouts=True)
         stats.imports += 1
         if not self.frozen:
             self._load(_cached_library(graph, opts, self.sig.constants))
@@ -256,7 +260,8 @@ class CompiledGraph:
         else:
             constants = {self.placeholders[i].name: t
                          for i, t in values.items()}
-            graph, sig = importer.import_graph(self.gm, self.name, constants)
+            graph, sig = importer.import_graph(self.gm, self.name, constants,
+                                               input_layouts=True)
             stats.imports += 1
             if opts["emit"]:
                 _emit(graph, opts)
@@ -280,7 +285,8 @@ class CompiledGraph:
                     self._build({i: args[i] for i in self.frozen})
                 self.versions = stamp
         sig = self.sig
-        ins = [args[i] for i in sig.inputs]
+        ins = [args[i] if order is None else args[i].permute(order)
+               for i, order in zip(sig.inputs, sig.input_layouts)]
         for k, a in enumerate(ins):
             if not a.is_contiguous():
                 ins[k] = a.contiguous()
@@ -296,7 +302,7 @@ class CompiledGraph:
         # Complex results come as (re, im) pairs in a last dimension of 2.
         outs = [torch.view_as_complex(t) if d.is_complex else t
                 for t, (d, _) in zip(outs, sig.result_types)]
-        views = [t if order is None else t.permute(_inverse(order))
+        views = [t if order is None else t.permute(importer.inverse(order))
                  for t, order in zip(outs, sig.layouts)]
         return tuple(views[o[1]] if o[0] == "result" else
                      args[o[1]] if o[0] == "input" else None
@@ -304,13 +310,6 @@ class CompiledGraph:
 
 
 _from_dlpack = torch.utils.dlpack.from_dlpack
-
-
-def _inverse(perm):
-    inv = [0] * len(perm)
-    for i, p in enumerate(perm):
-        inv[p] = i
-    return inv
 
 
 class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):

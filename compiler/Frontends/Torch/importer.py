@@ -32,6 +32,10 @@ class Signature:
     FX value's dimensions that its memory order is: the artifact computes
     the permuted (row-major) tensor, and the caller views it back with the
     strides torch expects of that value.
+    `input_layouts`: the same for each artifact input (with
+    import_graph(input_layouts=True)): the artifact takes the input
+    permuted so, which for a tensor with those strides is its memory as it
+    lies (the caller passes `t.permute(order)`, not a copy).
     `plain`: the outputs are the results as computed, in order (the
     caller returns them as they are).
     `trims`: artifact output k -> the artifact output holding how many
@@ -45,6 +49,7 @@ class Signature:
     outputs: list = field(default_factory=list)
     result_types: list = field(default_factory=list)
     layouts: list = field(default_factory=list)
+    input_layouts: list = field(default_factory=list)
     constants: list = field(default_factory=list)
     trims: dict = field(default_factory=dict)
     plain: bool = False
@@ -58,11 +63,15 @@ def describe(node):
     return f"{node.target} (node '{node.name}')"
 
 
-def import_graph(gm, name="graph", constants=None, input_names=None):
+def import_graph(gm, name="graph", constants=None, input_names=None,
+                 input_layouts=False):
     """Imports `gm` into a new tcc Graph; `constants` maps placeholder names
     to tensors that become constants instead of inputs, `input_names`
     placeholder names to the names the artifact gives its inputs (default:
-    the placeholders' own). Returns the Graph
+    the placeholders' own). With `input_layouts`, an input whose example
+    value is a permuted dense layout (a transposed weight a backward saved)
+    is taken as its memory lies (Signature.input_layouts); else every input
+    is row-major, as an exported artifact's callers pass them. Returns the Graph
     and its Signature. Raises Unsupported (with the node) for what tcc
     cannot compile, and tcc.CompileError for what its builder refuses."""
     constants = constants or {}
@@ -75,7 +84,8 @@ def import_graph(gm, name="graph", constants=None, input_names=None):
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             _import_placeholder(ctx, node, index[node], constants, sig,
-                                input_names.get(node.name, node.name))
+                                input_names.get(node.name, node.name),
+                                input_layouts)
         elif node.op == "call_function":
             _import_call(ctx, node)
         elif node.op == "output":
@@ -112,7 +122,7 @@ def _is_effect_token(node):
         for u in node.users)
 
 
-def _import_placeholder(ctx, node, i, constants, sig, name):
+def _import_placeholder(ctx, node, i, constants, sig, name, layouts):
     if _is_effect_token(node):
         ctx.env[node] = None  # not an input: with_effects makes a new one
         return
@@ -132,8 +142,15 @@ def _import_placeholder(ctx, node, i, constants, sig, name):
     # (A complex input is its (re, im) pairs: torch's layout of it.)
     dtype, shape = ops.tcc_type(v) if v.dtype.is_complex else (
         ops.tcc_dtype(v.dtype), ops.static_shape(v.shape))
-    ctx.env[node] = ctx.g.add_input(name, dtype, shape)
+    order = _storage_order(v) if layouts and not v.dtype.is_complex \
+        else None
+    if order:
+        arg = ctx.g.add_input(name, dtype, [shape[d] for d in order])
+        ctx.env[node] = ctx.transpose(arg, inverse(order))
+    else:
+        ctx.env[node] = ctx.g.add_input(name, dtype, shape)
     sig.inputs.append(i)
+    sig.input_layouts.append(order)
 
 
 def _import_call(ctx, node):
@@ -249,6 +266,13 @@ def _import_output(ctx, node, index, g, sig):
     sig.plain = (not sig.trims and all(o is None for o in sig.layouts) and
                  not any(d.is_complex for d, _ in sig.result_types) and
                  sig.outputs == [("result", k) for k in range(len(results))])
+
+
+def inverse(perm):
+    inverse = [0] * len(perm)
+    for k, d in enumerate(perm):
+        inverse[d] = k
+    return inverse
 
 
 def _storage_order(value):
