@@ -20,7 +20,11 @@ struct tcc_context_t {
   tcc_host_api_t host;
   tcc_profiler_fn_t profiler = nullptr;
   void *profilerUser = nullptr;
-  int32_t idleSpinUs = -1;        // after a run; -1: the pool's own
+  int32_t idleSpinUs = -1; // after a run; -1: the pool's own
+  // The host program's parallel loop, when it runs the loops instead of
+  // the pool (tcc_context_set_parallel_for).
+  tcc_parallel_for_fn_t hostFor = nullptr;
+  void *hostForSelf = nullptr;
   void *workspaceBlock = nullptr; // as allocated
   void *workspace = nullptr;      // aligned within it
   // Reused by every run so that a run with aligned buffers allocates nothing.
@@ -36,7 +40,11 @@ struct tcc_context_t {
 
 static void hostParallelFor(void *self, int64_t n, int64_t grain,
                             tcc_parallel_fn_t fn, void *ctx) {
-  static_cast<tcc_context_t *>(self)->pool->parallelFor(n, grain, fn, ctx);
+  auto *context = static_cast<tcc_context_t *>(self);
+  if (context->hostFor)
+    context->hostFor(context->hostForSelf, n, grain, fn, ctx);
+  else
+    context->pool->parallelFor(n, grain, fn, ctx);
 }
 
 static void hostProfile(void *self, int64_t kernel, const char *name,
@@ -159,6 +167,24 @@ void tcc_context_set_profiler(tcc_context_t *context, tcc_profiler_fn_t fn,
 void tcc_context_set_idle_spin(tcc_context_t *context, int32_t micros) {
   if (context)
     context->idleSpinUs = micros < 0 ? -1 : micros;
+}
+
+tcc_status_t tcc_context_set_parallel_for(tcc_context_t *context,
+                                          int32_t num_threads,
+                                          tcc_parallel_for_fn_t parallel_for,
+                                          void *self) {
+  if (!context)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "tcc_context_set_parallel_for: context is NULL");
+  if (parallel_for && num_threads < 1)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "tcc_context_set_parallel_for: num_threads is %d",
+                      num_threads);
+  context->hostFor = parallel_for;
+  context->hostForSelf = self;
+  context->host.num_threads =
+      parallel_for ? num_threads : context->pool->numThreads();
+  return nullptr;
 }
 
 tcc_allocator_t *tcc_context_allocator(const tcc_context_t *context) {
@@ -321,7 +347,8 @@ tcc_status_t tcc_context_run(tcc_context_t *context,
     tcc_status_t status =
         run(context, inputs, num_inputs, outputs, num_outputs);
     if (context->idleSpinUs >= 0)
-      context->pool->settle(context->idleSpinUs);
+      if (!context->hostFor)
+        context->pool->settle(context->idleSpinUs);
     return status;
   });
 }

@@ -313,3 +313,43 @@ def test_idle_spin_is_an_option_of_load(fake_artifact):
     for spin in (-1, 0, 500):
         m = tcc.load(fake_artifact, num_threads=2, idle_spin_us=spin)
         np.testing.assert_array_equal(m(iota(1), iota(2))[0], iota(3, 2))
+
+
+_OPENMP_RUN = """
+import ctypes, ctypes.util, sys
+import numpy as np
+import tcc
+if sys.argv[2] == "with":
+    ctypes.CDLL(ctypes.util.find_library("gomp"), mode=ctypes.RTLD_GLOBAL)
+try:
+    m = tcc.load(sys.argv[1], num_threads=2, threads_from="openmp")
+except ValueError as e:
+    print("ValueError:", e)
+    sys.exit(0)
+a = np.arange(6, dtype=np.float32).reshape(2, 3)
+for _ in range(3):  # every call on OpenMP's team, the same result
+    np.testing.assert_array_equal(m(a, a)[0], 2 * a)
+print("ok")
+"""
+
+
+def test_threads_from_openmp(fake_artifact):
+    """threads_from="openmp" runs the loops on the OpenMP runtime already in
+    the process (PyTorch's, in the torch backend; here the system's
+    libgomp, loaded the way torch loads its own); without one loaded it is
+    a ValueError, as is an unknown pool."""
+    import ctypes.util
+    import subprocess
+    import sys
+    if not ctypes.util.find_library("gomp"):
+        pytest.skip("no libgomp on this machine to stand in for torch's")
+    with_omp = subprocess.run(
+        [sys.executable, "-c", _OPENMP_RUN, fake_artifact, "with"],
+        capture_output=True, text=True, timeout=60)
+    assert with_omp.stdout.strip() == "ok", with_omp.stderr
+    without = subprocess.run(
+        [sys.executable, "-c", _OPENMP_RUN, fake_artifact, "without"],
+        capture_output=True, text=True, timeout=60)
+    assert "no OpenMP runtime is loaded" in without.stdout, without.stderr
+    with pytest.raises(ValueError, match="threads_from must be"):
+        tcc.load(fake_artifact, threads_from="tbb")

@@ -121,6 +121,22 @@ def test_unknown_option():
     assert "unknown option 'tread'" in str(e.value)
 
 
+def test_thread_pool_option():
+    """thread_pool="torch" (the default; every other test runs on it) runs
+    tcc's loops on PyTorch's OpenMP threads, "tcc" on the runtime's own
+    pool: the same results; anything else is an error naming the choices."""
+    x = torch.randn(4, 32)
+    model = MLP().eval()
+    with torch.no_grad():
+        want = model(x)
+        got = tcc_compile(model, thread_pool="tcc", threads=2)(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    compiled = tcc_compile(MLP().eval(), thread_pool="mine")
+    with pytest.raises(Exception) as e, torch.no_grad():
+        compiled(x)
+    assert "thread_pool must be 'torch' or 'tcc'" in str(e.value)
+
+
 def test_builder_errors_name_the_node():
     # A converter's op that the builder refuses: its error names the node.
     g = tcc.Graph("g")

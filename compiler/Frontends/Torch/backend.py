@@ -57,6 +57,7 @@ _DEFAULTS = {
     "freeze": True,
     "emit": None,
     "idle_spin_us": 0,
+    "thread_pool": "torch",
 }
 
 
@@ -67,6 +68,9 @@ def _options(options):
             raise ValueError(f"tcc backend: unknown option {key!r}; the "
                              f"options are {', '.join(sorted(_DEFAULTS))}")
         opts[key] = value
+    if opts["thread_pool"] not in ("torch", "tcc"):
+        raise ValueError(f"tcc backend: thread_pool must be 'torch' or "
+                         f"'tcc', not {opts['thread_pool']!r}")
     if opts["emit"] not in (None, "import", "tcc"):
         raise ValueError(f"tcc backend: emit must be 'import' or 'tcc', not "
                          f"{opts['emit']!r}")
@@ -237,9 +241,17 @@ class CompiledGraph:
             self.attributes = self.sig.constants
 
     def _load(self, path):
-        self.model = _tcc.load(path, num_threads=self.opts["threads"],
-                               idle_spin_us=self.opts["idle_spin_us"],
-                               share_threads=True)
+        opts = self.opts
+        if opts["thread_pool"] == "torch" and torch._C.has_openmp:
+            # PyTorch's intra-op threads (its OpenMP team) run tcc's loops
+            # too: two pools on the same CPUs spin against each other.
+            self.model = _tcc.load(
+                path, num_threads=opts["threads"] or torch.get_num_threads(),
+                threads_from="openmp")
+        else:
+            self.model = _tcc.load(path, num_threads=opts["threads"],
+                                   idle_spin_us=opts["idle_spin_us"],
+                                   share_threads=True)
         self.path = path
 
     def _build(self, values):

@@ -271,6 +271,24 @@ TCC_API const char *tcc_runtime_version(void);
  * called while the context runs. */
 TCC_API void tcc_context_set_idle_spin(tcc_context_t *context, int32_t micros);
 
+/* A host program's parallel loop: calls fn(ctx, b, e) over disjoint
+ * [b, e) ranges covering [0, n), each at least `grain` long (but the
+ * last), and returns when all are done (tcc_host_api_t.parallel_for). */
+typedef void (*tcc_parallel_for_fn_t)(void *self, int64_t n, int64_t grain,
+                                      tcc_parallel_fn_t fn, void *ctx);
+
+/* Runs the context's parallel loops through `parallel_for` (called with
+ * `self`), which spreads them over `num_threads` threads, instead of on the
+ * context's own pool: a program with a thread pool of its own (an OpenMP
+ * runtime, a framework's intra-op pool) then shares its CPUs with tcc
+ * rather than the two pools' idle threads spinning against each other's
+ * work. Kernels split their work for `num_threads`. NULL goes back to the
+ * context's pool (and its thread count). INVALID_ARGUMENT for a NULL
+ * context or num_threads < 1. Not to be called while the context runs. */
+TCC_API tcc_status_t
+tcc_context_set_parallel_for(tcc_context_t *context, int32_t num_threads,
+                             tcc_parallel_for_fn_t parallel_for, void *self);
+
 /* Runs the model once. The tensors must match the model's inputs and
  * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
  * otherwise) and outputs must not overlap inputs or each other. Misaligned

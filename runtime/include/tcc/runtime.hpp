@@ -267,6 +267,12 @@ public:
   int32_t numThreads() const { return tcc_context_num_threads(get()); }
   /// See tcc_context_set_idle_spin: -1 the pool's own, 0 sleep at once.
   void setIdleSpin(int32_t micros) { tcc_context_set_idle_spin(get(), micros); }
+  /// See tcc_context_set_parallel_for: the context's loops on the caller's
+  /// threads (nullptr: back on its own pool).
+  void setParallelFor(int32_t numThreads, tcc_parallel_for_fn_t parallelFor,
+                      void *self) {
+    check(tcc_context_set_parallel_for(get(), numThreads, parallelFor, self));
+  }
   Allocator allocator() const {
     return Allocator::retain(tcc_context_allocator(get()));
   }

@@ -7,6 +7,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -211,10 +215,91 @@ py::array arrayOf(const tcc::Tensor &t, const py::dtype &dtype) {
 /// A loaded artifact. Each call runs in a context taken from a pool (made
 /// on demand), with the GIL released, so that Python threads can call one
 /// model at once.
+/// The OpenMP runtime already in the process (PyTorch's, whose intra-op
+/// threads it runs), found by its symbols: loops of contexts loaded with
+/// threads="openmp" run on its threads, so that tcc's kernels and the
+/// framework's operators between them take turns on the same threads
+/// instead of two pools spinning against each other on the same CPUs.
+struct OpenMP {
+  void (*parallel)(void (*fn)(void *), void *data, unsigned threads,
+                   unsigned flags);
+  int (*threadNum)();
+  int (*numThreads)();
+  int (*maxThreads)();
+
+  /// The runtime, or nullptr when no OpenMP runtime is loaded.
+  static const OpenMP *find() {
+    static const OpenMP found = [] {
+      OpenMP o;
+      o.parallel = reinterpret_cast<decltype(o.parallel)>(
+          dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+      o.threadNum = reinterpret_cast<decltype(o.threadNum)>(
+          dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+      o.numThreads = reinterpret_cast<decltype(o.numThreads)>(
+          dlsym(RTLD_DEFAULT, "omp_get_num_threads"));
+      o.maxThreads = reinterpret_cast<decltype(o.maxThreads)>(
+          dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+      return o;
+    }();
+    return found.parallel && found.threadNum && found.numThreads &&
+                   found.maxThreads
+               ? &found
+               : nullptr;
+  }
+
+  /// One loop: chunks of about a quarter of a thread's share; thread t
+  /// starts on the t-th share (the same rows as in the previous kernel, as
+  /// on tcc's own pool), then takes what is left of the others'.
+  struct Loop {
+    const OpenMP *omp;
+    tcc_parallel_fn_t fn;
+    void *ctx;
+    int64_t n, chunk, chunks;
+    int threads;
+    std::atomic<int64_t> next[64];
+    int64_t end[64];
+  };
+
+  static void body(void *data) {
+    Loop &l = *static_cast<Loop *>(data);
+    const int self = l.omp->threadNum(), team = l.omp->numThreads();
+    for (int k = 0; k < team; ++k) {
+      const int t = (self + k) % team;
+      for (int64_t c; (c = l.next[t].fetch_add(1)) < l.end[t];)
+        l.fn(l.ctx, c * l.chunk, std::min(l.n, (c + 1) * l.chunk));
+    }
+  }
+
+  /// tcc_parallel_for_fn_t, `self` the thread count.
+  static void parallelFor(void *self, int64_t n, int64_t grain,
+                          tcc_parallel_fn_t fn, void *ctx) {
+    const OpenMP *omp = find();
+    const int threads = static_cast<int>(reinterpret_cast<intptr_t>(self));
+    grain = std::max<int64_t>(grain, 1);
+    if (n <= grain || threads <= 1 || omp->numThreads() > 1) {
+      fn(ctx, 0, n); // small, or already inside a parallel region
+      return;
+    }
+    Loop l;
+    l.omp = omp;
+    l.fn = fn;
+    l.ctx = ctx;
+    l.n = n;
+    l.threads = std::min(threads, 64);
+    l.chunk = std::max(grain, (n + 4 * l.threads - 1) / (4 * l.threads));
+    l.chunks = (n + l.chunk - 1) / l.chunk;
+    for (int t = 0; t < l.threads; ++t) {
+      l.next[t].store(l.chunks * t / l.threads);
+      l.end[t] = l.chunks * (t + 1) / l.threads;
+    }
+    omp->parallel(body, &l, static_cast<unsigned>(l.threads), 0);
+  }
+};
+
 class PyModel {
 public:
   PyModel(const std::string &path, int32_t numThreads, bool shareThreads,
-          int32_t idleSpinUs = -1)
+          int32_t idleSpinUs = -1, const std::string &threadsFrom = "tcc")
       : model(tcc::Model::load(path)), path(path), numThreads(numThreads),
         shareThreads(shareThreads),
         idleSpinUs(idleSpinUs < 0 ? -1 : idleSpinUs),
@@ -222,6 +307,19 @@ public:
     if (numThreads < 0)
       throw py::value_error("num_threads must be >= 0, got " +
                             std::to_string(numThreads));
+    if (threadsFrom == "openmp") {
+      if (!OpenMP::find())
+        throw py::value_error("threads_from='openmp': no OpenMP runtime is "
+                              "loaded in this process");
+      ompThreads = numThreads ? numThreads : OpenMP::find()->maxThreads();
+      if (ompThreads > 64)
+        throw py::value_error("threads_from='openmp' runs on at most 64 "
+                              "threads, num_threads is " +
+                              std::to_string(ompThreads));
+    } else if (threadsFrom != "tcc") {
+      throw py::value_error("threads_from must be 'tcc' or 'openmp', not '" +
+                            threadsFrom + "'");
+    }
   }
 
   py::list call(const py::args &args, const py::kwargs &kwargs) {
@@ -386,6 +484,7 @@ public:
   int32_t numThreads;
   bool shareThreads;
   int32_t idleSpinUs;
+  int32_t ompThreads = 0; // threads_from="openmp": its team size
 
 private:
   std::string origin() const { return "model '" + model.name() + "'"; }
@@ -532,10 +631,15 @@ private:
     }
     std::unique_ptr<tcc::Context> c = makeContext();
     c->setIdleSpin(idleSpinUs);
+    if (ompThreads)
+      c->setParallelFor(ompThreads, &OpenMP::parallelFor,
+                        reinterpret_cast<void *>(intptr_t{ompThreads}));
     return c;
   }
 
   std::unique_ptr<tcc::Context> makeContext() {
+    if (ompThreads) // the loops run on OpenMP's threads: no workers
+      return std::make_unique<tcc::Context>(model, allocator, 1);
     if (!shareThreads)
       return std::make_unique<tcc::Context>(model, allocator, numThreads);
     // One pool per thread count in the process, which contexts of every
@@ -692,19 +796,25 @@ returned; without, new arrays are returned.)")
   m.def(
       "load",
       [](const std::string &path, int32_t numThreads, bool shareThreads,
-         int32_t idleSpinUs) {
+         int32_t idleSpinUs, const std::string &threadsFrom) {
         return std::make_unique<PyModel>(path, numThreads, shareThreads,
-                                         idleSpinUs);
+                                         idleSpinUs, threadsFrom);
       },
       py::arg("path"), py::arg("num_threads") = 0,
       py::arg("share_threads") = false, py::arg("idle_spin_us") = -1,
+      py::arg("threads_from") = "tcc",
       R"(Loads a tcc artifact (a .so made by `tcc model.onnx -o model.so`).
 
 `num_threads` is how many threads each call may use, the calling one
 included; 0 (the default) means one per online CPU. `idle_spin_us` is how
 long the worker threads may spin after a call before they sleep: -1 (the
 default) the pool's own time, which suits calls that follow each other; 0
-when the program does other work between calls on the same CPUs. Raises
+when the program does other work between calls on the same CPUs.
+`threads_from` is whose threads run the calls: 'tcc' (the default), a pool
+of the runtime's own, or 'openmp', the OpenMP runtime already loaded in the
+process (PyTorch's intra-op threads; `num_threads` 0 then takes its
+omp_get_max_threads()), so that tcc and the framework share one set of
+threads; ValueError when none is loaded. Raises
 FileNotFoundError for a missing file and tcc.Error for a file that is no
 tcc artifact or was built for another ABI version.)");
 

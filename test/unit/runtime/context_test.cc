@@ -94,6 +94,57 @@ TEST(ContextIdleSpin, WorkersSleepAfterARunWhenAsked) {
   tcc_context_set_idle_spin(nullptr, 0); // tolerated, as the accessors
 }
 
+// tcc_context_set_parallel_for: the artifact's loops go to the host
+// program's parallel loop, told the thread count given; NULL goes back to
+// the context's pool and its count.
+struct HostLoops {
+  std::atomic<int> calls{0};
+  std::atomic<int64_t> covered{0};
+  tcc_parallel_fn_t fn = nullptr;
+  static void parallelFor(void *self, int64_t n, int64_t grain,
+                          tcc_parallel_fn_t fn, void *ctx) {
+    auto *h = static_cast<HostLoops *>(self);
+    h->calls++;
+    // Two ranges, as a team of two would run them.
+    const int64_t half = std::max(grain, n / 2);
+    fn(ctx, 0, std::min(n, half));
+    if (half < n)
+      fn(ctx, half, n);
+    h->covered += n;
+  }
+};
+
+TEST_F(ContextTest, LoopsOnTheHostsThreads) {
+  HostLoops host;
+  context.setParallelFor(3, &HostLoops::parallelFor, &host);
+  EXPECT_EQ(context.numThreads(), 3);
+  Result r = run({a.get(), b.get()}, {sum.get()});
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(sum.data<float>()[i], 101 + 2 * i);
+  EXPECT_EQ(host.calls.load(), 1);
+  EXPECT_EQ(host.covered.load(), 6);
+  context.setParallelFor(0, nullptr, nullptr);
+  EXPECT_EQ(context.numThreads(), 2);
+  r = run({a.get(), b.get()}, {sum.get()});
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  EXPECT_EQ(host.calls.load(), 1);
+  EXPECT_EQ(sum.data<float>()[5], 111);
+}
+
+TEST_F(ContextTest, HostLoopsArgumentErrors) {
+  HostLoops host;
+  Result r = result(tcc_context_set_parallel_for(
+      context.get(), 0, &HostLoops::parallelFor, &host));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("num_threads is 0"), std::string::npos) << r.message;
+  r = result(
+      tcc_context_set_parallel_for(nullptr, 2, &HostLoops::parallelFor, &host));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("context is NULL"), std::string::npos) << r.message;
+  EXPECT_EQ(context.numThreads(), 2); // unchanged by the refusals
+}
+
 TEST_F(ContextTest, WrongCounts) {
   Result r = run({a.get()}, {sum.get()});
   EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
