@@ -238,3 +238,50 @@ def test_bad_flags(tmp_path, flags, message):
                         *flags], capture_output=True, text=True)
     assert r.returncode != 0
     assert message in r.stderr, r.stderr
+
+
+def test_pointer_calls_refuse_symbolic_models(two_inputs):
+    """_run_cached and _run_pointers (the torch backend's calls, which
+    size nothing) take static models only: a symbolic one is a TypeError
+    pointing at Model.run, not a run at some size."""
+    _, so = two_inputs
+    m = tcc.load(so)
+    a = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="has symbolic dimensions; run it "
+                       "with arrays"):
+        m._run_cached([a.ctypes.data, a.ctypes.data])
+    with pytest.raises(TypeError, match="has symbolic dimensions"):
+        m._run_pointers([a.ctypes.data, a.ctypes.data], [a.ctypes.data])
+
+
+def test_compile_api_bounds(tmp_path):
+    """tcc.compile(input_shapes=..., dims=...): bounds that cannot hold are
+    a ValueError naming the dimension, before anything is compiled."""
+    model = tmp_path / "m.onnx"
+    with contextlib.redirect_stdout(io.StringIO()):
+        torch.onnx.export(torch.nn.Linear(4, 2), (torch.randn(2, 4),),
+                          str(model), dynamo=True, input_names=["x"],
+                          external_data=False)
+    for bounds in [(0, 4), (9, 4)]:
+        with pytest.raises(ValueError, match="dims: bounds of 'n' must "
+                           "satisfy 1 <= min <= max"):
+            tcc.compile(str(model), input_shapes={"x": ["n", 4]},
+                        dims={"n": bounds})
+    m = tcc.compile(str(model), input_shapes={"x": ["n", 4]},
+                    dims={"n": (1, 8)})
+    assert m.inputs[0].shape == ("n", 4)
+
+
+def test_torchscript_inputs_take_fixed_sizes(tmp_path):
+    """A dynamic --input-shape is for ONNX models: for a TorchScript file
+    it is one diagnostic, and no artifact."""
+    path = tmp_path / "m.pt"
+    torch.jit.save(torch.jit.trace(torch.nn.Linear(4, 2),
+                                   torch.randn(2, 4)), str(path))
+    out = tmp_path / "m.so"
+    r = subprocess.run([TCC, str(path), "-o", str(out), "--input-shape",
+                        "x=?x4"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "TorchScript inputs take fixed sizes; dynamic dimensions are " \
+        "for ONNX models" in r.stderr, r.stderr
+    assert not out.exists()

@@ -347,6 +347,13 @@ def test_threads_from_openmp(fake_artifact):
         [sys.executable, "-c", _OPENMP_RUN, fake_artifact, "with"],
         capture_output=True, text=True, timeout=60)
     assert with_omp.stdout.strip() == "ok", with_omp.stderr
+    # A team smaller than asked for (the runtime may give one) still runs
+    # every part of each loop.
+    one = subprocess.run(
+        [sys.executable, "-c", _OPENMP_RUN, fake_artifact, "with"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "OMP_THREAD_LIMIT": "1"})
+    assert one.stdout.strip() == "ok", one.stderr
     without = subprocess.run(
         [sys.executable, "-c", _OPENMP_RUN, fake_artifact, "without"],
         capture_output=True, text=True, timeout=60)

@@ -262,9 +262,11 @@ struct OpenMP {
 
   static void body(void *data) {
     Loop &l = *static_cast<Loop *>(data);
-    const int self = l.omp->threadNum(), team = l.omp->numThreads();
-    for (int k = 0; k < team; ++k) {
-      const int t = (self + k) % team;
+    // Every share, whatever team the runtime gave (it may give fewer
+    // threads than asked for): this thread's first, then the others'.
+    const int self = l.omp->threadNum() % l.threads;
+    for (int k = 0; k < l.threads; ++k) {
+      const int t = (self + k) % l.threads;
       for (int64_t c; (c = l.next[t].fetch_add(1)) < l.end[t];)
         l.fn(l.ctx, c * l.chunk, std::min(l.n, (c + 1) * l.chunk));
     }
