@@ -451,6 +451,19 @@ TEST_P(Conv2d, SmallGroupsSideBySide) {
   EXPECT_EQ(host.lastParts, 2u);
 }
 
+// So does a batch of images whose GEMMs are each too small to split (a
+// small CNN's 8 -> 16 channels at 8x8, batch 32): an image a thread.
+TEST_P(Conv2d, SmallImagesSideBySide) {
+  const ConvCase c = ConvCase{32, 8, 8, 8, 16, 3, 3}.pad(1).epilogue();
+  const ConvData d(*v, c, v);
+  ThreadHost host(2);
+  const std::vector<float> out = runConv(*v, c, d, host.get());
+  EXPECT_EQ(host.calls, 1);
+  EXPECT_EQ(host.lastParts, 2u);
+  const std::vector<float> serial = runConv(*v, c, d, nullptr);
+  expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+}
+
 TEST_P(Conv2d, EmptyOutputWritesNothing) {
   ConvCase c{1, 2, 2, 2, 3, 5, 5}; // kernel larger than the image
   tcc_uk_conv2d_params_t p = c.params();
