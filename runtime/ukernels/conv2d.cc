@@ -323,10 +323,9 @@ void runGroups(void *ctx, int64_t begin, int64_t end) {
 /// side by side, one a thread, than one after another with each split
 /// across the threads: when there are at least two per thread and each is
 /// too small for its own split to pay (under kMinTaskWork multiply-adds a
-/// thread). Many small groups (RegNet's group width 8), or a batch of small
-/// images (a small CNN at batch 32: 8 -> 16 channels at 8x8, 0.40 -> 0.30
-/// ms with 2 threads, where each image's GEMM ran alone on one thread while
-/// the other waited).
+/// thread): many narrow groups, or a batch of small images, whose GEMMs
+/// otherwise ran one at a time on one thread while the others waited
+/// (measurements in docs/ukernels.md).
 bool groupsSideBySide(const tcc_host_api_t *host, const ConvShape &s) {
   const int threads = hostThreads(host);
   return threads > 1 && s.n * s.groups >= 2 * threads &&

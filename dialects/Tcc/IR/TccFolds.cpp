@@ -635,13 +635,8 @@ struct DistributeAddOverConcat : OpRewritePattern<AddOp> {
     for (size_t k = 0; k + 1 < cuts.size(); ++k) {
       Value a = piece(lhs, ls, cuts[k], cuts[k + 1]);
       Value b = piece(rhs, rs, cuts[k], cuts[k + 1]);
-      // x + 0 is x (the folder would see it too; this keeps no dead add).
-      if (DenseElementsAttr z = splatOf(b); z && isSplatOf(z, 0))
-        sums.push_back(a);
-      else if (DenseElementsAttr z = splatOf(a); z && isSplatOf(z, 0))
-        sums.push_back(b);
-      else
-        sums.push_back(rewriter.create<AddOp>(loc, a, b));
+      // x + 0 folds to x here, leaving no dead add.
+      sums.push_back(rewriter.createOrFold<AddOp>(loc, a, b));
     }
     rewriter.replaceOpWithNewOp<ConcatOp>(op, type, sums, axis);
     return success();
@@ -699,8 +694,6 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr dense = smallDense(adaptor.getInput());
   if (!dense || !getType().hasStaticShape())
     return {};
-  if (dense.isSplat())
-    return dense.resizeSplat(getType());
   return remapElements(dense, getType(),
                        [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
                          return coord * st[getPerm()[dim]];
@@ -768,8 +761,6 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr dense = smallDense(adaptor.getInput());
   if (!dense || !getType().hasStaticShape())
     return {};
-  if (dense.isSplat())
-    return dense.resizeSplat(getType());
   return remapElements(
       dense, getType(), [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
         return (getOffsets()[dim] + coord * getSteps()[dim]) * st[dim];
