@@ -606,6 +606,11 @@ int main(int argc, char **argv) {
         {"mbv2 pw 1x1 384->64 14", conv(384, 14, 64, 1, 1, 0, 1)},
         {"mbv2 dw 3x3 576 14", conv(576, 14, 576, 3, 1, 1, 576)},
         {"mbv2 pw 1x1 576->96 14", conv(576, 14, 96, 1, 1, 0, 1)},
+        {"effnet dw 5x5 240 28", conv(240, 28, 240, 5, 1, 2, 240)},
+        {"effnet dw 5x5/2 144 56", conv(144, 56, 144, 5, 2, 2, 144)},
+        {"effnet dw 5x5 672 14", conv(672, 14, 672, 5, 1, 2, 672)},
+        {"effnet dw 5x5 1152 7", conv(1152, 7, 1152, 5, 1, 2, 1152)},
+        {"convnext dw 7x7 192 28", conv(192, 28, 192, 7, 1, 3, 192)},
     };
     std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
                 "relu fused\n  %-34s%s\n",

@@ -28,6 +28,8 @@ namespace {
 constexpr int64_t kBufFloats = 12 * 1024;
 /// Kernel sizes up to this run the vector path.
 constexpr int kMaxTaps = 64;
+/// The largest square kernel with unrolled taps (3x3, 5x5 and this).
+constexpr int kMaxUnrolled = 7;
 
 struct PlaneArgs {
   const float *x;  // input plane, h x w
@@ -110,6 +112,24 @@ void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
 void buildRow(const ConvShape &s, const float *xrow, int64_t ox0,
               int64_t phaseLen, float *dst) {
   const int64_t base = ox0 * s.sw - s.pl; // input column of phase 0, t = 0
+  if ((s.sw == 1 || s.sw == 2) && phaseLen >= kVL) {
+    // Whole vectors read straight from the row, masked at its edges, the
+    // last one overlapping its predecessor: no element-wise edges and no
+    // masked stores (microcoded on AMD), which had cost as much as the
+    // convolution itself for 28x28 and smaller planes.
+    for (int64_t t = 0; t < phaseLen; t += kVL) {
+      const int64_t at = minI(t, phaseLen - kVL);
+      if (s.sw == 1) {
+        vstore(dst + at, loadCols(xrow, s.w, base + at));
+        continue;
+      }
+      vf even, odd;
+      loadColsByParity(xrow, s.w, base + 2 * at, even, odd);
+      vstore(dst + at, even);
+      vstore(dst + phaseLen + at, odd);
+    }
+    return;
+  }
   if (s.sw == 1) {
     const int64_t lo = minI(phaseLen, maxI(0, -base));
     const int64_t hi = maxI(lo, minI(phaseLen, s.w - base));
@@ -167,7 +187,102 @@ convolveRow(const ConvShape &s, const float *const *rows, const int64_t *tapOff,
   }
 }
 
-template <int K>
+/// R output rows of a K x K, stride-S (rows), dilation-1 plane from the
+/// band, the column vector at j: in[i] is the band row of input row i of
+/// the block ((R-1)*S + K of them). Each input vector is loaded once and
+/// feeds every output row whose window holds it, so R FMA chains overlap
+/// (one row's single chain of K*K FMAs a vector waited on their latency:
+/// 5x5 planes ran at a twelfth of the FMA rate). Two column vectors at a
+/// time (2R chains) spilled on AVX2 and were slower.
+template <int K, int S, int R>
+TCC_UK_INLINE void rowsBlockVector(const float *const *in,
+                                   const int64_t *tapOff, const vf *wv,
+                                   int64_t j, vf (&acc)[R]) {
+  TCC_UK_UNROLL
+  for (int r = 0; r < R; ++r)
+    acc[r] = vzero();
+  TCC_UK_UNROLL
+  for (int i = 0; i < (R - 1) * S + K; ++i) {
+    // Input row i's weights are loaded for it alone (opaque): merged with
+    // the other rows' loads of the same weights, all K*K stayed live and
+    // were spilled.
+    const vf *w = opaque(wv);
+    const float *row = in[i] + j;
+    TCC_UK_UNROLL
+    for (int kx = 0; kx < K; ++kx) {
+      const vf t = vload(row + tapOff[kx]);
+      TCC_UK_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const int ky = i - r * S;
+        if (ky >= 0 && ky < K)
+          acc[r] = vfma(w[ky * K + kx], t, acc[r]);
+      }
+    }
+  }
+}
+
+/// Output rows oy..oy+R-1 (out[r]: row r's first output column, res[r]
+/// its residual or NULL) of n columns; in as for rowsBlockVector, whose
+/// loads stay inside the band's rows (padded to whole vectors). The
+/// weights and row pointers are reloaded each vector (opaque): hoisted out
+/// of the column loop, their K*K vectors did not fit the registers.
+template <int K, int S, int R>
+void rowsBlock(const float *const *in, const int64_t *tapOff, const vf *wv,
+               int64_t n, float *const *out, const float *const *res,
+               const DepthwiseEpi &e, vf bias, vf lo, vf hi) {
+  for (int64_t j = 0; j < n; j += kVL) {
+    vf acc[R];
+    rowsBlockVector<K, S, R>(opaque(in), opaque(tapOff), opaque(wv), j, acc);
+    const bool full = j + kVL <= n;
+    const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - j)));
+    TCC_UK_UNROLL
+    for (int r = 0; r < R; ++r)
+      finishInto(out[r] + j, acc[r], res[r] ? res[r] + j : NULL, full, m, e,
+                 bias, lo, hi);
+  }
+}
+
+/// Rows [oy0, oy1) of a band whose first row holds input row oy0*S - pt
+/// (rowLen floats a row), for rowsBlock's shapes: four rows at a time,
+/// then the rest together.
+template <int K, int S>
+void bandRowsBlocked(const ConvShape &s, const PlaneArgs &p,
+                     const DepthwiseEpi &e, const float *band, int64_t rowLen,
+                     int64_t oy0, int64_t oy1, int64_t ox0, int64_t n,
+                     const int64_t *tapOff, const vf *wv, vf bias, vf lo,
+                     vf hi) {
+  const float *in[3 * S + K];
+  float *out[4];
+  const float *res[4];
+  for (int64_t oy = oy0; oy < oy1; oy += 4) {
+    const int rows = static_cast<int>(minI(4, oy1 - oy));
+    for (int i = 0; i < (rows - 1) * S + K; ++i)
+      in[i] = band + ((oy - oy0) * S + i) * rowLen;
+    for (int r = 0; r < rows; ++r) {
+      out[r] = p.y + (oy + r) * s.ow + ox0;
+      res[r] = p.res ? p.res + (oy + r) * s.ow + ox0 : NULL;
+    }
+    switch (rows) {
+    case 4:
+      rowsBlock<K, S, 4>(in, tapOff, wv, n, out, res, e, bias, lo, hi);
+      break;
+    case 3:
+      rowsBlock<K, S, 3>(in, tapOff, wv, n, out, res, e, bias, lo, hi);
+      break;
+    case 2:
+      rowsBlock<K, S, 2>(in, tapOff, wv, n, out, res, e, bias, lo, hi);
+      break;
+    default:
+      rowsBlock<K, S, 1>(in, tapOff, wv, n, out, res, e, bias, lo, hi);
+      break;
+    }
+  }
+}
+
+/// K x K planes (K = 0: any size) through a band of copied input rows;
+/// S != 0: the rows' stride is S, the dilation 1, and several output rows
+/// run together (bandRowsBlocked).
+template <int K, int S>
 void planeRows(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
                const DepthwisePlan &plan, const vf *wv) {
   alignas(64) float buf[kBufFloats];
@@ -193,6 +308,11 @@ void planeRows(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
           zeroShort(band + r * rowLen, rowLen);
         else
           buildRow(s, p.x + iy * s.w, ox0, phaseLen, band + r * rowLen);
+      }
+      if constexpr (S != 0) {
+        bandRowsBlocked<K, S>(s, p, e, band, rowLen, oy0, oy1, ox0, nb, tapOff,
+                              wv, bias, lo, hi);
+        continue;
       }
       for (int64_t oy = oy0; oy < oy1; ++oy) {
         for (int64_t ky = 0; ky < s.kh; ++ky)
@@ -483,6 +603,32 @@ planeFlatDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
 }
 #endif
 
+/// planeRows for a k x k kernel (0: not unrolled) of row stride `stride`
+/// (0: not blocked).
+void planeRowsFor(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
+                  const DepthwisePlan &plan, const vf *wv, int64_t k,
+                  int stride) {
+  switch (k * 4 + stride) {
+  case 3 * 4 + 1:
+    return planeRows<3, 1>(s, p, e, plan, wv);
+  case 3 * 4 + 2:
+    return planeRows<3, 2>(s, p, e, plan, wv);
+  case 5 * 4 + 1:
+    return planeRows<5, 1>(s, p, e, plan, wv);
+  case 5 * 4 + 2:
+    return planeRows<5, 2>(s, p, e, plan, wv);
+  case kMaxUnrolled * 4 + 1:
+    return planeRows<kMaxUnrolled, 1>(s, p, e, plan, wv);
+  case kMaxUnrolled * 4 + 2:
+    return planeRows<kMaxUnrolled, 2>(s, p, e, plan, wv);
+  default:
+    break;
+  }
+  if (k == 3)
+    return planeRows<3, 0>(s, p, e, plan, wv);
+  planeRows<0, 0>(s, p, e, plan, wv);
+}
+
 DepthwisePlan makePlan(const ConvShape &s) {
   DepthwisePlan plan = {DepthwisePlan::kScalar, 0, 0};
   if (runsFlatDirect(s)) {
@@ -533,7 +679,12 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
   const DepthwiseJob &job = *static_cast<const DepthwiseJob *>(ctx);
   const ConvShape &s = *job.s;
   const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
-  const bool unrolled = s.kh == 3 && s.kw == 3;
+  // Square kernels of these sizes have unrolled taps (their weights as
+  // vectors); in rows, with dilation 1 and stride 1 or 2, output rows are
+  // computed several at a time.
+  const bool unrolled =
+      s.kh == s.kw && (s.kh == 3 || s.kh == 5 || s.kh == kMaxUnrolled);
+  const int rowStride = unrolled && s.dh == 1 && s.sh <= 2 ? int(s.sh) : 0;
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t img = plane / s.f, oc = plane % s.f;
     const int64_t ic = oc / s.fg; // one input channel per group
@@ -543,22 +694,19 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
     p.y = job.output + plane * ohw;
     p.res = job.ep && job.ep->residual ? job.ep->residual + plane * ohw : NULL;
     p.bias = job.ep && job.ep->bias ? job.ep->bias[oc] : 0.0f;
-    vf wv[9];
+    vf wv[kMaxUnrolled * kMaxUnrolled];
     if (unrolled)
-      for (int i = 0; i < 9; ++i)
+      for (int64_t i = 0; i < s.kh * s.kw; ++i)
         wv[i] = vset1(p.wt[i]);
     switch (job.plan.mode) {
     case DepthwisePlan::kFlat:
-      if (unrolled)
+      if (s.kh == 3 && s.kw == 3)
         planeFlat<3>(s, p, job.e, job.plan, wv);
       else
         planeFlat<0>(s, p, job.e, job.plan, wv);
       break;
     case DepthwisePlan::kRows:
-      if (unrolled)
-        planeRows<3>(s, p, job.e, job.plan, wv);
-      else
-        planeRows<0>(s, p, job.e, job.plan, wv);
+      planeRowsFor(s, p, job.e, job.plan, wv, unrolled ? s.kh : 0, rowStride);
       break;
     case DepthwisePlan::kScalar:
       planeScalar(s, p, job.e);

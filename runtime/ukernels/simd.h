@@ -76,8 +76,32 @@ TCC_UK_INLINE vmask vmaskFirst(int n) {
 TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
   return _mm256_maskload_ps(p, m);
 }
+/// The lanes of m are a prefix (vmaskFirst), stored as a half, a pair and
+/// a single: AMD's masked vector store is microcoded (a dozen cycles and
+/// more), and the depthwise kernels' row tails spent a third of their time
+/// in it.
 TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
-  _mm256_maskstore_ps(p, m, x);
+  int n = __builtin_popcount(
+      static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m))));
+  if (n == 8) {
+    _mm256_storeu_ps(p, x);
+    return;
+  }
+  __m128 part = _mm256_castps256_ps128(x);
+  if (n >= 4) {
+    _mm_storeu_ps(p, part);
+    part = _mm256_extractf128_ps(x, 1);
+    p += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64 *>(p), part);
+    part = _mm_movehl_ps(part, part);
+    p += 2;
+    n -= 2;
+  }
+  if (n == 1)
+    _mm_store_ss(p, part);
 }
 TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -223,15 +247,20 @@ TCC_UK_INLINE vf vactivate(int act, vf x) {
 /// padding: masked vector moves, which the compiler cannot turn into libc
 /// calls (a memset call costs more than zeroing a few dozen floats).
 TCC_UK_INLINE void copyShort(float *dst, const float *src, int64_t n) {
-  for (int64_t i = 0; i < n; i += kVL) {
-    const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - i)));
+  int64_t i = 0;
+  for (; i + kVL <= n; i += kVL)
+    vstore(dst + i, vload(src + i));
+  if (i < n) {
+    const vmask m = vmaskFirst(static_cast<int>(n - i));
     vstoreMask(dst + i, vloadMask(src + i, m), m);
   }
 }
 TCC_UK_INLINE void zeroShort(float *dst, int64_t n) {
-  for (int64_t i = 0; i < n; i += kVL)
-    vstoreMask(dst + i, vzero(),
-               vmaskFirst(static_cast<int>(minI(kVL, n - i))));
+  int64_t i = 0;
+  for (; i + kVL <= n; i += kVL)
+    vstore(dst + i, vzero());
+  if (i < n)
+    vstoreMask(dst + i, vzero(), vmaskFirst(static_cast<int>(n - i)));
 }
 
 /// dst[t] = src[2t] for t < n, the input columns of a stride-2 convolution.
@@ -304,6 +333,46 @@ TCC_UK_INLINE void loadColsByParity(const float *row, int64_t w, int64_t at,
   const __m512 lo = loadCols(row, w, at), hi = loadCols(row, w, at + 16);
   even = _mm512_permutex2var_ps(lo, evenIdx, hi);
   odd = _mm512_permutex2var_ps(lo, oddIdx, hi);
+}
+#elif TCC_UK_NATIVE_ISA == 1
+/// row[at + l] for the 8 lanes l, zero where at + l lies outside [0, w)
+/// (masked loads do not fault on the lanes they leave out).
+TCC_UK_INLINE vf loadCols(const float *row, int64_t w, int64_t at) {
+  if (at >= 0 && at + 8 <= w)
+    return _mm256_loadu_ps(row + at);
+  const __m256i col =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(at)),
+                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i inside = _mm256_andnot_si256(
+      _mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(w)), col));
+  return _mm256_maskload_ps(row + at, inside);
+}
+
+/// Columns at, at+2, ..., at+14 (even) and at+1, ..., at+15 (odd) of a
+/// row, zeros outside [0, w).
+TCC_UK_INLINE void loadColsByParity(const float *row, int64_t w, int64_t at,
+                                    vf &even, vf &odd) {
+  const vf a = loadCols(row, w, at), b = loadCols(row, w, at + 8);
+  // Per 128-bit lane [a0 a2 b0 b2], then the lanes' halves in order.
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(
+      _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8));
+}
+#else
+TCC_UK_INLINE vf loadCols(const float *row, int64_t w, int64_t at) {
+  vf x = vzero();
+  for (int l = 0; l < 4; ++l)
+    if (at + l >= 0 && at + l < w)
+      x[l] = row[at + l];
+  return x;
+}
+TCC_UK_INLINE void loadColsByParity(const float *row, int64_t w, int64_t at,
+                                    vf &even, vf &odd) {
+  const vf a = loadCols(row, w, at), b = loadCols(row, w, at + 4);
+  even = __builtin_shufflevector(a, b, 0, 2, 4, 6);
+  odd = __builtin_shufflevector(a, b, 1, 3, 5, 7);
 }
 #endif
 

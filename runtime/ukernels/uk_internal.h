@@ -45,6 +45,17 @@
 
 namespace tcc {
 namespace uk {
+
+/// `p`, hidden from the optimizer: loads through the result stay where the
+/// code makes them instead of being merged with the same loads elsewhere
+/// or hoisted out of a loop, where more values than there are registers
+/// would be spilled and every multiply-add would reload two operands from
+/// the stack. (Volatile, so that two calls are not merged either.)
+template <typename T> TCC_UK_INLINE T *opaque(T *p) {
+  __asm__ volatile("" : "+r"(p));
+  return p;
+}
+
 // Each ISA variant's internals get their own names, so that several
 // variants can share one program (the unit tests).
 inline namespace TCC_UK_ISA_NS {

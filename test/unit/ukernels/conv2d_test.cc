@@ -308,6 +308,31 @@ TEST_P(Conv2d, DepthwiseOtherShapes) {
   checkConv(*v, huge.pads(1, 3000, 1, 3000).group(2));
 }
 
+// Square 3x3, 5x5 and 7x7 kernels of row stride 1 or 2 compute four output
+// rows together from the band of copied input rows (AVX2 and generic, and
+// AVX-512 beyond 3x3): row counts that leave one to three rows over, a
+// column stride other than the row stride, rows one vector plus a lane
+// wide, asymmetric pads, the epilogue with a residual, accumulation, two
+// filters a channel, and rows so wide that a band holds 13 of the 30.
+TEST_P(Conv2d, DepthwiseRowsTogether) {
+  checkConv(*v, ConvCase{1, 2, 30, 700, 2, 5, 5}.pad(2).group(2).epilogue());
+  checkConv(*v, ConvCase{1, 6, 28, 28, 6, 5, 5}.pad(2).group(6).epilogue());
+  checkConv(*v, ConvCase{1, 5, 29, 17, 5, 5, 5}.stride(2).pad(2).group(5));
+  checkConv(*v, ConvCase{2, 4, 13, 9, 4, 7, 7}.pad(3).group(4).epilogue());
+  checkConv(*v, ConvCase{1, 3, 15, 33, 6, 7, 7}
+                    .stride(2)
+                    .pads(3, 1, 2, 3)
+                    .group(3)
+                    .withFlags(TCC_UK_ACCUMULATE));
+  checkConv(
+      *v,
+      ConvCase{1, 4, 14, 18, 4, 3, 3}.strides(2, 1).pad(1).group(4).epilogue());
+  checkConv(
+      *v,
+      ConvCase{1, 4, 10, 23, 4, 5, 5}.strides(1, 2).pad(2).group(4).withFlags(
+          TCC_UK_ACCUMULATE));
+}
+
 TEST_P(Conv2d, Batch2WithEpilogue) {
   checkConv(*v, ConvCase{2, 16, 10, 10, 16, 3, 3}.pad(1).epilogue());
   checkConv(
