@@ -154,6 +154,7 @@ struct ConvertUkernelsToCallsPass
             "pad_right", "groups", "flags", "has_clamp"})
         call.param(p);
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
+      call.param("activation");
     } else if (op.getName() == "dwpw_conv2d") {
       // input, dw weight, dw bias?, pw weight, bias?, residual?
       bool hasDwBias = call.flag("has_dw_bias");

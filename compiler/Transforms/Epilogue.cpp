@@ -23,6 +23,85 @@ static bool isBiasShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> result,
   return dim >= lead && result[dim] > 0;
 }
 
+/// The single value of a splat f32 constant, seen through the arguments of
+/// a tcc.fused body (the group's inputs).
+static std::optional<double> splatConstant(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto fused = dyn_cast<FusedOp>(arg.getOwner()->getParentOp()))
+      v = fused.getInputs()[arg.getArgNumber()];
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!value || !value.isSplat() || !value.getElementType().isF32())
+    return std::nullopt;
+  return value.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// The other operand of a binary op that reads `v` once.
+static Value otherOperand(Operation *op, Value v) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (lhs == rhs)
+    return Value();
+  return lhs == v ? rhs : lhs;
+}
+
+/// x * gate(x) where the gate is sigmoid(x) (SiLU) or clamp(x * (1/6) +
+/// 1/2, 0, 1) (hard swish: ONNX's HardSwish, or HardSigmoid with those
+/// constants, times x), x's only two uses being the gate's first op and
+/// the product, each gate op used once: the activation, with the gate's
+/// ops and then the product appended to `ops`; None otherwise.
+static Activation matchGatedActivation(Value x,
+                                       SmallVectorImpl<Operation *> &ops) {
+  if (std::distance(x.use_begin(), x.use_end()) != 2)
+    return Activation::None;
+  Type type = x.getType();
+  Block *block = x.getParentBlock();
+  auto single = [&](Operation *op) {
+    return op && op->getBlock() == block && op->getNumResults() == 1 &&
+           op->getResult(0).getType() == type && op->getResult(0).hasOneUse();
+  };
+  for (Operation *user : x.getUsers()) {
+    auto product = dyn_cast<MulOp>(user);
+    if (!product || product.getType() != type || product->getBlock() != block)
+      continue;
+    Value gate = otherOperand(product, x);
+    Operation *g = gate ? gate.getDefiningOp() : nullptr;
+    if (!single(g))
+      continue;
+    if (auto sigmoid = dyn_cast<SigmoidOp>(g)) {
+      if (sigmoid.getInput() != x)
+        continue;
+      ops.append({sigmoid, product});
+      return Activation::Silu;
+    }
+    auto clamp = dyn_cast<ClampOp>(g);
+    if (!clamp || !clamp.getMin() || !clamp.getMax() ||
+        clamp.getMin()->convertToDouble() != 0.0 ||
+        clamp.getMax()->convertToDouble() != 1.0)
+      continue;
+    auto add = clamp.getInput().getDefiningOp<AddOp>();
+    if (!single(add))
+      continue;
+    Operation *scale = nullptr;
+    std::optional<double> offset;
+    for (Value v : {add.getLhs(), add.getRhs()}) {
+      if (auto mul = v.getDefiningOp<MulOp>(); single(mul) && !scale)
+        scale = mul;
+      else
+        offset = splatConstant(v);
+    }
+    if (!scale || !offset || *offset != 0.5)
+      continue;
+    Value factor = otherOperand(scale, x);
+    std::optional<double> sixth = factor ? splatConstant(factor) : std::nullopt;
+    if (!sixth || static_cast<float>(*sixth) != 1.0f / 6.0f)
+      continue;
+    ops.append({scale, add, clamp, product});
+    return Activation::HardSwish;
+  }
+  return Activation::None;
+}
+
 Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
                                   SmallVectorImpl<Operation *> &chain) {
   Epilogue e;
@@ -30,7 +109,19 @@ Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
   bool biasTaken = conv && conv.getBias();
   Value cur = contraction->getResult(0);
   auto type = cast<RankedTensorType>(cur.getType());
-  while (cur.hasOneUse()) {
+  while (true) {
+    if (e.activation == Activation::None && !e.hasClamp) {
+      SmallVector<Operation *> gated;
+      if (Activation act = matchGatedActivation(cur, gated);
+          act != Activation::None) {
+        e.activation = act;
+        chain.append(gated);
+        cur = gated.back()->getResult(0);
+        continue;
+      }
+    }
+    if (!cur.hasOneUse())
+      break;
     Operation *user = *cur.getUsers().begin();
     if (user->getBlock() != contraction->getBlock() || e.hasClamp)
       break;
@@ -52,7 +143,7 @@ Epilogue mlir::tcc::matchEpilogue(Operation *contraction,
         break;
       }
     } else if (auto gelu = dyn_cast<GeluOp>(user)) {
-      if (conv || e.activation != Activation::None)
+      if (e.activation != Activation::None)
         break;
       e.activation = gelu.getApproximate() == GeluApproximation::tanh
                          ? Activation::GeluTanh
@@ -124,7 +215,9 @@ static ConvOp soleConvUser(Operation *op, ArrayRef<Operation *> chain) {
 Operation *mlir::tcc::matchPointwiseAfterDepthwise(
     Operation *op, const Epilogue &dwEpilogue, ArrayRef<Operation *> dwChain) {
   auto dw = dyn_cast<ConvOp>(op);
-  if (!dw || !isDepthwise(dw) || dwEpilogue.residual)
+  // The pair's kernels apply no activation to the depthwise part.
+  if (!dw || !isDepthwise(dw) || dwEpilogue.residual ||
+      dwEpilogue.activation != Activation::None)
     return nullptr;
   ConvOp pw = soleConvUser(dw, dwChain);
   return pw && isPointwise(pw) ? pw : nullptr;

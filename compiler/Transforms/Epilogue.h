@@ -20,21 +20,31 @@ namespace mlir::tcc {
 
 /// An activation the kernels apply after the bias and residual, before the
 /// clamp (the values are runtime/ukernels' TCC_UK_ACT_*).
-enum class Activation : int32_t { None = 0, Gelu = 1, GeluTanh = 2 };
+enum class Activation : int32_t {
+  None = 0,
+  Gelu = 1,
+  GeluTanh = 2,
+  Silu = 3,      ///< x * sigmoid(x)
+  HardSwish = 4, ///< x * clamp(x * (1/6) + 1/2, 0, 1)
+};
 
 struct Epilogue {
   Value bias;     ///< Per output channel (conv) or column (matmul).
   Value residual; ///< Shaped like the result.
-  Activation activation = Activation::None; ///< Matmuls only.
+  Activation activation = Activation::None;
   bool hasClamp = false;
   float clampMin = -std::numeric_limits<float>::infinity();
   float clampMax = std::numeric_limits<float>::infinity();
 };
 
 /// Follows single uses from `contraction` (a tcc.conv or tcc.matmul on f32)
-/// through adds of a bias or a residual, for a matmul then a GELU, and then
-/// at most one relu or clamp, collecting the ops it takes into `chain`. A
-/// convolution that already has a bias takes no other.
+/// through adds of a bias or a residual, then an activation (GELU, or a
+/// value times a gate of itself: SiLU's x * sigmoid(x), hard swish's x *
+/// clamp(x / 6 + 1/2, 0, 1), whose two uses of x are the only ones), and
+/// then at most one relu or clamp, collecting the ops it takes into
+/// `chain` (the last one's result is the epilogue's). A convolution that
+/// already has a bias takes no other. Inside a tcc.fused body, the gate's
+/// constants are seen through the body's arguments.
 Epilogue matchEpilogue(Operation *contraction,
                        SmallVectorImpl<Operation *> &chain);
 

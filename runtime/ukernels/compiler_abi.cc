@@ -144,7 +144,8 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                          int64_t strideW, int64_t dilationH, int64_t dilationW,
                          int64_t padTop, int64_t padLeft, int64_t padBottom,
                          int64_t padRight, int64_t groups, int64_t flags,
-                         int64_t hasClamp, float clampMin, float clampMax) {
+                         int64_t hasClamp, float clampMin, float clampMax,
+                         int64_t activation) {
   tcc_uk_conv2d_params_t p =
       convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH, dilationW,
                  padTop, padLeft, padBottom, padRight, groups);
@@ -152,6 +153,7 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
   p.scratch = ptr<void>(scratch);
   tcc_uk_epilogue_t e =
       epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
+  e.activation = static_cast<int32_t>(activation);
   return tcc_uk_conv2d_nchw(currentHost, &p, ptr<const float>(input),
                             ptr<const float>(weight), ptr<float>(output), &e);
 }

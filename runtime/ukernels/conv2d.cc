@@ -417,7 +417,7 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                                       float *output,
                                       const tcc_uk_epilogue_t *epilogue) {
   ConvShape s;
-  if (epilogue && epilogue->activation)
+  if (epilogue && !knownActivation(epilogue->activation))
     return -2;
   if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;

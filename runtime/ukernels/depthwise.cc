@@ -60,6 +60,8 @@ void rowScalar(const ConvShape &s, const float *x, const float *wt, int64_t oy,
     v += bias;
     if (res)
       v += res[ox - ox0];
+    if (e.act)
+      v = vactivate(e.act, vset1(v))[0];
     if (e.clamp) {
       v = e.lo > v ? e.lo : v;
       v = e.hi < v ? e.hi : v;
@@ -741,6 +743,7 @@ DepthwiseJob makeDepthwiseJob(const ConvShape &s, const float *input,
   job.e.clamp = ep && ep->has_clamp;
   job.e.lo = ep ? ep->clamp_min : 0;
   job.e.hi = ep ? ep->clamp_max : 0;
+  job.e.act = ep ? ep->activation : TCC_UK_ACT_NONE;
   return job;
 }
 

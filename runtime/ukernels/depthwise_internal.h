@@ -17,6 +17,7 @@ inline namespace TCC_UK_ISA_NS {
 struct DepthwiseEpi {
   bool accumulate, clamp;
   float lo, hi;
+  int act; // TCC_UK_ACT_*, before the clamp
 };
 
 /// How a convolution's planes are cut to fit the buffer.
@@ -77,6 +78,8 @@ TCC_UK_INLINE void finishInto(float *out, vf x, const float *res, bool full,
   x = vadd(x, bias);
   if (res)
     x = vadd(x, load(res));
+  if (e.act)
+    x = vactivate(e.act, x);
   if (e.clamp)
     x = vclamp(x, lo, hi);
   if (full)

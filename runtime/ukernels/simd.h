@@ -236,11 +236,31 @@ TCC_UK_INLINE vf vgeluTanh(vf x) {
   return vdiv(x, vadd(vset1(1.0f), vexp(u2)));
 }
 
+/// SiLU (swish), x * sigmoid(x) = x / (1 + exp(-x)): exp's clamp keeps
+/// it finite, and it tends to x and to -0 at the ends.
+TCC_UK_INLINE vf vsilu(vf x) {
+  return vdiv(x, vadd(vset1(1.0f), vexp(vsub(vzero(), x))));
+}
+
+/// Hard swish, x * relu6(x + 3) / 6, as ONNX's HardSwish computes it:
+/// x * clamp(x / 6 + 1/2, 0, 1).
+TCC_UK_INLINE vf vhardswish(vf x) {
+  return vmul(
+      x, vclamp(vfma(x, vset1(1.0f / 6), vset1(0.5f)), vzero(), vset1(1.0f)));
+}
+
 /// The epilogue's activation (TCC_UK_ACT_*).
 TCC_UK_INLINE vf vactivate(int act, vf x) {
   return act == TCC_UK_ACT_GELU        ? vgelu(x)
          : act == TCC_UK_ACT_GELU_TANH ? vgeluTanh(x)
+         : act == TCC_UK_ACT_SILU      ? vsilu(x)
+         : act == TCC_UK_ACT_HARDSWISH ? vhardswish(x)
                                        : x;
+}
+
+/// Whether `act` is an activation the kernels know (TCC_UK_ACT_*).
+TCC_UK_INLINE bool knownActivation(int32_t act) {
+  return act >= TCC_UK_ACT_NONE && act <= TCC_UK_ACT_HARDSWISH;
 }
 
 /// dst[0:n] = src[0:n] and dst[0:n] = 0 for the short runs of packing and

@@ -95,14 +95,17 @@ enum {
                                Stegun 7.1.26: |error of Phi| < 1e-7) */
   TCC_UK_ACT_GELU_TANH = 2, /* x / (1 + exp(-2 sqrt(2/pi) (x + 0.044715 x^3)))
                                (the tanh form, as a sigmoid) */
+  TCC_UK_ACT_SILU = 3,      /* x * sigmoid(x) = x / (1 + exp(-x)) (swish) */
+  TCC_UK_ACT_HARDSWISH = 4, /* x * min(max(x / 6 + 1/2, 0), 1) */
 };
 
 /* What happens to each element of the product before it is stored:
  *   C = clamp(act(A*B (+ C if accumulating) + bias + residual))
  * which fuses a bias, a residual add (a residual block's skip), GELU and
  * relu/relu6/clip. A NaN passes through the clamp. Zero-initialised means
- * "no epilogue". The activation is the GEMM's only: the convolution entry
- * points refuse one (they return -2 and write nothing). */
+ * "no epilogue". The GEMM and tcc_uk_conv2d_nchw apply the activation; the
+ * fused convolution pairs and blocks refuse one (they return -2 and write
+ * nothing). */
 typedef struct tcc_uk_epilogue_t {
   const float *bias; /* NULL, or one value per row (bias_per_row != 0)
                         or per column of C */
@@ -190,11 +193,11 @@ void tcc_uk_conv2d_pack_weights(int32_t isa, const tcc_uk_conv2d_params_t *p,
 int64_t tcc_uk_conv2d_scratch_bytes(int32_t isa,
                                     const tcc_uk_conv2d_params_t *p);
 
-/* output = clamp(conv(input, weight) (+ output) + bias[f] + residual) with
- * the epilogue's bias per output channel (bias_per_row is ignored) and its
- * residual a dense tensor shaped like the output (ldr is ignored). Returns
- * 0, -1 (scratch NULL and malloc failed) or -2 (an epilogue activation,
- * which convolutions do not have); nothing is written unless 0. */
+/* output = clamp(act(conv(input, weight) (+ output) + bias[f] + residual))
+ * with the epilogue's bias per output channel (bias_per_row is ignored) and
+ * its residual a dense tensor shaped like the output (ldr is ignored).
+ * Returns 0, -1 (scratch NULL and malloc failed) or -2 (an activation that
+ * is not a TCC_UK_ACT_*); nothing is written unless 0. */
 int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                            const tcc_uk_conv2d_params_t *p, const float *input,
                            const float *weight, float *output,

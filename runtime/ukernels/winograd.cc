@@ -350,6 +350,7 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
 #endif
   const tcc_uk_epilogue_t *ep = job.ep;
   const bool clamp = ep && ep->has_clamp;
+  const int act = ep ? ep->activation : TCC_UK_ACT_NONE;
   const vf lo = vset1(clamp ? ep->clamp_min : 0.0f);
   const vf hi = vset1(clamp ? ep->clamp_max : 0.0f);
   for (int64_t f = f0; f < f1; ++f) {
@@ -393,6 +394,8 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
             v = vadd(v, bias);
             if (res)
               v = vadd(v, vloadMask(res + kVL * p, m));
+            if (act)
+              v = vactivate(act, v);
             if (clamp)
               v = vclamp(v, lo, hi);
             vstoreMask(dst + kVL * p, v, m);
@@ -429,6 +432,8 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
           x = vadd(x, bias);
           if (res)
             x = vadd(x, vloadMask(res + ox, m));
+          if (act)
+            x = vactivate(act, x);
           if (clamp)
             x = vclamp(x, lo, hi);
           vstoreMask(dst + ox, x, m);

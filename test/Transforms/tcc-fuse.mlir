@@ -243,17 +243,18 @@ func.func @depthwise_pointwise_kept_apart(%x: tensor<1x4x6x6xf32>, %dw: tensor<4
 
 // -----
 
-// Tests that a matmul takes its bias add and the GELU after it (the
-// kernel's activation), and that a convolution leaves its GELU to an
-// elementwise kernel.
+// Tests that a matmul and a convolution each take their bias add and the
+// GELU after it (the kernel's activation).
 // CHECK-LABEL: func @gelu_epilogue
-// CHECK: %[[M:.*]] = tcc.fused "contraction"
+// CHECK: tcc.fused "contraction"
 // CHECK:   tcc.matmul
 // CHECK:   tcc.add
 // CHECK:   tcc.gelu
 // CHECK:   tcc.yield
-// CHECK: %[[C:.*]] = tcc.conv
-// CHECK: tcc.gelu %[[C]]
+// CHECK: tcc.fused "contraction"
+// CHECK:   tcc.conv
+// CHECK:   tcc.gelu
+// CHECK:   tcc.yield
 func.func @gelu_epilogue(%a: tensor<3x5xf32>, %b: tensor<5x7xf32>, %bias: tensor<7xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> (tensor<3x7xf32>, tensor<1x2x4x4xf32>) {
   %0 = tcc.matmul %a, %b : (tensor<3x5xf32>, tensor<5x7xf32>) -> tensor<3x7xf32>
   %1 = tcc.add %0, %bias : (tensor<3x7xf32>, tensor<7xf32>) -> tensor<3x7xf32>
@@ -261,4 +262,77 @@ func.func @gelu_epilogue(%a: tensor<3x5xf32>, %b: tensor<5x7xf32>, %bias: tensor
   %3 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   %4 = tcc.gelu %3 : tensor<1x2x4x4xf32>
   return %2, %4 : tensor<3x7xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Tests that a convolution takes SiLU, x * sigmoid(x), after its bias (the
+// product's operands in either order), and hard swish, x * clamp(x * (1/6)
+// + 1/2, 0, 1), with its constants left outside as the group's inputs.
+// CHECK-LABEL: func @gated_activations
+// CHECK: tcc.fused "contraction"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tcc.conv
+// CHECK-NEXT:   tcc.add
+// CHECK-NEXT:   tcc.sigmoid
+// CHECK-NEXT:   tcc.mul
+// CHECK-NEXT:   tcc.yield
+// CHECK: tcc.fused "contraction"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tcc.conv
+// CHECK-NEXT:   tcc.mul
+// CHECK-NEXT:   tcc.add
+// CHECK-NEXT:   tcc.clamp
+// CHECK-NEXT:   tcc.mul
+// CHECK-NEXT:   tcc.yield
+func.func @gated_activations(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %b: tensor<1x2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %sixth = tcc.constant dense<0.166666672> : tensor<f32>
+  %half = tcc.constant dense<5.000000e-01> : tensor<f32>
+  %0 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = tcc.add %0, %b : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %2 = tcc.sigmoid %1 : tensor<1x2x4x4xf32>
+  %3 = tcc.mul %2, %1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %4 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %5 = tcc.mul %4, %sixth : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %6 = tcc.add %5, %half : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %7 = tcc.clamp %6 min = 0.000000e+00 max = 1.000000e+00 : tensor<1x2x4x4xf32>
+  %8 = tcc.mul %4, %7 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  return %3, %8 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Tests what is not a gated activation and stays elementwise: a SiLU whose
+// input has a third user, a hard sigmoid with ONNX's default slope (0.2)
+// times x, and a SiLU after a depthwise convolution, which also keeps the
+// 1x1 after it out of the depthwise convolution's kernel (the pair's kernel
+// has no activation for its depthwise part).
+// CHECK-LABEL: func @not_gated
+// CHECK: %[[C0:.*]] = tcc.conv
+// CHECK: tcc.fused "elementwise"(%[[C0]]
+// CHECK: %[[C1:.*]] = tcc.conv
+// CHECK: tcc.fused "elementwise"(%[[C1]]
+// CHECK: tcc.fused "contraction"
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tcc.conv {{.*}} groups = 4
+// CHECK-NEXT:   tcc.sigmoid
+// CHECK-NEXT:   tcc.mul
+// CHECK-NEXT:   tcc.yield
+// CHECK: tcc.conv {{.*}} groups = 1
+func.func @not_gated(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tensor<1x4x6x6xf32>, %dw: tensor<4x1x3x3xf32>, %pw: tensor<8x4x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x8x6x6xf32>) {
+  %fifth = tcc.constant dense<2.000000e-01> : tensor<f32>
+  %half = tcc.constant dense<5.000000e-01> : tensor<f32>
+  %0 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %1 = tcc.sigmoid %0 : tensor<1x2x4x4xf32>
+  %2 = tcc.mul %0, %1 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = tcc.conv %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %4 = tcc.mul %3, %fifth : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %5 = tcc.add %4, %half : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %6 = tcc.clamp %5 min = 0.000000e+00 max = 1.000000e+00 : tensor<1x2x4x4xf32>
+  %7 = tcc.mul %3, %6 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %8 = tcc.conv %y, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %9 = tcc.sigmoid %8 : tensor<1x4x6x6xf32>
+  %10 = tcc.mul %8, %9 : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %11 = tcc.conv %10, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  return %2, %0, %7, %11 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x8x6x6xf32>
 }

@@ -29,7 +29,10 @@
 
 static_assert(int32_t(mlir::tcc::Activation::Gelu) == TCC_UK_ACT_GELU &&
                   int32_t(mlir::tcc::Activation::GeluTanh) ==
-                      TCC_UK_ACT_GELU_TANH,
+                      TCC_UK_ACT_GELU_TANH &&
+                  int32_t(mlir::tcc::Activation::Silu) == TCC_UK_ACT_SILU &&
+                  int32_t(mlir::tcc::Activation::HardSwish) ==
+                      TCC_UK_ACT_HARDSWISH,
               "the epilogue's activations are the kernels'");
 
 using namespace mlir;
@@ -115,8 +118,6 @@ struct UkernelBuilder {
                         Value weightSource, Value bias,
                         const Epilogue &epilogue) const {
     Location loc = op.getLoc();
-    if (epilogue.activation != Activation::None)
-      return failure(); // Convolutions have no activation.
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
@@ -134,6 +135,7 @@ struct UkernelBuilder {
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
+    add("activation", static_cast<int64_t>(epilogue.activation));
     return call(b, loc, "conv2d", inputs, outputs, add.list,
                 epilogue.residual != nullptr);
   }
@@ -580,7 +582,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
                              IRMapping &original) const {
     auto weight = [&](ConvOp c) { return converted.lookup(c.getWeight()); };
     auto source = [&](ConvOp c) { return original.lookup(c.getWeight()); };
-    if (builder.pairFast(dw.op, pw.op))
+    // The pair's kernel applies no activation after the 1x1.
+    if (pw.epi.activation == Activation::None && builder.pairFast(dw.op, pw.op))
       return builder.pair(rewriter, dw.op, pw.op, input, weight(dw.op), dw.bias,
                           dw.epi, weight(pw.op), source(pw.op), pw.bias,
                           pw.epi);
@@ -631,7 +634,9 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     auto source = [&](ConvOp c) { return original.lookup(c.getWeight()); };
     Value input = converted.lookup(exp.getInput());
     FailureOr<Value> r = failure();
-    if (builder.blockFast(exp, dw, pw)) {
+    // The block's kernel applies no activation after the 1x1.
+    if (convs[2].epi.activation == Activation::None &&
+        builder.blockFast(exp, dw, pw)) {
       r = builder.block(rewriter, exp, dw, pw, input, weight(exp), source(exp),
                         convs[0].bias, convs[0].epi, weight(dw), convs[1].bias,
                         convs[1].epi, weight(pw), source(pw), convs[2].bias,

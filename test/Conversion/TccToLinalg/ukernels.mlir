@@ -281,7 +281,7 @@ func.func @expansion_block_split(%x: tensor<1x3x6x6xf32>, %r: tensor<1x4x6x6xf32
 // -----
 
 // Tests that a GELU after a matmul's bias is the sgemm's activation (1: the
-// erf form, 2: tanh), and that a GELU after a convolution stays a loop.
+// erf form, 2: tanh).
 // CHECK-LABEL: func @linear_gelu
 // CHECK: tcc.ukernel "sgemm"
 // CHECK-SAME: activation = 2 : i64
@@ -298,6 +298,54 @@ func.func @linear_gelu(%x: tensor<4x16xf32>) -> tensor<4x8xf32> {
     tcc.yield %g : tensor<4x8xf32>
   }
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a convolution's SiLU (3) and hard swish (4) are the conv2d
+// kernel's activation, the hard swish's constants seen through the group's
+// arguments; and that a hard sigmoid of another slope times x is left to
+// loops after the kernel.
+// CHECK-LABEL: func @conv_gated_activations
+// CHECK: tcc.ukernel "conv2d"
+// CHECK-SAME: activation = 3 : i64
+// CHECK: tcc.ukernel "conv2d"
+// CHECK-SAME: activation = 4 : i64
+// CHECK: %[[C:.*]]:2 = tcc.ukernel "conv2d"
+// CHECK-SAME: activation = 0 : i64
+// CHECK: linalg.generic {{.*}} ins(%[[C]]#0,
+// CHECK: return
+func.func @conv_gated_activations(%x: tensor<1x2x6x6xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %w = tcc.constant dense<0.5> : tensor<4x2x3x3xf32>
+  %sixth = tcc.constant dense<0.166666672> : tensor<f32>
+  %fifth = tcc.constant dense<0.2> : tensor<f32>
+  %half = tcc.constant dense<0.5> : tensor<f32>
+  %0 = tcc.fused "contraction"(%x, %w : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  ^bb0(%a0: tensor<1x2x6x6xf32>, %a1: tensor<4x2x3x3xf32>):
+    %c = tcc.conv %a0, %a1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+    %g = tcc.sigmoid %c : tensor<1x4x6x6xf32>
+    %y = tcc.mul %c, %g : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    tcc.yield %y : tensor<1x4x6x6xf32>
+  }
+  %1 = tcc.fused "contraction"(%x, %w, %sixth, %half : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4x6x6xf32> {
+  ^bb0(%a0: tensor<1x2x6x6xf32>, %a1: tensor<4x2x3x3xf32>, %a2: tensor<f32>, %a3: tensor<f32>):
+    %c = tcc.conv %a0, %a1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+    %m = tcc.mul %a2, %c : (tensor<f32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    %s = tcc.add %a3, %m : (tensor<f32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    %g = tcc.clamp %s min = 0.000000e+00 max = 1.000000e+00 : tensor<1x4x6x6xf32>
+    %y = tcc.mul %g, %c : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    tcc.yield %y : tensor<1x4x6x6xf32>
+  }
+  %2 = tcc.fused "contraction"(%x, %w, %fifth, %half : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<f32>, tensor<f32>) -> tensor<1x4x6x6xf32> {
+  ^bb0(%a0: tensor<1x2x6x6xf32>, %a1: tensor<4x2x3x3xf32>, %a2: tensor<f32>, %a3: tensor<f32>):
+    %c = tcc.conv %a0, %a1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+    %m = tcc.mul %c, %a2 : (tensor<1x4x6x6xf32>, tensor<f32>) -> tensor<1x4x6x6xf32>
+    %s = tcc.add %m, %a3 : (tensor<1x4x6x6xf32>, tensor<f32>) -> tensor<1x4x6x6xf32>
+    %g = tcc.clamp %s min = 0.000000e+00 max = 1.000000e+00 : tensor<1x4x6x6xf32>
+    %y = tcc.mul %c, %g : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+    tcc.yield %y : tensor<1x4x6x6xf32>
+  }
+  return %0, %1, %2 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
 }
 
 // -----

@@ -15,7 +15,13 @@ struct ConvCase {
   int64_t groups = 1;
   uint32_t flags = 0; // TCC_UK_ACCUMULATE, TCC_UK_PACKED_A
   bool bias = false, residual = false, relu = false;
+  int32_t act = TCC_UK_ACT_NONE; // before the relu
   uint32_t seed = 1;
+
+  ConvCase &activation(int32_t a) {
+    act = a;
+    return *this;
+  }
 
   ConvCase &stride(int64_t s) {
     sh = sw = s;
@@ -92,7 +98,7 @@ std::string describe(const ConvCase &c) {
          s(c.dw) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) + "," +
          s(c.pr) + " groups " + s(c.groups) + " flags " + s(c.flags) +
          (c.bias ? " bias" : "") + (c.residual ? " residual" : "") +
-         (c.relu ? " relu" : "");
+         (c.act ? " activation " + s(c.act) : "") + (c.relu ? " relu" : "");
 }
 
 struct ConvData {
@@ -126,6 +132,7 @@ std::vector<float> runConv(const Variant &v, const ConvCase &c,
   ep.bias = c.bias ? d.bias.data() : nullptr;
   ep.residual = c.residual ? d.res.data() : nullptr;
   ep.has_clamp = c.relu;
+  ep.activation = c.act;
   ep.clamp_max = std::numeric_limits<float>::infinity();
   const float *w = c.flags & TCC_UK_PACKED_A ? d.packedW.data() : d.w.data();
   EXPECT_EQ(0, v.conv2d(host, &p, d.x.data(), w, out.data(), &ep));
@@ -175,6 +182,13 @@ void checkConv(const Variant &v, const ConvCase &c,
           if (c.residual) {
             s += d.res[at];
             m += std::fabs(d.res[at]);
+          }
+          if (c.act == TCC_UK_ACT_SILU) {
+            s = s / (1 + std::exp(-s));
+            m *= 1.1; // the largest slope of x * sigmoid(x)
+          } else if (c.act == TCC_UK_ACT_HARDSWISH) {
+            s = s * std::min(std::max(s / 6 + 0.5, 0.0), 1.0);
+            m *= 1.5; // the slope at x = 3
           }
           if (c.relu)
             s = std::max(s, 0.0);
@@ -331,6 +345,43 @@ TEST_P(Conv2d, DepthwiseRowsTogether) {
       *v,
       ConvCase{1, 4, 10, 23, 4, 5, 5}.strides(1, 2).pad(2).group(4).withFlags(
           TCC_UK_ACCUMULATE));
+}
+
+// SiLU and hard swish after the bias and residual, before the clamp, in
+// every kind of convolution: a 1x1 and a strided 1x1 (GEMMs), im2col, a
+// depthwise plane through the rows and the scalar edge, Winograd (packed
+// 3x3), and small groups side by side. An unknown activation is refused.
+TEST_P(Conv2d, Activations) {
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH}) {
+    checkConv(*v, ConvCase{1, 16, 9, 11, 24, 1, 1}.epilogue().activation(act));
+    checkConv(*v, ConvCase{1, 8, 13, 13, 16, 1, 1}.stride(2).activation(act));
+    checkConv(
+        *v, ConvCase{2, 5, 12, 10, 7, 3, 3}.pad(1).epilogue().activation(act));
+    checkConv(
+        *v,
+        ConvCase{1, 6, 15, 20, 6, 5, 5}.pad(2).group(6).epilogue().activation(
+            act));
+    ConvCase huge{1, 2, 5, 6100, 2, 3, 3};
+    huge.dw = 3000;
+    checkConv(*v, huge.pads(1, 3000, 1, 3000).group(2).activation(act));
+    checkConv(*v, ConvCase{1, 32, 14, 14, 32, 3, 3}
+                      .pad(1)
+                      .epilogue()
+                      .activation(act)
+                      .withFlags(TCC_UK_PACKED_A));
+    checkConv(*v,
+              ConvCase{1, 64, 6, 6, 64, 3, 3}.pad(1).group(16).activation(act));
+  }
+  ConvCase c{1, 2, 4, 4, 2, 1, 1};
+  const ConvData d(*v, c, v);
+  std::vector<float> out = d.out0;
+  tcc_uk_conv2d_params_t p = c.params();
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = TCC_UK_ACT_HARDSWISH + 1;
+  EXPECT_EQ(-2,
+            v->conv2d(nullptr, &p, d.x.data(), d.w.data(), out.data(), &ep));
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_TRUE(std::isnan(out[i])) << "element " << i << " written";
 }
 
 TEST_P(Conv2d, Batch2WithEpilogue) {
