@@ -230,8 +230,8 @@ class CompiledGraph:
         self.versions = None
         # Importing once with every input an input finds what tcc cannot
         # compile now, not at the first call.
-        graph, self.sig = importer.import_graph(gm, name,
-                                                input_layouts=True)
+        graph, sig = importer.import_graph(gm, name, input_layouts=True)
+        self._adopt(sig)
         stats.imports += 1
         if not self.frozen:
             self._load(_cached_library(graph, opts, self.sig.constants))
@@ -283,8 +283,15 @@ class CompiledGraph:
                 _compile_into(graph, opts, path)
             _write_signature(sig, sig_path)
         sig.constants = weights
-        self.sig = sig
+        self._adopt(sig)
         self._load(path)
+
+    def _adopt(self, sig):
+        self.sig = sig
+        # Results in order, row-major, from inputs as they lie: the call's
+        # few steps (a small graph's call is mostly __call__: x + 1's went
+        # from 4.5 to 3.3 us).
+        self.direct = sig.plain and not any(sig.input_layouts)
 
     def _stamp(self, args):
         return [(args[i]._version, args[i].data_ptr()) for i in self.frozen]
@@ -297,18 +304,21 @@ class CompiledGraph:
                     self._build({i: args[i] for i in self.frozen})
                 self.versions = stamp
         sig = self.sig
-        ins = [args[i] if order is None else args[i].permute(order)
-               for i, order in zip(sig.inputs, sig.input_layouts)]
+        if self.direct:
+            ins = [args[i] for i in sig.inputs]
+        else:
+            ins = [args[i] if order is None else args[i].permute(order)
+                   for i, order in zip(sig.inputs, sig.input_layouts)]
         for k, a in enumerate(ins):
             if not a.is_contiguous():
                 ins[k] = a.contiguous()
         # Outputs come from tcc's caching allocator (through DLPack): memory
         # already mapped, where fresh torch.empty blocks of this size would
         # fault their pages in at every call.
-        outs = [_from_dlpack(c) for c in
-                self.model._run_cached([t.data_ptr() for t in ins])]
+        outs = self.model._run_cached([t.data_ptr() for t in ins])
         if sig.plain:  # the outputs are the results, in order, row-major
-            return tuple(outs)
+            return tuple(map(_from_dlpack, outs))
+        outs = [_from_dlpack(c) for c in outs]
         for k, c in sig.trims.items():  # the run's leading sizes
             outs[k] = outs[k][:int(outs[c])]
         # Complex results come as (re, im) pairs in a last dimension of 2.
@@ -321,7 +331,9 @@ class CompiledGraph:
                      for o in sig.outputs)
 
 
-_from_dlpack = torch.utils.dlpack.from_dlpack
+# DLPack capsules straight to torch (torch.utils.dlpack.from_dlpack checks
+# for other kinds of objects first).
+_from_dlpack = getattr(torch._C, "_from_dlpack", torch.utils.dlpack.from_dlpack)
 
 
 class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):
