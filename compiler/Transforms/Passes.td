@@ -86,7 +86,8 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
 
     * `contraction`: an f32 matmul or 2-D convolution with the ops after it
       that the micro-kernels' epilogue computes: a bias add, a residual add,
-      for a matmul a GELU, then a relu or clamp; for a matmul also the
+      an activation (GELU, or SiLU or hard swish: x times a gate of itself),
+      then a relu or clamp; for a matmul also the
       transposes and reshapes
       that only re-view its operands or its result, which the kernel
       addresses through strides (see compiler/Transforms/Epilogue.h); a

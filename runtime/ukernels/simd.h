@@ -236,10 +236,26 @@ TCC_UK_INLINE vf vgeluTanh(vf x) {
   return vdiv(x, vadd(vset1(1.0f), vexp(u2)));
 }
 
+/// 1 / d for d >= 1 within about 2^-22 relative: the hardware's estimate
+/// and one Newton step, a third of a division's cost on AVX2 (0 where d
+/// passes 2^126, as the estimate flushes).
+TCC_UK_INLINE vf vrecipAtLeastOne(vf d) {
+#if TCC_UK_NATIVE_ISA == 2
+  const vf r = _mm512_rcp14_ps(d);
+#elif TCC_UK_NATIVE_ISA == 1
+  const vf r = _mm256_rcp_ps(d);
+#else
+  return vdiv(vset1(1.0f), d);
+#endif
+#if TCC_UK_NATIVE_ISA != 0
+  return vmul(r, vsub(vset1(2.0f), vmul(d, r)));
+#endif
+}
+
 /// SiLU (swish), x * sigmoid(x) = x / (1 + exp(-x)): exp's clamp keeps
-/// it finite, and it tends to x and to -0 at the ends.
+/// it finite, and it tends to x and to 0 at the ends.
 TCC_UK_INLINE vf vsilu(vf x) {
-  return vdiv(x, vadd(vset1(1.0f), vexp(vsub(vzero(), x))));
+  return vmul(x, vrecipAtLeastOne(vadd(vset1(1.0f), vexp(vsub(vzero(), x)))));
 }
 
 /// Hard swish, x * relu6(x + 3) / 6, as ONNX's HardSwish computes it:

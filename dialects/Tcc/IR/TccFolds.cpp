@@ -567,6 +567,54 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormOp> {
     return success();
   }
 };
+/// conv(x, W, b) whose one-group window covers the whole unpadded input
+/// (the output is 1x...x1 per image: squeeze-and-excitation's 1x1
+/// convolutions after a global pool, classifiers written as convolutions)
+/// with constant f32 weights -> reshape(matmul(reshape(x, [n, c*k]), W^T)
+/// + b): a product of n rows, whose kernel streams the weights once, where
+/// the convolution's tiles filled one column of sixteen.
+struct ConvOverWholeInputAsMatmul : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    auto wType = dyn_cast<RankedTensorType>(op.getWeight().getType());
+    if (!in || !wType || !in.hasStaticShape() || !wType.hasStaticShape() ||
+        !in.getElementType().isF32() || in.getRank() < 3 || op.getGroups() != 1)
+      return rewriter.notifyMatchFailure(op, "not a static f32 convolution");
+    if (llvm::any_of(op.getPadding(), [](int64_t p) { return p != 0; }))
+      return rewriter.notifyMatchFailure(op, "padded");
+    for (int64_t d = 2; d < in.getRank(); ++d)
+      if (wType.getDimSize(d) != in.getDimSize(d) ||
+          (in.getDimSize(d) != 1 && op.getDilations()[d - 2] != 1))
+        return rewriter.notifyMatchFailure(op, "window not the whole input");
+    // Batch normalization folds into the convolution first.
+    for (Operation *user : op->getUsers())
+      if (isa<BatchNormOp>(user))
+        return rewriter.notifyMatchFailure(op, "a batch norm follows");
+    std::optional<std::vector<float>> w = constantFloats(op.getWeight());
+    if (!w)
+      return rewriter.notifyMatchFailure(op, "weights are not constants");
+    int64_t n = in.getDimSize(0), f = wType.getDimSize(0);
+    int64_t k = f ? wType.getNumElements() / f : 0;
+    std::vector<float> transposed(w->size());
+    for (int64_t i = 0; i < f; ++i)
+      for (int64_t j = 0; j < k; ++j)
+        transposed[j * f + i] = (*w)[i * k + j];
+    Location loc = op.getLoc();
+    Type et = in.getElementType();
+    Value weight = rewriter.create<ConstantOp>(
+        loc, floatBlob(RankedTensorType::get({k, f}, et), transposed,
+                       "matmul_weight"));
+    Value rows = rewriter.create<ReshapeOp>(
+        loc, RankedTensorType::get({n, k}, et), op.getInput());
+    Value product = rewriter.create<MatmulOp>(loc, rows, weight);
+    if (Value bias = op.getBias())
+      product = rewriter.create<AddOp>(loc, product, bias);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), product);
+    return success();
+  }
+};
 } // namespace
 
 /// A splat constant of any size (shape ops on it fold to another splat).
@@ -646,6 +694,11 @@ struct DistributeAddOverConcat : OpRewritePattern<AddOp> {
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<DistributeAddOverConcat>(context);
+}
+
+void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<ConvOverWholeInputAsMatmul>(context);
 }
 
 void BatchNormOp::getCanonicalizationPatterns(RewritePatternSet &results,

@@ -411,6 +411,7 @@ def Tcc_ConvOp : Tcc_Op<"conv", [Pure,
     `dilations` `=` $dilations `groups` `=` $groups attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 class Tcc_PoolOp<string mnemonic, string what, dag extraArgs>

@@ -554,3 +554,30 @@ func.func @add_concat_pieces(%a: tensor<1x4xf32>, %b: tensor<2x4xf32>, %c: tenso
   // CHECK: return %[[R0]], %[[R1]], %[[R2]]
   return %2, %4, %5 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// Tests that a convolution whose window covers the whole unpadded input
+// (squeeze-and-excitation's 1x1 convolutions after a global pool) becomes
+// a matmul by the transposed constant weights (1 3 / 2 4: the blob's
+// floats), its bias an add; and that one over a larger input and one with
+// weights that are not constants stay.
+// CHECK-LABEL: func @conv_over_whole_input
+// CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<matmul_weight> : tensor<2x2xf32>
+// CHECK-DAG: %[[B:.*]] = tcc.constant dense<5.000000e-01> : tensor<2xf32>
+// CHECK: %[[X:.*]] = tcc.reshape %arg0 : tensor<3x2x1x1xf32> -> tensor<3x2xf32>
+// CHECK: %[[M:.*]] = tcc.matmul %[[X]], %[[W]] : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
+// CHECK: %[[S:.*]] = tcc.add %[[M]], %[[B]]
+// CHECK: %[[Y:.*]] = tcc.reshape %[[S]] : tensor<3x2xf32> -> tensor<3x2x1x1xf32>
+// CHECK: tcc.conv %arg1
+// CHECK: tcc.conv %arg0, %arg2
+// CHECK: return %[[Y]]
+// CHECK: matmul_weight: "0x040000000000803F000040400000004000008040"
+func.func @conv_over_whole_input(%x: tensor<3x2x1x1xf32>, %big: tensor<1x2x2x2xf32>, %wi: tensor<2x2x1x1xf32>) -> (tensor<3x2x1x1xf32>, tensor<1x2x2x2xf32>, tensor<3x2x1x1xf32>) {
+  %w = tcc.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
+  %b = tcc.constant dense<0.5> : tensor<2xf32>
+  %0 = tcc.conv %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<3x2x1x1xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<3x2x1x1xf32>
+  %1 = tcc.conv %big, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %2 = tcc.conv %x, %wi strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<3x2x1x1xf32>, tensor<2x2x1x1xf32>) -> tensor<3x2x1x1xf32>
+  return %0, %1, %2 : tensor<3x2x1x1xf32>, tensor<1x2x2x2xf32>, tensor<3x2x1x1xf32>
+}

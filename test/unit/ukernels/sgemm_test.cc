@@ -314,18 +314,6 @@ TEST_P(Sgemm, GeluTails) {
   }
 }
 
-// Convolutions have no activation: a GELU epilogue is refused, unwritten.
-TEST_P(Sgemm, ConvolutionsRefuseAnActivation) {
-  tcc_uk_conv2d_params_t p = {};
-  p.n = 1, p.c = 2, p.h = p.w = 3, p.f = 2, p.kh = p.kw = 1;
-  float x[18] = {}, w[4] = {}, out[18];
-  std::fill(out, out + 18, 42.0f);
-  tcc_uk_epilogue_t ep = {};
-  ep.activation = TCC_UK_ACT_GELU;
-  EXPECT_EQ(-2, v->conv2d(nullptr, &p, x, w, out, &ep));
-  EXPECT_EQ(out[0], 42.0f);
-}
-
 // A last panel of 1-4 columns (49 and 196 columns: 7x7 and 14x14 layers)
 // runs its own kernel on AVX-512: every row count, every epilogue field,
 // K over two blocks (C read back between them), both operands prepacked.
