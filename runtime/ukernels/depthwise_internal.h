@@ -85,7 +85,7 @@ TCC_UK_INLINE void finishInto(float *out, vf x, const float *res, bool full,
   if (full)
     vstore(out, x);
   else
-    vstoreMask(out, x, m);
+    vstoreFirst(out, x, m); // not read back soon
 }
 
 /// A depthwise convolution as runDepthwisePlanes takes it: its output

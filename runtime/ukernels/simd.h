@@ -38,6 +38,7 @@ TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
 TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
   _mm512_mask_storeu_ps(p, m, x);
 }
+TCC_UK_INLINE void vstoreFirst(float *p, vf x, vmask m) { vstoreMask(p, x, m); }
 /// a * b + c, rounded once.
 TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
@@ -76,11 +77,16 @@ TCC_UK_INLINE vmask vmaskFirst(int n) {
 TCC_UK_INLINE vf vloadMask(const float *p, vmask m) {
   return _mm256_maskload_ps(p, m);
 }
-/// The lanes of m are a prefix (vmaskFirst), stored as a half, a pair and
-/// a single: AMD's masked vector store is microcoded (a dozen cycles and
-/// more), and the depthwise kernels' row tails spent a third of their time
-/// in it.
 TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
+  _mm256_maskstore_ps(p, m, x);
+}
+/// vstoreMask for a result not read back soon, as a half, a pair and a
+/// single plain store: AMD microcodes the masked vector store (a dozen
+/// cycles and more; the depthwise rows' tails spent a third of their time
+/// in it). Where the same lanes are read back at once (a GEMM tile's C
+/// between K blocks), the narrow stores cannot forward to the wide load:
+/// keep vstoreMask there (resnet18's 512x49x4608 product lost a third).
+TCC_UK_INLINE void vstoreFirst(float *p, vf x, vmask m) {
   int n = __builtin_popcount(
       static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m))));
   if (n == 8) {
@@ -149,6 +155,7 @@ TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
   for (int i = 0; i < m; ++i)
     p[i] = x[i];
 }
+TCC_UK_INLINE void vstoreFirst(float *p, vf x, vmask m) { vstoreMask(p, x, m); }
 /// Two roundings: x86-64 without FMA has no fused instruction, and a libm
 /// fmaf call per element would be far slower.
 TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return a * b + c; }
