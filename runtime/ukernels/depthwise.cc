@@ -193,9 +193,9 @@ convolveRow(const ConvShape &s, const float *const *rows, const int64_t *tapOff,
 /// band, the column vector at j: in[i] is the band row of input row i of
 /// the block ((R-1)*S + K of them). Each input vector is loaded once and
 /// feeds every output row whose window holds it, so R FMA chains overlap
-/// (one row's single chain of K*K FMAs a vector waited on their latency:
-/// 5x5 planes ran at a twelfth of the FMA rate). Two column vectors at a
-/// time (2R chains) spilled on AVX2 and were slower.
+/// (one row's single chain of K*K FMAs a vector waited on their latency).
+/// Two column vectors at a time (2R chains) spilled on AVX2's registers
+/// and were slower.
 template <int K, int S, int R>
 TCC_UK_INLINE void rowsBlockVector(const float *const *in,
                                    const int64_t *tapOff, const vf *wv,

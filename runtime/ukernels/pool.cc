@@ -73,11 +73,15 @@ void planeScalar(const PoolShape &s, const float *x, float *y, int64_t oy0,
       y[oy * s.ow + ox] = poolOne(s, x, oy, ox);
 }
 
-#if TCC_UK_NATIVE_ISA == 2
-/// row[at + l] for the 16 lanes l, -inf where at + l lies outside [0, w).
-TCC_UK_INLINE __m512 loadColsLowest(const float *row, int64_t w, int64_t at) {
-  return loadColsOr(row, w, at, _mm512_set1_ps(kNegInf));
+#if TCC_UK_NATIVE_ISA != 0
+/// row[at + l] for the lanes l of a vector, -inf where at + l lies outside
+/// [0, w).
+TCC_UK_INLINE vf loadColsLowest(const float *row, int64_t w, int64_t at) {
+  return loadColsOr(row, w, at, vset1(kNegInf));
 }
+#endif
+
+#if TCC_UK_NATIVE_ISA == 2
 
 /// Output rows [oy0, oy1) of one plane, stride S, a vector of output
 /// columns at a time: for each valid tap row, kw taps (for stride 2 the
@@ -136,22 +140,6 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
   }
 }
 #elif TCC_UK_NATIVE_ISA == 1
-/// row[at + l] for the 8 lanes l, -inf where at + l lies outside [0, w)
-/// (masked loads there, which touch nothing outside the row).
-TCC_UK_INLINE __m256 loadColsLowest(const float *row, int64_t w, int64_t at) {
-  if (at >= 0 && at + 8 <= w)
-    return _mm256_loadu_ps(row + at);
-  const __m256i col =
-      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(at)),
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256i in = _mm256_andnot_si256(
-      _mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
-      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(w)), col));
-  return _mm256_blendv_ps(_mm256_set1_ps(kNegInf),
-                          _mm256_maskload_ps(row + at, in),
-                          _mm256_castsi256_ps(in));
-}
-
 /// Output rows [oy0, oy1) of one plane, stride S, 8 output columns at a
 /// time: for each valid tap row, kw taps (for stride 2 the even lanes of
 /// two loads); the last vector of a row stores only its columns.

@@ -81,11 +81,10 @@ TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
   _mm256_maskstore_ps(p, m, x);
 }
 /// vstoreMask for a result not read back soon, as a half, a pair and a
-/// single plain store: AMD microcodes the masked vector store (a dozen
-/// cycles and more; the depthwise rows' tails spent a third of their time
-/// in it). Where the same lanes are read back at once (a GEMM tile's C
-/// between K blocks), the narrow stores cannot forward to the wide load:
-/// keep vstoreMask there (resnet18's 512x49x4608 product lost a third).
+/// single plain store: AMD microcodes the masked vector store. Where the
+/// same lanes are read back at once (a GEMM tile's C between K blocks),
+/// the narrow stores cannot forward to the wide load: keep vstoreMask
+/// there (docs/ukernels.md, "Depthwise", has the measurements).
 TCC_UK_INLINE void vstoreFirst(float *p, vf x, vmask m) {
   int n = __builtin_popcount(
       static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m))));
@@ -244,8 +243,8 @@ TCC_UK_INLINE vf vgeluTanh(vf x) {
 }
 
 /// 1 / d for d >= 1 within about 2^-22 relative: the hardware's estimate
-/// and one Newton step, a third of a division's cost on AVX2 (0 where d
-/// passes 2^126, as the estimate flushes).
+/// and one Newton step, cheaper than a division (0 where d passes 2^126,
+/// as the estimate flushes).
 TCC_UK_INLINE vf vrecipAtLeastOne(vf d) {
 #if TCC_UK_NATIVE_ISA == 2
   const vf r = _mm512_rcp14_ps(d);
@@ -378,18 +377,31 @@ TCC_UK_INLINE void loadColsByParity(const float *row, int64_t w, int64_t at,
   odd = _mm512_permutex2var_ps(lo, oddIdx, hi);
 }
 #elif TCC_UK_NATIVE_ISA == 1
+/// The lanes l of row[at + l] (8 of them) that lie inside [0, w).
+TCC_UK_INLINE __m256i colsMask(int64_t w, int64_t at) {
+  const __m256i col =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int32_t>(at)),
+                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_andnot_si256(
+      _mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int32_t>(w)), col));
+}
+
 /// row[at + l] for the 8 lanes l, zero where at + l lies outside [0, w)
 /// (masked loads do not fault on the lanes they leave out).
 TCC_UK_INLINE vf loadCols(const float *row, int64_t w, int64_t at) {
   if (at >= 0 && at + 8 <= w)
     return _mm256_loadu_ps(row + at);
-  const __m256i col =
-      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(at)),
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  const __m256i inside = _mm256_andnot_si256(
-      _mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
-      _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(w)), col));
-  return _mm256_maskload_ps(row + at, inside);
+  return _mm256_maskload_ps(row + at, colsMask(w, at));
+}
+
+/// row[at + l] for the 8 lanes l, `fill` where at + l lies outside [0, w).
+TCC_UK_INLINE vf loadColsOr(const float *row, int64_t w, int64_t at, vf fill) {
+  if (at >= 0 && at + 8 <= w)
+    return _mm256_loadu_ps(row + at);
+  const __m256i inside = colsMask(w, at);
+  return _mm256_blendv_ps(fill, _mm256_maskload_ps(row + at, inside),
+                          _mm256_castsi256_ps(inside));
 }
 
 /// Columns at, at+2, ..., at+14 (even) and at+1, ..., at+15 (odd) of a
