@@ -13,6 +13,14 @@
 
 using tcc::makeStatus;
 
+namespace tcc {
+/// One argument of a run: where its bytes lie.
+struct Buffer {
+  void *data;
+  size_t bytes;
+};
+} // namespace tcc
+
 struct tcc_context_t {
   tcc_model_t *model;                    // retained
   tcc_allocator_t *allocator = nullptr;  // retained
@@ -29,6 +37,9 @@ struct tcc_context_t {
   void *workspace = nullptr;      // aligned within it
   // Reused by every run so that a run with aligned buffers allocates nothing.
   std::vector<void *> inputData, outputData;
+  std::vector<tcc::Buffer> inputBuffers, outputBuffers;
+  // The byte sizes of a model without symbols (tcc_context_run_buffers).
+  std::vector<size_t> inputBytes, outputBytes;
   std::atomic<bool> running{false};
 
   ~tcc_context_t() {
@@ -121,6 +132,20 @@ static tcc_status_t createContext(const char *api, tcc_model_t *model,
                      hostParallelFor, hostProfile};
     context->inputData.resize(desc->num_inputs);
     context->outputData.resize(desc->num_outputs);
+    context->inputBuffers.resize(desc->num_inputs);
+    context->outputBuffers.resize(desc->num_outputs);
+    if (!desc->num_symbols) {
+      auto bytes = [](const tcc_tensor_desc_t &d) {
+        size_t n = tcc_dtype_size(d.dtype);
+        for (int32_t k = 0; k < d.rank; ++k)
+          n *= static_cast<size_t>(d.shape[k]);
+        return n;
+      };
+      for (uint32_t i = 0; i < desc->num_inputs; ++i)
+        context->inputBytes.push_back(bytes(desc->inputs[i]));
+      for (uint32_t i = 0; i < desc->num_outputs; ++i)
+        context->outputBytes.push_back(bytes(desc->outputs[i]));
+    }
     *out_context = context.release();
     return nullptr;
   });
@@ -200,25 +225,118 @@ static tcc_status_t checkArgument(const tcc_model_t *model, const char *kind,
   if (!tensor)
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' is NULL",
                       model->origin.c_str(), kind, index, desc.name);
+  bool same = tensor->dtype == desc.dtype &&
+              tensor->shape.size() == static_cast<size_t>(desc.rank);
+  for (int32_t k = 0; same && k < desc.rank; ++k)
+    same = tensor->shape[k] ==
+           (desc.shape[k] == -1 ? values[desc.symbols[k]] : desc.shape[k]);
+  if (same)
+    return nullptr;
   std::vector<int64_t> shape = tcc::concreteShape(desc, values);
-  if (tensor->dtype != desc.dtype || tensor->shape != shape)
-    return makeStatus(
-        TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' expects %s, got %s",
-        model->origin.c_str(), kind, index, desc.name,
-        tcc::describeType(desc.dtype, desc.rank, shape.data()).c_str(),
-        tcc::describeType(*tensor).c_str());
+  return makeStatus(
+      TCC_STATUS_INVALID_ARGUMENT, "%s: %s %u '%s' expects %s, got %s",
+      model->origin.c_str(), kind, index, desc.name,
+      tcc::describeType(desc.dtype, desc.rank, shape.data()).c_str(),
+      tcc::describeType(*tensor).c_str());
   return nullptr;
 }
 
-static bool overlap(const tcc_tensor_t *a, const tcc_tensor_t *b) {
-  auto *pa = static_cast<const char *>(a->data);
-  auto *pb = static_cast<const char *>(b->data);
-  return a->byteSize && b->byteSize && pa < pb + b->byteSize &&
-         pb < pa + a->byteSize;
+static bool overlap(const tcc::Buffer &a, const tcc::Buffer &b) {
+  auto *pa = static_cast<const char *>(a.data);
+  auto *pb = static_cast<const char *>(b.data);
+  return a.bytes && b.bytes && pa < pb + b.bytes && pb < pa + a.bytes;
 }
 
 static bool aligned(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % tcc::kAlignment == 0;
+}
+
+/// Runs the artifact on the buffers of context->inputBuffers and
+/// outputBuffers, whose types have been checked, with the symbols' sizes
+/// `values` (NULL: none).
+static tcc_status_t runBuffers(tcc_context_t *context, const int64_t *values) {
+  const tcc_model_t *model = context->model;
+  const tcc_artifact_desc_t *desc = model->desc;
+  const char *origin = model->origin.c_str();
+  const std::vector<tcc::Buffer> &inputs = context->inputBuffers;
+  const std::vector<tcc::Buffer> &outputs = context->outputBuffers;
+  // The artifact may write an output before it has read every input.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (overlap(outputs[i], inputs[j]))
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: output %zu '%s' overlaps input %zu '%s'", origin,
+                          i, desc->outputs[i].name, j, desc->inputs[j].name);
+    for (size_t j = 0; j < i; ++j)
+      if (overlap(outputs[i], outputs[j]))
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: output %zu '%s' overlaps output %zu '%s'",
+                          origin, i, desc->outputs[i].name, j,
+                          desc->outputs[j].name);
+  }
+
+  // The ABI promises the artifact 64-byte aligned buffers; a misaligned one
+  // goes through an aligned copy from the context's allocator.
+  struct Copies {
+    tcc_allocator_t *allocator;
+    std::vector<void *> blocks;
+    ~Copies() {
+      for (void *b : blocks)
+        tcc_status_free(tcc_allocator_deallocate(allocator, b));
+    }
+  } copies{context->allocator, {}};
+  auto alignedCopy = [&](const tcc::Buffer &t, const char *kind, size_t i,
+                         void **out) -> tcc_status_t {
+    void *block;
+    if (tcc_status_t s = tcc::allocateAligned(context->allocator, t.bytes,
+                                              tcc::kAlignment, &block, out)) {
+      tcc_status_t error =
+          makeStatus(tcc_status_code(s),
+                     "%s: cannot allocate %zu bytes to align %s %zu: %s",
+                     origin, t.bytes, kind, i, tcc_status_message(s));
+      tcc_status_free(s);
+      return error;
+    }
+    copies.blocks.push_back(block);
+    return nullptr;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    void *data = inputs[i].data;
+    if (!aligned(data)) {
+      if (tcc_status_t s = alignedCopy(inputs[i], "input", i, &data))
+        return s;
+      std::memcpy(data, inputs[i].data, inputs[i].bytes);
+    }
+    context->inputData[i] = data;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    void *data = outputs[i].data;
+    if (!aligned(data))
+      if (tcc_status_t s = alignedCopy(outputs[i], "output", i, &data))
+        return s;
+    context->outputData[i] = data;
+  }
+
+  tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
+                      context->workspace, &context->host, values};
+  if (int32_t rc = desc->run(&args))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                      origin, rc);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (context->outputData[i] != outputs[i].data)
+      std::memcpy(outputs[i].data, context->outputData[i], outputs[i].bytes);
+  return nullptr;
+}
+
+static tcc_status_t checkCounts(const tcc_model_t *model, size_t numInputs,
+                                size_t numOutputs) {
+  const tcc_artifact_desc_t *desc = model->desc;
+  if (numInputs != desc->num_inputs || numOutputs != desc->num_outputs)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "%s: expects %u inputs and %u outputs, got %zu and %zu",
+                      model->origin.c_str(), desc->num_inputs,
+                      desc->num_outputs, numInputs, numOutputs);
+  return nullptr;
 }
 
 static tcc_status_t run(tcc_context_t *context,
@@ -227,11 +345,8 @@ static tcc_status_t run(tcc_context_t *context,
   const tcc_model_t *model = context->model;
   const tcc_artifact_desc_t *desc = model->desc;
   const char *origin = model->origin.c_str();
-  if (numInputs != desc->num_inputs || numOutputs != desc->num_outputs)
-    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                      "%s: expects %u inputs and %u outputs, got %zu and %zu",
-                      origin, desc->num_inputs, desc->num_outputs, numInputs,
-                      numOutputs);
+  if (tcc_status_t s = checkCounts(model, numInputs, numOutputs))
+    return s;
   if ((numInputs && !inputs) || (numOutputs && !outputs))
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL",
                       origin, numInputs && !inputs ? "inputs" : "outputs");
@@ -251,90 +366,68 @@ static tcc_status_t run(tcc_context_t *context,
     if (tcc_status_t s = tcc::bindSymbols(model, shapes, values.data()))
       return s;
   }
-  for (uint32_t i = 0; i < numInputs; ++i)
+  for (uint32_t i = 0; i < numInputs; ++i) {
     if (tcc_status_t s = checkArgument(model, "input", i, desc->inputs[i],
                                        inputs[i], values.data()))
       return s;
+    context->inputBuffers[i] = {inputs[i]->data, inputs[i]->byteSize};
+  }
   for (uint32_t i = 0; i < numOutputs; ++i) {
     if (tcc_status_t s = checkArgument(model, "output", i, desc->outputs[i],
                                        outputs[i], values.data()))
       return s;
-    // The artifact may write an output before it has read every input.
-    for (size_t j = 0; j < numInputs; ++j)
-      if (overlap(outputs[i], inputs[j]))
-        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                          "%s: output %u '%s' overlaps input %zu '%s'", origin,
-                          i, desc->outputs[i].name, j, desc->inputs[j].name);
-    for (uint32_t j = 0; j < i; ++j)
-      if (overlap(outputs[i], outputs[j]))
-        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                          "%s: output %u '%s' overlaps output %u '%s'", origin,
-                          i, desc->outputs[i].name, j, desc->outputs[j].name);
+    context->outputBuffers[i] = {outputs[i]->data, outputs[i]->byteSize};
   }
-
-  // The ABI promises the artifact 64-byte aligned buffers; a misaligned one
-  // goes through an aligned copy from the context's allocator.
-  struct Copies {
-    tcc_allocator_t *allocator;
-    std::vector<void *> blocks;
-    ~Copies() {
-      for (void *b : blocks)
-        tcc_status_free(tcc_allocator_deallocate(allocator, b));
-    }
-  } copies{context->allocator, {}};
-  auto alignedCopy = [&](const tcc_tensor_t *t, const char *kind, uint32_t i,
-                         void **out) -> tcc_status_t {
-    void *block;
-    if (tcc_status_t s = tcc::allocateAligned(context->allocator, t->byteSize,
-                                              tcc::kAlignment, &block, out)) {
-      tcc_status_t error =
-          makeStatus(tcc_status_code(s),
-                     "%s: cannot allocate %zu bytes to align %s %u: %s", origin,
-                     t->byteSize, kind, i, tcc_status_message(s));
-      tcc_status_free(s);
-      return error;
-    }
-    copies.blocks.push_back(block);
-    return nullptr;
-  };
-  for (uint32_t i = 0; i < numInputs; ++i) {
-    void *data = inputs[i]->data;
-    if (!aligned(data)) {
-      if (tcc_status_t s = alignedCopy(inputs[i], "input", i, &data))
-        return s;
-      std::memcpy(data, inputs[i]->data, inputs[i]->byteSize);
-    }
-    context->inputData[i] = data;
-  }
-  for (uint32_t i = 0; i < numOutputs; ++i) {
-    void *data = outputs[i]->data;
-    if (!aligned(data))
-      if (tcc_status_t s = alignedCopy(outputs[i], "output", i, &data))
-        return s;
-    context->outputData[i] = data;
-  }
-
-  tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
-                      context->workspace, &context->host,
-                      values.empty() ? nullptr : values.data()};
-  if (int32_t rc = desc->run(&args))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                      origin, rc);
-  for (uint32_t i = 0; i < numOutputs; ++i)
-    if (context->outputData[i] != outputs[i]->data)
-      std::memcpy(outputs[i]->data, context->outputData[i],
-                  outputs[i]->byteSize);
-  return nullptr;
+  return runBuffers(context, values.empty() ? nullptr : values.data());
 }
 
-tcc_status_t tcc_context_run(tcc_context_t *context,
-                             const tcc_tensor_t *const *inputs,
-                             size_t num_inputs, tcc_tensor_t *const *outputs,
-                             size_t num_outputs) {
+static tcc_status_t runBuffersOf(tcc_context_t *context,
+                                 const void *const *inputs, size_t numInputs,
+                                 void *const *outputs, size_t numOutputs) {
+  const tcc_model_t *model = context->model;
+  const char *origin = model->origin.c_str();
+  if (model->desc->num_symbols)
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                      "%s: has symbolic dimensions; their sizes come from "
+                      "tensors (tcc_context_run), not from buffers",
+                      origin);
+  if (tcc_status_t s = checkCounts(model, numInputs, numOutputs))
+    return s;
+  if ((numInputs && !inputs) || (numOutputs && !outputs))
+    return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: the %s array is NULL",
+                      origin, numInputs && !inputs ? "inputs" : "outputs");
+  // A tensor of no elements may have no buffer: the artifact reads none.
+  alignas(tcc::kAlignment) static char none[tcc::kAlignment];
+  auto buffer = [&](const void *data, size_t bytes, const char *kind, size_t i,
+                    const char *name, tcc::Buffer *out) {
+    if (!data && bytes)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: %s %zu '%s' is NULL",
+                        origin, kind, i, name);
+    *out = {data ? const_cast<void *>(data) : none, bytes};
+    return tcc_status_t(nullptr);
+  };
+  for (size_t i = 0; i < numInputs; ++i)
+    if (tcc_status_t s =
+            buffer(inputs[i], context->inputBytes[i], "input", i,
+                   model->desc->inputs[i].name, &context->inputBuffers[i]))
+      return s;
+  for (size_t i = 0; i < numOutputs; ++i)
+    if (tcc_status_t s =
+            buffer(outputs[i], context->outputBytes[i], "output", i,
+                   model->desc->outputs[i].name, &context->outputBuffers[i]))
+      return s;
+  return runBuffers(context, nullptr);
+}
+
+/// One run of `context` by `body`: one thread at a time, the pool settled
+/// after it.
+template <typename Body>
+static tcc_status_t runGuarded(tcc_context_t *context, const char *api,
+                               Body body) {
   return tcc::guard([&]() -> tcc_status_t {
     if (!context)
-      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
-                        "tcc_context_run: context is NULL");
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: context is NULL",
+                        api);
     if (context->running.exchange(true, std::memory_order_acquire))
       return makeStatus(TCC_STATUS_FAILED_PRECONDITION,
                         "%s: this context is already running on another "
@@ -344,11 +437,28 @@ tcc_status_t tcc_context_run(tcc_context_t *context,
       std::atomic<bool> &running;
       ~Finish() { running.store(false, std::memory_order_release); }
     } finish{context->running};
-    tcc_status_t status =
-        run(context, inputs, num_inputs, outputs, num_outputs);
+    tcc_status_t status = body();
     if (context->idleSpinUs >= 0)
       if (!context->hostFor)
         context->pool->settle(context->idleSpinUs);
     return status;
+  });
+}
+
+tcc_status_t tcc_context_run(tcc_context_t *context,
+                             const tcc_tensor_t *const *inputs,
+                             size_t num_inputs, tcc_tensor_t *const *outputs,
+                             size_t num_outputs) {
+  return runGuarded(context, "tcc_context_run", [&] {
+    return run(context, inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+tcc_status_t tcc_context_run_buffers(tcc_context_t *context,
+                                     const void *const *inputs,
+                                     size_t num_inputs, void *const *outputs,
+                                     size_t num_outputs) {
+  return runGuarded(context, "tcc_context_run_buffers", [&] {
+    return runBuffersOf(context, inputs, num_inputs, outputs, num_outputs);
   });
 }

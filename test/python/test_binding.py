@@ -294,6 +294,40 @@ def test_run_cached_hands_out_allocator_memory_through_dlpack(model):
         model._run_cached([a.ctypes.data])
 
 
+class _Strided:
+    """What _run_args reads of a tensor: is_contiguous, contiguous,
+    data_ptr (here over NumPy arrays)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def is_contiguous(self):
+        return self.array.flags.c_contiguous
+
+    def contiguous(self):
+        return _Strided(np.ascontiguousarray(self.array))
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+
+def test_run_args_reads_the_tensors_it_is_pointed_at(model):
+    # tcc.torch's call: the model's inputs are some items of the argument
+    # list; one not contiguous runs as a contiguous copy; `convert` makes
+    # the results.
+    a, b = iota(1), iota(100, 10)
+    strided = np.ascontiguousarray(b.T).T  # b's values, column-major
+    assert not strided.flags.c_contiguous
+    args = [None, _Strided(a), "x", _Strided(strided)]
+    outs = model._run_args(args, (1, 3), lambda c: np.from_dlpack(_DLPack(c)))
+    assert isinstance(outs, tuple) and len(outs) == 1
+    np.testing.assert_array_equal(outs[0], iota(101, 11))
+    with pytest.raises(TypeError, match="takes 2 inputs"):
+        model._run_args(args, (1,), None)
+    with pytest.raises(AttributeError):
+        model._run_args(args, (1, 2), None)  # a str has no is_contiguous
+
+
 def test_run_cached_gives_the_outputs_back_when_the_run_fails(fake_artifact):
     failing = tcc.load(
         fake_artifact.replace("tcc_fake_artifact", "tcc_fake_artifact_fails"))

@@ -300,6 +300,20 @@ TCC_API tcc_status_t tcc_context_run(tcc_context_t *context,
                                      tcc_tensor_t *const *outputs,
                                      size_t num_outputs);
 
+/* Runs a model without symbolic dimensions on bare buffers: inputs[i] and
+ * outputs[i] hold its i-th input and output, row-major, in the dtype and
+ * shape tcc_model_input / tcc_model_output give. For a caller that keeps
+ * its own tensors (a framework's binding): no tensor objects to make, and
+ * nothing allocated when the buffers are 64-byte aligned. A buffer may be
+ * NULL only for a tensor of no elements. INVALID_ARGUMENT for a model with
+ * symbolic dimensions (their sizes come from tensors: tcc_context_run),
+ * wrong counts or overlapping outputs; otherwise as tcc_context_run. */
+TCC_API tcc_status_t tcc_context_run_buffers(tcc_context_t *context,
+                                             const void *const *inputs,
+                                             size_t num_inputs,
+                                             void *const *outputs,
+                                             size_t num_outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -288,6 +288,13 @@ public:
       out.push_back(t.get());
     check(tcc_context_run(get(), in.data(), in.size(), out.data(), out.size()));
   }
+  /// Runs a model without symbolic dimensions on bare buffers of the
+  /// shapes it declares (tcc_context_run_buffers).
+  void runBuffers(const void *const *inputs, size_t numInputs,
+                  void *const *outputs, size_t numOutputs) {
+    check(
+        tcc_context_run_buffers(get(), inputs, numInputs, outputs, numOutputs));
+  }
   /// Runs into new outputs shaped as the model describes (symbolic
   /// dimensions sized by the inputs), made from the context's allocator.
   std::vector<Tensor> run(const std::vector<Tensor> &inputs) {

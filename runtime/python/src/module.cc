@@ -376,16 +376,7 @@ public:
       }
     }
 
-    // A failed run leaves its context fit for the next one: back to the
-    // pool either way.
-    struct Lease {
-      PyModel &self;
-      std::unique_ptr<tcc::Context> context;
-      ~Lease() {
-        std::lock_guard<std::mutex> lock(self.mutex);
-        self.idle.push_back(std::move(context));
-      }
-    } lease{*this, acquire()};
+    Lease lease{*this, acquire()};
     {
       py::gil_scoped_release released;
       lease.context->run(in, out);
@@ -398,55 +389,33 @@ public:
   /// when it compiles): no NumPy, no checks, no copies.
   void runPointers(const std::vector<uintptr_t> &inputs,
                    const std::vector<uintptr_t> &outputs) {
-    if (inputs.size() != model.numInputs() ||
-        outputs.size() != model.numOutputs())
+    if (outputs.size() != model.numOutputs())
       throw py::type_error(origin() + " takes " +
-                           count(model.numInputs(), "input") + " and " +
                            count(model.numOutputs(), "output"));
-    if (model.numSymbols())
-      throw py::type_error(origin() + " has symbolic dimensions; run it "
-                                      "with arrays (Model.run)");
-    std::vector<tcc::Tensor> in, out;
-    for (uint32_t i = 0; i < inputs.size(); ++i)
-      in.push_back(wrapAddress(model.input(i), inputs[i]));
-    for (uint32_t i = 0; i < outputs.size(); ++i)
-      out.push_back(wrapAddress(model.output(i), outputs[i]));
-    struct Lease {
-      PyModel &self;
-      std::unique_ptr<tcc::Context> context;
-      ~Lease() {
-        std::lock_guard<std::mutex> lock(self.mutex);
-        self.idle.push_back(std::move(context));
-      }
-    } lease{*this, acquire()};
-    py::gil_scoped_release released;
-    lease.context->run(in, out);
+    runAddresses(inputs, outputs.data());
   }
 
   /// Runs on data addresses (as runPointers) into outputs it allocates
-  /// from the caching allocator, returned as DLPack capsules.
-  std::vector<py::capsule> runCached(const std::vector<uintptr_t> &inputs) {
-    if (inputs.size() != model.numInputs())
-      throw py::type_error(origin() + " takes " +
-                           count(model.numInputs(), "input"));
-    if (model.numSymbols())
-      throw py::type_error(origin() + " has symbolic dimensions; run it "
-                                      "with arrays (Model.run)");
-    std::vector<std::unique_ptr<CachedTensor>> made;
-    std::vector<uintptr_t> addresses;
-    for (uint32_t i = 0; i < model.numOutputs(); ++i) {
+  /// from the caching allocator, returned as DLPack capsules, each passed
+  /// through `convert` when it is not None.
+  py::tuple runCached(const std::vector<uintptr_t> &inputs,
+                      const py::object &convert = py::none()) {
+    uint32_t numOut = model.numOutputs();
+    std::vector<std::unique_ptr<CachedTensor>> made(numOut);
+    std::vector<uintptr_t> addresses(numOut);
+    for (uint32_t i = 0; i < numOut; ++i) {
       const tcc_tensor_desc_t &d = model.output(i);
       auto t = std::make_unique<CachedTensor>();
-      t->allocator = tcc::Allocator::defaultAllocator();
-      t->shape.assign(d.shape, d.shape + d.rank);
-      size_t bytes = tcc_dtype_size(d.dtype);
-      for (int64_t n : t->shape)
-        bytes *= static_cast<size_t>(n);
       DLTensor &dl = t->managed.dl_tensor;
       if (!dlpackType(d.dtype, dl.dtype))
         throw py::type_error(origin() + ": output " + std::to_string(i) +
                              " is " + tcc_dtype_name(d.dtype) +
                              ", which DLPack has no type for");
+      t->allocator = tcc::Allocator::defaultAllocator();
+      t->shape.assign(d.shape, d.shape + d.rank);
+      size_t bytes = tcc_dtype_size(d.dtype);
+      for (int64_t n : t->shape)
+        bytes *= static_cast<size_t>(n);
       if (bytes)
         t->block = t->allocator.allocate(bytes);
       dl.data = t->block;
@@ -455,14 +424,45 @@ public:
       dl.shape = t->shape.data();
       t->managed.manager_ctx = t.get();
       t->managed.deleter = CachedTensor::release;
-      addresses.push_back(reinterpret_cast<uintptr_t>(t->block));
-      made.push_back(std::move(t));
+      addresses[i] = reinterpret_cast<uintptr_t>(t->block);
+      made[i] = std::move(t);
     }
-    runPointers(inputs, addresses);
-    std::vector<py::capsule> capsules;
-    for (auto &t : made)
-      capsules.push_back(dlpackCapsule(t.release()));
-    return capsules;
+    runAddresses(inputs, addresses.data());
+    py::tuple results(numOut);
+    for (uint32_t i = 0; i < numOut; ++i) {
+      py::capsule c = dlpackCapsule(made[i].release());
+      results[i] = convert.is_none() ? py::object(c) : convert(c);
+    }
+    return results;
+  }
+
+  /// runCached on the items `indices` of `args`, objects with data_ptr()
+  /// (torch tensors); one that is not contiguous runs as its contiguous()
+  /// copy. The attribute calls happen here rather than in a Python
+  /// comprehension: a small graph's call is mostly such overhead.
+  py::tuple runArgs(const py::list &args, const py::sequence &indices,
+                    const py::object &convert) {
+    static PyObject *isContiguous = PyUnicode_InternFromString("is_contiguous");
+    static PyObject *contiguous = PyUnicode_InternFromString("contiguous");
+    static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
+    auto call = [](PyObject *self, PyObject *name) {
+      PyObject *r = PyObject_CallMethodNoArgs(self, name);
+      if (!r)
+        throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(r);
+    };
+    size_t n = py::len(indices);
+    std::vector<uintptr_t> addresses(n);
+    std::vector<py::object> copies; // alive until the run is over
+    for (size_t k = 0; k < n; ++k) {
+      py::object a = args[indices[k].cast<size_t>()];
+      if (!call(a.ptr(), isContiguous).cast<bool>()) {
+        a = call(a.ptr(), contiguous);
+        copies.push_back(a);
+      }
+      addresses[k] = call(a.ptr(), dataPtr).cast<uintptr_t>();
+    }
+    return runCached(addresses, convert);
   }
 
   std::vector<TensorInfo> infos(bool inputs) const {
@@ -598,18 +598,6 @@ private:
                             describe(a));
   }
 
-  static tcc::Tensor wrapAddress(const tcc_tensor_desc_t &d,
-                                 uintptr_t address) {
-    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
-    size_t bytes = tcc_dtype_size(d.dtype);
-    for (int64_t n : shape)
-      bytes *= static_cast<size_t>(n);
-    // A tensor of no elements may have no address; any will do.
-    static char none[64];
-    void *data = address ? reinterpret_cast<void *>(address) : none;
-    return tcc::Tensor::wrap(d.dtype, shape, data, bytes);
-  }
-
   /// `a` as a tensor of `d`'s type, its symbolic dimensions sized as `a`'s
   /// (checkShape has matched the rest; np.ascontiguousarray makes a 0-d
   /// array 1-d, so the rank is `d`'s).
@@ -621,6 +609,36 @@ private:
     return tcc::Tensor::wrap(d.dtype, shape, const_cast<void *>(a.data()),
                              static_cast<size_t>(a.nbytes()));
   }
+
+  /// Runs on the buffers at `inputs` and `outputs` (as many as the model
+  /// has outputs), in the model's own dtypes and shapes, which the caller
+  /// guarantees (tcc.torch checks them when it compiles).
+  void runAddresses(const std::vector<uintptr_t> &inputs,
+                    const uintptr_t *outputs) {
+    if (inputs.size() != model.numInputs())
+      throw py::type_error(origin() + " takes " +
+                           count(model.numInputs(), "input"));
+    if (model.numSymbols())
+      throw py::type_error(origin() + " has symbolic dimensions; run it "
+                                      "with arrays (Model.run)");
+    static_assert(sizeof(uintptr_t) == sizeof(void *));
+    Lease lease{*this, acquire()};
+    py::gil_scoped_release released;
+    lease.context->runBuffers(
+        reinterpret_cast<const void *const *>(inputs.data()), inputs.size(),
+        reinterpret_cast<void *const *>(outputs), model.numOutputs());
+  }
+
+  /// A context of the pool for one run; back to the pool when the run is
+  /// over, also a failed one (which leaves it fit for the next run).
+  struct Lease {
+    PyModel &self;
+    std::unique_ptr<tcc::Context> context;
+    ~Lease() {
+      std::lock_guard<std::mutex> lock(self.mutex);
+      self.idle.push_back(std::move(context));
+    }
+  };
 
   std::unique_ptr<tcc::Context> acquire() {
     {
@@ -761,9 +779,14 @@ for a wrong shape, and tcc.Error when the run fails.)")
            "Runs on data addresses of tensors of exactly the model's dtypes "
            "and shapes (unchecked: for tcc.torch).")
       .def("_run_cached", &PyModel::runCached, py::arg("inputs"),
+           py::arg("convert") = py::none(),
            "Runs on data addresses of the inputs (unchecked: for tcc.torch) "
            "into outputs of the caching allocator; returns them as DLPack "
-           "capsules.")
+           "capsules, or what `convert` makes of each.")
+      .def("_run_args", &PyModel::runArgs, py::arg("args"), py::arg("indices"),
+           py::arg("convert"),
+           "_run_cached on the tensors args[i] for i in indices (their "
+           "data_ptr(); contiguous() copies of those that are not).")
       .def("run", &PyModel::run, py::arg("inputs"),
            py::arg("outputs") = py::none(),
            R"(Runs the model on a sequence of inputs.

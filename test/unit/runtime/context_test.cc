@@ -194,6 +194,56 @@ TEST_F(ContextTest, OutputMustNotOverlapInputs) {
       << r.message;
 }
 
+// tcc_context_run_buffers: the same run on bare buffers of the declared
+// shapes, with the checks that need no tensor objects.
+TEST_F(ContextTest, RunsOnBareBuffers) {
+  const void *in[] = {a.data<float>(), b.data<float>()};
+  void *out[] = {sum.data<float>()};
+  Result r = result(tcc_context_run_buffers(context.get(), in, 2, out, 1));
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(sum.data<float>()[i], 101 + 2 * i);
+
+  r = result(tcc_context_run_buffers(context.get(), in, 1, out, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("expects 2 inputs and 1 outputs, got 1 and 1"),
+            std::string::npos)
+      << r.message;
+  const void *withNull[] = {a.data<float>(), nullptr};
+  r = result(tcc_context_run_buffers(context.get(), withNull, 2, out, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("input 1 'b' is NULL"), std::string::npos)
+      << r.message;
+  void *intoB[] = {b.data<float>()};
+  r = result(tcc_context_run_buffers(context.get(), in, 2, intoB, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("output 0 'sum' overlaps input 1 'b'"),
+            std::string::npos)
+      << r.message;
+  r = result(tcc_context_run_buffers(nullptr, in, 2, out, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("tcc_context_run_buffers: context is NULL"),
+            std::string::npos);
+}
+
+// The fake artifact fails with code 100 if it sees a misaligned buffer:
+// bare buffers go through aligned copies as tensors do.
+TEST_F(ContextTest, MisalignedBareBuffersAreCopied) {
+  alignas(64) float storage[3][6 + 1];
+  float *in0 = storage[0] + 1, *in1 = storage[1] + 1, *out0 = storage[2] + 1;
+  for (int i = 0; i < 6; ++i) {
+    in0[i] = i;
+    in1[i] = 10 * i;
+    out0[i] = -1;
+  }
+  const void *in[] = {in0, in1};
+  void *out[] = {out0};
+  Result r = result(tcc_context_run_buffers(context.get(), in, 2, out, 1));
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out0[i], 11 * i);
+}
+
 // The fake artifact fails with code 100 if it sees a misaligned buffer.
 TEST_F(ContextTest, MisalignedBuffersAreCopied) {
   alignas(64) float storage[3][6 + 1];

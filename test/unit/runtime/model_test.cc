@@ -202,6 +202,28 @@ TEST(Model, WrapValidatesDescriptor) {
   }
 }
 
+// A symbol's size comes from a tensor's shape: bare buffers have none.
+TEST(Model, SymbolicModelsRunOnTensorsNotBuffers) {
+  static const tcc_symbol_desc_t batch[] = {{"batch", 1, 8}};
+  static const int64_t shape[] = {-1, 3};
+  static const int32_t symbols[] = {0, -1};
+  Descriptor d;
+  d.desc.num_symbols = 1;
+  d.desc.symbols = batch;
+  d.inputs[0].shape = shape;
+  d.inputs[0].symbols = symbols;
+  tcc::Model model = tcc::Model::wrap(&d.desc);
+  tcc::Context context(model, 1);
+  alignas(64) float x[6] = {};
+  alignas(64) int64_t y[6] = {};
+  const void *in[] = {x};
+  void *out[] = {y};
+  Result r = result(tcc_context_run_buffers(context.get(), in, 1, out, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("has symbolic dimensions"), std::string::npos)
+      << r.message;
+}
+
 TEST(Model, StringsMayBeMissing) {
   Descriptor d;
   d.desc.target = d.desc.tcc_version = d.desc.model_name = nullptr;
