@@ -281,6 +281,11 @@ void benchGemm(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+tcc_uk_conv2d_params_t batch(tcc_uk_conv2d_params_t p, int64_t n) {
+  p.n = n;
+  return p;
+}
+
 struct ConvShapeDesc {
   const char *name;
   tcc_uk_conv2d_params_t p;
@@ -611,6 +616,9 @@ int main(int argc, char **argv) {
         {"effnet dw 5x5 672 14", conv(672, 14, 672, 5, 1, 2, 672)},
         {"effnet dw 5x5 1152 7", conv(1152, 7, 1152, 5, 1, 2, 1152)},
         {"convnext dw 7x7 192 28", conv(192, 28, 192, 7, 1, 3, 192)},
+        {"cnn b8 3x3 1->32 28", batch(conv(1, 28, 32, 3, 1, 1, 1), 8)},
+        {"cnn b8 3x3 32->64 14", batch(conv(32, 14, 64, 3, 1, 1, 1), 8)},
+        {"cnn b32 3x3 32->64 14", batch(conv(32, 14, 64, 3, 1, 1, 1), 32)},
     };
     std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
                 "relu fused\n  %-34s%s\n",

@@ -78,6 +78,12 @@ struct Job {
   const float *res;
   const tcc_uk_epilogue_t *ep;
   bool accumulate;
+  // The blocked mode: blocks of tiles of every image of the batch, dealt
+  // out in `slots` runs, each through a slice of the scratch of its own.
+  const float *input;
+  float *output;
+  const float *residual;
+  int64_t blocksPerImage, blocks, slots;
 };
 
 /// Stores n lanes of `x` as columns t0.. of row c of one xi's V, in the
@@ -194,6 +200,9 @@ struct Range {
   int64_t vStride;
   float *m;
   int64_t mStride, ldm;
+  const float *x; // the image
+  float *y;       // its output
+  const float *res;
 };
 
 /// Zeros the columns of the range's last panel past its tiles that the
@@ -239,7 +248,7 @@ void transformInput(const Job &job, const Range &rg, int64_t c0, int64_t c1) {
   constexpr int A = Wino<M>::kIn;
   const ConvShape &s = *job.s;
   for (int64_t c = c0; c < c1; ++c) {
-    const float *xc = job.x + c * s.h * s.w;
+    const float *xc = rg.x + c * s.h * s.w;
     forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
       for (int64_t tx = txa; tx < txb; tx += kVL) {
         const int n = static_cast<int>(minI(kVL, txb - tx));
@@ -383,8 +392,8 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
           outputTransform1<M>(cols[r], o);
           interleaveRegs<M>(o, x);
           const int64_t row = (f * s.oh + M * ty + r) * s.ow + oxa;
-          float *dst = job.y + row;
-          const float *res = job.res ? job.res + row : NULL;
+          float *dst = rg.y + row;
+          const float *res = rg.res ? rg.res + row : NULL;
           for (int p = 0; p < M && kVL * p < width; ++p) {
             const vmask m =
                 vmaskFirst(static_cast<int>(minI(kVL, width - kVL * p)));
@@ -420,9 +429,9 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
           const float *src[4] = {y[r][0], y[r][1], y[r][2], y[r][3]};
           interleave4(src, out, len);
         }
-        float *dst = job.y + (f * s.oh + oy) * s.ow + ox0;
+        float *dst = rg.y + (f * s.oh + oy) * s.ow + ox0;
         const float *res =
-            job.res ? job.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
+            rg.res ? rg.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
         for (int64_t ox = 0; ox < ox1 - ox0; ox += kVL) {
           const vmask m =
               vmaskFirst(static_cast<int>(minI(kVL, ox1 - ox0 - ox)));
@@ -446,7 +455,8 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
 
 /// The whole image as one range, each step split across threads.
 Range wholeImage(const Job &job) {
-  return {0, job.t.p, job.v, job.vStride, job.m, job.s->f * job.t.p, job.t.p};
+  return {0,       job.t.p, job.v, job.vStride, job.m, job.s->f * job.t.p,
+          job.t.p, job.x,   job.y, job.res};
 }
 template <int M> void inputTransform(void *ctx, int64_t c0, int64_t c1) {
   const Job &job = *static_cast<const Job *>(ctx);
@@ -461,50 +471,74 @@ template <int M> void outputTransform(void *ctx, int64_t f0, int64_t f1) {
   transformOutput<M>(job, wholeImage(job), f0, f1);
 }
 
-/// Blocks [b0, b1) of Wino<M>::kBlock tiles, each through all three steps
-/// on one thread, its V and M in a slice of the scratch of their own (about
-/// a^2 (c + f) kBlock floats: they stay in the thread's L2 between steps).
-template <int M> void blocks(void *ctx, int64_t b0, int64_t b1) {
+/// The blocked mode's slots [i0, i1): each takes its share of the blocks
+/// of Wino<M>::kBlock tiles of every image, each block through all three
+/// steps on one thread, its V and M in the slot's slice of the scratch
+/// (about a^2 (c + f) kBlock floats: they stay in the thread's L2 between
+/// steps). Blocks of several images in one pass: a batch of small images
+/// (8 x 14x14, two blocks each) keeps the threads busy without a barrier
+/// per image and step.
+template <int M> void blocks(void *ctx, int64_t i0, int64_t i1) {
   constexpr int T = Wino<M>::kT;
   constexpr int64_t kB = Wino<M>::kBlock;
   const Job &job = *static_cast<const Job *>(ctx);
   const ConvShape &s = *job.s;
-  for (int64_t b = b0; b < b1; ++b) {
-    Range rg;
-    rg.t0 = b * kB;
-    rg.t1 = minI(job.t.p, rg.t0 + kB);
-    rg.vStride = s.c * kB;
-    rg.v = job.v + b * T * rg.vStride;
-    rg.ldm = rg.t1 - rg.t0;
-    rg.mStride = s.f * rg.ldm;
-    rg.m = job.m + T * s.f * rg.t0;
-    transformInput<M>(job, rg, 0, s.c);
-    zeroPanelTail(rg, s.c, T);
-    multiply(job, rg, 0, T);
-    transformOutput<M>(job, rg, 0, s.f);
+  const int64_t ohw = s.oh * s.ow;
+  for (int64_t slot = i0; slot < i1; ++slot) {
+    float *slice = job.v + slot * T * (s.c + s.f) * kB;
+    const int64_t g0 = slot * job.blocks / job.slots;
+    const int64_t g1 = (slot + 1) * job.blocks / job.slots;
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t img = g / job.blocksPerImage;
+      const int64_t b = g % job.blocksPerImage;
+      Range rg;
+      rg.t0 = b * kB;
+      rg.t1 = minI(job.t.p, rg.t0 + kB);
+      rg.vStride = s.c * kB;
+      rg.v = slice;
+      rg.ldm = rg.t1 - rg.t0;
+      rg.mStride = s.f * rg.ldm;
+      rg.m = slice + T * rg.vStride;
+      rg.x = job.input + img * s.c * s.h * s.w;
+      rg.y = job.output + img * s.f * ohw;
+      rg.res = job.residual ? job.residual + img * s.f * ohw : NULL;
+      transformInput<M>(job, rg, 0, s.c);
+      zeroPanelTail(rg, s.c, T);
+      multiply(job, rg, 0, T);
+      transformOutput<M>(job, rg, 0, s.f);
+    }
   }
 }
+
+/// Most runs of blocks the blocked mode deals out at once: what its
+/// scratch holds (winogradScratchBytes), as many as 16 threads can use.
+constexpr int64_t kMaxSlots = 16;
 
 template <int M>
 void run(const tcc_host_api_t *host, Job &job, const float *input,
          float *output) {
   constexpr int T = Wino<M>::kT;
   const ConvShape &s = *job.s;
-  // Enough blocks of tiles to keep every thread busy: each thread takes
-  // whole blocks through all three steps, in its own cache. Otherwise each
-  // step is split across the threads (channels, the products, filters).
-  const int64_t nblocks = ceilDiv(job.t.p, Wino<M>::kBlock);
-  const bool blocked = nblocks >= 2 * hostThreads(host) && nblocks > 1;
   const int64_t ohw = s.oh * s.ow;
   const tcc_uk_epilogue_t *ep = job.ep;
+  // Enough blocks of tiles (in the whole batch) to keep every thread busy:
+  // each thread takes whole blocks through all three steps, in its own
+  // cache. Otherwise each step is split across the threads (channels, the
+  // products, filters), an image at a time.
+  job.input = input;
+  job.output = output;
+  job.residual = ep ? ep->residual : NULL;
+  job.blocksPerImage = ceilDiv(job.t.p, Wino<M>::kBlock);
+  job.blocks = s.n * job.blocksPerImage;
+  job.slots = minI(job.blocks, kMaxSlots);
+  if (job.blocks >= 2 * hostThreads(host) && job.blocks > 1) {
+    parallelFor(host, job.slots, 1, blocks<M>, &job);
+    return;
+  }
   for (int64_t img = 0; img < s.n; ++img) {
     job.x = input + img * s.c * s.h * s.w;
     job.y = output + img * s.f * ohw;
-    job.res = ep && ep->residual ? ep->residual + img * s.f * ohw : NULL;
-    if (blocked) {
-      parallelFor(host, nblocks, 1, blocks<M>, &job);
-      continue;
-    }
+    job.res = job.residual ? job.residual + img * s.f * ohw : NULL;
     parallelFor(host, s.c, 1, inputTransform<M>, &job);
     if (img == 0)
       zeroPanelTail(wholeImage(job), s.c, T);
@@ -522,9 +556,11 @@ int tileSize(const ConvShape &s) {
   // F(4x4) where there are tiles enough and few channels: its U is four
   // times the weights, read once a run, which the wide layers cannot afford
   // (64- and 128-channel layers at 56x56 and 28x28 take it; 256- and
-  // 512-channel ones at 14x14 and 7x7 do not).
+  // 512-channel ones at 14x14 and 7x7 do not). The tiles of every image
+  // count: the blocked mode runs them in one pass (a batch of 8 at 14x14,
+  // 16 tiles each, takes it).
   const Tiles t4 = tilesOf(s, 4);
-  if (t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128)
+  if (s.n * t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128)
     return 4;
   // Small problems: the transforms would cost more than they save. From 16
   // tiles (a 7x7 output: 4x4 tiles) the GEMMs fill a vector of
@@ -533,7 +569,7 @@ int tileSize(const ConvShape &s) {
   // (512 -> 512 channels at 7x7: U 16.8 MB) run as im2col GEMMs.
   const Tiles t2 = tilesOf(s, 2);
   const int64_t uBytes = int64_t(16) * s.c * s.f * int64_t(sizeof(float));
-  if (t2.p < 32 && uBytes > (int64_t(8) << 20))
+  if (s.n * t2.p < 32 && uBytes > (int64_t(8) << 20))
     return 0;
   return t2.tw <= kMaxTileCols && t2.p >= 16 ? 2 : 0;
 }
@@ -585,9 +621,12 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
 int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
   const int m = tileSize(s), t = transformedOf(m);
   const Tiles tiles = tilesOf(s, m);
-  return (t * vFloats(isa, s, tiles) + t * s.f * tiles.p) *
-             static_cast<int64_t>(sizeof(float)) +
-         64;
+  // An image's V and M (the split steps), or the blocked mode's slots.
+  const int64_t block = (m == 2 ? 2 : 1) * tilesFor(isa).nr;
+  const int64_t slots = minI(s.n * ceilDiv(tiles.p, block), kMaxSlots);
+  const int64_t floats = maxI(t * vFloats(isa, s, tiles) + t * s.f * tiles.p,
+                              slots * t * (s.c + s.f) * block);
+  return floats * static_cast<int64_t>(sizeof(float)) + 64;
 }
 
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,

@@ -422,10 +422,10 @@ TEST_P(Conv2d, PrepackedWeights) {
 
 // 3x3 stride-1 convolutions of 16 tiles (2x2 outputs) or more run
 // Winograd's F(2x2, 3x3) once their weights are prepacked, and those with
-// 32 tiles of 4x4 and at most 128 channels F(4x4, 3x3): odd and even output
-// sizes (edge tiles), each padding, the epilogue, accumulation, a batch,
-// and packing by another variant. The direct convolution's tolerance holds
-// for both (F(2x2) only adds and subtracts; F(4x4)'s scaling by up to 8
+// 32 tiles of 4x4 (in all images) and at most 128 channels F(4x4, 3x3): odd and
+// even output sizes (edge tiles), each padding, the epilogue, accumulation, a
+// batch, and packing by another variant. The direct convolution's tolerance
+// holds for both (F(2x2) only adds and subtracts; F(4x4)'s scaling by up to 8
 // stays within the 9c-term bound at these sizes).
 TEST_P(Conv2d, WinogradThreeByThree) {
   const Variant &host = variantNamed("host");
@@ -464,6 +464,14 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   checkConv(
       *v,
       ConvCase{1, 128, 56, 56, 128, 3, 3}.pad(1).withFlags(packed).epilogue());
+  // A batch of small images: F(4x4) by the tiles of all of them, blocks
+  // of several images in one pass (each with its residual), and more
+  // blocks than the scratch has slots (F(2x2): 20 images of 2 blocks).
+  checkConv(
+      *v,
+      ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue());
+  checkConv(
+      *v, ConvCase{20, 16, 9, 9, 24, 3, 3}.pad(1).withFlags(packed).epilogue());
 }
 
 // Which convolutions take the Winograd path shows in the packed weights'
@@ -483,6 +491,12 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   EXPECT_EQ(packedBytes(fits), 16 * v->packABytes(isa(), 24, 16));
   const ConvCase fits4 = ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(fits4), 36 * v->packABytes(isa(), 64, 64));
+  // The tiles of every image count: 16 of 4x4 an image, 8 images.
+  const ConvCase few4 = ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(few4), 16 * v->packABytes(isa(), 64, 32));
+  ConvCase batch4 = few4;
+  batch4.n = 8;
+  EXPECT_EQ(packedBytes(batch4), 36 * v->packABytes(isa(), 64, 32));
   const ConvCase wide = ConvCase{1, 256, 28, 28, 160, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(wide), 16 * v->packABytes(isa(), 160, 256));
   // Under 32 tiles, F(2x2) only while its 16 matrices stay within 8 MB:
@@ -582,6 +596,16 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
           .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
       ConvCase{1, 136, 40, 40, 16, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
+      // Winograd's blocks across the images of a batch: F(4x4) (one block
+      // an image), F(2x2) with more blocks than slots.
+      ConvCase{8, 32, 14, 14, 64, 3, 3}
+          .pad(1)
+          .withFlags(TCC_UK_PACKED_A)
+          .epilogue(),
+      ConvCase{20, 16, 9, 9, 24, 3, 3}
           .pad(1)
           .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
