@@ -285,3 +285,25 @@ def test_torchscript_inputs_take_fixed_sizes(tmp_path):
     assert "TorchScript inputs take fixed sizes; dynamic dimensions are " \
         "for ONNX models" in r.stderr, r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("upper", [1, 0])
+def test_trilu_k_at_run_time(tmp_path, upper):
+    # k decides which elements are kept, no shape: from a graph input it is
+    # an operand of the run, every value of it against NumPy's triu/tril.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("Trilu", ["x", "k"], ["y"], upper=upper)], "trilu",
+        [h.make_tensor_value_info("x", T.FLOAT, [2, 4, 5]),
+         h.make_tensor_value_info("k", T.INT64, [])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 4, 5])])
+    path = tmp_path / "trilu.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 14)]),
+              str(path))
+    model = tcc.load(compile_model(path))
+    x = np.random.default_rng(0).standard_normal((2, 4, 5), np.float32)
+    for k in (-5, -1, 0, 2, 4, 9):
+        got = model(x, np.array(k, np.int64))[0]
+        want = np.triu(x, k) if upper else np.tril(x, k)
+        np.testing.assert_array_equal(got, want, err_msg=f"k={k}")

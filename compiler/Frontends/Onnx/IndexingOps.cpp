@@ -276,10 +276,23 @@ static FailureOr<int64_t> optionalConstInt(NodeContext &ctx, unsigned i,
 
 static LogicalResult importTrilu(NodeContext &ctx) {
   Value x = ctx.input(0);
-  FailureOr<int64_t> k = optionalConstInt(ctx, 1, 0);
   bool upper = ctx.getInt("upper", 1);
+  // k decides which elements are kept, not any shape: one computed at run
+  // time (a graph input) is an operand of the comparison.
+  Value runK = ctx.input(1);
+  if (runK && matchPattern(runK, m_Constant()))
+    runK = Value();
+  FailureOr<int64_t> k = runK ? 0 : optionalConstInt(ctx, 1, 0);
   if (failed(k) || ctx.hasError())
     return failure();
+  if (runK) {
+    if (!elementTypeOf(runK).isInteger(64) ||
+        shapes::numElements(shapeOf(runK)) != 1)
+      return ctx.emitError() << "input 1 (k) must be one int64; got "
+                             << shapes::str(shapeOf(runK)) << " of "
+                             << elementTypeOf(runK);
+    runK = ctx.reshape(runK, {});
+  }
   ArrayRef<int64_t> shape = shapeOf(x);
   if (shape.size() < 2)
     return ctx.emitError() << "input must have rank >= 2; got "
@@ -290,7 +303,7 @@ static LogicalResult importTrilu(NodeContext &ctx) {
   Value diff =
       ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2), ctx.iota(n, i64, 0, 2));
   Value keep = ctx.compare(upper ? ComparePredicate::ge : ComparePredicate::le,
-                           diff, ctx.scalar(i64, (double)*k));
+                           diff, runK ? runK : ctx.scalar(i64, (double)*k));
   Value y = ctx.select(keep, x, ctx.scalarLike(x, 0));
   return ctx.result(y);
 }
