@@ -563,6 +563,8 @@ int main(int argc, char **argv) {
               "resnet18 layer1 3x3 conv as GEMM");
     benchGemm(*v, o, pools, 128, 784, 1152, false, "resnet18 layer2 3x3");
     benchGemm(*v, o, pools, 512, 49, 4608, false, "resnet18 layer4 3x3");
+    benchGemm(*v, o, pools, 64, 196, 288, false, "small CNN 3x3 32->64 14");
+    benchGemm(*v, o, pools, 64, 1568, 288, false, "the same, 8 images");
     benchGemm(*v, o, pools, 1, 1000, 512, false, "resnet18 fc, batch 1");
     benchGemm(*v, o, pools, 1, 1000, 512, true, "resnet18 fc, B prepacked");
     benchGemm(*v, o, pools, 8, 1000, 512, false, "fc, batch 8");

@@ -3,8 +3,9 @@
 // strides 1 or 2, each tap is read straight from the input row: on AVX-512
 // with -inf loaded outside it (the padding never wins), for stride 2 split
 // by parity in registers; on AVX2 8 columns at a time, with masked loads at
-// the row's edges (for stride 2 the even lanes of two loads). Anything else
-// goes one element at a time.
+// the row's edges (for stride 2 the even lanes of two loads; a 2-wide
+// window of stride 2 takes both lanes of each pair) and split stores at
+// its end. Anything else goes one element at a time.
 // A NaN in a window is the window's result, as with max pooling in PyTorch
 // and ONNX Runtime.
 #include "simd.h"
@@ -154,6 +155,25 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
     for (int64_t ox = 0; ox < s.ow; ox += 8) {
       const int64_t base = ox * S - s.pl;
       __m256 acc = _mm256_set1_ps(kNegInf), nan = _mm256_setzero_ps();
+      if (S == 2 && s.kw == 2) {
+        // The window's two columns are the two lanes of each pair of 16
+        // loaded: two loads a row, and the lanes put in order once.
+        for (int64_t ky = ky0; ky < ky1; ++ky) {
+          const float *row = x + (iy0 + ky) * s.w;
+          const __m256 lo = loadColsLowest(row, s.w, base);
+          const __m256 hi = loadColsLowest(row, s.w, base + 8);
+          const __m256 e = _mm256_shuffle_ps(lo, hi, 0x88);
+          const __m256 o = _mm256_shuffle_ps(lo, hi, 0xDD);
+          nan = _mm256_or_ps(nan, _mm256_cmp_ps(e, o, _CMP_UNORD_Q));
+          acc = _mm256_max_ps(acc, _mm256_max_ps(e, o));
+        }
+        acc = _mm256_blendv_ps(acc, nanv, nan);
+        acc = _mm256_castpd_ps(
+            _mm256_permute4x64_pd(_mm256_castps_pd(acc), 0xD8));
+        vstoreFirst(out + ox, acc,
+                    vmaskFirst(static_cast<int>(minI(8, s.ow - ox))));
+        continue;
+      }
       for (int64_t ky = ky0; ky < ky1; ++ky) {
         const float *row = x + (iy0 + ky) * s.w;
         for (int64_t kx = 0; kx < s.kw; ++kx) {
@@ -169,14 +189,10 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
         }
       }
       acc = _mm256_blendv_ps(acc, nanv, nan);
-      if (ox + 8 <= s.ow) {
-        _mm256_storeu_ps(out + ox, acc);
-      } else {
-        const __m256i keep = _mm256_cmpgt_epi32(
-            _mm256_set1_epi32(static_cast<int32_t>(s.ow - ox)),
-            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-        _mm256_maskstore_ps(out + ox, keep, acc);
-      }
+      // Split stores for a row's last columns: AMD microcodes the masked
+      // store.
+      vstoreFirst(out + ox, acc,
+                  vmaskFirst(static_cast<int>(minI(8, s.ow - ox))));
     }
   }
 }

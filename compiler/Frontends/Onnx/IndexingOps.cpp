@@ -288,9 +288,9 @@ static LogicalResult importTrilu(NodeContext &ctx) {
   if (runK) {
     if (!elementTypeOf(runK).isInteger(64) ||
         shapes::numElements(shapeOf(runK)) != 1)
-      return ctx.emitError() << "input 1 (k) must be one int64; got "
-                             << shapes::str(shapeOf(runK)) << " of "
-                             << elementTypeOf(runK);
+      return ctx.emitError()
+             << "input 1 (k) must be one int64; got "
+             << shapes::str(shapeOf(runK)) << " of " << elementTypeOf(runK);
     runK = ctx.reshape(runK, {});
   }
   ArrayRef<int64_t> shape = shapeOf(x);

@@ -157,6 +157,12 @@ TEST_P(MaxPool, NaNWinsItsWindows) {
   std::vector<float> x = randomVector(6 * 20, 5);
   x[2 * 20 + 7] = std::nanf("");
   checkPool(*v, c, nullptr, x);
+  // 2x2 windows of stride 2 (both lanes of a pair loaded at once): a NaN
+  // in an odd and in an even column.
+  const PoolCase pairs = PoolCase{1, 1, 6, 20, 2, 2}.stride(2);
+  x[1 * 20 + 5] = std::nanf("");
+  x[4 * 20 + 12] = std::nanf("");
+  checkPool(*v, pairs, nullptr, x);
 }
 
 // Units are a band of output rows (one a thread) of a plane, band by band;
