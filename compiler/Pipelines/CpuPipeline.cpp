@@ -97,6 +97,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   fpm.addPass(tcc::createConvertMemRefCopyToLinalg());
   fpm.addPass(tcc::createTccParallelizeLoops());
   fpm.addPass(createConvertLinalgToLoopsPass());
+  fpm.addPass(tcc::createTccPromoteAccumulators());
   fpm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToOpenMPPass());
   OpPassManager &lowerLoops = pm.nest<func::FuncOp>();

@@ -119,11 +119,48 @@ int64_t rowElements(scf::ForOp loop) {
   return most;
 }
 
+/// Collapses the trailing reduction loops of a linalg.generic on buffers to
+/// one where they are contiguous in every operand (a global average pool's
+/// 14 x 14 window: one loop of 196, which LLVM vectorizes, where an inner
+/// loop of 14 mostly ran its scalar remainder).
+void collapseTrailingReductions(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics())
+    return;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  int64_t n = static_cast<int64_t>(iterators.size()), first = n;
+  while (first > 0 && iterators[first - 1] == utils::IteratorType::reduction)
+    --first;
+  if (n - first < 2)
+    return;
+  ReassociationIndices dims;
+  for (int64_t d = first; d < n; ++d)
+    dims.push_back(d);
+  SmallVector<ReassociationIndices> folded = {dims};
+  if (!linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), folded))
+    return;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(op, folded, rewriter);
+  if (failed(collapsed))
+    return;
+  rewriter.eraseOp(op); // on buffers: no results to replace
+}
+
 struct TccParallelizeLoopsPass
     : mlir::tcc::impl::TccParallelizeLoopsBase<TccParallelizeLoopsPass> {
   using TccParallelizeLoopsBase::TccParallelizeLoopsBase;
 
   void runOnOperation() override {
+    {
+      IRRewriter rewriter(&getContext());
+      SmallVector<linalg::GenericOp> generics;
+      if (!getOperation().isExternal())
+        for (Operation &op : getOperation().getBody().front())
+          if (auto g = dyn_cast<linalg::GenericOp>(&op))
+            generics.push_back(g);
+      for (linalg::GenericOp g : generics)
+        collapseTrailingReductions(rewriter, g);
+    }
     SmallVector<std::pair<linalg::LinalgOp, int64_t>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       // Only ops at the top of the function: nested ones are already

@@ -315,7 +315,11 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
     skipped for the channels). The inner loops stay sequential, so LLVM
     still vectorizes the innermost one. Smaller ops, reductions over their
     outermost dimension and dynamic shapes are left to
-    `convert-linalg-to-loops`. `convert-scf-to-openmp` then makes each
+    `convert-linalg-to-loops`. First, every linalg.generic's trailing
+    reduction loops that are contiguous in all its operands become one (the
+    operands collapsed with `memref.collapse_shape`), so that the innermost
+    loop of a pooling-like sum is long enough to vectorize.
+    `convert-scf-to-openmp` then makes each
     `scf.parallel` a worksharing loop, which the artifact runs on the
     caller's thread pool (runtime/ukernels/compiler_abi.cc).
 
@@ -355,6 +359,51 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def TccPromoteAccumulators : Pass<"tcc-promote-accumulators", "func::FuncOp"> {
+  let summary = "Keep a loop's accumulator in a register instead of memory";
+  let description = [{
+    Runs on the loops that `convert-linalg-to-loops` and
+    `tcc-parallelize-loops` made of linalg ops on buffers. A reduction's
+    loop nest loads the output element, combines it with an input element
+    and stores it back at every iteration; LLVM would keep it in a register
+    if it knew the output shares no memory with the inputs, but both are
+    views of the arena (or arguments) to it. This pass knows: arena views at
+    constant offsets whose byte ranges do not meet, distinct function
+    arguments (the ABI's inputs, outputs and arena never overlap an output
+    or the arena) and allocations are distinct memory.
+
+    An `scf.for` of at least one iteration whose body loads an element at
+    indices fixed in the loop and stores to the same element, with no other
+    access in the loop to memory that may overlap it and nothing else with
+    memory effects, carries the element as an iteration argument instead:
+    loaded once before the loop, stored once after. Innermost loops first,
+    so the element leaves every loop of the reduction; the innermost loop is
+    then a chain LLVM vectorizes (float sums carry `reassoc`).
+
+    Before:
+    ```mlir
+    scf.for %j = %c0 to %c196 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<64x196xf32>
+      %a = memref.load %acc[%i] : memref<64xf32>
+      %s = arith.addf %a, %x fastmath<reassoc> : f32
+      memref.store %s, %acc[%i] : memref<64xf32>
+    }
+    ```
+    After:
+    ```mlir
+    %a0 = memref.load %acc[%i] : memref<64xf32>
+    %r = scf.for %j = %c0 to %c196 step %c1 iter_args(%a = %a0) -> (f32) {
+      %x = memref.load %in[%i, %j] : memref<64x196xf32>
+      %s = arith.addf %a, %x fastmath<reassoc> : f32
+      scf.yield %s : f32
+    }
+    memref.store %r, %acc[%i] : memref<64xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def TccMarkRowTemporaries : Pass<"tcc-mark-row-temporaries", "func::FuncOp"> {

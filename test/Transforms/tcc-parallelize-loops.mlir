@@ -191,3 +191,58 @@ func.func @rows_loops_sharing_a_view(%x: memref<256x512xf32>, %y: memref<256x512
   } {tcc.rows_loop}
   return
 }
+
+// -----
+
+#in = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+
+// A global average pool's sum: the trailing reduction loops (14 x 14,
+// contiguous in every operand) become one loop of 196, whether or not the
+// op is big enough to run in parallel.
+// CHECK-LABEL: func.func @collapse_trailing_reductions
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : memref<32x64x14x14xf32> into memref<32x64x196xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c32)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c196
+// CHECK: memref.load %[[FLAT]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<32x64x196xf32>
+// CHECK-LABEL: func.func @collapse_small
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%{{.*}} : memref<2x12xf32>)
+func.func @collapse_trailing_reductions(%x: memref<32x64x14x14xf32>, %y: memref<32x64xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x : memref<32x64x14x14xf32>) outs(%y : memref<32x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @collapse_small(%x: memref<2x3x4xf32>, %y: memref<2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x3x4xf32>) outs(%y : memref<2xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Reduction loops that are not contiguous in an operand (the input read
+// transposed) stay as they are.
+// CHECK-LABEL: func.func @strided_reductions_stay
+// CHECK-NOT: memref.collapse_shape
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction", "reduction"]
+func.func @strided_reductions_stay(%x: memref<2x4x3xf32>, %y: memref<2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0)>], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x : memref<2x4x3xf32>) outs(%y : memref<2xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %b, %a fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
