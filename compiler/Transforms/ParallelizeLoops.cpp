@@ -136,7 +136,12 @@ void collapseTrailingReductions(RewriterBase &rewriter, linalg::GenericOp op) {
   for (int64_t d = first; d < n; ++d)
     dims.push_back(d);
   SmallVector<ReassociationIndices> folded = {dims};
-  if (!linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), folded))
+  // Only plain indexing (each operand indexed by loops, not by sums of them
+  // as a window's input is): what the collapse can rewrite.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!llvm::all_of(maps,
+                    [](AffineMap m) { return m.isProjectedPermutation(); }) ||
+      !linalg::areDimSequencesPreserved(maps, folded))
     return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::CollapseResult> collapsed =

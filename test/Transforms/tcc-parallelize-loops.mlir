@@ -246,3 +246,21 @@ func.func @strided_reductions_stay(%x: memref<2x4x3xf32>, %y: memref<2xf32>) {
   }
   return
 }
+
+// -----
+
+// A window's input is indexed by sums of loops (an average pool's
+// oy * 2 + ky): its reduction loops stay as they are.
+// CHECK-LABEL: func.func @window_reductions_stay
+// CHECK-NOT: memref.collapse_shape
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+func.func @window_reductions_stay(%x: memref<2x9x9xf32>, %w: memref<3xf32>, %y: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1 * 2 + d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x9x9xf32>, memref<3xf32>) outs(%y : memref<2x4xf32>) {
+  ^bb0(%a: f32, %k: f32, %b: f32):
+    %s = arith.addf %b, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
