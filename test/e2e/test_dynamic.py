@@ -252,6 +252,9 @@ def test_pointer_calls_refuse_symbolic_models(two_inputs):
         m._run_cached([a.ctypes.data, a.ctypes.data])
     with pytest.raises(TypeError, match="has symbolic dimensions"):
         m._run_pointers([a.ctypes.data, a.ctypes.data], [a.ctypes.data])
+    t = torch.zeros(3, 4)
+    with pytest.raises(TypeError, match="has symbolic dimensions"):
+        m._run_args([t, t], (0, 1), None)
 
 
 def test_compile_api_bounds(tmp_path):

@@ -400,6 +400,7 @@ public:
   /// through `convert` when it is not None.
   py::tuple runCached(const std::vector<uintptr_t> &inputs,
                       const py::object &convert = py::none()) {
+    checkAddresses(inputs); // before sizing outputs by the model's shapes
     uint32_t numOut = model.numOutputs();
     std::vector<std::unique_ptr<CachedTensor>> made(numOut);
     std::vector<uintptr_t> addresses(numOut);
@@ -615,18 +616,23 @@ private:
   /// guarantees (tcc.torch checks them when it compiles).
   void runAddresses(const std::vector<uintptr_t> &inputs,
                     const uintptr_t *outputs) {
-    if (inputs.size() != model.numInputs())
-      throw py::type_error(origin() + " takes " +
-                           count(model.numInputs(), "input"));
-    if (model.numSymbols())
-      throw py::type_error(origin() + " has symbolic dimensions; run it "
-                                      "with arrays (Model.run)");
+    checkAddresses(inputs);
     static_assert(sizeof(uintptr_t) == sizeof(void *));
     Lease lease{*this, acquire()};
     py::gil_scoped_release released;
     lease.context->runBuffers(
         reinterpret_cast<const void *const *>(inputs.data()), inputs.size(),
         reinterpret_cast<void *const *>(outputs), model.numOutputs());
+  }
+
+  /// Calls by address take static models only, with every input.
+  void checkAddresses(const std::vector<uintptr_t> &inputs) const {
+    if (inputs.size() != model.numInputs())
+      throw py::type_error(origin() + " takes " +
+                           count(model.numInputs(), "input"));
+    if (model.numSymbols())
+      throw py::type_error(origin() + " has symbolic dimensions; run it "
+                                      "with arrays (Model.run)");
   }
 
   /// A context of the pool for one run; back to the pool when the run is
