@@ -392,6 +392,7 @@ public:
     if (outputs.size() != model.numOutputs())
       throw py::type_error(origin() + " takes " +
                            count(model.numOutputs(), "output"));
+    checkAddresses(inputs);
     runAddresses(inputs, outputs.data());
   }
 
@@ -613,10 +614,10 @@ private:
 
   /// Runs on the buffers at `inputs` and `outputs` (as many as the model
   /// has outputs), in the model's own dtypes and shapes, which the caller
-  /// guarantees (tcc.torch checks them when it compiles).
+  /// guarantees (tcc.torch checks them when it compiles), after
+  /// checkAddresses.
   void runAddresses(const std::vector<uintptr_t> &inputs,
                     const uintptr_t *outputs) {
-    checkAddresses(inputs);
     static_assert(sizeof(uintptr_t) == sizeof(void *));
     Lease lease{*this, acquire()};
     py::gil_scoped_release released;
