@@ -138,16 +138,18 @@ struct PyValue {
   RankedTensorType type() const {
     return cast<RankedTensorType>(value.getType());
   }
+  /// The shape, -1 for a dynamic dimension.
   std::vector<int64_t> shape() const {
-    ArrayRef<int64_t> s = type().getShape();
-    return {s.begin(), s.end()};
+    std::vector<int64_t> s;
+    for (int64_t d : type().getShape())
+      s.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    return s;
   }
   std::string dtype() const { return dtypeName(type().getElementType()); }
   std::string repr() const {
     std::string s = "<tcc.Value " + dtype() + "[";
     for (auto [i, d] : llvm::enumerate(shape()))
-      s += (i ? "x" : "") +
-           (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+      s += (i ? "x" : "") + (d < 0 ? std::string("?") : std::to_string(d));
     return s + "]>";
   }
 };
@@ -204,13 +206,24 @@ public:
             : Location(NameLoc::get(StringAttr::get(&context(), where)));
   }
 
+  /// An input of `shape` (-1: a dynamic dimension, named by `dims`, one
+  /// name or None per dimension: the artifact's symbol).
   PyValue addInput(const std::string &name, const std::string &dtype,
-                   const std::vector<int64_t> &shape) {
+                   const std::vector<int64_t> &shape, const py::object &dims) {
     checkOpen();
-    for (int64_t d : shape)
-      if (d < 0)
-        throw py::value_error("input '" + name + "' has a negative dimension");
-    auto type = RankedTensorType::get(shape, dtypeType(dtype));
+    auto type = RankedTensorType::get(
+        tensorShape(shape, "input '" + name + "'"), dtypeType(dtype));
+    SmallVector<Attribute> names;
+    if (!dims.is_none()) {
+      auto given = dims.cast<std::vector<py::object>>();
+      if (given.size() != shape.size())
+        throw py::value_error("input '" + name + "': dims names " +
+                              std::to_string(given.size()) + " dimensions of " +
+                              std::to_string(shape.size()));
+      for (auto [d, n] : llvm::zip(shape, given))
+        names.push_back(StringAttr::get(
+            &context(), d < 0 && !n.is_none() ? n.cast<std::string>() : ""));
+    }
     func::FuncOp main = state->main;
     unsigned i = main.getNumArguments();
     Value arg = main.front().addArgument(type, state->loc);
@@ -218,7 +231,23 @@ public:
     main.setType(FunctionType::get(&context(), inputs,
                                    main.getFunctionType().getResults()));
     main.setArgAttr(i, "tcc.name", StringAttr::get(&context(), name));
+    if (!type.hasStaticShape() && !names.empty())
+      main.setArgAttr(i, "tcc.dims", ArrayAttr::get(&context(), names));
     return wrap(arg);
+  }
+
+  /// A shape from Python's: -1 is a dynamic dimension; any other negative
+  /// size is an error naming `what`.
+  static SmallVector<int64_t> tensorShape(const std::vector<int64_t> &shape,
+                                          const std::string &what) {
+    SmallVector<int64_t> dims;
+    for (int64_t d : shape) {
+      if (d < -1)
+        throw py::value_error(what + " has a negative dimension (" +
+                              std::to_string(d) + ")");
+      dims.push_back(d == -1 ? ShapedType::kDynamic : d);
+    }
+    return dims;
   }
 
   /// Whether `raw` repeats its first element.
@@ -279,7 +308,8 @@ public:
       for (py::handle r : results) {
         auto [dtype, shape] =
             r.cast<std::pair<std::string, std::vector<int64_t>>>();
-        types.push_back(RankedTensorType::get(shape, dtypeType(dtype)));
+        types.push_back(RankedTensorType::get(
+            tensorShape(shape, "a result of " + name), dtypeType(dtype)));
       }
     Diagnostics diags;
     FailureOr<SmallVector<Value>> made =
@@ -582,7 +612,9 @@ PYBIND11_MODULE(_compiler, m) {
       .def("set_location", &PyGraph::setLocation, py::arg("where"),
            "Names what the next ops come from, in their diagnostics.")
       .def("add_input", &PyGraph::addInput, py::arg("name"), py::arg("dtype"),
-           py::arg("shape"))
+           py::arg("shape"), py::arg("dims") = py::none(),
+           "Adds an input of `shape` (-1: a dynamic dimension; `dims` names "
+           "each dimension, None for a fixed one: the artifact's symbols).")
       .def("constant", &PyGraph::constant, py::arg("array"), py::arg("dtype"),
            py::arg("name") = "")
       .def("op", &PyGraph::op, py::arg("name"), py::arg("operands"),

@@ -464,15 +464,18 @@ def TccInlineAllocaScopes : Pass<"tcc-inline-alloca-scopes", "func::FuncOp"> {
 def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
   let summary = "Compile a dynamic batch dimension as slabs of fixed size";
   let description = [{
-    Where `@main`'s only dynamic dimensions are leading ones (the batch) and
-    no op mixes the rows of the batch (no reduction, softmax, concatenation,
-    gather or transposition along it; contractions only with unbatched
+    Where `@main`'s inputs have one dynamic dimension, a leading one (the
+    batch), and no op mixes the rows of the batch (no reduction, softmax,
+    concatenation or gather along it; contractions only with unbatched
     weights or batch against batch), each row of every result depends on
     the same row of the inputs alone, so any batch is the concatenation of
-    smaller ones. A reshape may merge whole rows into the leading dimension
-    or split them back ([B, S, D] -> [B*S, D] -> [B, S, D]): the pass tracks
-    each value's rows per batch row, which the ops of one value must agree
-    on and the outputs must have as 1. The pass checks that op by op and
+    smaller ones. Inside the graph the batch may move to any dimension (a
+    transpose; attention's [S, B, D] layout), each value's one dynamic
+    dimension; a reshape may merge whole rows into it or split them back
+    ([B, S, D] -> [B*S, D] -> [B, S, D]; [S, B, D] -> [S*B, D]): the pass
+    tracks how the dimension holds the batch (blocks of it, rows per batch
+    row), which the operands of one op must agree on and the inputs and
+    outputs must have leading, one row a batch row. The pass checks that op by op and
     replaces `@main` by copies at fixed batch sizes: `@main_chunk8`,
     `@main_chunk4`, `@main_chunk2`, `@main_chunk1` (powers of two from
     `max-chunk` down, none above the dimension's upper bound). The artifact
@@ -482,8 +485,9 @@ def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
     module's `tcc.dim_bounds` = {NAME = array<i64: MIN, MAX>}, default 1 to
     2^31-1), the slab sizes, and which inputs and outputs are batched.
 
-    An op that mixes rows, or a dynamic dimension that is not leading, is
-    an error naming the op. A static `@main` is left as it is.
+    An op that mixes rows, a value with several dynamic dimensions, or an
+    input or output whose dynamic dimension is not leading, is an error
+    naming the op. A static `@main` is left as it is.
 
     Before:
     ```mlir

@@ -35,11 +35,20 @@ namespace mlir::tcc {
 using namespace mlir;
 using namespace mlir::tcc;
 
-/// Whether `t` is a tensor whose leading dimension is the dynamic one.
-static bool isBatched(Type t) {
+/// The dimension of `t` that holds the batch: its dynamic one (checkInterface
+/// has made sure there is at most one), or -1.
+static int64_t batchAxis(Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
-  return tensor && tensor.getRank() > 0 && tensor.isDynamicDim(0);
+  if (!tensor)
+    return -1;
+  for (int64_t i = 0; i < tensor.getRank(); ++i)
+    if (tensor.isDynamicDim(i))
+      return i;
+  return -1;
 }
+
+/// Whether `t` is a tensor with the batch in one of its dimensions.
+static bool isBatched(Type t) { return batchAxis(t) >= 0; }
 
 static bool anyBatched(TypeRange types) {
   return llvm::any_of(types, isBatched);
@@ -47,6 +56,10 @@ static bool anyBatched(TypeRange types) {
 
 static int64_t normalizedAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
+}
+
+static int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
 }
 
 /// `get(op)` for the first of `Ops` that `op` is, or nullopt.
@@ -60,9 +73,27 @@ static auto attrOf(Operation *op, Get get) -> std::optional<decltype(get(
   return value;
 }
 
+/// Why the broadcasting op `op` mixes rows: its batched operands must hold
+/// the batch where the result does (right-aligned), and an unbatched
+/// operand of that dimension must broadcast along it.
+static std::string broadcastReason(Operation *op, int64_t rank, int64_t axis) {
+  for (Value v : op->getOperands()) {
+    auto t = cast<RankedTensorType>(v.getType());
+    int64_t at = axis - (rank - t.getRank()); // The result's batch in `v`.
+    if (isBatched(t) && batchAxis(t) != at)
+      return "combines tensors holding the batch in different dimensions";
+    if (!isBatched(t) && at >= 0 && t.getDimSize(at) != 1)
+      return "combines batched operands with one of fixed size " +
+             std::to_string(t.getDimSize(at)) + " along the batch";
+  }
+  return "";
+}
+
 /// Why `op` mixes the rows of the batch (or cannot be shown not to); empty
 /// when each row of its batched results depends on the same row of its
-/// batched operands and on whole unbatched operands only.
+/// batched operands and on whole unbatched operands only. The batch may
+/// sit in any dimension of an intermediate value (a transposition moves
+/// it); each op's rule is about the dimension it holds there.
 static std::string mixingReason(Operation *op) {
   bool inBatched = anyBatched(op->getOperandTypes());
   bool outBatched = anyBatched(op->getResultTypes());
@@ -70,115 +101,134 @@ static std::string mixingReason(Operation *op) {
     return "";
   if (inBatched && !outBatched)
     return "reduces over the dynamic dimension";
+  Value result = op->getResult(0);
+  int64_t rank = rankOf(result);
+  int64_t outAxis = batchAxis(result.getType());
+  if (auto broadcast = dyn_cast<BroadcastToOp>(op)) {
+    // Each row stretched within itself; an unbatched operand is the same
+    // in every row.
+    if (!inBatched)
+      return "";
+    return broadcastReason(op, rank, outAxis);
+  }
   if (!inBatched)
     return "makes the dynamic dimension from no batched operand";
-  if (isa<BroadcastToOp>(op))
-    return ""; // Each row stretched within itself.
-  auto rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  int64_t inAxis = batchAxis(op->getOperand(0).getType());
+  // Whether `axis` of the first operand is the batch's.
   auto axisAt = [&](int64_t axis) {
-    return normalizedAxis(axis, rank) == 0
+    return normalizedAxis(axis, rankOf(op->getOperand(0))) == inAxis
                ? std::string("works along the dynamic dimension")
                : std::string();
   };
 
-  if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>()) {
-    // Unbatched operands of the full rank must broadcast along it.
-    for (Value v : op->getOperands()) {
-      auto t = cast<RankedTensorType>(v.getType());
-      if (!isBatched(t) && t.getRank() == rank && t.getDimSize(0) != 1)
-        return "combines batched operands with one of fixed leading size " +
-               std::to_string(t.getDimSize(0));
-    }
-    return "";
-  }
+  if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>())
+    return broadcastReason(op, rank, outAxis);
   if (auto mm = dyn_cast<MatmulOp>(op)) {
-    for (Value v : {mm.getLhs(), mm.getRhs()}) {
-      auto t = cast<RankedTensorType>(v.getType());
-      bool rowOperand = v == mm.getLhs() && t.getRank() >= 2;
-      if (isBatched(t) && !(t.getRank() >= 3 || rowOperand))
-        return "contracts over the dynamic dimension";
-      // (A matrix operand's leading dimension is a row or contraction one;
-      // only stacks of matrices align theirs with the batch.)
-      if (!isBatched(t) && rank >= 3 && t.getRank() == rank &&
-          t.getDimSize(0) != 1)
-        return "multiplies batched matrices by a batch of fixed size";
-    }
+    auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+    auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+    // The contraction is the last dimension of the lhs and the first of a
+    // vector rhs, else its next to last.
+    if (batchAxis(lhs) == lhs.getRank() - 1 ||
+        (isBatched(rhs) &&
+         batchAxis(rhs) == std::max<int64_t>(rhs.getRank() - 2, 0)))
+      return "contracts over the dynamic dimension";
+    // In a stack of matrices, the other operand's stack must broadcast
+    // along the batch.
+    if (outAxis < rank - 2)
+      for (auto t : {lhs, rhs}) {
+        int64_t at = outAxis - (rank - t.getRank());
+        if (t.getRank() >= 3 && at >= 0 && at < t.getRank() - 2 &&
+            !isBatched(t) && t.getDimSize(at) != 1)
+          return "multiplies batched matrices by a batch of fixed size";
+      }
     return "";
   }
-  if (isa<ConvOp, MaxPoolOp, AvgPoolOp, BatchNormOp>(op)) {
+  if (isa<ConvOp, MaxPoolOp, AvgPoolOp, BatchNormOp, NllLossOp>(op)) {
+    if (inAxis != 0)
+      return "works along the dynamic dimension";
     for (Value v : op->getOperands().drop_front())
       if (isBatched(v.getType()))
         return "takes its parameters from the batch";
+    if (auto nll = dyn_cast<NllLossOp>(op))
+      return nll.getReduction() == LossReduction::none
+                 ? ""
+                 : "sums or averages over the batch";
     return "";
   }
-  if (auto nll = dyn_cast<NllLossOp>(op))
-    return nll.getReduction() == LossReduction::none
-               ? ""
-               : "sums or averages over the batch";
-  if (auto reshape = dyn_cast<ReshapeOp>(op))
-    // Rows may merge or split whole (a multiple of the batch leads the
-    // result, see batchMultiples); both ends keep a dynamic leading one.
-    return isBatched(reshape.getInput().getType()) &&
-                   isBatched(reshape.getType())
-               ? ""
-               : "reshapes across the dynamic dimension";
+  if (isa<ReshapeOp>(op))
+    // Rows may merge or split whole (see batchMultiples).
+    return outBatched ? "" : "reshapes across the dynamic dimension";
   if (auto transpose = dyn_cast<TransposeOp>(op))
-    return transpose.getPerm()[0] == 0 ? "" : "moves the dynamic dimension";
+    return transpose.getPerm()[outAxis] == inAxis
+               ? ""
+               : "moves the dynamic dimension where its type does not say";
   if (auto slice = dyn_cast<SliceOp>(op))
-    return slice.getOffsets()[0] == 0 && slice.getSteps()[0] == 1 &&
-                   isBatched(slice.getType())
+    return slice.getOffsets()[inAxis] == 0 && slice.getSteps()[inAxis] == 1 &&
+                   outAxis == inAxis
                ? ""
                : "slices the dynamic dimension";
   if (auto pad = dyn_cast<PadOp>(op))
-    return pad.getLow()[0] == 0 && pad.getHigh()[0] == 0
+    return pad.getLow()[inAxis] == 0 && pad.getHigh()[inAxis] == 0
                ? ""
                : "pads the dynamic dimension";
   if (auto gather = dyn_cast<GatherOp>(op)) {
-    bool data = isBatched(gather.getData().getType());
+    auto data = gather.getData().getType();
+    bool dataBatched = isBatched(data);
     bool indices = isBatched(gather.getIndices().getType());
-    if (data && !indices && gather.getAxis() != 0)
+    int64_t axis = normalizedAxis(gather.getAxis(), rankOf(gather.getData()));
+    if (dataBatched && !indices && axis != batchAxis(data))
       return "";
     // A lookup table indexed by a batch of indices: one row per index row.
-    if (!data && indices && gather.getAxis() == 0)
+    if (!dataBatched && indices)
       return "";
     return "gathers along the dynamic dimension";
   }
-  if (auto scatter = dyn_cast<ScatterOp>(op))
-    return scatter.getAxis() == 0 || !isBatched(scatter.getData().getType()) ||
-                   !isBatched(scatter.getIndices().getType()) ||
-                   !isBatched(scatter.getUpdates().getType())
+  if (auto scatter = dyn_cast<ScatterOp>(op)) {
+    int64_t axis = normalizedAxis(scatter.getAxis(), rankOf(scatter.getData()));
+    Type data = scatter.getData().getType();
+    return axis == batchAxis(data) || !isBatched(data) ||
+                   batchAxis(scatter.getIndices().getType()) !=
+                       batchAxis(data) ||
+                   batchAxis(scatter.getUpdates().getType()) != batchAxis(data)
                ? "scatters along the dynamic dimension"
                : "";
+  }
   if (auto concat = dyn_cast<ConcatOp>(op)) {
     for (Value v : concat.getInputs())
-      if (!isBatched(v.getType()))
+      if (batchAxis(v.getType()) != inAxis)
         return "joins batched and unbatched tensors";
     return axisAt(concat.getAxis());
   }
-  if (auto axis =
-          attrOf<SplitOp, LayerNormOp, SoftmaxOp, LogSoftmaxOp, CumsumOp,
-                 CumprodOp, TopKOp>(op, [](auto o) { return o.getAxis(); }))
-    return axisAt(*axis);
-  int64_t inputRank =
-      cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-  if (auto axis =
-          attrOf<ArgMaxOp, ArgMinOp>(op, [](auto o) { return o.getAxis(); }))
-    return normalizedAxis(*axis, inputRank) == 0
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    // Normalizes over [axis, rank).
+    return normalizedAxis(ln.getAxis(), rank) <= inAxis
                ? "works along the dynamic dimension"
                : "";
+  if (auto axis =
+          attrOf<SplitOp, SoftmaxOp, LogSoftmaxOp, CumsumOp, CumprodOp, TopKOp,
+                 ArgMaxOp, ArgMinOp>(op, [](auto o) { return o.getAxis(); }))
+    return axisAt(*axis);
   if (auto axes = attrOf<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
                          ReduceProdOp>(op, [](auto o) { return o.getAxes(); }))
-    return llvm::any_of(
-               *axes,
-               [&](int64_t a) { return normalizedAxis(a, inputRank) == 0; })
+    return llvm::any_of(*axes,
+                        [&](int64_t a) {
+                          return normalizedAxis(a, rankOf(op->getOperand(0))) ==
+                                 inAxis;
+                        })
                ? "reduces over the dynamic dimension"
                : "";
   return "has no rule for a dynamic dimension in tcc yet";
 }
 
-static int64_t rowSize(RankedTensorType t) {
-  return std::accumulate(t.getShape().begin() + 1, t.getShape().end(),
-                         int64_t(1), std::multiplies<int64_t>());
+/// The number of elements of `t` before and after its batch dimension.
+static std::pair<int64_t, int64_t> aroundBatch(RankedTensorType t) {
+  int64_t axis = batchAxis(t);
+  ArrayRef<int64_t> shape = t.getShape();
+  auto product = [](ArrayRef<int64_t> dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t(1),
+                           std::multiplies<int64_t>());
+  };
+  return {product(shape.take_front(axis)), product(shape.drop_front(axis + 1))};
 }
 
 std::vector<func::FuncOp> mlir::tcc::graphFunctions(ModuleOp module) {
@@ -190,13 +240,13 @@ std::vector<func::FuncOp> mlir::tcc::graphFunctions(ModuleOp module) {
   return graphs;
 }
 
-/// `t` with its dynamic leading dimension fixed to `rows`.
+/// `t` with its dynamic dimension fixed to `rows`.
 static Type withRows(Type t, int64_t rows) {
   if (!isBatched(t))
     return t;
   auto tensor = cast<RankedTensorType>(t);
   SmallVector<int64_t> shape(tensor.getShape());
-  shape[0] = rows;
+  shape[batchAxis(t)] = rows;
   return tensor.clone(shape);
 }
 
@@ -219,7 +269,10 @@ struct TccSpecializeBatchPass
                    llvm::any_of(type.getResults(), isDynamic);
     if (!dynamic)
       return; // A static graph: nothing to do.
-    if (failed(checkInterface(main)) || failed(checkOps(main)))
+    // (The outputs after the ops: an op that moves the batch is the error
+    // to report.)
+    if (failed(checkInterface(main)) || failed(checkOps(main)) ||
+        failed(checkLeading(main, "output", type.getResults())))
       return signalPassFailure();
 
     std::string name;
@@ -246,75 +299,76 @@ struct TccSpecializeBatchPass
              b.getNamedAttr("chunks", b.getDenseI64ArrayAttr(sizes)),
              b.getNamedAttr("inputs", flags(type.getInputs())),
              b.getNamedAttr("outputs", flags(type.getResults()))}));
-    for (int64_t rows : sizes) {
+    for (int64_t slab : sizes) {
       IRMapping map;
       auto copy = cast<func::FuncOp>(main->clone(map));
-      copy.setSymName(("main_chunk" + Twine(rows)).str());
-      for (auto [original, multiple] : multiples) {
+      copy.setSymName(("main_chunk" + Twine(slab)).str());
+      for (auto [original, held] : rows) {
         Value v = map.lookup(original);
-        v.setType(withRows(v.getType(), rows * multiple));
+        v.setType(withRows(v.getType(), held.size(slab)));
       }
       copy.setFunctionType(b.getFunctionType(
           llvm::map_to_vector(type.getInputs(),
-                              [&](Type t) { return withRows(t, rows); }),
+                              [&](Type t) { return withRows(t, slab); }),
           llvm::map_to_vector(type.getResults(),
-                              [&](Type t) { return withRows(t, rows); })));
+                              [&](Type t) { return withRows(t, slab); })));
       b.insert(copy);
     }
     main.erase();
   }
 
-  /// Only leading dimensions are dynamic, anywhere in the graph.
+  /// One dynamic dimension a tensor, anywhere in the graph; the leading
+  /// one of the inputs (which, as the outputs, run as slabs of rows).
   LogicalResult checkInterface(func::FuncOp main) {
     WalkResult result = main.walk([&](Operation *op) {
       for (Type t :
            llvm::concat<const Type>(SmallVector<Type>(op->getOperandTypes()),
                                     SmallVector<Type>(op->getResultTypes()))) {
         auto tensor = dyn_cast<RankedTensorType>(t);
-        if (!tensor)
+        if (!tensor || tensor.getNumDynamicDims() < 2)
           continue;
-        for (int64_t i = 1; i < tensor.getRank(); ++i)
-          if (tensor.isDynamicDim(i)) {
-            op->emitError() << "dimension " << i << " of " << tensor
-                            << " is dynamic; tcc compiles one dynamic "
-                               "leading (batch) dimension; fix the others "
-                               "with --input-shape";
-            return WalkResult::interrupt();
-          }
+        op->emitError() << tensor
+                        << " has several dynamic dimensions; tcc compiles "
+                           "one dynamic dimension (a batch); fix the others "
+                           "with --input-shape";
+        return WalkResult::interrupt();
       }
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
       return failure();
-    for (BlockArgument arg : main.getArguments()) {
-      auto tensor = dyn_cast<RankedTensorType>(arg.getType());
-      if (tensor && tensor.getRank() > 0)
-        for (int64_t i = 1; i < tensor.getRank(); ++i)
-          if (tensor.isDynamicDim(i))
-            return main.emitError()
-                   << "dimension " << i << " of input " << arg.getArgNumber()
-                   << " (" << tensor
-                   << ") is dynamic; tcc compiles one dynamic leading "
-                      "(batch) dimension; fix the others with --input-shape";
-    }
+    return checkLeading(main, "input", main.getFunctionType().getInputs());
+  }
+
+  /// The batch leads each of `types` (the inputs or outputs).
+  LogicalResult checkLeading(func::FuncOp main, StringRef kind,
+                             TypeRange types) {
+    for (auto [k, t] : llvm::enumerate(types))
+      if (isBatched(t) && batchAxis(t) != 0)
+        return main.emitError()
+               << "dimension " << batchAxis(t) << " of " << kind << " " << k
+               << " (" << t
+               << ") is dynamic; tcc compiles one dynamic leading (batch) "
+                  "dimension; fix the others with --input-shape";
     return success();
   }
 
-  /// Proves op by op that rows stay apart, and finds each batched value's
-  /// multiple of the batch: its leading dimension is `multiple` rows a
-  /// batch row (a reshape of [B, S, D] to [B*S, D] makes S; back to
-  /// [B, S, D], 1). Values of one op must agree on it; inputs and outputs
-  /// have 1.
+  /// Proves op by op that rows stay apart, and finds how each batched
+  /// value's dynamic dimension holds the batch: `outer` blocks of the batch,
+  /// each row repeated as `inner` consecutive entries (a reshape of
+  /// [B, S, D] to [B*S, D] makes inner S; back to [B, S, D], 1; one of
+  /// [S, B, D] to [S*B, D] makes outer S). Values of one op must agree on
+  /// it; inputs and outputs have 1 and 1.
   LogicalResult checkOps(func::FuncOp main) {
     for (BlockArgument arg : main.getArguments())
       if (isBatched(arg.getType()))
-        multiples[arg] = 1;
+        rows[arg] = {1, 1};
     WalkResult result = main.walk([&](Operation *op) {
       if (isa<func::FuncOp>(op))
         return WalkResult::advance();
       std::string reason = isa<func::ReturnOp>(op) ? "" : mixingReason(op);
       if (reason.empty())
-        reason = batchMultiples(op);
+        reason = batchRows(op);
       if (reason.empty())
         return WalkResult::advance();
       op->emitError() << "'" << op->getName().getStringRef() << "' " << reason
@@ -325,40 +379,62 @@ struct TccSpecializeBatchPass
     return failure(result.wasInterrupted());
   }
 
-  /// Sets the multiples of `op`'s batched results from its operands'.
-  std::string batchMultiples(Operation *op) {
-    int64_t multiple = 0;
+  /// How a dynamic dimension holds the batch: its size is outer * B * inner.
+  struct Rows {
+    int64_t outer = 0, inner = 0;
+    bool known() const { return inner != 0; }
+    bool operator!=(const Rows &o) const {
+      return outer != o.outer || inner != o.inner;
+    }
+    int64_t size(int64_t batch) const { return outer * batch * inner; }
+    std::string str() const {
+      return (outer > 1 ? std::to_string(outer) + " blocks of " : "") +
+             std::to_string(inner) + " rows a batch row";
+    }
+  };
+
+  /// Sets the rows of `op`'s batched results from its operands'.
+  std::string batchRows(Operation *op) {
+    Rows common;
     for (Value v : op->getOperands()) {
       if (!isBatched(v.getType()))
         continue;
-      int64_t m = multiples.lookup(v);
-      if (!m)
+      Rows r = rows.lookup(v);
+      if (!r.known())
         return "reads a batched value from outside the graph's body";
-      if (multiple && m != multiple)
-        return "combines tensors with " + std::to_string(multiple) + " and " +
-               std::to_string(m) + " rows a batch row";
-      multiple = m;
+      if (common.known() && r != common)
+        return "combines tensors with " + common.str() + " and " + r.str();
+      common = r;
     }
     if (isa<func::ReturnOp>(op))
-      return multiple > 1 ? "returns " + std::to_string(multiple) +
-                                " rows a batch row (outputs must keep the "
-                                "batch as their leading dimension)"
-                          : "";
+      return common.known() && common != Rows{1, 1}
+                 ? "returns " + common.str() +
+                       " (outputs must keep the batch as their leading "
+                       "dimension)"
+                 : "";
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-      auto in = cast<RankedTensorType>(reshape.getInput().getType());
-      auto out = cast<RankedTensorType>(reshape.getType());
-      int64_t elements = multiple * rowSize(in);
-      if (rowSize(out) == 0 || elements % rowSize(out) != 0)
+      // Whole rows: as many blocks of the batch as before, each row's
+      // elements after it in whole multiples of the result's.
+      auto [outerIn, innerIn] =
+          aroundBatch(cast<RankedTensorType>(reshape.getInput().getType()));
+      auto [outerOut, innerOut] =
+          aroundBatch(cast<RankedTensorType>(reshape.getType()));
+      int64_t blocks = outerIn * common.outer;
+      int64_t elements = common.inner * innerIn;
+      if (outerOut == 0 || blocks % outerOut != 0 || innerOut == 0 ||
+          elements % innerOut != 0)
         return std::string("reshapes across the dynamic dimension");
-      multiple = elements / rowSize(out);
+      common = {blocks / outerOut, elements / innerOut};
     }
+    if (!common.known() && isa<BroadcastToOp>(op))
+      common = {1, 1}; // From an unbatched operand: the batch itself.
     for (Value r : op->getResults())
       if (isBatched(r.getType()))
-        multiples[r] = multiple;
+        rows[r] = common;
     return "";
   }
 
-  DenseMap<Value, int64_t> multiples;
+  DenseMap<Value, Rows> rows;
 
   /// The dynamic dimension's name (the importer's `tcc.dims`; one name for
   /// all inputs) and bounds (the module's `tcc.dim_bounds`).

@@ -54,6 +54,49 @@ func.func @main(%x: tensor<?x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<?x3x5xf32>
 
 // -----
 
+// Attention's layout: the batch moves to the middle ([B, S, D] -> [S, B, D]),
+// heads split from D merge into it ([S, B*H, D/H], two rows a batch row),
+// the heads are transposed to the front and back, and the rows merge back.
+// Each value's dynamic dimension is fixed at its rows: 2 or 4 a slab row.
+// CHECK-LABEL: func.func @main_chunk2
+// CHECK: tcc.transpose {{.*}} : tensor<2x2x8xf32> -> tensor<2x2x8xf32>
+// CHECK: tcc.reshape {{.*}} : tensor<2x2x8xf32> -> tensor<2x4x4xf32>
+// CHECK: tcc.transpose {{.*}} : tensor<2x4x4xf32> -> tensor<4x2x4xf32>
+// CHECK: tcc.softmax {{.*}} : tensor<4x2x4xf32>
+// CHECK: tcc.matmul {{.*}} : (tensor<3x2xf32>, tensor<4x2x4xf32>) -> tensor<4x3x4xf32>
+// CHECK: tcc.reshape {{.*}} : tensor<3x4x4xf32> -> tensor<3x2x8xf32>
+// CHECK: tcc.transpose {{.*}} : tensor<3x2x8xf32> -> tensor<2x3x8xf32>
+func.func @main(%x: tensor<?x2x8xf32>, %w: tensor<3x2xf32>) -> tensor<?x3x8xf32> {
+  %0 = tcc.transpose %x perm = [1, 0, 2] : tensor<?x2x8xf32> -> tensor<2x?x8xf32>
+  %1 = tcc.reshape %0 : tensor<2x?x8xf32> -> tensor<2x?x4xf32>
+  %2 = tcc.transpose %1 perm = [1, 0, 2] : tensor<2x?x4xf32> -> tensor<?x2x4xf32>
+  %3 = tcc.softmax %2 axis = 2 : tensor<?x2x4xf32>
+  %4 = tcc.matmul %w, %3 : (tensor<3x2xf32>, tensor<?x2x4xf32>) -> tensor<?x3x4xf32>
+  %5 = tcc.transpose %4 perm = [1, 0, 2] : tensor<?x3x4xf32> -> tensor<3x?x4xf32>
+  %6 = tcc.reshape %5 : tensor<3x?x4xf32> -> tensor<3x?x8xf32>
+  %7 = tcc.transpose %6 perm = [1, 0, 2] : tensor<3x?x8xf32> -> tensor<?x3x8xf32>
+  return %7 : tensor<?x3x8xf32>
+}
+
+// -----
+
+// Attention's projections on [S, B, D]: the sequence and batch merge into
+// one dimension ([S*B, D], S blocks of the batch) and split back.
+// CHECK-LABEL: func.func @main_chunk2
+// CHECK: tcc.reshape {{.*}} : tensor<3x2x4xf32> -> tensor<6x4xf32>
+// CHECK: tcc.matmul {{.*}} -> tensor<6x4xf32>
+// CHECK: tcc.reshape {{.*}} : tensor<6x4xf32> -> tensor<3x2x4xf32>
+func.func @main(%x: tensor<?x3x4xf32>, %w: tensor<4x4xf32>) -> tensor<?x3x4xf32> {
+  %0 = tcc.transpose %x perm = [1, 0, 2] : tensor<?x3x4xf32> -> tensor<3x?x4xf32>
+  %1 = tcc.reshape %0 : tensor<3x?x4xf32> -> tensor<?x4xf32>
+  %2 = tcc.matmul %1, %w : (tensor<?x4xf32>, tensor<4x4xf32>) -> tensor<?x4xf32>
+  %3 = tcc.reshape %2 : tensor<?x4xf32> -> tensor<3x?x4xf32>
+  %4 = tcc.transpose %3 perm = [1, 0, 2] : tensor<3x?x4xf32> -> tensor<?x3x4xf32>
+  return %4 : tensor<?x3x4xf32>
+}
+
+// -----
+
 // A static graph is left as it is.
 // CHECK-NOT: tcc.batch
 // CHECK-LABEL: func.func @main(

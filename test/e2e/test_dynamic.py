@@ -241,8 +241,8 @@ def test_bad_flags(tmp_path, flags, message):
 
 
 def test_pointer_calls_refuse_symbolic_models(two_inputs):
-    """_run_cached and _run_pointers (the torch backend's calls, which
-    size nothing) take static models only: a symbolic one is a TypeError
+    """_run_cached and _run_pointers (calls on bare addresses, which size
+    nothing) take static models only: a symbolic one is a TypeError
     pointing at Model.run, not a run at some size."""
     _, so = two_inputs
     m = tcc.load(so)
@@ -252,9 +252,23 @@ def test_pointer_calls_refuse_symbolic_models(two_inputs):
         m._run_cached([a.ctypes.data, a.ctypes.data])
     with pytest.raises(TypeError, match="has symbolic dimensions"):
         m._run_pointers([a.ctypes.data, a.ctypes.data], [a.ctypes.data])
-    t = torch.zeros(3, 4)
-    with pytest.raises(TypeError, match="has symbolic dimensions"):
-        m._run_args([t, t], (0, 1), None)
+
+
+def test_tensor_calls_bind_symbolic_models(two_inputs):
+    """_run_args (the torch backend's call on tensors) reads the tensors'
+    shapes: they bind the batch, checked as Model.run checks arrays."""
+    model, so = two_inputs
+    m = tcc.load(so)
+    x, y = torch.randn(3, 8), torch.randn(3, 4)
+    got = m._run_args([x, y], (0, 1), torch.utils.dlpack.from_dlpack)
+    with torch.no_grad():
+        want = model(x, y)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"input 1 'y' has batch = 2 "
+                       r"\(dimension 0\), input 0 'x' has batch = 3"):
+        m._run_args([x, torch.randn(2, 4)], (0, 1), None)
 
 
 def test_compile_api_bounds(tmp_path):

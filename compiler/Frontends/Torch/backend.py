@@ -108,11 +108,14 @@ def _lib_dir():
         os.path.abspath(__file__))), "lib")
 
 
-def compile_graph(graph, opts, output):
-    """Compiles a finished tcc Graph to the library `output`, in process."""
+def compile_graph(graph, opts, output, dims=None):
+    """Compiles a finished tcc Graph to the library `output`, in process;
+    `dims`: its dynamic dimension's bounds (Signature.dims)."""
+    extra = {"dims": dims} if dims else {}
     graph.compile(output, mcpu=opts["mcpu"], opt_level=opts["opt_level"],
                   ukernels=opts["ukernels"],
-                  memory_report=opts["memory_report"], lib_dir=_lib_dir())
+                  memory_report=opts["memory_report"], lib_dir=_lib_dir(),
+                  **extra)
 
 
 def _emit(graph, opts):
@@ -143,13 +146,13 @@ def _artifact_path(opts, text, weights):
     return os.path.join(opts["cache_dir"], key.hexdigest()[:32] + ".so")
 
 
-def _compile_into(graph, opts, path):
+def _compile_into(graph, opts, path, dims=None):
     os.makedirs(opts["cache_dir"], exist_ok=True)
     start = time.perf_counter()
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=opts["cache_dir"])
     os.close(fd)
     try:
-        compile_graph(graph, opts, tmp)
+        compile_graph(graph, opts, tmp, dims)
         os.replace(tmp, path)  # atomic: another process may race us
     finally:
         if os.path.exists(tmp):
@@ -161,17 +164,25 @@ def _compile_into(graph, opts, path):
     stats.compile_seconds += time.perf_counter() - start
 
 
-def _cached_library(graph, opts, weights=()):
+def _graph_text(graph, dims):
+    """What keys a graph's artifact in the cache, with its weights' bytes:
+    its text, large weights elided, and its dynamic dimension's bounds."""
+    text = graph.mlir(elide_weights=True)
+    return text + (f"\n// dims {sorted(dims.items())}\n" if dims else "")
+
+
+def _cached_library(graph, opts, weights=(), dims=None):
     """The artifact of `graph` in the cache, compiled if it is not there;
     `weights` are the tensors compiled into it (hashed for the key, whose
-    graph text leaves their bytes out)."""
+    graph text leaves their bytes out), `dims` its dynamic dimension's
+    bounds."""
     if opts["emit"]:
         _emit(graph, opts)
-    path = _artifact_path(opts, graph.mlir(elide_weights=True), weights)
+    path = _artifact_path(opts, _graph_text(graph, dims), weights)
     if os.path.exists(path) and not opts["memory_report"]:
         stats.cache_hits += 1
         return path
-    _compile_into(graph, opts, path)
+    _compile_into(graph, opts, path, dims)
     return path
 
 
@@ -183,7 +194,8 @@ def _write_signature(sig, path):
                              for d, s in sig.result_types],
             "layouts": sig.layouts, "input_layouts": sig.input_layouts,
             "plain": sig.plain,
-            "trims": [[k, c] for k, c in sig.trims.items()]}
+            "trims": [[k, c] for k, c in sig.trims.items()],
+            "dims": {k: list(v) for k, v in sig.dims.items()}}
     fd, tmp = tempfile.mkstemp(suffix=".json", dir=os.path.dirname(path))
     with os.fdopen(fd, "w") as f:
         json.dump(data, f)
@@ -206,7 +218,9 @@ def _read_signature(path):
             input_layouts=[None if p is None else [int(i) for i in p]
                            for p in data["input_layouts"]],
             plain=bool(data["plain"]),
-            trims={int(k): int(c) for k, c in data["trims"]})
+            trims={int(k): int(c) for k, c in data["trims"]},
+            dims={str(k): (int(v[0]), int(v[1]))
+                  for k, v in data["dims"].items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -232,13 +246,27 @@ class CompiledGraph:
         # compile now, not at the first call.
         graph, sig = importer.import_graph(gm, name, input_layouts=True)
         self._adopt(sig)
+        self.eager = False
         stats.imports += 1
         if not self.frozen:
-            self._load(_cached_library(graph, opts, self.sig.constants))
+            try:
+                self._load(_cached_library(graph, opts, self.sig.constants,
+                                           sig.dims))
+            except _compiler.CompileError as e:
+                self._dynamic_fallback(e)
         else:  # what keys the artifacts of its frozen versions
-            self.text = (graph.mlir(elide_weights=True) +
+            self.text = (_graph_text(graph, sig.dims) +
                          f"\n// frozen inputs {self.frozen}\n")
             self.attributes = self.sig.constants
+
+    def _dynamic_fallback(self, error):
+        """A dynamic batch that some op mixes (a reduction over it, as a
+        mean loss does) is a CompileError: the graph runs in eager, as torch
+        would without tcc, unless fallback=False."""
+        if not (self.sig.dims and self.opts["fallback"]):
+            raise error
+        self.eager = True
+        _graph_fallback(self.name, error)
 
     def _load(self, path):
         opts = self.opts
@@ -280,7 +308,7 @@ class CompiledGraph:
             if reuse and os.path.exists(path):
                 stats.cache_hits += 1
             else:
-                _compile_into(graph, opts, path)
+                _compile_into(graph, opts, path, sig.dims)
             _write_signature(sig, sig_path)
         sig.constants = weights
         self._adopt(sig)
@@ -303,11 +331,17 @@ class CompiledGraph:
         read, so inputs the graph no longer needs can be freed early. The
         backend hands this method to AOTAutograd itself: one Python frame
         less per call than a wrapper around __call__."""
+        if self.eager:
+            return _run_eager(self.gm, args)
         if self.frozen:
             stamp = self._stamp(args)
             if stamp != self.versions:
                 with _lock:
-                    self._build({i: args[i] for i in self.frozen})
+                    try:
+                        self._build({i: args[i] for i in self.frozen})
+                    except _compiler.CompileError as e:
+                        self._dynamic_fallback(e)
+                        return _run_eager(self.gm, args)
                 self.versions = stamp
         # Outputs come from tcc's caching allocator (through DLPack): memory
         # already mapped, where fresh torch.empty blocks of this size would
@@ -356,7 +390,8 @@ class _TccSupport(torch.fx.passes.operator_support.OperatorSupportBase):
     def is_node_supported(self, submodules, node):
         if node.op != "call_function":
             return False
-        if node.target in ops.SIZE_ASSERTIONS:
+        if node.target in ops.SIZE_ASSERTIONS or \
+                node.target in ops.SIZE_ARITHMETIC:
             # Checks of a run-time size stay in eager, beside the result
             # they read (which may leave a partition): nothing to compile.
             return False
@@ -426,8 +461,9 @@ class _Module(torch.nn.Module):
         return self.compiled(*args)
 
 
-def _compile_aten(gm, example_inputs, opts, kind):
-    """An ATen graph from AOTAutograd -> what runs it."""
+def _compile_aten(gm, example_inputs, opts, kind, marked=frozenset()):
+    """An ATen graph from AOTAutograd -> what runs it. `marked`: the
+    symbols of dimensions the user marked dynamic."""
     with _lock:
         stats.graphs += 1
         start = time.perf_counter()
@@ -437,7 +473,8 @@ def _compile_aten(gm, example_inputs, opts, kind):
         # attributes are real tensors, read here.
         try:
             with torch._subclasses.fake_tensor.unset_fake_temporarily():
-                runner = _compiled_or_partitioned(gm, opts, name, frozen)
+                runner = _compiled_or_partitioned(gm, opts, name, frozen,
+                                                  marked)
         finally:
             if _logging():
                 print(f"tcc: {kind} graph of {len(gm.graph.nodes)} nodes in "
@@ -445,15 +482,38 @@ def _compile_aten(gm, example_inputs, opts, kind):
     return _boxed(runner)
 
 
-def _compiled_or_partitioned(gm, opts, name, frozen):
+def _compiled_or_partitioned(gm, opts, name, frozen, marked):
     if not any(n.op == "call_function" for n in gm.graph.nodes):
         return gm  # it returns its inputs: nothing to compile or run
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    try:
+        importer.specialize_dims(placeholders, marked)
+        importer.dynamic_dims(placeholders, {})
+    except Unsupported as e:  # dynamic dimensions tcc does not compile
+        if not opts["fallback"]:
+            raise
+        _graph_fallback(name, e)
+        return gm
     try:
         return CompiledGraph(gm, opts, name, frozen)
     except Unsupported:
         if not opts["fallback"]:
             raise
         return _partitioned(gm, opts, name, frozen)
+
+
+def _graph_fallback(name, reason):
+    """Records (and with TCC_LOG, prints) a whole graph left to eager."""
+    stats.fallbacks.append((f"graph {name}", str(reason)))
+    if _logging():
+        print(f"tcc: graph {name} runs in eager: {reason}", file=sys.stderr)
+
+
+def _run_eager(gm, args):
+    """A graph run by torch, with AOTAutograd's boxed convention."""
+    outs = gm(*args)
+    args.clear()
+    return outs
 
 
 def _frozen_inputs(kind, opts):
@@ -511,14 +571,28 @@ def tcc_backend(gm, example_inputs, *, options=None, mode=None):
     from torch._dynamo.backends.common import aot_autograd
 
     opts = _options(options)
-    compiler = functools.partial
+    compiler = functools.partial(_compile_aten, opts=opts,
+                                 marked=_marked_dynamic(gm, example_inputs))
     return aot_autograd(
-        fw_compiler=compiler(_compile_aten, opts=opts, kind="forward"),
-        bw_compiler=compiler(_compile_aten, opts=opts, kind="backward"),
-        inference_compiler=compiler(_compile_aten, opts=opts,
-                                    kind="inference"),
+        fw_compiler=functools.partial(compiler, kind="forward"),
+        bw_compiler=functools.partial(compiler, kind="backward"),
+        inference_compiler=functools.partial(compiler, kind="inference"),
         decompositions=decompositions(),
     )(gm, example_inputs)
+
+
+def _marked_dynamic(gm, example_inputs):
+    """The symbols of the dimensions marked dynamic by the user
+    (torch._dynamo.mark_dynamic on the real inputs Dynamo passes)."""
+    marked = set()
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, real in zip(placeholders, example_inputs):
+        value = node.meta.get("example_value")
+        for k in getattr(real, "_dynamo_dynamic_indices", ()):
+            if isinstance(value, torch.Tensor) and k < value.dim() and \
+                    isinstance(value.shape[k], torch.SymInt):
+                marked |= value.shape[k].node.expr.free_symbols
+    return frozenset(marked)
 
 
 def explain(model, *inputs, **options):

@@ -38,10 +38,42 @@ def _weights(ep):
     return weights
 
 
-def import_exported(ep, name="model", input_names=None):
+def _dim_names(ep, dynamic_shapes, example_inputs, model):
+    """The symbols of an exported program's dynamic dimensions -> the names
+    of the torch.export.Dim objects that made them ("batch"), from the
+    `dynamic_shapes` given for the top-level tensor inputs (a sequence in
+    the inputs' order, or a dict by the forward's parameter names; each
+    entry a {dim: Dim} dict or a sequence with a Dim or None per dim)."""
+    if not dynamic_shapes:
+        return {}
+    specs = dynamic_shapes
+    if isinstance(specs, dict):
+        import inspect
+        bound = inspect.signature(getattr(model, "forward", model)).bind(
+            *example_inputs)
+        specs = [dynamic_shapes.get(p) for p in bound.arguments]
+    user = set(ep.graph_signature.user_inputs)
+    placeholders = [n for n in ep.graph.nodes
+                    if n.op == "placeholder" and n.name in user]
+    names = {}
+    for node, spec in zip(placeholders, specs):
+        v = node.meta.get("val")
+        if not isinstance(v, torch.Tensor) or not spec:
+            continue
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for k, dim in items:
+            name = getattr(dim, "__name__", None)
+            if name and k < v.dim() and isinstance(v.shape[k], torch.SymInt):
+                names.setdefault(v.shape[k].node.expr, name)
+    return names
+
+
+def import_exported(ep, name="model", input_names=None, dim_names=None):
     """The tcc Graph of an ExportedProgram (decomposed to core ATen first),
-    with its weights as constants; `input_names` renames inputs
-    (placeholder name -> artifact input name)."""
+    with its weights as constants, and the bounds of its dynamic dimension
+    (Signature.dims: {} when it has none); `input_names` renames inputs
+    (placeholder name -> artifact input name), `dim_names` dynamic
+    dimensions (symbol -> name, see _dim_names)."""
     from torch.export.graph_signature import OutputKind
 
     ep = ep.run_decompositions()
@@ -50,7 +82,8 @@ def import_exported(ep, name="model", input_names=None):
             raise Unsupported(f"the program mutates '{spec.target}' (a "
                               f"{spec.kind.name}); export it in eval mode")
     graph, sig = importer.import_graph(ep.graph_module, name, _weights(ep),
-                                       input_names)
+                                       input_names, dim_names=dim_names,
+                                       dim_ranges=ep.range_constraints)
     if sig.trims:
         raise Unsupported("an output's size is known only at run time (e.g. "
                           "nonzero's); an artifact's outputs have static "
@@ -58,26 +91,31 @@ def import_exported(ep, name="model", input_names=None):
     if any(o[0] != "result" for o in sig.outputs):
         raise Unsupported("an output is an input or None; an artifact's "
                           "outputs are computed tensors")
-    return graph
+    return graph, sig.dims
 
 
-def export(model, example_inputs, output, **options):
+def export(model, example_inputs, output, dynamic_shapes=None, **options):
     """Exports `model` called on `example_inputs` with torch.export and
     compiles it to `output` (.so + .h, .o + .h, or an executable, by its
-    suffix). Options as the backend's (mcpu, opt_level, ukernels,
-    memory_report, emit)."""
+    suffix). `dynamic_shapes` is torch.export's: a dynamic batch
+    (`{"x": {0: Dim("batch", max=64)}}`) compiles once for every size in
+    its bounds, the artifact's symbol named after the Dim. Options as the
+    backend's (mcpu, opt_level, ukernels, memory_report, emit)."""
     if isinstance(model, torch.export.ExportedProgram):
         ep = model
     else:
         if isinstance(model, torch.nn.Module):
             model = model.eval()
-        ep = torch.export.export(model, tuple(example_inputs))
+        ep = torch.export.export(model, tuple(example_inputs),
+                                 dynamic_shapes=dynamic_shapes)
     name = os.path.splitext(os.path.basename(output))[0]
-    graph = import_exported(ep, name)
+    graph, dims = import_exported(
+        ep, name, dim_names=_dim_names(ep, dynamic_shapes, example_inputs,
+                                       model))
     opts = _options(options)
     if opts["emit"]:
         _emit(graph, opts)
-    compile_graph(graph, opts, output)
+    compile_graph(graph, opts, output, dims)
     return output
 
 
@@ -85,10 +123,10 @@ def compile_exported(ep, **options):
     """An ExportedProgram compiled and loaded: a tcc.Model (call it with
     NumPy arrays)."""
     opts = _options({k: v for k, v in options.items() if k != "threads"})
-    graph = import_exported(ep)
+    graph, dims = import_exported(ep)
     fd, path = tempfile.mkstemp(suffix=".so")
     os.close(fd)
-    compile_graph(graph, opts, path)
+    compile_graph(graph, opts, path, dims)
     model = _tcc.load(path, num_threads=options.get("threads", 0))
     os.remove(path)
     header = path[:-3] + ".h"

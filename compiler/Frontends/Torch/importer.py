@@ -13,6 +13,7 @@ import operator
 from dataclasses import dataclass, field
 
 import torch
+from torch.fx.experimental.symbolic_shapes import guard_int
 import torch.fx
 
 from .. import _compiler
@@ -44,6 +45,9 @@ class Signature:
     `constants`: the tensors compiled in as constants (frozen inputs and
     the graph's own attributes), whose bytes key the artifact cache: the
     graph's text leaves large ones out.
+    `dims`: the dynamic dimension's name -> (min, max) sizes, when the
+    inputs have one (a dynamic batch): the artifact's symbol, compiled
+    with `dims=` (see dynamic_dims).
     """
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
@@ -52,6 +56,7 @@ class Signature:
     input_layouts: list = field(default_factory=list)
     constants: list = field(default_factory=list)
     trims: dict = field(default_factory=dict)
+    dims: dict = field(default_factory=dict)
     plain: bool = False
 
 
@@ -64,15 +69,18 @@ def describe(node):
 
 
 def import_graph(gm, name="graph", constants=None, input_names=None,
-                 input_layouts=False):
+                 input_layouts=False, dim_names=None, dim_ranges=None):
     """Imports `gm` into a new tcc Graph; `constants` maps placeholder names
     to tensors that become constants instead of inputs, `input_names`
     placeholder names to the names the artifact gives its inputs (default:
     the placeholders' own). With `input_layouts`, an input whose example
     value is a permuted dense layout (a transposed weight a backward saved)
     is taken as its memory lies (Signature.input_layouts); else every input
-    is row-major, as an exported artifact's callers pass them. Returns the Graph
-    and its Signature. Raises Unsupported (with the node) for what tcc
+    is row-major, as an exported artifact's callers pass them.
+    `dim_names` maps the symbols of dynamic dimensions (their sympy
+    expressions) to the names the artifact gives them (default: torch's,
+    e.g. "s0"), `dim_ranges` to their sizes' ValueRanges (default: the
+    shape environment's). Returns the Graph and its Signature. Raises Unsupported (with the node) for what tcc
     cannot compile, and tcc.CompileError for what its builder refuses."""
     constants = constants or {}
     input_names = input_names or {}
@@ -81,6 +89,9 @@ def import_graph(gm, name="graph", constants=None, input_names=None,
     sig = Signature()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     index = {n: i for i, n in enumerate(placeholders)}
+    sig.dims = dynamic_dims([n for n in placeholders
+                             if n.name not in constants], dim_names or {},
+                            dim_ranges or {})
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             _import_placeholder(ctx, node, index[node], constants, sig,
@@ -131,10 +142,16 @@ def _import_placeholder(ctx, node, i, constants, sig, name, layouts):
         sig.constants.append(constants[node.name])
         return
     v = ops._val(node)
+    if isinstance(v, torch.SymInt) and (
+            ops.is_dynamic_dim(v) or v.node.maybe_as_int() is not None):
+        # The size of a dynamic dimension, which Dynamo passes beside the
+        # tensors: the artifact reads it from their shapes (or knows it,
+        # once specialize_dims has fixed it).
+        ctx.env[node] = None
+        return
     if isinstance(v, torch.SymInt):
-        raise Unsupported(f"input '{node.name}' is a symbolic size: tcc "
-                          "compiles static shapes (torch.compile(..., "
-                          "dynamic=False))")
+        raise Unsupported(f"input '{node.name}' is a size that depends on "
+                          "the data")
     if not isinstance(v, torch.Tensor):
         raise Unsupported(f"input '{node.name}' is a {type(v).__name__}, "
                           "not a tensor")
@@ -144,11 +161,14 @@ def _import_placeholder(ctx, node, i, constants, sig, name, layouts):
         ops.tcc_dtype(v.dtype), ops.static_shape(v.shape))
     order = _storage_order(v) if layouts and not v.dtype.is_complex \
         else None
+    dims = None
+    if -1 in shape:  # named after the artifact's one symbol
+        dims = [next(iter(sig.dims)) if d == -1 else None for d in shape]
     if order:
         arg = ctx.g.add_input(name, dtype, [shape[d] for d in order])
         ctx.env[node] = ctx.transpose(arg, inverse(order))
     else:
-        ctx.env[node] = ctx.g.add_input(name, dtype, shape)
+        ctx.env[node] = ctx.g.add_input(name, dtype, shape, dims)
     sig.inputs.append(i)
     sig.input_layouts.append(order)
 
@@ -268,6 +288,87 @@ def _import_output(ctx, node, index, g, sig):
                  sig.outputs == [("result", k) for k in range(len(results))])
 
 
+_MAX_DIM = 2**31 - 1  # the largest size an artifact's symbol takes
+
+
+def dynamic_dims(placeholders, names, ranges=None):
+    """The dynamic dimension of the graph's tensor inputs, as the artifact's
+    symbol: {name: (min, max)}, or {} when every input is static. tcc
+    compiles one dynamic dimension, the leading one of the inputs that have
+    it (a batch, run as slabs of fixed sizes: docs/compiler.md); any other
+    is Unsupported, naming the input and dimension. `names` maps symbols to
+    names (else torch's own, e.g. "s0"), `ranges` to ValueRanges (else the
+    shape environment's). The bounds are torch's, but for
+    a minimum of 2 (torch specializes sizes 0 and 1, where the artifact
+    takes any size from 1)."""
+    symbols = {}
+    for node in placeholders:
+        v = ops._val(node)
+        if not isinstance(v, torch.Tensor):
+            continue
+        for k, d in enumerate(v.shape):
+            if not ops.is_dynamic_dim(d):
+                continue
+            expr = d.node.expr
+            if k != 0 or not expr.is_Symbol:
+                raise Unsupported(
+                    f"input '{node.name}' has the dynamic dimension {k} "
+                    f"({expr}); tcc compiles a dynamic leading dimension "
+                    "(a batch) only (mark only the batch dynamic, or "
+                    "compile with dynamic=False)")
+            symbols.setdefault(expr, d)
+    if len(symbols) > 1:
+        raise Unsupported(
+            "the inputs have the dynamic dimensions " +
+            " and ".join(str(s) for s in symbols) + "; tcc compiles one, "
+            "a batch that every batched input shares")
+    dims = {}
+    for expr, d in symbols.items():
+        bounds = (ranges or {}).get(expr) or \
+            d.node.shape_env.var_to_range.get(expr)
+        lo, hi = 1, _MAX_DIM
+        if bounds is not None:
+            lower, upper = _finite(bounds.lower), _finite(bounds.upper)
+            if lower is not None and lower > 2:
+                lo = lower
+            if upper is not None and upper < _MAX_DIM:
+                hi = upper
+        dims[names.get(expr, str(expr))] = (lo, max(lo, hi))
+    return dims
+
+
+def specialize_dims(placeholders, marked):
+    """torch.compile's dynamic dimensions that tcc does not compile as
+    such, fixed at this call's sizes: every one but the batch (the leading
+    dimension of the first input that has a dynamic one, when no other
+    dimension uses its symbol), unless the user marked it dynamic
+    (`marked`: symbols of torch._dynamo.mark_dynamic; those stay, and
+    dynamic_dims refuses them). Each fixed size is a guard: torch compiles
+    again when it changes, as it would without dynamic=True."""
+    tensors = [v for v in map(ops._val, placeholders)
+               if isinstance(v, torch.Tensor)]
+    batch = next((v.shape[0].node.expr for v in tensors
+                  if v.dim() and ops.is_dynamic_dim(v.shape[0])
+                  and v.shape[0].node.expr.is_Symbol), None)
+    if any(ops.is_dynamic_dim(d) and batch in d.node.expr.free_symbols
+           for v in tensors for d in v.shape[1:]):
+        batch = None  # (e.g. duck-sized with a channel count)
+    for v in tensors:
+        for d in v.shape:
+            if ops.is_dynamic_dim(d) and not (
+                    d.node.expr.free_symbols & (marked | {batch})):
+                guard_int(d)
+
+
+def _finite(bound):
+    """A bound of torch's value ranges as an int; None for its infinities
+    (sympy's oo and torch's int_oo, which int() does not take)."""
+    try:
+        return int(bound) if bound.is_number and bound.is_finite else None
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
+
+
 def inverse(perm):
     inverse = [0] * len(perm)
     for k, d in enumerate(perm):
@@ -281,8 +382,9 @@ def _storage_order(value):
     (e.g. a transposed view torch kept as such); else None. Torch passes
     such values to kernels that read their strides, e.g. the saved tensors
     of a backward."""
-    if not isinstance(value, torch.Tensor) or value.dim() < 2:
-        return None
+    if not isinstance(value, torch.Tensor) or value.dim() < 2 or any(
+            not isinstance(d, int) for d in (*value.shape, *value.stride())):
+        return None  # (a dynamic layout is taken row-major: no guards)
     shape, strides = list(value.shape), list(value.stride())
     order = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
     if order == list(range(len(shape))):

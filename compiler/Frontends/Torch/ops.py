@@ -72,7 +72,7 @@ _COMPLEX = {torch.complex64: "float32", torch.complex128: "float64"}
 
 def tcc_type(t):
     """(dtype, shape) of the tcc value that holds torch tensor `t`."""
-    shape = [int(d) for d in t.shape]
+    shape = static_shape(t.shape)
     if t.dtype in _COMPLEX:
         return _COMPLEX[t.dtype], shape + [2]
     return tcc_dtype(t.dtype), shape
@@ -101,15 +101,45 @@ def out_type(node, index=None):
 
 
 def static_shape(shape):
+    """A torch shape as tcc's builder takes it: a size, or -1 for a dynamic
+    dimension (one the graph's inputs size at run time, e.g. a dynamic
+    batch: see is_dynamic_dim). A size that depends on the data is
+    Unsupported."""
     dims = []
     for d in shape:
-        if not isinstance(d, int):
+        if isinstance(d, torch.SymInt):
+            known = d.node.maybe_as_int()
+            if known is not None:
+                d = known
+            elif is_dynamic_dim(d):
+                d = -1
+            else:
+                raise Unsupported("a dimension's size depends on the data")
+        elif not isinstance(d, int):
             try:
                 d = int(d)
             except Exception:
                 raise Unsupported("a dimension is symbolic") from None
         dims.append(d)
     return dims
+
+
+def is_dynamic_dim(d):
+    """Whether `d` is a size the graph's inputs give at run time (a SymInt
+    of input symbols only: a dynamic batch), rather than a fixed size or
+    one that depends on the data (an unbacked symbol, nonzero's count)."""
+    if not isinstance(d, torch.SymInt) or d.node.maybe_as_int() is not None:
+        return False
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    return not free_unbacked_symbols(d)
+
+
+def _has_run_time_size(t):
+    """Whether tensor `t` has a dimension that depends on the data."""
+    return any(not isinstance(d, int) and not is_dynamic_dim(d)
+               and not (isinstance(d, torch.SymInt) and
+                        d.node.maybe_as_int() is not None)
+               for d in t.shape)
 
 
 class Context:
@@ -127,6 +157,11 @@ class Context:
         if not isinstance(arg, torch.fx.Node):
             raise Unsupported(f"expected a tensor, got {type(arg).__name__}")
         v = self.env[arg]
+        if v is None and isinstance(_val(arg), torch.SymInt):
+            raise Unsupported(
+                f"'{arg.name}' is the size of a dynamic dimension, known only "
+                "at run time; tcc takes such sizes only as the shapes of "
+                "view, reshape and expand")
         if v is None:
             raise Unsupported(f"'{arg.name}' has no value tcc made")
         if isinstance(v, Trimmed):
@@ -297,6 +332,8 @@ def unsupported_reason(node):
         return f"{_name(node.target)} has no tcc conversion"
     if node.target in SIZE_ASSERTIONS:
         return _size_assertion_reason(node)
+    if node.target in SIZE_ARITHMETIC:
+        return _size_arithmetic_reason(node)
     v = _val(node)
     for t in (v if isinstance(v, (tuple, list)) else [v]):
         if t is None:
@@ -306,7 +343,7 @@ def unsupported_reason(node):
         if t.dtype not in _DTYPES and not (
                 t.dtype in _COMPLEX and node.target in COMPLEX_OK):
             return f"{_name(node.target)} gives dtype {t.dtype}"
-        if any(not isinstance(d, int) for d in t.shape) and not (
+        if _has_run_time_size(t) and not (
                 makes_trimmed(node) and
                 all(isinstance(d, int) for d in t.shape[1:])):
             return f"{_name(node.target)} has a symbolic shape"
@@ -314,8 +351,7 @@ def unsupported_reason(node):
         av = _val(a)
         if _rowwise(node) and a is node.args[0]:
             continue
-        if isinstance(av, torch.Tensor) and any(
-                not isinstance(d, int) for d in av.shape):
+        if isinstance(av, torch.Tensor) and _has_run_time_size(av):
             return (f"{_name(node.target)} reads '{a.name}', whose size is "
                     "known only at run time (tcc returns such results, it "
                     "does not compute with them)")
@@ -328,13 +364,18 @@ def unsupported_reason(node):
 
 def _size_assertion_reason(node):
     """None where `node` reads the size of a Trimmed result (sym_size of
-    dimension 0) or compares or asserts what such a read gave."""
+    dimension 0) or of a dynamic dimension, or compares or asserts what
+    such a read gave."""
     if node.target is aten.sym_size.int:
         src, dim = node.args[0], node.args[1]
-        return None if makes_trimmed(src) and dim == 0 else (
+        if makes_trimmed(src) and dim == 0:
+            return None
+        return None if is_dynamic_dim(_val(node)) else (
             f"{_name(node.target)} of a tensor tcc does not size at run time")
     for a in node.all_input_nodes:
-        if a.target not in SIZE_ASSERTIONS:
+        if a.op == "placeholder" and is_dynamic_dim(_val(a)):
+            continue
+        if a.target not in SIZE_ASSERTIONS and a.target not in SIZE_ARITHMETIC:
             return (f"{_name(node.target)} of '{a.name}', which is not the "
                     "run-time size of a result")
     return None
@@ -751,6 +792,8 @@ def _full(ctx, node):
         value = 1
     else:
         value = 0  # zeros, and empty (any value will do)
+    if any(d < 0 for d in shape):  # a dynamic size: the fill broadcast to it
+        return ctx.broadcast(ctx.scalar(value, dtype), shape)
     return ctx.constant(np.full(shape, value), dtype)
 
 
@@ -3269,6 +3312,27 @@ def _size_assertion(ctx, node):
 
 
 for _target in SIZE_ASSERTIONS:
+    TABLE[_target] = _size_assertion
+
+# Integer arithmetic on sizes (a dynamic batch times a row count, for a
+# view's shape): its value is no tensor. The ops that take shapes (view,
+# reshape, expand) read them from their results' types, where a dynamic
+# dimension is -1; an op that needs such a size as a value is refused
+# (Context.tensor: it has no value).
+SIZE_ARITHMETIC = {operator.mul, operator.add, operator.sub,
+                   operator.floordiv, operator.neg, torch.sym_max,
+                   torch.sym_min} | (
+                       {torch.sym_sum} if hasattr(torch, "sym_sum") else set())
+
+
+def _size_arithmetic_reason(node):
+    v = _val(node)
+    if isinstance(v, int) or is_dynamic_dim(v):
+        return None
+    return f"{_name(node.target)} of a size that depends on the data"
+
+
+for _target in SIZE_ARITHMETIC:
     TABLE[_target] = _size_assertion
 
 

@@ -134,7 +134,7 @@ def import_torchscript(path, input_shapes, name=None):
         name = os.path.splitext(os.path.basename(path))[0]
     with torch.no_grad():
         try:
-            return import_exported(ep, name, input_names=renamed)
+            return import_exported(ep, name, input_names=renamed)[0]
         except Unsupported as e:
             where = _data_dependent_source(module) \
                 if "control flow" in str(e) else ""

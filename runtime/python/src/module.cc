@@ -398,13 +398,43 @@ public:
 
   /// Runs on data addresses (as runPointers) into outputs it allocates
   /// from the caching allocator, returned as DLPack capsules, each passed
-  /// through `convert` when it is not None.
-  py::tuple runCached(const std::vector<uintptr_t> &inputs,
-                      const py::object &convert = py::none()) {
-    checkAddresses(inputs); // before sizing outputs by the model's shapes
+  /// through `convert` when it is not None. A model with symbolic
+  /// dimensions takes the inputs' `shapes` too (their sizes bind the
+  /// symbols, checked as tcc_context_run checks them).
+  py::tuple
+  runCached(const std::vector<uintptr_t> &inputs,
+            const py::object &convert = py::none(),
+            const std::vector<std::vector<int64_t>> *shapes = nullptr) {
     uint32_t numOut = model.numOutputs();
+    std::vector<int64_t> sizes;
+    std::vector<tcc::Tensor> in;
+    if (model.numSymbols() && shapes) {
+      if (inputs.size() != model.numInputs() || shapes->size() != inputs.size())
+        throw py::type_error(origin() + " takes " +
+                             count(model.numInputs(), "input"));
+      std::vector<const tcc_tensor_t *> ins;
+      for (uint32_t i = 0; i < inputs.size(); ++i) {
+        const tcc_tensor_desc_t &d = model.input(i);
+        size_t bytes = tcc_dtype_size(d.dtype);
+        for (int64_t n : (*shapes)[i])
+          bytes *= static_cast<size_t>(n);
+        in.push_back(tcc::Tensor::wrap(
+            d.dtype, (*shapes)[i], reinterpret_cast<void *>(inputs[i]), bytes));
+        ins.push_back(in.back().get());
+      }
+      sizes.resize(model.numSymbols());
+      if (tcc_status_t s = tcc_model_bind_inputs(model.get(), ins.data(),
+                                                 ins.size(), sizes.data())) {
+        std::string message = tcc_status_message(s);
+        tcc_status_free(s);
+        throw py::value_error(message);
+      }
+    } else {
+      checkAddresses(inputs); // before sizing outputs by the model's shapes
+    }
     std::vector<std::unique_ptr<CachedTensor>> made(numOut);
     std::vector<uintptr_t> addresses(numOut);
+    std::vector<tcc::Tensor> out;
     for (uint32_t i = 0; i < numOut; ++i) {
       const tcc_tensor_desc_t &d = model.output(i);
       auto t = std::make_unique<CachedTensor>();
@@ -415,6 +445,9 @@ public:
                              ", which DLPack has no type for");
       t->allocator = tcc::Allocator::defaultAllocator();
       t->shape.assign(d.shape, d.shape + d.rank);
+      if (!sizes.empty())
+        tcc::check(tcc_model_output_shape(model.get(), i, sizes.data(),
+                                          t->shape.data()));
       size_t bytes = tcc_dtype_size(d.dtype);
       for (int64_t n : t->shape)
         bytes *= static_cast<size_t>(n);
@@ -427,9 +460,17 @@ public:
       t->managed.manager_ctx = t.get();
       t->managed.deleter = CachedTensor::release;
       addresses[i] = reinterpret_cast<uintptr_t>(t->block);
+      if (!sizes.empty())
+        out.push_back(tcc::Tensor::wrap(d.dtype, t->shape, t->block, bytes));
       made[i] = std::move(t);
     }
-    runAddresses(inputs, addresses.data());
+    if (sizes.empty()) {
+      runAddresses(inputs, addresses.data());
+    } else {
+      Lease lease{*this, acquire()};
+      py::gil_scoped_release released;
+      lease.context->run(in, out);
+    }
     py::tuple results(numOut);
     for (uint32_t i = 0; i < numOut; ++i) {
       py::capsule c = dlpackCapsule(made[i].release());
@@ -441,12 +482,14 @@ public:
   /// runCached on the items `indices` of `args`, objects with data_ptr()
   /// (torch tensors); one that is not contiguous runs as its contiguous()
   /// copy. The attribute calls happen here rather than in a Python
-  /// comprehension: a small graph's call is mostly such overhead.
+  /// comprehension: a small graph's call is mostly such overhead. A model
+  /// with symbolic dimensions reads the tensors' shapes too.
   py::tuple runArgs(const py::list &args, const py::sequence &indices,
                     const py::object &convert) {
     static PyObject *isContiguous = PyUnicode_InternFromString("is_contiguous");
     static PyObject *contiguous = PyUnicode_InternFromString("contiguous");
     static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
+    static PyObject *shapeName = PyUnicode_InternFromString("shape");
     auto call = [](PyObject *self, PyObject *name) {
       PyObject *r = PyObject_CallMethodNoArgs(self, name);
       if (!r)
@@ -454,7 +497,9 @@ public:
       return py::reinterpret_steal<py::object>(r);
     };
     size_t n = py::len(indices);
+    bool symbolic = model.numSymbols() != 0;
     std::vector<uintptr_t> addresses(n);
+    std::vector<std::vector<int64_t>> shapes(symbolic ? n : 0);
     std::vector<py::object> copies; // alive until the run is over
     for (size_t k = 0; k < n; ++k) {
       py::object a = args[indices[k].cast<size_t>()];
@@ -463,8 +508,10 @@ public:
         copies.push_back(a);
       }
       addresses[k] = call(a.ptr(), dataPtr).cast<uintptr_t>();
+      if (symbolic)
+        shapes[k] = a.attr(shapeName).cast<std::vector<int64_t>>();
     }
-    return runCached(addresses, convert);
+    return runCached(addresses, convert, symbolic ? &shapes : nullptr);
   }
 
   std::vector<TensorInfo> infos(bool inputs) const {
@@ -785,11 +832,16 @@ for a wrong shape, and tcc.Error when the run fails.)")
            py::arg("outputs"),
            "Runs on data addresses of tensors of exactly the model's dtypes "
            "and shapes (unchecked: for tcc.torch).")
-      .def("_run_cached", &PyModel::runCached, py::arg("inputs"),
-           py::arg("convert") = py::none(),
-           "Runs on data addresses of the inputs (unchecked: for tcc.torch) "
-           "into outputs of the caching allocator; returns them as DLPack "
-           "capsules, or what `convert` makes of each.")
+      .def(
+          "_run_cached",
+          [](PyModel &self, const std::vector<uintptr_t> &inputs,
+             const py::object &convert) {
+            return self.runCached(inputs, convert);
+          },
+          py::arg("inputs"), py::arg("convert") = py::none(),
+          "Runs on data addresses of the inputs (unchecked: for tcc.torch) "
+          "into outputs of the caching allocator; returns them as DLPack "
+          "capsules, or what `convert` makes of each.")
       .def("_run_args", &PyModel::runArgs, py::arg("args"), py::arg("indices"),
            py::arg("convert"),
            "_run_cached on the tensors args[i] for i in indices (their "
