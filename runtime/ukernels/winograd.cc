@@ -547,8 +547,9 @@ void run(const tcc_host_api_t *host, Job &job, const float *input,
   }
 }
 
-/// F(4x4) or F(2x2) for a 3x3 stride-1 convolution, or 0 for neither.
-int tileSize(const ConvShape &s) {
+/// F(4x4) or F(2x2) for a 3x3 stride-1 convolution, or 0 for neither, for
+/// the kernels of `isa` (packing and runs must agree: both ask with theirs).
+int tileSize(int32_t isa, const ConvShape &s) {
   if (s.kh != 3 || s.kw != 3 || s.sh != 1 || s.sw != 1 || s.dh != 1 ||
       s.dw != 1 || s.groups != 1 || s.pt > 2 || s.pl > 2 || s.pb > 2 ||
       s.pr > 2 || s.oh < 2 || s.ow < 2 || s.c < 16 || s.f < 16)
@@ -557,10 +558,17 @@ int tileSize(const ConvShape &s) {
   // times the weights, read once a run, which the wide layers cannot afford
   // (64- and 128-channel layers at 56x56 and 28x28 take it; 256- and
   // 512-channel ones at 14x14 and 7x7 do not). The tiles of every image
-  // count: the blocked mode runs them in one pass (a batch of 8 at 14x14,
-  // 16 tiles each, takes it).
+  // count: the blocked mode runs them in one pass. And where a tile row
+  // fills at least 40% of a vector: the transforms run a vector across a
+  // row of tiles, and F(4x4)'s, which cost about three times F(2x2)'s a
+  // vector, lose on narrow images what the products gain (14x14 outputs
+  // are 4 tiles a row: 25% of AVX-512's lanes, F(2x2) 7; a batch of 8 at
+  // 32 -> 64 channels took 0.35 ms as F(4x4), 0.26 as F(2x2) on 2
+  // threads; at 10x10, 37.5% of AVX2's lanes, F(2x2) won too, and F(4x4)
+  // from 7 of 16 and 4 of 8 lanes; tcc-ukernel-bench, docs/ukernels.md).
   const Tiles t4 = tilesOf(s, 4);
-  if (s.n * t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128)
+  if (s.n * t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128 &&
+      5 * t4.tw >= 2 * tilesFor(isa).vl)
     return 4;
   // Small problems: the transforms would cost more than they save. From 16
   // tiles (a 7x7 output: 4x4 tiles) the GEMMs fill a vector of
@@ -578,10 +586,12 @@ int transformedOf(int m) { return (m + 2) * (m + 2); }
 
 } // namespace
 
-bool winogradFits(const ConvShape &s) { return tileSize(s) != 0; }
+bool winogradFits(const ConvShape &s) {
+  return tileSize(TCC_UK_NATIVE_ISA, s) != 0;
+}
 
 int64_t winogradWeightBytes(int32_t isa, const ConvShape &s) {
-  return transformedOf(tileSize(s)) * uFloats(isa, s) *
+  return transformedOf(tileSize(isa, s)) * uFloats(isa, s) *
          static_cast<int64_t>(sizeof(float));
 }
 
@@ -597,7 +607,7 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                   {0, 0, 1}};
-  const int m = tileSize(s), a = m + 2;
+  const int m = tileSize(isa, s), a = m + 2;
   const double(*G)[3] = m == 4 ? G4 : G2;
   const int64_t fc = s.f * s.c;
   float *u = static_cast<float *>(malloc(sizeof(float) * fc));
@@ -619,7 +629,7 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
 }
 
 int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
-  const int m = tileSize(s), t = transformedOf(m);
+  const int m = tileSize(isa, s), t = transformedOf(m);
   const Tiles tiles = tilesOf(s, m);
   // An image's V and M (the split steps), or the blocked mode's slots.
   const int64_t block = (m == 2 ? 2 : 1) * tilesFor(isa).nr;
@@ -632,7 +642,7 @@ int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
                   bool accumulate, const tcc_uk_epilogue_t *ep, void *scratch) {
-  const int m = tileSize(s);
+  const int m = tileSize(TCC_UK_NATIVE_ISA, s);
   Job job = {};
   job.s = &s;
   job.t = tilesOf(s, m);

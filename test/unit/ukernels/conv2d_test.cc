@@ -467,9 +467,14 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   // A batch of small images: F(4x4) by the tiles of all of them, blocks
   // of several images in one pass (each with its residual), and more
   // blocks than the scratch has slots (F(2x2): 20 images of 2 blocks).
+  // (F(2x2) on AVX-512, whose lanes 4 tiles a row fill too few of; there
+  // 4 images of 28x28, 49 tiles each, are F(4x4)'s blocks across images.)
   checkConv(
       *v,
       ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue());
+  checkConv(
+      *v,
+      ConvCase{4, 32, 28, 28, 32, 3, 3}.pad(1).withFlags(packed).epilogue());
   checkConv(
       *v, ConvCase{20, 16, 9, 9, 24, 3, 3}.pad(1).withFlags(packed).epilogue());
 }
@@ -491,12 +496,23 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   EXPECT_EQ(packedBytes(fits), 16 * v->packABytes(isa(), 24, 16));
   const ConvCase fits4 = ConvCase{1, 64, 28, 28, 64, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(fits4), 36 * v->packABytes(isa(), 64, 64));
-  // The tiles of every image count: 16 of 4x4 an image, 8 images.
+  // The tiles of every image count: 16 of 4x4 an image, 8 images; and a
+  // tile row must fill 40% of a vector: 4 tiles fill half of AVX2's 8
+  // lanes, a quarter of AVX-512's 16 (F(2x2) there), all of SSE's 4.
   const ConvCase few4 = ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(few4), 16 * v->packABytes(isa(), 64, 32));
   ConvCase batch4 = few4;
   batch4.n = 8;
-  EXPECT_EQ(packedBytes(batch4), 36 * v->packABytes(isa(), 64, 32));
+  const bool avx512 = isa() == 2;
+  EXPECT_EQ(packedBytes(batch4),
+            (avx512 ? 16 : 36) * v->packABytes(isa(), 64, 32));
+  // 7 tiles a row (28x28 outputs) fill 7 of AVX-512's 16 lanes: F(4x4).
+  const ConvCase row7 = ConvCase{4, 32, 28, 28, 32, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(row7), 36 * v->packABytes(isa(), 32, 32));
+  // 3 tiles a row (10x10) fill 3 of AVX2's 8: F(2x2) from AVX2 up.
+  const ConvCase row3 = ConvCase{8, 32, 10, 10, 32, 3, 3}.pad(1);
+  EXPECT_EQ(packedBytes(row3),
+            (isa() >= 1 ? 16 : 36) * v->packABytes(isa(), 32, 32));
   const ConvCase wide = ConvCase{1, 256, 28, 28, 160, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(wide), 16 * v->packABytes(isa(), 160, 256));
   // Under 32 tiles, F(2x2) only while its 16 matrices stay within 8 MB:
