@@ -253,7 +253,19 @@ extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  const int64_t bands = minI(hostThreads(host), s.oh);
+  // Bands of rows, thread t taking band t of every plane: the rows a
+  // convolution before it that split an image's pixels left in that
+  // thread's cache. But a batch of small images, two or more a thread, each
+  // too small to split (as groupsSideBySide and Winograd's blocks judge),
+  // is split by images, as those convolutions split it: whole planes, the
+  // next convolution's too (the small CNN's 2x2 pooling of 8x32x28x28 on 2
+  // threads, in bands, read half of each plane from the other core, and
+  // the model took 7% longer).
+  const int threads = hostThreads(host);
+  const bool byImages =
+      threads > 1 && s.n >= 2 * threads &&
+      s.c * s.oh * s.ow * s.kh * s.kw < kMinTaskWork * threads;
+  const int64_t bands = byImages ? 1 : minI(threads, s.oh);
   Job job = {&s, input, output, vectorRows(TCC_UK_NATIVE_ISA, s), bands};
   // A unit's outputs cost about kh*kw loads each: chunks of units worth
   // handing to another thread, as for depthwise convolutions.

@@ -183,6 +183,23 @@ TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
   EXPECT_EQ(host.counts[0], 2 * 5); // two output rows
 }
 
+// A batch of small images, two or more a thread, splits by images (whole
+// planes, as the convolutions around it split such a batch); large images
+// keep the bands of rows.
+TEST_P(MaxPool, SmallImagesSplitByImages) {
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    checkPool(*v, PoolCase{8, 32, 28, 28, 2, 2}.stride(2), host.get());
+    ASSERT_EQ(host.counts.size(), 1u);
+    EXPECT_EQ(host.counts[0], 8 * 32); // one unit a plane
+    EXPECT_GT(host.lastParts, 1u);
+  }
+  ThreadHost host(2);
+  checkPool(*v, PoolCase{4, 64, 112, 112, 3, 3}.stride(2).pad(1), host.get());
+  ASSERT_EQ(host.counts.size(), 1u);
+  EXPECT_EQ(host.counts[0], 2 * 4 * 64); // two bands a plane
+}
+
 TEST_P(MaxPool, FastOnlyWithVectorRows) {
   const tcc_uk_pool2d_params_t s2 =
       PoolCase{1, 8, 16, 16, 3, 3}.stride(2).pad(1).params();
