@@ -54,11 +54,28 @@ Tiles tilesOf(const ConvShape &s, int m) {
 
 int64_t roundUp(int64_t x, int64_t m) { return ceilDiv(x, m) * m; }
 
+/// A stride between the (m+2)^2 matrices of V or M: `floats` rounded up
+/// to a cache line, and one line more where that is a multiple of 2 KB.
+/// The transforms write (and read) one vector in each of the 16 or 36
+/// matrices in turn; 4 KB apart, they all fall in one set of the L1 and
+/// evict each other (a batch of 8 at 32 -> 64 channels: blocks of 32 x 96
+/// floats, 12 KB; half the input transform's time was its stores).
+int64_t spread(int64_t floats) {
+  const int64_t r = roundUp(floats, 16);
+  return r % 512 == 0 ? r + 16 : r;
+}
+
 /// Floats of one xi's V: the packed-B panels of a C x P matrix, P rounded
 /// up to two panels (at least the blocked mode's blocks).
 int64_t vFloats(int32_t isa, const ConvShape &s, const Tiles &t) {
   const int64_t nr = tilesFor(isa).nr;
-  return roundUp(roundUp(t.p, 2 * nr) * s.c, 16);
+  return spread(roundUp(t.p, 2 * nr) * s.c);
+}
+
+/// Floats of one slot of the blocked mode: V and M of a block of `block`
+/// tiles (M's stride from the block's tiles, at most `block`).
+int64_t slotFloats(const ConvShape &s, int transformed, int64_t block) {
+  return transformed * (spread(s.c * block) + spread(s.f * block));
 }
 
 /// Floats of one xi's packed weights: the A panels of an F x C matrix.
@@ -99,11 +116,25 @@ TCC_UK_INLINE void storeV(float *v, int64_t c, int64_t C, int64_t t0, int n,
       vstoreMask(dst, x, vmaskFirst(n));
     return;
   }
+  const int first = static_cast<int>(kNR - lane);
+#if TCC_UK_NATIVE_ISA == 2
+  // The lanes past this panel moved down to the next one's start, in
+  // registers: a vector stored and read back with masked loads waits on
+  // store forwarding (rows of 7 tiles cross a panel every 48 columns).
+  const __m512i down = _mm512_and_si512(
+      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                         12, 13, 14, 15),
+                       _mm512_set1_epi32(first)),
+      _mm512_set1_epi32(15));
+  vstoreMask(dst, x, vmaskFirst(first));
+  vstoreMask(dst + (C - 1) * kNR + kNR - lane, _mm512_permutexvar_ps(down, x),
+             vmaskFirst(n - first));
+#else
   alignas(64) float tmp[kVL];
   vstore(tmp, x);
-  const int first = static_cast<int>(kNR - lane);
   copyShort(dst, tmp, first);
   copyShort(dst + (C - 1) * kNR + kNR - lane, tmp + first, n - first);
+#endif
 }
 
 /// The 1-D input transform B^T of F(M x M, 3x3) on in[0..M+2).
@@ -241,40 +272,113 @@ TCC_UK_INLINE void forTileRuns(const Tiles &t, int64_t t0, int64_t t1, Fn fn) {
   }
 }
 
+/// Tile rows a vector holds at once: on AVX-512 a narrow image's rows
+/// (at most half a vector of tiles each: 14x14 outputs are 7 tiles of
+/// F(2x2), 4 of F(4x4)) share the transforms' vectors, whole rows side by
+/// side; else 1, a vector within one tile row.
+int64_t rowsPerVector(const Tiles &t) {
+#if TCC_UK_NATIVE_ISA == 2
+  return 2 * t.tw <= kVL ? kVL / t.tw : 1;
+#else
+  (void)t;
+  return 1;
+#endif
+}
+
+/// forTileRuns, but whole tile rows, up to `group` of them, as one call
+/// fn(ty, 0, tw, rows) where the range holds them; fn(ty, txa, txb, 1)
+/// for the other runs.
+template <typename Fn>
+TCC_UK_INLINE void forTileGroups(const Tiles &t, int64_t t0, int64_t t1,
+                                 int64_t group, Fn fn) {
+  for (int64_t at = t0; at < t1;) {
+    const int64_t ty = at / t.tw, tx = at % t.tw;
+    const int64_t rows = tx == 0 ? minI(group, (t1 - at) / t.tw) : 0;
+    if (rows > 1) {
+      fn(ty, int64_t(0), t.tw, rows);
+      at += rows * t.tw;
+      continue;
+    }
+    const int64_t end = minI(t.tw, tx + (t1 - at));
+    fn(ty, tx, end, int64_t(1));
+    at += end - tx;
+  }
+}
+
+#if TCC_UK_NATIVE_ISA == 2
+/// Lanes [g tw, (g + 1) tw) of `into` from lanes [0, tw) of `x`.
+TCC_UK_INLINE vf placeRow(vf into, vf x, int64_t g, int64_t tw) {
+  const __m512i idx = _mm512_and_si512(
+      _mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                         12, 13, 14, 15),
+                       _mm512_set1_epi32(static_cast<int>(g * tw))),
+      _mm512_set1_epi32(15));
+  const __mmask16 lanes = static_cast<__mmask16>(((1u << tw) - 1) << (g * tw));
+  return _mm512_mask_permutexvar_ps(into, lanes, idx, x);
+}
+
+/// Lanes [0, tw) from lanes [g tw, (g + 1) tw) of `x`.
+TCC_UK_INLINE vf takeRow(vf x, int64_t g, int64_t tw) {
+  const __m512i idx = _mm512_and_si512(
+      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                         12, 13, 14, 15),
+                       _mm512_set1_epi32(static_cast<int>(g * tw))),
+      _mm512_set1_epi32(15));
+  return _mm512_permutexvar_ps(idx, x);
+}
+#endif
+
 /// V of channels [c0, c1) for the range's tiles: each input block d
-/// becomes B^T d B, kVL tiles of a tile row at a time.
+/// becomes B^T d B, kVL tiles of a tile row at a time (or, on AVX-512,
+/// several narrow tile rows side by side: rowsPerVector).
 template <int M>
 void transformInput(const Job &job, const Range &rg, int64_t c0, int64_t c1) {
   constexpr int A = Wino<M>::kIn;
   const ConvShape &s = *job.s;
+  const int64_t tw = job.t.tw, group = rowsPerVector(job.t);
   for (int64_t c = c0; c < c1; ++c) {
     const float *xc = rg.x + c * s.h * s.w;
-    forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
-      for (int64_t tx = txa; tx < txb; tx += kVL) {
-        const int n = static_cast<int>(minI(kVL, txb - tx));
-        vf h[A][A]; // h[r][j]: (d B)[r][j], per input row r
-        for (int r = 0; r < A; ++r) {
-          const int64_t iy = M * ty - s.pt + r;
-          vf d[A];
-          if (iy < 0 || iy >= s.h) {
-            for (int q = 0; q < A; ++q)
-              d[q] = vzero();
-          } else {
-            gatherTaps<M>(xc + iy * s.w, s.w, M * tx - s.pl, d);
-          }
-          inputTransform1<M>(d, h[r]);
-        }
-        const int64_t col = ty * job.t.tw + tx - rg.t0;
-        for (int j = 0; j < A; ++j) { // B^T (d B), column j
-          vf in[A], v[A];
-          for (int r = 0; r < A; ++r)
-            in[r] = h[r][j];
-          inputTransform1<M>(in, v);
-          for (int i = 0; i < A; ++i)
-            storeV(rg.v + (A * i + j) * rg.vStride, c, s.c, col, n, v[i]);
-        }
+    // The taps of input row r of tile row ty (lanes from tile tx on).
+    auto taps = [&](int64_t ty, int r, int64_t tx, vf *d) {
+      const int64_t iy = M * ty - s.pt + r;
+      if (iy < 0 || iy >= s.h) {
+        for (int q = 0; q < A; ++q)
+          d[q] = vzero();
+      } else {
+        gatherTaps<M>(xc + iy * s.w, s.w, M * tx - s.pl, d);
       }
-    });
+    };
+    forTileGroups(
+        job.t, rg.t0, rg.t1, group,
+        [&](int64_t ty, int64_t txa, int64_t txb, int64_t rows) {
+          for (int64_t tx = txa; tx < txb; tx += kVL) {
+            const int n =
+                static_cast<int>(rows > 1 ? rows * tw : minI(kVL, txb - tx));
+            vf h[A][A]; // h[r][j]: (d B)[r][j], per input row r
+            for (int r = 0; r < A; ++r) {
+              vf d[A];
+              taps(ty, r, tx, d);
+#if TCC_UK_NATIVE_ISA == 2
+              for (int64_t g = 1; g < rows; ++g) { // whole rows side by side
+                vf e[A];
+                taps(ty + g, r, 0, e);
+                for (int q = 0; q < A; ++q)
+                  d[q] = placeRow(d[q], e[q], g, tw);
+              }
+#endif
+              inputTransform1<M>(d, h[r]);
+            }
+            const int64_t col = ty * tw + tx - rg.t0;
+            for (int j = 0; j < A; ++j) { // B^T (d B), column j
+              vf in[A], v[A];
+              for (int r = 0; r < A; ++r)
+                in[r] = h[r][j];
+              inputTransform1<M>(in, v);
+              for (int i = 0; i < A; ++i)
+                storeV(rg.v + (A * i + j) * rg.vStride, c, s.c, col, n, v[i]);
+            }
+          }
+        });
   }
 }
 
@@ -362,101 +466,117 @@ void transformOutput(const Job &job, const Range &rg, int64_t f0, int64_t f1) {
   const int act = ep ? ep->activation : TCC_UK_ACT_NONE;
   const vf lo = vset1(clamp ? ep->clamp_min : 0.0f);
   const vf hi = vset1(clamp ? ep->clamp_max : 0.0f);
+  const int64_t group = rowsPerVector(job.t);
   for (int64_t f = f0; f < f1; ++f) {
     const float *mf = rg.m + f * rg.ldm;
     const vf bias = vset1(ep && ep->bias ? ep->bias[f] : 0.0f);
-    forTileRuns(job.t, rg.t0, rg.t1, [&](int64_t ty, int64_t txa, int64_t txb) {
-      const int64_t len = txb - txa;
-      for (int64_t k = 0; k < len; k += kVL) {
-        const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, len - k)));
-        const float *at = mf + ty * job.t.tw + txa + k - rg.t0;
-        vf cols[M][A]; // (A^T M)[r][j]
-        for (int j = 0; j < A; ++j) {
-          vf in[A], o[M];
-          for (int i = 0; i < A; ++i)
-            in[i] = vloadMask(at + (A * i + j) * rg.mStride, mask);
-          outputTransform1<M>(in, o);
-          for (int r = 0; r < M; ++r)
-            cols[r][j] = o[r];
-        }
+    forTileGroups(
+        job.t, rg.t0, rg.t1, group,
+        [&](int64_t ty, int64_t txa, int64_t txb, int64_t rows) {
+          // (Whole rows side by side, from AVX-512's rowsPerVector, are one
+          // vector: rows * tw <= kVL.)
+          const int64_t len = rows > 1 ? rows * job.t.tw : txb - txa;
+          for (int64_t k = 0; k < len; k += kVL) {
+            const vmask mask = vmaskFirst(static_cast<int>(minI(kVL, len - k)));
+            const float *at = mf + ty * job.t.tw + txa + k - rg.t0;
+            vf cols[M][A]; // (A^T M)[r][j]
+            for (int j = 0; j < A; ++j) {
+              vf in[A], o[M];
+              for (int i = 0; i < A; ++i)
+                in[i] = vloadMask(at + (A * i + j) * rg.mStride, mask);
+              outputTransform1<M>(in, o);
+              for (int r = 0; r < M; ++r)
+                cols[r][j] = o[r];
+            }
 #if TCC_UK_NATIVE_ISA == 2
-        // Each output row's M x 16 columns interleaved in registers, the
-        // epilogue applied and stored: through stack rows read back at
-        // once, every load would wait on the stores before it.
-        // Only this vector's tiles of the run: a range may end inside a
-        // tile row, and the tiles past it are another range's.
-        const int64_t oxa = M * (txa + k);
-        const int64_t width = minI(M * minI(kVL, len - k), s.ow - oxa);
-        for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
-          vf o[M], x[M];
-          outputTransform1<M>(cols[r], o);
-          interleaveRegs<M>(o, x);
-          const int64_t row = (f * s.oh + M * ty + r) * s.ow + oxa;
-          float *dst = rg.y + row;
-          const float *res = rg.res ? rg.res + row : NULL;
-          for (int p = 0; p < M && kVL * p < width; ++p) {
-            const vmask m =
-                vmaskFirst(static_cast<int>(minI(kVL, width - kVL * p)));
-            vf v = x[p];
-            if (job.accumulate)
-              v = vadd(vloadMask(dst + kVL * p, m), v);
-            v = vadd(v, bias);
-            if (res)
-              v = vadd(v, vloadMask(res + kVL * p, m));
-            if (act)
-              v = vactivate(act, v);
-            if (clamp)
-              v = vclamp(v, lo, hi);
-            vstoreMask(dst + kVL * p, v, m);
-          }
-        }
+            // Each output row's M x 16 columns interleaved in registers, the
+            // epilogue applied and stored: through stack rows read back at
+            // once, every load would wait on the stores before it.
+            // Only this vector's tiles of the run: a range may end inside a
+            // tile row, and the tiles past it are another range's.
+            // Side by side rows: tile row ty + g from lanes g tw on.
+            vf done[M][M]; // (A^T M A)[r][q]
+            for (int r = 0; r < M; ++r)
+              outputTransform1<M>(cols[r], done[r]);
+            for (int64_t g = 0; g < rows; ++g) {
+              const int64_t oty = ty + g;
+              const int64_t oxa = M * (txa + k);
+              const int64_t tiles = rows > 1 ? job.t.tw : minI(kVL, len - k);
+              const int64_t width = minI(M * tiles, s.ow - oxa);
+              for (int r = 0; r < M && M * oty + r < s.oh; ++r) {
+                vf o[M], x[M];
+                for (int q = 0; q < M; ++q)
+                  o[q] =
+                      rows > 1 ? takeRow(done[r][q], g, job.t.tw) : done[r][q];
+                interleaveRegs<M>(o, x);
+                const int64_t row = (f * s.oh + M * oty + r) * s.ow + oxa;
+                float *dst = rg.y + row;
+                const float *res = rg.res ? rg.res + row : NULL;
+                for (int p = 0; p < M && kVL * p < width; ++p) {
+                  const vmask m =
+                      vmaskFirst(static_cast<int>(minI(kVL, width - kVL * p)));
+                  vf v = x[p];
+                  if (job.accumulate)
+                    v = vadd(vloadMask(dst + kVL * p, m), v);
+                  v = vadd(v, bias);
+                  if (res)
+                    v = vadd(v, vloadMask(res + kVL * p, m));
+                  if (act)
+                    v = vactivate(act, v);
+                  if (clamp)
+                    v = vclamp(v, lo, hi);
+                  vstoreMask(dst + kVL * p, v, m);
+                }
+              }
+            }
 #else
-        for (int r = 0; r < M; ++r) { // (A^T M) A
-          vf o[M];
-          outputTransform1<M>(cols[r], o);
-          for (int q = 0; q < M; ++q)
-            vstore(y[r][q] + k, o[q]);
-        }
+            for (int r = 0; r < M; ++r) { // (A^T M) A
+              vf o[M];
+              outputTransform1<M>(cols[r], o);
+              for (int q = 0; q < M; ++q)
+                vstore(y[r][q] + k, o[q]);
+            }
 #endif
-      }
+          }
 #if TCC_UK_NATIVE_ISA != 2
-      const int64_t ox0 = M * txa, ox1 = minI(s.ow, M * txb);
-      for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
-        const int64_t oy = M * ty + r;
-        if (M == 2) {
-          interleave(y[r][0], y[r][1], out, len);
-        } else {
-          const float *src[4] = {y[r][0], y[r][1], y[r][2], y[r][3]};
-          interleave4(src, out, len);
-        }
-        float *dst = rg.y + (f * s.oh + oy) * s.ow + ox0;
-        const float *res =
-            rg.res ? rg.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
-        for (int64_t ox = 0; ox < ox1 - ox0; ox += kVL) {
-          const vmask m =
-              vmaskFirst(static_cast<int>(minI(kVL, ox1 - ox0 - ox)));
-          vf x = vload(out + ox);
-          if (job.accumulate)
-            x = vadd(vloadMask(dst + ox, m), x);
-          x = vadd(x, bias);
-          if (res)
-            x = vadd(x, vloadMask(res + ox, m));
-          if (act)
-            x = vactivate(act, x);
-          if (clamp)
-            x = vclamp(x, lo, hi);
-          vstoreMask(dst + ox, x, m);
-        }
-      }
+          const int64_t ox0 = M * txa, ox1 = minI(s.ow, M * txb);
+          for (int r = 0; r < M && M * ty + r < s.oh; ++r) {
+            const int64_t oy = M * ty + r;
+            if (M == 2) {
+              interleave(y[r][0], y[r][1], out, len);
+            } else {
+              const float *src[4] = {y[r][0], y[r][1], y[r][2], y[r][3]};
+              interleave4(src, out, len);
+            }
+            float *dst = rg.y + (f * s.oh + oy) * s.ow + ox0;
+            const float *res =
+                rg.res ? rg.res + (f * s.oh + oy) * s.ow + ox0 : NULL;
+            for (int64_t ox = 0; ox < ox1 - ox0; ox += kVL) {
+              const vmask m =
+                  vmaskFirst(static_cast<int>(minI(kVL, ox1 - ox0 - ox)));
+              vf x = vload(out + ox);
+              if (job.accumulate)
+                x = vadd(vloadMask(dst + ox, m), x);
+              x = vadd(x, bias);
+              if (res)
+                x = vadd(x, vloadMask(res + ox, m));
+              if (act)
+                x = vactivate(act, x);
+              if (clamp)
+                x = vclamp(x, lo, hi);
+              vstoreMask(dst + ox, x, m);
+            }
+          }
 #endif
-    });
+        });
   }
 }
 
 /// The whole image as one range, each step split across threads.
 Range wholeImage(const Job &job) {
-  return {0,       job.t.p, job.v, job.vStride, job.m, job.s->f * job.t.p,
-          job.t.p, job.x,   job.y, job.res};
+  return {
+      0,       job.t.p, job.v, job.vStride, job.m, spread(job.s->f * job.t.p),
+      job.t.p, job.x,   job.y, job.res};
 }
 template <int M> void inputTransform(void *ctx, int64_t c0, int64_t c1) {
   const Job &job = *static_cast<const Job *>(ctx);
@@ -485,7 +605,7 @@ template <int M> void blocks(void *ctx, int64_t i0, int64_t i1) {
   const ConvShape &s = *job.s;
   const int64_t ohw = s.oh * s.ow;
   for (int64_t slot = i0; slot < i1; ++slot) {
-    float *slice = job.v + slot * T * (s.c + s.f) * kB;
+    float *slice = job.v + slot * slotFloats(s, T, kB);
     const int64_t g0 = slot * job.blocks / job.slots;
     const int64_t g1 = (slot + 1) * job.blocks / job.slots;
     for (int64_t g = g0; g < g1; ++g) {
@@ -494,10 +614,10 @@ template <int M> void blocks(void *ctx, int64_t i0, int64_t i1) {
       Range rg;
       rg.t0 = b * kB;
       rg.t1 = minI(job.t.p, rg.t0 + kB);
-      rg.vStride = s.c * kB;
+      rg.vStride = spread(s.c * kB);
       rg.v = slice;
       rg.ldm = rg.t1 - rg.t0;
-      rg.mStride = s.f * rg.ldm;
+      rg.mStride = spread(s.f * rg.ldm);
       rg.m = slice + T * rg.vStride;
       rg.x = job.input + img * s.c * s.h * s.w;
       rg.y = job.output + img * s.f * ohw;
@@ -634,8 +754,9 @@ int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
   // An image's V and M (the split steps), or the blocked mode's slots.
   const int64_t block = (m == 2 ? 2 : 1) * tilesFor(isa).nr;
   const int64_t slots = minI(s.n * ceilDiv(tiles.p, block), kMaxSlots);
-  const int64_t floats = maxI(t * vFloats(isa, s, tiles) + t * s.f * tiles.p,
-                              slots * t * (s.c + s.f) * block);
+  const int64_t floats =
+      maxI(t * vFloats(isa, s, tiles) + t * spread(s.f * tiles.p),
+           slots * slotFloats(s, t, block));
   return floats * static_cast<int64_t>(sizeof(float)) + 64;
 }
 
