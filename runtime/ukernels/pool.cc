@@ -121,6 +121,18 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
               _mm512_max_ps(acc, _mm512_max_ps(_mm512_max_ps(even, odd), next));
           continue;
         }
+        if (S == 2 && s.kw == 2) {
+          // Columns base .. base + 32 in two loads: the taps 2t and 2t + 1
+          // are their even and odd lanes (each tap's own two loads took
+          // twice the loads).
+          const __m512 l0 = loadColsLowest(row, s.w, base);
+          const __m512 l1 = loadColsLowest(row, s.w, base + 16);
+          const __m512 even = _mm512_permutex2var_ps(l0, evenIdx, l1);
+          const __m512 odd = _mm512_permutex2var_ps(l0, oddIdx, l1);
+          nan |= _mm512_cmp_ps_mask(even, odd, _CMP_UNORD_Q);
+          acc = _mm512_max_ps(acc, _mm512_max_ps(even, odd));
+          continue;
+        }
         for (int64_t kx = 0; kx < s.kw; ++kx) {
           __m512 v;
           if (S == 1) {
