@@ -318,7 +318,13 @@ def TccParallelizeLoops : Pass<"tcc-parallelize-loops", "func::FuncOp"> {
     `convert-linalg-to-loops`. First, every linalg.generic's trailing
     reduction loops that are contiguous in all its operands become one (the
     operands collapsed with `memref.collapse_shape`), so that the innermost
-    loop of a pooling-like sum is long enough to vectorize.
+    loop of a pooling-like sum is long enough to vectorize; and an
+    elementwise linalg.generic inside a "rows" loop whose operands each
+    cover its loops of more than one trip in order (a row slice) or none of
+    them (a broadcast scalar) becomes one loop over the row's contiguous
+    elements (rank-reducing subviews, then one collapse), so that a row of
+    [1, 1, 56, 56] is not an unrolled loop of 56 inside one that LLVM
+    vectorizes with gathers.
     `convert-scf-to-openmp` then makes each
     `scf.parallel` a worksharing loop, which the artifact runs on the
     caller's thread pool (runtime/ukernels/compiler_abi.cc).

@@ -264,3 +264,59 @@ func.func @window_reductions_stay(%x: memref<2x9x9xf32>, %w: memref<3xf32>, %y: 
   }
   return
 }
+
+// -----
+
+// A rows loop's elementwise body over one channel's [1, 1, 56, 56] (a
+// squeeze-and-excitation scale) becomes one loop of 3136 contiguous
+// elements: the row slices are flattened to 1-D, the per-channel scalar to
+// rank 0 (an inner loop of 56 was unrolled whole and the loop around it
+// vectorized with gathers).
+#bcast = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, 0)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @se_scale
+// CHECK: scf.parallel
+// CHECK-DAG: memref.subview {{.*}} to memref<f32, strided<[], offset: ?>>
+// CHECK-DAG: memref.collapse_shape {{.*}} into memref<3136xf32, strided<[1], offset: ?>>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel"]{{.*}} ins({{.*}} : memref<f32, strided<[], offset: ?>>, memref<3136xf32, strided<[1], offset: ?>>) outs({{.*}} : memref<3136xf32, strided<[1], offset: ?>>)
+// CHECK: arith.mulf
+func.func @se_scale(%s: memref<1x8x1x1xf32>, %x: memref<1x8x56x56xf32>, %y: memref<1x8x56x56xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %a = memref.subview %s[0, %i, 0, 0] [1, 1, 1, 1] [1, 1, 1, 1] : memref<1x8x1x1xf32> to memref<1x1x1x1xf32, strided<[8, 1, 1, 1], offset: ?>>
+    %b = memref.subview %x[0, %i, 0, 0] [1, 1, 56, 56] [1, 1, 1, 1] : memref<1x8x56x56xf32> to memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>
+    %o = memref.subview %y[0, %i, 0, 0] [1, 1, 56, 56] [1, 1, 1, 1] : memref<1x8x56x56xf32> to memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#bcast, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%a, %b : memref<1x1x1x1xf32, strided<[8, 1, 1, 1], offset: ?>>, memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>) outs(%o : memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in2: f32, %out: f32):
+      %m = arith.mulf %in, %in2 : f32
+      linalg.yield %m : f32
+    }
+  } {tcc.rows_loop}
+  return
+}
+
+// -----
+
+// Not where an operand reads the row along other loops (a transpose): left
+// as it is.
+#tr = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+#id4t = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @row_transposed
+// CHECK-NOT: memref.collapse_shape
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]
+func.func @row_transposed(%x: memref<1x8x56x56xf32>, %y: memref<1x8x56x56xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %b = memref.subview %x[0, %i, 0, 0] [1, 1, 56, 56] [1, 1, 1, 1] : memref<1x8x56x56xf32> to memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>
+    %o = memref.subview %y[0, %i, 0, 0] [1, 1, 56, 56] [1, 1, 1, 1] : memref<1x8x56x56xf32> to memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#tr, #id4t], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>) outs(%o : memref<1x1x56x56xf32, strided<[25088, 3136, 56, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+  } {tcc.rows_loop}
+  return
+}
