@@ -220,8 +220,9 @@ void flattenRowBody(RewriterBase &rewriter, linalg::GenericOp op) {
       return;
     full.push_back(!used.empty());
   }
-  if (!full.back())
-    return; // the output must be a row
+  if (!llvm::all_of(ArrayRef<bool>(full).drop_front(op.getNumDpsInputs()),
+                    [](bool f) { return f; }))
+    return; // every output must be a row
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   MLIRContext *ctx = op.getContext();

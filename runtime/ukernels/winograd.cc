@@ -57,9 +57,8 @@ int64_t roundUp(int64_t x, int64_t m) { return ceilDiv(x, m) * m; }
 /// A stride between the (m+2)^2 matrices of V or M: `floats` rounded up
 /// to a cache line, and one line more where that is a multiple of 2 KB.
 /// The transforms write (and read) one vector in each of the 16 or 36
-/// matrices in turn; 4 KB apart, they all fall in one set of the L1 and
-/// evict each other (a batch of 8 at 32 -> 64 channels: blocks of 32 x 96
-/// floats, 12 KB; half the input transform's time was its stores).
+/// matrices in turn; 4 KB apart (a batch of 8 at 32 -> 64 channels: blocks
+/// of 32 x 96 floats, 12 KB), they would all fall in one set of the L1.
 int64_t spread(int64_t floats) {
   const int64_t r = roundUp(floats, 16);
   return r % 512 == 0 ? r + 16 : r;
@@ -103,6 +102,17 @@ struct Job {
   int64_t blocksPerImage, blocks, slots;
 };
 
+#if TCC_UK_NATIVE_ISA == 2
+/// The permutation that moves lane (l + shift) mod 16 to lane l.
+TCC_UK_INLINE __m512i rotatedLanes(int64_t shift) {
+  return _mm512_and_si512(
+      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+                                         12, 13, 14, 15),
+                       _mm512_set1_epi32(static_cast<int>(shift))),
+      _mm512_set1_epi32(15));
+}
+#endif
+
 /// Stores n lanes of `x` as columns t0.. of row c of one xi's V, in the
 /// packed-B layout (panels of NR columns, C rows of NR floats each).
 TCC_UK_INLINE void storeV(float *v, int64_t c, int64_t C, int64_t t0, int n,
@@ -121,13 +131,9 @@ TCC_UK_INLINE void storeV(float *v, int64_t c, int64_t C, int64_t t0, int n,
   // The lanes past this panel moved down to the next one's start, in
   // registers: a vector stored and read back with masked loads waits on
   // store forwarding (rows of 7 tiles cross a panel every 48 columns).
-  const __m512i down = _mm512_and_si512(
-      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                         12, 13, 14, 15),
-                       _mm512_set1_epi32(first)),
-      _mm512_set1_epi32(15));
   vstoreMask(dst, x, vmaskFirst(first));
-  vstoreMask(dst + (C - 1) * kNR + kNR - lane, _mm512_permutexvar_ps(down, x),
+  vstoreMask(dst + (C - 1) * kNR + kNR - lane,
+             _mm512_permutexvar_ps(rotatedLanes(first), x),
              vmaskFirst(n - first));
 #else
   alignas(64) float tmp[kVL];
@@ -308,23 +314,13 @@ TCC_UK_INLINE void forTileGroups(const Tiles &t, int64_t t0, int64_t t1,
 #if TCC_UK_NATIVE_ISA == 2
 /// Lanes [g tw, (g + 1) tw) of `into` from lanes [0, tw) of `x`.
 TCC_UK_INLINE vf placeRow(vf into, vf x, int64_t g, int64_t tw) {
-  const __m512i idx = _mm512_and_si512(
-      _mm512_sub_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                         12, 13, 14, 15),
-                       _mm512_set1_epi32(static_cast<int>(g * tw))),
-      _mm512_set1_epi32(15));
   const __mmask16 lanes = static_cast<__mmask16>(((1u << tw) - 1) << (g * tw));
-  return _mm512_mask_permutexvar_ps(into, lanes, idx, x);
+  return _mm512_mask_permutexvar_ps(into, lanes, rotatedLanes(-g * tw), x);
 }
 
 /// Lanes [0, tw) from lanes [g tw, (g + 1) tw) of `x`.
 TCC_UK_INLINE vf takeRow(vf x, int64_t g, int64_t tw) {
-  const __m512i idx = _mm512_and_si512(
-      _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
-                                         12, 13, 14, 15),
-                       _mm512_set1_epi32(static_cast<int>(g * tw))),
-      _mm512_set1_epi32(15));
-  return _mm512_permutexvar_ps(idx, x);
+  return _mm512_permutexvar_ps(rotatedLanes(g * tw), x);
 }
 #endif
 

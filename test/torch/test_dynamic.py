@@ -225,10 +225,13 @@ def test_compile_dynamic_size_as_a_value():
             return torch.relu(x) / x.shape[0]
 
     model = Share()
+    tcc.torch.stats.reset()
     with torch.no_grad():
         for n in (3, 5):
             x = torch.randn(n, 4)
             torch.testing.assert_close(_compiled(model, True)(x), model(x))
+    assert any("is the size of a dynamic dimension, known only at run time"
+               in reason for _, reason in tcc.torch.stats.fallbacks)
 
 
 def test_training_with_a_ragged_last_batch():
