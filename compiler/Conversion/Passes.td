@@ -126,4 +126,147 @@ def ConvertUkernelsToCalls
                            "::mlir::memref::MemRefDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// CUDA (tcc-cuda-pipeline)
+//===----------------------------------------------------------------------===//
+
+def TccDeviceConstants : Pass<"tcc-device-constants", "ModuleOp"> {
+  let summary = "Read constant globals from one device weight buffer";
+  let description = [{
+    Kernels on a GPU cannot read the host's constant data. Every constant
+    `memref.global` that `@main` (or a slab of a dynamic batch) reads gets a
+    256-byte aligned place in one device buffer of weights, which becomes
+    the function's last argument; each `memref.get_global` becomes a
+    `memref.view` of that argument. A new function,
+    `@tcc_cuda_upload_weights`, takes the device buffer and copies each
+    global into its place (calls of `@tcc_cuda_h2d`); the artifact runs it
+    once when it is loaded. The module records the buffer's size as
+    `tcc.cuda.weights_bytes`.
+
+    Before:
+    ```mlir
+    memref.global "private" constant @w : memref<4xf32> = dense<1.0>
+    func.func @main(%out: memref<4xf32>) {
+      %w = memref.get_global @w : memref<4xf32>
+      ...
+    ```
+    After:
+    ```mlir
+    func.func @main(%out: memref<4xf32>, %weights: memref<256xi8>) {
+      %c0 = arith.constant 0 : index
+      %w = memref.view %weights[%c0][] : memref<256xi8> to memref<4xf32>
+      ...
+    func.func @tcc_cuda_upload_weights(%weights: memref<256xi8>) { ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TccContractionsToCublas
+    : Pass<"tcc-contractions-to-cublas", "func::FuncOp"> {
+  let summary = "Run f32 matmuls and batched matmuls through cuBLAS";
+  let description = [{
+    A linalg contraction on buffers (one m, one n, one k dimension and at
+    most one batch dimension, f32, a multiply-add body) whose operands each
+    have a unit stride in one of their matrix dimensions becomes a call of
+    `@tcc_cuda_gemm` with cuBLAS's column-major description of it
+    (transposes, leading dimensions, batch strides). A `linalg.transpose`
+    that only feeds the contraction is folded into it as a strided view,
+    and a zero `linalg.fill` of the result just before it becomes beta = 0.
+    Anything else is left for generated kernels.
+
+    Before:
+    ```mlir
+    linalg.fill ins(%zero : f32) outs(%c : memref<64x10xf32>)
+    linalg.matmul ins(%a, %b : memref<64x256xf32>, memref<256x10xf32>)
+                  outs(%c : memref<64x10xf32>)
+    ```
+    After (C^T = B^T A^T in column-major terms):
+    ```mlir
+    call @tcc_cuda_gemm(%no, %no, %c10, %c64, %c256, %pb, %c10, ...,
+                        %pa, %c256, ..., %pc, %c10, ..., %c1, %beta0)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TccMapToGpu : Pass<"tcc-map-to-gpu", "func::FuncOp"> {
+  let summary = "Put the graph's loops and buffer accesses into gpu.launch";
+  let description = [{
+    Runs on a graph function in buffer form (after the memory plan). Its
+    linalg ops become parallel loops; each `scf.parallel` becomes a
+    `gpu.launch` over the product of its trip counts, 256 threads a block,
+    one iteration per thread (the index is split back into the loop's
+    induction variables, the last one fastest so neighbouring threads touch
+    neighbouring elements). Any other op that reads or writes memory runs in
+    a one-thread launch. Host loops that contain parallel loops stay on the
+    host, their bodies mapped the same way. Views, constants, index
+    arithmetic and calls stay on the host. A buffer the memory plan did not
+    place (a `memref.alloc` left in the function) is an error: the device
+    has no allocator inside a run.
+
+    Before:
+    ```mlir
+    linalg.generic ... ins(%a : memref<1000xf32>) outs(%b : memref<1000xf32>)
+    ```
+    After:
+    ```mlir
+    gpu.launch blocks(...) in (%gx = %c4, ...) threads(...) in (%tx = %c256, ...) {
+      %i = ... block id * 256 + thread id
+      scf.if %i < 1000 { ... memref.load %a[%i] ... memref.store ... %b[%i] }
+      gpu.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def TccMergeGpuModules : Pass<"tcc-merge-gpu-modules", "ModuleOp"> {
+  let summary = "Gather every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes a `gpu.module` per kernel. An artifact
+    carries one PTX module, so every `gpu.func` moves into the first module,
+    renamed `@tcc_kernels`, and the launches name it.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def TccGpuLaunchesToCalls : Pass<"tcc-gpu-launches-to-calls", "ModuleOp"> {
+  let summary = "Launch kernels through the artifact's CUDA entry points";
+  let description = [{
+    After `gpu-module-to-binary`: the PTX of the one `gpu.binary` moves to
+    the module attribute `tcc.cuda.ptx` and its kernels' names, in order, to
+    `tcc.cuda.kernels`. Each `gpu.launch_func` becomes a call of
+    `@tcc_cuda_launch(kernel, grid x/y/z, block x/y/z, slots, count)`,
+    where `slots` holds each kernel argument in 8 bytes: a buffer as its
+    aligned device address (kernels take bare pointers and add the static
+    offset of their type themselves), an integer or float zero- or
+    bit-extended. The runtime passes `&slots[i]` as the i-th parameter.
+
+    Before:
+    ```mlir
+    gpu.launch_func @tcc_kernels::@k blocks in (%c4, %c1, %c1)
+        threads in (%c256, %c1, %c1) args(%buf : memref<1000xf32>)
+    ```
+    After:
+    ```mlir
+    %slots = memref.alloca() : memref<1xi64>
+    %p = memref.extract_aligned_pointer_as_index %buf : memref<1000xf32> -> index
+    ...
+    call @tcc_cuda_launch(%k0, %c4, %c1, %c1, %c256, %c1, %c1, %slots, %c1_i64)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TCC_CONVERSION_PASSES_TD

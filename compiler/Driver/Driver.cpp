@@ -221,7 +221,8 @@ writeAtomically(StringRef path,
 static bool isTextStage(EmitKind kind) {
   return kind == EmitKind::Import || kind == EmitKind::Tcc ||
          kind == EmitKind::Linalg || kind == EmitKind::LLVMDialect ||
-         kind == EmitKind::LLVMIR || kind == EmitKind::Asm;
+         kind == EmitKind::Ptx || kind == EmitKind::LLVMIR ||
+         kind == EmitKind::Asm;
 }
 
 /// A C identifier for symbols, from the output's file name.
@@ -493,6 +494,7 @@ void tcc::registerCompilerDialects(MLIRContext &ctx) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerTccDialect(registry);
+  registerTccTranslations(registry);
   ctx.appendDialectRegistry(registry);
   ctx.loadAllAvailableDialects();
 }
@@ -541,6 +543,8 @@ public:
         return failure();
       if (emit == stopAfter)
         return writeModule();
+      if (emit == EmitKind::Ptx && stopAfter == EmitKind::LLVMDialect)
+        return writePtx();
     }
     if (failed(translate()))
       return failure();
@@ -559,6 +563,21 @@ private:
     pm.enableTiming(scope);
     return pm.run(module);
   }
+  bool cuda() const { return opts.target == "cuda"; }
+
+  /// The kernels' PTX text, as ptxas takes it.
+  LogicalResult writePtx() {
+    if (failed(writeAtomically(
+            output,
+            [&](llvm::raw_pwrite_stream &os) {
+              os << info.cudaPtx;
+              return success();
+            },
+            error)))
+      return fail(error);
+    return success();
+  }
+
   LogicalResult writeModule() {
     if (failed(writeAtomically(
             output,
@@ -586,6 +605,13 @@ private:
              : ext == ".ll" ? EmitKind::LLVMIR
                             : EmitKind::Executable;
     }
+    if (cuda() && emit == EmitKind::Executable)
+      return fail("--target=cuda makes a library (-o OUT.so) or an object "
+                  "(-o OUT.o); a standalone executable is CPU-only");
+    if (cuda() && opts.profile)
+      return fail("--profile is CPU-only (--target=cuda)");
+    if (!cuda() && emit == EmitKind::Ptx)
+      return fail("--emit=ptx needs --target=cuda");
     if (output.empty()) {
       if (!isTextStage(emit))
         return fail("no output file: give -o OUT (OUT.so, OUT.o or OUT)");
@@ -630,6 +656,9 @@ private:
                   " names no dynamic dimension: the model's inputs are "
                   "static (make one dynamic with --input-shape, e.g. " +
                   "x=" + opts.dimBounds.begin()->getKey() + "x3x224x224)");
+    if (cuda() && module->hasAttr("tcc.batch"))
+      return fail("symbolic dimensions are CPU-only for now: give "
+                  "--target=cuda models fixed shapes (--input-shape)");
     if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
       return failure();
     if (opts.stats)
@@ -661,6 +690,13 @@ private:
     if (!machine)
       return fail(error);
     info.target = describeTarget(*machine);
+    if (cuda()) {
+      // The host code runs on this CPU; contractions go to cuBLAS.
+      info.cudaArch = opts.cudaArch;
+      info.target = "cuda:" + opts.cudaArch + "+" + info.target;
+      isa = UkernelIsa::none;
+      return success();
+    }
     std::optional<UkernelIsa> chosen = opts.ukernels == "auto"
                                            ? ukernelIsaFor(*machine)
                                            : parseUkernelIsa(opts.ukernels);
@@ -683,6 +719,8 @@ private:
 
   /// Bufferization, the memory plan and the LLVM dialect.
   LogicalResult lowerToLLVMDialect() {
+    if (cuda())
+      return lowerToCuda();
     if (failed(runPipeline(
             [&](OpPassManager &pm) {
               buildLinalgToLLVMPipeline(pm, opts.profile);
@@ -691,6 +729,29 @@ private:
       return failure();
     if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
       info.workspaceBytes = bytes.getInt();
+    if (!opts.memoryReport.empty())
+      printMemoryReport(module, info.modelName, opts.memoryReport == "json");
+    return success();
+  }
+
+  /// Kernels to PTX, host code to the LLVM dialect (tcc-cuda-pipeline).
+  LogicalResult lowerToCuda() {
+    CudaPipelineOptions pipeline;
+    pipeline.chip = opts.cudaArch;
+    if (failed(runPipeline(
+            [&](OpPassManager &pm) { buildLinalgToCudaPipeline(pm, pipeline); },
+            "linalg to CUDA")))
+      return failure();
+    if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
+      info.workspaceBytes = bytes.getInt();
+    if (auto ptx = module->getAttrOfType<StringAttr>("tcc.cuda.ptx"))
+      info.cudaPtx = ptx.str();
+    if (auto names = module->getAttrOfType<ArrayAttr>("tcc.cuda.kernels"))
+      for (Attribute name : names)
+        info.cudaKernels.push_back(cast<StringAttr>(name).str());
+    if (auto bytes =
+            module->getAttrOfType<IntegerAttr>("tcc.cuda.weights_bytes"))
+      info.cudaWeightsBytes = bytes.getInt();
     if (!opts.memoryReport.empty())
       printMemoryReport(module, info.modelName, opts.memoryReport == "json");
     return success();

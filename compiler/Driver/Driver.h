@@ -28,6 +28,7 @@ enum class EmitKind {
   Tcc,         ///< tcc dialect after graph-level passes (.mlir text)
   Linalg,      ///< linalg on tensors (.mlir text)
   LLVMDialect, ///< LLVM dialect (.mlir text)
+  Ptx,         ///< the kernels' PTX (--target=cuda only)
   LLVMIR,      ///< LLVM IR (.ll text)
   Asm,         ///< assembly (.s)
   Object,      ///< object file + C header
@@ -43,6 +44,10 @@ struct CompileOptions {
   /// Empty: chosen from the output's suffix (.so, .o, none = executable).
   std::optional<EmitKind> emit;
   std::string mcpu; ///< "" or "native": the host CPU.
+  /// "cpu", or "cuda": kernels for an NVIDIA GPU (PTX for `cudaArch`), host
+  /// code for the CPU that launches them.
+  std::string target = "cpu";
+  std::string cudaArch = "sm_90";
   int optLevel = 3;
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
   /// Names of the dynamic dimensions of `inputShapes` ("" where unnamed).

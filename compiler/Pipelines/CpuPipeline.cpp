@@ -58,8 +58,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
   buildLinalgToLLVMPipeline(pm, /*profileKernels=*/false);
 }
 
-void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
-                                          bool profileKernels) {
+void mlir::tcc::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tcc::createTccCopyResults());
   pm.addNestedPass<func::FuncOp>(tcc::createTccSplitEmptyTensors());
   // Bufferize the whole module, with plain (identity-layout) memrefs at the
@@ -79,6 +78,11 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
+                                          bool profileKernels) {
+  buildBufferizationPipeline(pm);
   // Intermediates go to the arena (loop-invariant buffers first leave their
   // loops); whatever the plan cannot place is freed by the deallocation
   // pipeline.
@@ -104,7 +108,10 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm,
   lowerLoops.addPass(tcc::createTccInlineAllocaScopes());
   lowerLoops.addPass(createConvertSCFToCFPass());
   lowerLoops.addPass(createCanonicalizerPass());
+  buildHostToLLVMPipeline(pm);
+}
 
+void mlir::tcc::buildHostToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // f16/bf16 arithmetic and math functions run in f32.
@@ -155,4 +162,12 @@ void mlir::tcc::registerTccPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "tcc-cpu-pipeline", "Compile tcc to the LLVM dialect for the CPU",
       buildTccCpuPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "tcc-linalg-to-cuda-pipeline",
+      "Bufferize linalg, make CUDA kernels and lower the host code to LLVM",
+      buildLinalgToCudaPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "tcc-cuda-pipeline",
+      "Compile tcc to PTX kernels and host code in the LLVM dialect",
+      buildTccCudaPipeline);
 }

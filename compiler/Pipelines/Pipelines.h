@@ -16,6 +16,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir {
 class OpPassManager;
 namespace tcc {
@@ -48,8 +50,36 @@ void buildLinalgToLLVMPipeline(OpPassManager &pm, bool profileKernels);
 /// All of the above.
 void buildTccCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
+/// The first steps of both targets' buffer pipelines: one-shot
+/// bufferization with identity layouts at the function boundary, results
+/// as out-parameters.
+void buildBufferizationPipeline(OpPassManager &pm);
+/// Host code in memref/scf/arith/math form to the LLVM dialect (bare
+/// pointers at function boundaries).
+void buildHostToLLVMPipeline(OpPassManager &pm);
+
+struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("CUDA architecture (sm_80, sm_90)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("NVPTX features (PTX version)"),
+                               llvm::cl::init("+ptx80")};
+};
+
+/// linalg on tensors -> host code in the LLVM dialect that launches kernels
+/// (their PTX in the module attribute `tcc.cuda.ptx`) and calls cuBLAS, both
+/// through the artifact's CUDA entry points; weights in one device buffer.
+void buildLinalgToCudaPipeline(OpPassManager &pm,
+                               const CudaPipelineOptions &options);
+/// tcc -> that: the graph passes, the lowering to linalg without
+/// micro-kernels, and the above.
+void buildTccCudaPipeline(OpPassManager &pm,
+                          const CudaPipelineOptions &options);
+
 /// Registers the pipelines above by name (tcc-graph-pipeline,
-/// tcc-to-linalg-pipeline, tcc-linalg-to-llvm-pipeline, tcc-cpu-pipeline).
+/// tcc-to-linalg-pipeline, tcc-linalg-to-llvm-pipeline, tcc-cpu-pipeline,
+/// tcc-linalg-to-cuda-pipeline, tcc-cuda-pipeline).
 void registerTccPipelines();
 
 } // namespace tcc

@@ -214,10 +214,10 @@ public:
                                           "tcc_tensor_desc_t");
     symbolType =
         llvm::StructType::create(ctx, {ptr, i64, i64}, "tcc_symbol_desc_t");
-    descType = llvm::StructType::create(
-        ctx,
-        {i32, i32, ptr, ptr, ptr, i32, i32, ptr, ptr, i64, i64, ptr, i32, ptr},
-        "tcc_artifact_desc_t");
+    descType = llvm::StructType::create(ctx,
+                                        {i32, i32, ptr, ptr, ptr, i32, i32, ptr,
+                                         ptr, i64, i64, ptr, i32, ptr, ptr},
+                                        "tcc_artifact_desc_t");
   }
 
   llvm::Constant *global(llvm::Constant *init, const Twine &name) {
@@ -285,6 +285,173 @@ public:
 };
 } // namespace
 
+namespace {
+/// What the run entry of a CUDA artifact needs of its CUDA entry points.
+struct CudaEntryPoints {
+  llvm::GlobalVariable *tls = nullptr; ///< the running thread's host API
+  llvm::StructType *apiType = nullptr; ///< tcc_cuda_api_t
+  llvm::Value *weights = nullptr;      ///< loaded in the run entry
+};
+} // namespace
+
+/// tcc_host_api_t as LLVM sees it, up to `cuda`.
+static llvm::StructType *hostApiType(llvm::LLVMContext &ctx, llvm::Type *ptr) {
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  return llvm::StructType::get(ctx, {i32, i32, ptr, ptr, ptr, ptr});
+}
+
+/// host->cuda, or null when `host` is null or too old to have it.
+static llvm::Value *cudaApiOf(llvm::IRBuilder<> &b, llvm::Value *host,
+                              llvm::Type *ptr) {
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::StructType *hostType = hostApiType(ctx, ptr);
+  llvm::BasicBlock *from = b.GetInsertBlock();
+  auto *check = llvm::BasicBlock::Create(ctx, "host_size", f);
+  auto *load = llvm::BasicBlock::Create(ctx, "host_cuda", f);
+  auto *done = llvm::BasicBlock::Create(ctx, "host_done", f);
+  b.CreateCondBr(b.CreateIsNull(host), done, check);
+  b.SetInsertPoint(check);
+  const llvm::DataLayout &layout = f->getParent()->getDataLayout();
+  uint64_t needed = layout.getStructLayout(hostType)->getSizeInBytes();
+  llvm::Value *size = b.CreateLoad(b.getInt32Ty(), host);
+  b.CreateCondBr(b.CreateICmpUGE(size, b.getInt32(needed)), load, done);
+  b.SetInsertPoint(load);
+  llvm::Value *api = b.CreateLoad(ptr, b.CreateStructGEP(hostType, host, 5));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  llvm::PHINode *phi = b.CreatePHI(ptr, 3);
+  llvm::Constant *null =
+      llvm::ConstantPointerNull::get(llvm::cast<llvm::PointerType>(ptr));
+  phi->addIncoming(null, from);
+  phi->addIncoming(null, check);
+  phi->addIncoming(api, load);
+  return phi;
+}
+
+/// Defines the functions the CUDA host code calls (declared by the
+/// pipeline): each forwards to the thread's tcc_cuda_api_t.
+static CudaEntryPoints defineCudaEntryPoints(llvm::Module &module,
+                                             llvm::PointerType *ptr) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *f32 = llvm::Type::getFloatTy(ctx);
+  CudaEntryPoints e;
+  e.tls = new llvm::GlobalVariable(
+      module, ptr, false, llvm::GlobalValue::InternalLinkage,
+      llvm::ConstantPointerNull::get(ptr), "tcc_cuda_host", nullptr,
+      llvm::GlobalValue::GeneralDynamicTLSModel);
+  // struct_size, self, weights, launch, gemm, copy_h2d.
+  e.apiType = llvm::StructType::get(ctx, {i32, ptr, ptr, ptr, ptr, ptr});
+  auto define = [&](StringRef name, unsigned field,
+                    function_ref<void(llvm::IRBuilder<> &, llvm::Function *,
+                                      SmallVectorImpl<llvm::Value *> &)>
+                        convert,
+                    llvm::FunctionType *calleeType) {
+    llvm::Function *f = module.getFunction(name);
+    if (!f || !f->isDeclaration())
+      return;
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+    llvm::Value *host = b.CreateLoad(ptr, e.tls);
+    llvm::Value *api =
+        b.CreateLoad(ptr, b.CreateStructGEP(hostApiType(ctx, ptr), host, 5));
+    llvm::Value *self = b.CreateLoad(ptr, b.CreateStructGEP(e.apiType, api, 1));
+    llvm::Value *fn =
+        b.CreateLoad(ptr, b.CreateStructGEP(e.apiType, api, field));
+    SmallVector<llvm::Value *> args = {self};
+    convert(b, f, args);
+    b.CreateCall(calleeType, fn, args);
+    b.CreateRetVoid();
+  };
+  // tcc_cuda_launch(kernel, gx, gy, gz, bx, by, bz, slots, count): i64s.
+  define(
+      "tcc_cuda_launch", 3,
+      [&](llvm::IRBuilder<> &b, llvm::Function *f,
+          SmallVectorImpl<llvm::Value *> &args) {
+        for (unsigned i = 0; i < 7; ++i)
+          args.push_back(b.CreateTrunc(f->getArg(i), i32));
+        args.push_back(b.CreateIntToPtr(f->getArg(7), ptr));
+        args.push_back(b.CreateTrunc(f->getArg(8), i32));
+      },
+      llvm::FunctionType::get(
+          i32, {ptr, i32, i32, i32, i32, i32, i32, i32, ptr, i32}, false));
+  // tcc_cuda_gemm: the same arguments after self.
+  define(
+      "tcc_cuda_gemm", 4,
+      [&](llvm::IRBuilder<> &, llvm::Function *f,
+          SmallVectorImpl<llvm::Value *> &args) {
+        for (llvm::Argument &a : f->args())
+          args.push_back(&a);
+      },
+      llvm::FunctionType::get(i32,
+                              {ptr, i32, i32, i64, i64, i64, i64, i64, i64, i64,
+                               i64, i64, i64, i64, i64, i64, f32},
+                              false));
+  // tcc_cuda_h2d(dst, src, bytes): addresses as integers.
+  define(
+      "tcc_cuda_h2d", 5,
+      [&](llvm::IRBuilder<> &b, llvm::Function *f,
+          SmallVectorImpl<llvm::Value *> &args) {
+        args.push_back(b.CreateIntToPtr(f->getArg(0), ptr));
+        args.push_back(b.CreateIntToPtr(f->getArg(1), ptr));
+        args.push_back(f->getArg(2));
+      },
+      llvm::FunctionType::get(i32, {ptr, ptr, ptr, i64}, false));
+  return e;
+}
+
+/// The tcc_cuda_image_t of a CUDA artifact (null for a CPU one), with its
+/// upload_weights function.
+template <typename Builder>
+static llvm::Constant *cudaImage(llvm::Module &module, Builder &d,
+                                 const ArtifactInfo &info,
+                                 const CudaEntryPoints &cuda) {
+  if (info.cudaArch.empty())
+    return llvm::ConstantPointerNull::get(d.ptr);
+  llvm::LLVMContext &ctx = module.getContext();
+  // int32_t upload_weights(const tcc_host_api_t *host, void *weights)
+  auto *upload = llvm::Function::Create(
+      llvm::FunctionType::get(d.i32, {d.ptr, d.ptr}, false),
+      llvm::GlobalValue::InternalLinkage,
+      info.symbolPrefix + "_cuda_upload_entry", module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", upload));
+  llvm::Value *host = upload->getArg(0);
+  llvm::Value *api = cudaApiOf(b, host, d.ptr);
+  auto *ready = llvm::BasicBlock::Create(ctx, "ready", upload);
+  auto *missing = llvm::BasicBlock::Create(ctx, "no_cuda", upload);
+  b.CreateCondBr(b.CreateIsNull(api), missing, ready);
+  llvm::IRBuilder<>(missing).CreateRet(llvm::ConstantInt::get(d.i32, 3));
+  b.SetInsertPoint(ready);
+  if (llvm::Function *copy = module.getFunction("tcc_cuda_upload_weights")) {
+    b.CreateStore(host, cuda.tls);
+    b.CreateCall(copy, {upload->getArg(1)});
+    b.CreateStore(llvm::ConstantPointerNull::get(d.ptr), cuda.tls);
+  }
+  b.CreateRet(llvm::ConstantInt::get(d.i32, 0));
+
+  std::vector<llvm::Constant *> names;
+  for (auto [i, name] : llvm::enumerate(info.cudaKernels))
+    names.push_back(d.string(name, "kernel" + Twine(i)));
+  llvm::Constant *nameArray =
+      names.empty()
+          ? llvm::ConstantPointerNull::get(d.ptr)
+          : d.global(llvm::ConstantArray::get(
+                         llvm::ArrayType::get(d.ptr, names.size()), names),
+                     "kernels");
+  auto *imageType = llvm::StructType::get(
+      ctx, {d.ptr, d.ptr, d.i64, d.i32, d.ptr, d.i64, d.ptr});
+  return d.global(
+      llvm::ConstantStruct::get(
+          imageType,
+          {d.string(info.cudaArch, "cuda_arch"), d.string(info.cudaPtx, "ptx"),
+           llvm::ConstantInt::get(d.i64, info.cudaPtx.size()),
+           llvm::ConstantInt::get(d.i32, names.size()), nameArray,
+           llvm::ConstantInt::get(d.i64, info.cudaWeightsBytes), upload}),
+      "cuda");
+}
+
 LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                                     const ArtifactInfo &info,
                                     StringRef graphFunction,
@@ -300,10 +467,12 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     names.push_back((graphFunction + "_chunk" + Twine(rows)).str());
   for (const std::string &name : names) {
     llvm::Function *graph = module.getFunction(name);
-    // Each takes its workspace only if its plan has buffers.
-    if (!graph ||
-        (graph->arg_size() != tensors &&
-         !(info.workspaceBytes > 0 && graph->arg_size() == tensors + 1))) {
+    // Each takes its workspace only if its plan has buffers (and a CUDA
+    // graph its weight buffer last).
+    size_t extra = info.cudaArch.empty() ? 0 : 1;
+    if (!graph || (graph->arg_size() != tensors + extra &&
+                   !(info.workspaceBytes > 0 &&
+                     graph->arg_size() == tensors + extra + 1))) {
       error = "internal error: the compiled graph '" + name +
               "' does not take one pointer per input and output (and the "
               "workspace)";
@@ -355,6 +524,22 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   if (setHost)
     b.CreateCall(setHost,
                  {b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 3))});
+  // A CUDA graph reaches the caller's device services through a
+  // thread-local pointer to them (runs on several threads stay apart).
+  CudaEntryPoints cuda;
+  if (!info.cudaArch.empty()) {
+    cuda = defineCudaEntryPoints(module, d.ptr);
+    llvm::Value *host =
+        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 3));
+    llvm::Value *api = cudaApiOf(b, host, d.ptr);
+    auto *ready = llvm::BasicBlock::Create(ctx, "cuda_ready", run);
+    auto *missing = llvm::BasicBlock::Create(ctx, "no_cuda", run);
+    b.CreateCondBr(b.CreateIsNull(api), missing, ready);
+    llvm::IRBuilder<>(missing).CreateRet(llvm::ConstantInt::get(d.i32, 3));
+    b.SetInsertPoint(ready);
+    b.CreateStore(host, cuda.tls);
+    cuda.weights = b.CreateLoad(d.ptr, b.CreateStructGEP(cuda.apiType, api, 2));
+  }
   llvm::Value *ins = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 0));
   llvm::Value *outs = b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 1));
   SmallVector<llvm::Value *> pointers;
@@ -381,13 +566,17 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
               : cb.CreateGEP(cb.getInt8Ty(), p,
                              cb.CreateMul(row, llvm::ConstantInt::get(
                                                    d.i64, t->rowBytes()))));
-    if (graph->arg_size() > tensors)
+    if (graph->arg_size() > tensors + (cuda.tls ? 1 : 0))
       callArgs.push_back(workspace);
+    if (cuda.tls)
+      callArgs.push_back(cuda.weights);
     cb.CreateCall(graph, callArgs);
   };
   auto finish = [&](llvm::IRBuilder<> &fb, int32_t code) {
     if (setHost)
       fb.CreateCall(setHost, {llvm::ConstantPointerNull::get(d.ptr)});
+    if (cuda.tls)
+      fb.CreateStore(llvm::ConstantPointerNull::get(d.ptr), cuda.tls);
     fb.CreateRet(llvm::ConstantInt::get(d.i32, code));
   };
   if (info.chunks.empty()) {
@@ -458,7 +647,7 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
            llvm::ConstantInt::get(d.i64, info.workspaceBytes),
            llvm::ConstantInt::get(d.i64, info.workspaceAlign), run,
            llvm::ConstantInt::get(d.i32, info.symbols.size()),
-           d.symbols(info.symbols)}),
+           d.symbols(info.symbols), cudaImage(module, d, info, cuda)}),
       "desc");
 
   auto addGetter = [&](const Twine &name) {

@@ -51,6 +51,13 @@ struct ArtifactInfo {
   /// compiled at each slab size, largest first (@main_chunk<size>).
   std::vector<SymbolInfo> symbols;
   SmallVector<int64_t> chunks;
+  /// A CUDA artifact (tcc --target=cuda): its PTX, the architecture, the
+  /// kernels' names in launch-index order and the device weight buffer's
+  /// size. Empty `cudaArch` for a CPU artifact.
+  std::string cudaArch;
+  std::string cudaPtx;
+  std::vector<std::string> cudaKernels;
+  uint64_t cudaWeightsBytes = 0;
 };
 
 /// The tcc_dtype_t of an element type, or 0 if it has none.
@@ -71,6 +78,10 @@ FailureOr<ArtifactInfo> describeArtifact(ModuleOp module);
 /// translated module. Everything else in the module becomes internal, so
 /// several artifacts can be linked into one program. With
 /// `exportGenericGetter` the module also exports `tcc_artifact_get`.
+/// For a CUDA artifact the graph also takes the device weight buffer (last)
+/// and the module defines the CUDA entry points its host code calls
+/// (tcc_cuda_launch, tcc_cuda_gemm, tcc_cuda_h2d) over the caller's
+/// tcc_cuda_api_t.
 LogicalResult addArtifactEntry(llvm::Module &module, const ArtifactInfo &info,
                                StringRef graphFunction,
                                bool exportGenericGetter, std::string &error);

@@ -1,4 +1,5 @@
 // context.cc - running a model: argument checks, workspace, thread pool.
+#include "cuda_device.h"
 #include "model.h"
 #include "status.h"
 #include "tensor.h"
@@ -41,8 +42,11 @@ struct tcc_context_t {
   // The byte sizes of a model without symbols (tcc_context_run_buffers).
   std::vector<size_t> inputBytes, outputBytes;
   std::atomic<bool> running{false};
+  // A CUDA artifact's GPU state (its buffers live there).
+  tcc::CudaExecutor *cuda = nullptr;
 
   ~tcc_context_t() {
+    tcc::destroyCudaExecutor(cuda);
     tcc_status_free(tcc_allocator_deallocate(allocator, workspaceBlock));
     tcc_allocator_free(allocator);
     tcc::releaseModel(model);
@@ -103,7 +107,11 @@ static tcc_status_t createContext(const char *api, tcc_model_t *model,
     tcc::retainModel(model);
     context->allocator = allocator;
     tcc_allocator_retain(allocator);
-    if (uint64_t bytes = desc->workspace_bytes) {
+    if (desc->cuda) {
+      if (tcc_status_t s = tcc::createCudaExecutor(desc, model->origin.c_str(),
+                                                   &context->cuda))
+        return s;
+    } else if (uint64_t bytes = desc->workspace_bytes) {
       size_t align = std::max<uint64_t>(desc->workspace_align, tcc::kAlignment);
       tcc_status_t s =
           bytes > SIZE_MAX
@@ -128,8 +136,8 @@ static tcc_status_t createContext(const char *api, tcc_model_t *model,
       return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
                         "cannot start %d threads: %s", threads, e.what());
     }
-    context->host = {sizeof(tcc_host_api_t), threads, context.get(),
-                     hostParallelFor, hostProfile};
+    context->host = {sizeof(tcc_host_api_t), threads,     context.get(),
+                     hostParallelFor,        hostProfile, nullptr};
     context->inputData.resize(desc->num_inputs);
     context->outputData.resize(desc->num_outputs);
     context->inputBuffers.resize(desc->num_inputs);
@@ -273,6 +281,22 @@ static tcc_status_t runBuffers(tcc_context_t *context, const int64_t *values) {
                           "%s: output %zu '%s' overlaps output %zu '%s'",
                           origin, i, desc->outputs[i].name, j,
                           desc->outputs[j].name);
+  }
+
+  if (context->cuda) {
+    std::vector<const void *> in;
+    std::vector<void *> out;
+    std::vector<size_t> inBytes, outBytes;
+    for (const tcc::Buffer &b : inputs) {
+      in.push_back(b.data);
+      inBytes.push_back(b.bytes);
+    }
+    for (const tcc::Buffer &b : outputs) {
+      out.push_back(b.data);
+      outBytes.push_back(b.bytes);
+    }
+    return tcc::runCuda(context->cuda, desc, origin, in.data(), inBytes.data(),
+                        out.data(), outBytes.data(), values);
   }
 
   // The ABI promises the artifact 64-byte aligned buffers; a misaligned one

@@ -2,49 +2,19 @@
 // driver API of libcuda.so.1 loaded at run time, so that libtccrt needs no
 // CUDA to build or to run on machines without a GPU.
 #include "caching_allocator.h"
+#include "cuda_driver.h"
 #include "status.h"
 
 #include <cstdint>
 #include <cstdlib>
-#include <dlfcn.h>
 #include <memory>
 #include <string>
 
 namespace {
-
-// The few driver API types and values used here (cuda.h).
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = struct CUctx_st *;
-using CUstream = struct CUstream_st *;
-using CUevent = struct CUevent_st *;
-using CUdeviceptr = unsigned long long;
-constexpr CUresult CUDA_SUCCESS = 0;
-constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
-constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
-
-struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGetCount)(int *);
-  CUresult (*cuDeviceGet)(CUdevice *, int);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRelease_v2)(CUdevice);
-  CUresult (*cuCtxPushCurrent_v2)(CUcontext);
-  CUresult (*cuCtxPopCurrent_v2)(CUcontext *);
-  CUresult (*cuMemAlloc_v2)(CUdeviceptr *, size_t);
-  CUresult (*cuMemFree_v2)(CUdeviceptr);
-  CUresult (*cuEventCreate)(CUevent *, unsigned);
-  CUresult (*cuEventRecord)(CUevent, CUstream);
-  CUresult (*cuEventQuery)(CUevent);
-  CUresult (*cuEventSynchronize)(CUevent);
-  CUresult (*cuEventDestroy_v2)(CUevent);
-  CUresult (*cuGetErrorName)(CUresult, const char **);
-  CUresult (*cuGetErrorString)(CUresult, const char **);
-};
+using namespace tcc;
 
 struct CudaBackend {
-  void *library = nullptr;
-  Driver cu{};
+  CudaDriver cu;
   CUdevice device = 0;
   CUcontext context = nullptr;
   std::string name;
@@ -52,19 +22,9 @@ struct CudaBackend {
   ~CudaBackend() {
     if (context)
       cu.cuDevicePrimaryCtxRelease_v2(device);
-    if (library)
-      dlclose(library);
   }
 
-  std::string error(CUresult r) const {
-    const char *name = nullptr, *text = nullptr;
-    if (cu.cuGetErrorName)
-      cu.cuGetErrorName(r, &name);
-    if (cu.cuGetErrorString)
-      cu.cuGetErrorString(r, &text);
-    return std::string(name ? name : "CUDA error " + std::to_string(r)) +
-           (text ? std::string(": ") + text : "");
-  }
+  std::string error(CUresult r) const { return cu.error(r); }
 
   /// Runs `call` with the device's primary context current on this thread.
   template <typename Fn> CUresult inContext(Fn &&call) const {
@@ -143,57 +103,16 @@ void cudaDestroyEvent(void *p, void *event) {
 
 void cudaDestroy(void *p) { delete self(p); }
 
-template <typename T> bool load(void *library, const char *symbol, T *out) {
-  *out = reinterpret_cast<T>(dlsym(library, symbol));
-  return *out != nullptr;
-}
-
 } // namespace
 
 tcc_status_t tcc::createCudaBackend(int32_t device, tcc_device_backend_t *out) {
   if (device < 0)
     return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                       "CUDA device %d: the index must be >= 0", device);
-  const char *path = std::getenv("TCC_CUDA_DRIVER");
-  if (!path || !*path)
-    path = "libcuda.so.1";
   auto b = std::make_unique<CudaBackend>();
-  b->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!b->library)
-    return makeStatus(TCC_STATUS_NOT_FOUND,
-                      "CUDA is not available: cannot load the driver library "
-                      "%s (%s); is an NVIDIA driver installed?",
-                      path, dlerror());
-  Driver &cu = b->cu;
-#define TCC_LOAD(fn)                                                           \
-  if (!load(b->library, #fn, &cu.fn))                                          \
-    return makeStatus(TCC_STATUS_NOT_FOUND,                                    \
-                      "CUDA is not available: %s does not export %s", path,    \
-                      #fn);
-  TCC_LOAD(cuInit)
-  TCC_LOAD(cuDeviceGetCount)
-  TCC_LOAD(cuDeviceGet)
-  TCC_LOAD(cuDevicePrimaryCtxRetain)
-  TCC_LOAD(cuDevicePrimaryCtxRelease_v2)
-  TCC_LOAD(cuCtxPushCurrent_v2)
-  TCC_LOAD(cuCtxPopCurrent_v2)
-  TCC_LOAD(cuMemAlloc_v2)
-  TCC_LOAD(cuMemFree_v2)
-  TCC_LOAD(cuEventCreate)
-  TCC_LOAD(cuEventRecord)
-  TCC_LOAD(cuEventQuery)
-  TCC_LOAD(cuEventSynchronize)
-  TCC_LOAD(cuEventDestroy_v2)
-  TCC_LOAD(cuGetErrorName)
-  TCC_LOAD(cuGetErrorString)
-#undef TCC_LOAD
-
-  // cuInit fails when there is no device, or only the toolkit's stub
-  // library: CUDA is unavailable either way.
-  if (CUresult r = cu.cuInit(0))
-    return makeStatus(TCC_STATUS_NOT_FOUND,
-                      "CUDA is not available: cuInit failed with %s",
-                      b->error(r).c_str());
+  CudaDriver &cu = b->cu;
+  if (tcc_status_t s = openCudaDriver(cu))
+    return s;
   int count = 0;
   if (CUresult r = cu.cuDeviceGetCount(&count))
     return makeStatus(TCC_STATUS_INTERNAL, "cuDeviceGetCount: %s",

@@ -88,6 +88,18 @@ static tcc_status_t validateDesc(const std::string &origin,
                         origin.c_str(), i, static_cast<long long>(sym.min),
                         static_cast<long long>(sym.max));
   }
+  if (const tcc_cuda_image_t *cuda = desc->cuda) {
+    if (!cuda->arch || !cuda->ptx || !cuda->upload_weights ||
+        (cuda->num_kernels && !cuda->kernel_names))
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: its CUDA image lacks its architecture, PTX, "
+                        "kernel names or weight upload",
+                        origin.c_str());
+    if (desc->num_symbols)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: a CUDA artifact with symbolic dimensions",
+                        origin.c_str());
+  }
   if (tcc_status_t s = validateTensors(origin, "input", desc->num_inputs,
                                        desc->inputs, desc->num_symbols))
     return s;

@@ -17,6 +17,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   mlir::registerAllPasses();
   mlir::tcc::registerTccDialect(registry);
+  mlir::tcc::registerTccTranslations(registry);
   mlir::tcc::registerTccPassesAndPipelines();
   mlir::tcc::registerTestBuildPass();
   return mlir::asMainReturnCode(

@@ -41,14 +41,24 @@ static cl::opt<tcc::EmitKind> emit(
                    "tcc dialect after graph passes (fusion groups)"),
         clEnumValN(tcc::EmitKind::Linalg, "linalg", "linalg on tensors"),
         clEnumValN(tcc::EmitKind::LLVMDialect, "llvm-dialect", "LLVM dialect"),
+        clEnumValN(tcc::EmitKind::Ptx, "ptx",
+                   "the kernels' PTX (--target=cuda)"),
         clEnumValN(tcc::EmitKind::LLVMIR, "llvm-ir", "LLVM IR"),
         clEnumValN(tcc::EmitKind::Asm, "asm", "assembly"),
         clEnumValN(tcc::EmitKind::Object, "obj", "object file + header"),
         clEnumValN(tcc::EmitKind::Library, "lib", "shared library + header"),
         clEnumValN(tcc::EmitKind::Executable, "exe", "standalone executable")),
     cl::cat(category));
-static cl::opt<std::string> target("target", cl::desc("Target device (cpu)"),
-                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target device: cpu, or cuda (NVIDIA GPUs: PTX kernels, "
+                    "cuBLAS, host code for this CPU)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("GPU architecture for --target=cuda: sm_80, sm_86, "
+                      "sm_89 or sm_90 (default sm_90)"),
+             cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu", cl::desc("CPU to generate code for (default: the host)"),
          cl::init("native"), cl::cat(category));
@@ -135,8 +145,14 @@ int main(int argc, char **argv) {
   if (output.empty() && !textStage)
     return usage("no output file: give -o OUT (OUT.so, OUT.o or OUT) or "
                  "--emit=STAGE");
-  if (target != "cpu")
-    return usage("unknown --target '" + target + "' (available: cpu)");
+  if (target != "cpu" && target != "cuda")
+    return usage("unknown --target '" + target + "' (available: cpu, cuda)");
+  static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+  if (!llvm::is_contained(archs, llvm::StringRef(cudaArch)))
+    return usage("unknown --cuda-arch '" + cudaArch +
+                 "' (available: sm_80, sm_86, sm_89, sm_90)");
+  if (cudaArch.getNumOccurrences() && target != "cuda")
+    return usage("--cuda-arch needs --target=cuda");
 
   tcc::CompileOptions options;
   options.inputPath = input;
@@ -144,6 +160,8 @@ int main(int argc, char **argv) {
   if (emit.getNumOccurrences())
     options.emit = emit;
   options.mcpu = mcpu;
+  options.target = target;
+  options.cudaArch = cudaArch;
   options.optLevel = optLevel;
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;

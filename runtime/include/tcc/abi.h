@@ -21,7 +21,7 @@ extern "C" {
 
 /* Bumped on any incompatible change to the structs below. A loader refuses
  * an artifact whose abi_version differs from the one it was built with. */
-#define TCC_ABI_VERSION 2u
+#define TCC_ABI_VERSION 3u
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum tcc_dtype_e {
@@ -63,6 +63,38 @@ typedef struct tcc_symbol_desc_t {
 
 typedef void (*tcc_parallel_fn_t)(void *ctx, int64_t begin, int64_t end);
 
+/* The device services a CUDA artifact (tcc --target=cuda) runs on; the
+ * runtime implements them over the CUDA driver and cuBLAS. All pointers
+ * named device are device addresses. The calls are asynchronous on the
+ * caller's one stream; each returns 0 or a nonzero code that the runtime
+ * also keeps, so a run reports the first failure when it ends. */
+typedef struct tcc_cuda_api_t {
+  uint32_t struct_size; /* sizeof(tcc_cuda_api_t) as the caller knows it */
+  void *self;
+  /* The device buffer of weights_bytes that upload_weights filled. */
+  void *weights;
+  /* Launches kernel `kernel` (an index into the image's kernel_names) on
+   * grid x block threads. slots[0..count) hold the kernel's parameters in
+   * order, 8 bytes each (an address, an integer zero-extended, a float's
+   * bits zero-extended): the i-th parameter is read from &slots[i]. */
+  int32_t (*launch)(void *self, uint32_t kernel, uint32_t grid_x,
+                    uint32_t grid_y, uint32_t grid_z, uint32_t block_x,
+                    uint32_t block_y, uint32_t block_z, const uint64_t *slots,
+                    uint32_t count);
+  /* C = op(A) * op(B) + beta * C for `batch` column-major f32 matrices,
+   * as cublasSgemmStridedBatched (alpha 1; transpose flags 0 or 1; m x n
+   * results, k the inner size; lda/ldb/ldc and the batch strides in
+   * elements; addresses on the device). */
+  int32_t (*gemm)(void *self, int32_t trans_a, int32_t trans_b, int64_t m,
+                  int64_t n, int64_t k, uint64_t a, int64_t lda,
+                  int64_t stride_a, uint64_t b, int64_t ldb, int64_t stride_b,
+                  uint64_t c, int64_t ldc, int64_t stride_c, int64_t batch,
+                  float beta);
+  /* Copies bytes from host memory to the device. */
+  int32_t (*copy_h2d)(void *self, void *device_dst, const void *host_src,
+                      uint64_t bytes);
+} tcc_cuda_api_t;
+
 /* Services the caller offers the generated code. Every field may be zero:
  * the artifact then runs on the calling thread alone. */
 typedef struct tcc_host_api_t {
@@ -79,7 +111,26 @@ typedef struct tcc_host_api_t {
    * name (the model nodes it computes) that lives as long as the artifact
    * is loaded. */
   void (*profile)(void *self, int64_t kernel, const char *name, int32_t end);
+  /* Required by CUDA artifacts, ignored by CPU ones (read only when
+   * struct_size covers it): the device services. */
+  const tcc_cuda_api_t *cuda;
 } tcc_host_api_t;
+
+/* What a CUDA artifact carries for the device: its kernels as PTX (which
+ * the driver compiles for the GPU it runs on) and the size of the device
+ * buffer its weights live in. */
+typedef struct tcc_cuda_image_t {
+  const char *arch; /* the architecture it was compiled for, e.g. "sm_90" */
+  const char *ptx;  /* NUL-terminated PTX text */
+  uint64_t ptx_bytes;
+  uint32_t num_kernels;
+  const char *const *kernel_names; /* entry points of the PTX module */
+  uint64_t weights_bytes;          /* 256-byte aligned places */
+  /* Copies the weights into a device buffer of weights_bytes (through
+   * host->cuda->copy_h2d); called once after loading. Returns 0, or 3 when
+   * host has no CUDA services. */
+  int32_t (*upload_weights)(const tcc_host_api_t *host, void *device_weights);
+} tcc_cuda_image_t;
 
 /* Arguments of one run. Pointers are owned by the caller; each input and
  * output buffer holds exactly the described tensor and is aligned to at
@@ -108,11 +159,16 @@ typedef struct tcc_artifact_desc_t {
   uint64_t workspace_bytes;
   uint64_t workspace_align;
   /* Runs the model once. Returns 0 on success, 2 when a symbol's size is
-   * missing or outside its bounds. Reentrant: concurrent calls are safe as
+   * missing or outside its bounds, 3 when a CUDA artifact gets no CUDA
+   * services. Reentrant: concurrent calls are safe as
    * long as each has its own outputs and workspace. */
   int32_t (*run)(const tcc_run_args_t *args);
   uint32_t num_symbols;
   const tcc_symbol_desc_t *symbols;
+  /* NULL for a CPU artifact. For a CUDA one, inputs, outputs and the
+   * workspace passed to run are device buffers, and run needs
+   * host->cuda (it returns 3 without). */
+  const tcc_cuda_image_t *cuda;
 } tcc_artifact_desc_t;
 
 typedef const tcc_artifact_desc_t *(*tcc_artifact_get_fn_t)(void);

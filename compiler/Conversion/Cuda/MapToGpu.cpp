@@ -1,0 +1,228 @@
+//===- MapToGpu.cpp - the graph's loops as GPU kernels --------------------===//
+//
+// After bufferization and the memory plan, a graph function is a sequence
+// of linalg ops on views of the arena, the inputs, the outputs and the
+// weights. Each becomes a parallel loop nest, and each parallel loop one
+// gpu.launch with one thread per iteration; what else touches memory runs
+// in a one-thread launch. gpu-kernel-outlining then makes the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_TCCMAPTOGPU
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+
+namespace {
+constexpr int64_t kThreadsPerBlock = 256;
+
+/// Whether `op` must run on the device: it reads or writes a buffer.
+bool touchesMemory(Operation *op) {
+  if (isa<func::CallOp, memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+          memref::ExtractAlignedPointerAsIndexOp>(op))
+    return false;
+  return !isMemoryEffectFree(op);
+}
+
+/// Whether a host loop holds parallel loops (and so stays on the host).
+bool holdsParallelLoops(Operation *op) {
+  if (op->getNumRegions() == 0)
+    return false;
+  bool found = false;
+  op->walk([&](scf::ParallelOp) { found = true; });
+  return found;
+}
+
+/// Whether a kernel can take `type` as a bare pointer: a static shape and
+/// a static layout (the kernel adds the static offset itself).
+bool passesAsPointer(Type type) {
+  auto m = dyn_cast<MemRefType>(type);
+  if (!m)
+    return true;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return m.hasStaticShape() &&
+         succeeded(getStridesAndOffset(m, strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// Views with a run-time offset (slices at a host loop's index) are made
+/// inside the kernel from their static source and the index, so that every
+/// buffer argument of a kernel is a bare pointer.
+void sinkDynamicViews(gpu::LaunchOp launch) {
+  Block &body = launch.getBody().front();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    llvm::SetVector<Value> captured;
+    launch.getBody().walk([&](Operation *op) {
+      for (Value v : op->getOperands())
+        if (!launch.getBody().isAncestor(v.getParentRegion()))
+          captured.insert(v);
+    });
+    for (Value v : captured) {
+      Operation *def = v.getDefiningOp();
+      if (passesAsPointer(v.getType()) || !def ||
+          !isa<ViewLikeOpInterface>(def) || !isMemoryEffectFree(def))
+        continue;
+      OpBuilder b = OpBuilder::atBlockBegin(&body);
+      Operation *copy = b.clone(*def);
+      v.replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+        return launch.getBody().isAncestor(use.getOwner()->getParentRegion());
+      });
+      changed = true;
+    }
+  }
+}
+
+/// A launch of `blocks` x `threads`; `build` fills its body (before the
+/// terminator) given the linear thread index.
+void launch(OpBuilder &b, Location loc, Value blocks, Value threads,
+            function_ref<void(OpBuilder &, Value)> build) {
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto l = b.create<gpu::LaunchOp>(loc, blocks, one, one, threads, one, one);
+  OpBuilder inner = OpBuilder::atBlockBegin(&l.getBody().front());
+  Value bid = l.getBlockIds().x, tid = l.getThreadIds().x;
+  Value id = inner.create<arith::AddIOp>(
+      loc, inner.create<arith::MulIOp>(loc, bid, l.getBlockSize().x), tid);
+  build(inner, id);
+  inner.create<gpu::TerminatorOp>(loc);
+  sinkDynamicViews(l);
+}
+
+/// One thread per iteration of `loop`, all its dimensions as one linear
+/// index (the last dimension fastest).
+void launchParallel(scf::ParallelOp loop) {
+  OpBuilder b(loop);
+  Location loc = loop.getLoc();
+  SmallVector<Value> trips;
+  Value total = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (auto [lb, ub, step] : llvm::zip_equal(
+           loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    Value span = b.create<arith::SubIOp>(loc, ub, lb);
+    Value trip = b.create<arith::CeilDivUIOp>(loc, span, step);
+    trips.push_back(trip);
+    total = b.create<arith::MulIOp>(loc, total, trip);
+  }
+  std::optional<int64_t> known = getConstantIntValue(total);
+  int64_t perBlock = known ? std::clamp<int64_t>(*known, 1, kThreadsPerBlock)
+                           : kThreadsPerBlock;
+  Value threads = b.create<arith::ConstantIndexOp>(loc, perBlock);
+  Value blocks = b.create<arith::CeilDivUIOp>(loc, total, threads);
+  launch(b, loc, blocks, threads, [&](OpBuilder &ib, Value id) {
+    Value inRange =
+        ib.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, total);
+    auto guard = ib.create<scf::IfOp>(loc, inRange, /*withElse=*/false);
+    OpBuilder gb = guard.getThenBodyBuilder();
+    IRMapping map;
+    Value rest = id;
+    SmallVector<Value> ivs(trips.size());
+    for (int64_t d = trips.size() - 1; d >= 0; --d) {
+      Value idx =
+          d == 0 ? rest : gb.create<arith::RemUIOp>(loc, rest, trips[d]);
+      if (d > 0)
+        rest = gb.create<arith::DivUIOp>(loc, rest, trips[d]);
+      ivs[d] = gb.create<arith::AddIOp>(
+          loc, loop.getLowerBound()[d],
+          gb.create<arith::MulIOp>(loc, idx, loop.getStep()[d]));
+    }
+    for (auto [iv, v] : llvm::zip_equal(loop.getInductionVars(), ivs))
+      map.map(iv, v);
+    for (Operation &op : loop.getBody()->without_terminator())
+      gb.clone(op, map);
+  });
+  loop.erase();
+}
+
+/// `op` alone on one thread.
+void launchSerial(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  launch(b, loc, one, one, [&](OpBuilder &ib, Value) {
+    Operation *moved = ib.clone(*op);
+    op->replaceAllUsesWith(moved->getResults());
+  });
+  op->erase();
+}
+
+struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
+  void runOnOperation() override {
+    func::FuncOp f = getOperation();
+    if (f.isExternal())
+      return;
+    // Every copy and linalg op becomes loops: parallel ones where the op's
+    // iterators allow.
+    IRRewriter rewriter(&getContext());
+    SmallVector<memref::CopyOp> copies;
+    f.walk([&](memref::CopyOp c) { copies.push_back(c); });
+    for (memref::CopyOp c : copies) {
+      rewriter.setInsertionPoint(c);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(c, c.getSource(),
+                                                  c.getTarget());
+    }
+    SmallVector<linalg::LinalgOp> ops;
+    f.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
+    for (linalg::LinalgOp op : ops) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::linalgOpToParallelLoops(rewriter, op))) {
+        op.emitError("cannot lower this op to loops for the GPU");
+        return signalPassFailure();
+      }
+      rewriter.eraseOp(op);
+    }
+    WalkResult planned = f.walk([&](memref::AllocOp alloc) {
+      alloc.emitError("a buffer outside the memory plan: CUDA graphs need "
+                      "every intermediate in the arena");
+      return WalkResult::interrupt();
+    });
+    if (planned.wasInterrupted())
+      return signalPassFailure();
+    mapBlock(f.getBody().front());
+    if (failedAny)
+      signalPassFailure();
+  }
+
+  bool failedAny = false;
+
+  void mapBlock(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        launchParallel(loop);
+      } else if (isa<gpu::LaunchOp>(op)) {
+        continue;
+      } else if (holdsParallelLoops(&op)) {
+        for (Region &r : op.getRegions())
+          for (Block &inner : r)
+            mapBlock(inner);
+      } else if (touchesMemory(&op)) {
+        if (!op.use_empty()) {
+          op.emitError("the host would need a value read from device "
+                       "memory; CUDA graphs cannot compute it");
+          failedAny = true;
+          continue;
+        }
+        launchSerial(&op);
+      }
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,288 @@
+// cuda_device.cc - the CUDA services a CUDA artifact runs on
+// (tcc_cuda_api_t in tcc/abi.h) over the driver API and cuBLAS.
+#include "cuda_device.h"
+#include "cuda_driver.h"
+#include "status.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcc {
+struct CudaExecutor {
+  CudaDriver cu;
+  Cublas blas;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t handle = nullptr;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> kernels;
+  CUdeviceptr weights = 0, workspace = 0;
+  std::vector<CUdeviceptr> inputs, outputs;
+  std::vector<size_t> inputSizes, outputSizes;
+  tcc_cuda_api_t api{};
+  tcc_host_api_t host{};
+  // The first failure of the calls the artifact made (they return codes
+  // it does not check).
+  std::string failure;
+
+  void fail(const std::string &what) {
+    if (failure.empty())
+      failure = what;
+  }
+
+  ~CudaExecutor() {
+    if (!context)
+      return;
+    CUcontext popped;
+    cu.cuCtxPushCurrent_v2(context);
+    if (stream)
+      cu.cuStreamSynchronize(stream);
+    for (CUdeviceptr p : inputs)
+      cu.cuMemFree_v2(p);
+    for (CUdeviceptr p : outputs)
+      cu.cuMemFree_v2(p);
+    if (workspace)
+      cu.cuMemFree_v2(workspace);
+    if (weights)
+      cu.cuMemFree_v2(weights);
+    if (handle)
+      blas.cublasDestroy_v2(handle);
+    if (module)
+      cu.cuModuleUnload(module);
+    if (stream)
+      cu.cuStreamDestroy_v2(stream);
+    cu.cuCtxPopCurrent_v2(&popped);
+    cu.cuDevicePrimaryCtxRelease_v2(device);
+  }
+};
+} // namespace tcc
+
+using tcc::CudaExecutor;
+using tcc::makeStatus;
+
+namespace {
+CudaExecutor *self(void *p) { return static_cast<CudaExecutor *>(p); }
+
+int32_t launch(void *p, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz,
+               uint32_t bx, uint32_t by, uint32_t bz, const uint64_t *slots,
+               uint32_t count) {
+  CudaExecutor *e = self(p);
+  if (kernel >= e->kernels.size()) {
+    e->fail("launch of kernel " + std::to_string(kernel) + " of " +
+            std::to_string(e->kernels.size()));
+    return 1;
+  }
+  std::vector<void *> params(count);
+  for (uint32_t i = 0; i < count; ++i)
+    params[i] = const_cast<uint64_t *>(slots + i);
+  if (tcc::CUresult r =
+          e->cu.cuLaunchKernel(e->kernels[kernel], gx, gy, gz, bx, by, bz, 0,
+                               e->stream, params.data(), nullptr)) {
+    e->fail("cuLaunchKernel (kernel " + std::to_string(kernel) +
+            "): " + e->cu.error(r));
+    return r;
+  }
+  return 0;
+}
+
+int32_t gemm(void *p, int32_t ta, int32_t tb, int64_t m, int64_t n, int64_t k,
+             uint64_t a, int64_t lda, int64_t sa, uint64_t b, int64_t ldb,
+             int64_t sb, uint64_t c, int64_t ldc, int64_t sc, int64_t batch,
+             float beta) {
+  CudaExecutor *e = self(p);
+  const float one = 1.0f;
+  auto ptr = [](uint64_t x) { return reinterpret_cast<float *>(x); };
+  if (int r = e->blas.cublasSgemmStridedBatched(
+          e->handle, ta, tb, static_cast<int>(m), static_cast<int>(n),
+          static_cast<int>(k), &one, ptr(a), static_cast<int>(lda), sa, ptr(b),
+          static_cast<int>(ldb), sb, &beta, ptr(c), static_cast<int>(ldc), sc,
+          static_cast<int>(batch))) {
+    e->fail("cublasSgemmStridedBatched failed with status " +
+            std::to_string(r));
+    return r;
+  }
+  return 0;
+}
+
+int32_t copyToDevice(void *p, void *dst, const void *src, uint64_t bytes) {
+  CudaExecutor *e = self(p);
+  if (tcc::CUresult r = e->cu.cuMemcpyHtoDAsync_v2(
+          reinterpret_cast<tcc::CUdeviceptr>(dst), src, bytes, e->stream)) {
+    e->fail("cuMemcpyHtoDAsync: " + e->cu.error(r));
+    return r;
+  }
+  return 0;
+}
+
+size_t tensorBytes(const tcc_tensor_desc_t &d) {
+  size_t n = tcc_dtype_size(d.dtype);
+  for (int32_t i = 0; i < d.rank; ++i)
+    n *= static_cast<size_t>(d.shape[i]);
+  return n;
+}
+} // namespace
+
+tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
+                                     const char *origin, CudaExecutor **out) {
+  const tcc_cuda_image_t *image = desc->cuda;
+  auto e = std::make_unique<CudaExecutor>();
+  CudaDriver &cu = e->cu;
+  auto unavailable = [&](tcc_status_t s) {
+    tcc_status_t error =
+        makeStatus(tcc_status_code(s),
+                   "%s: this artifact runs on an NVIDIA GPU (compiled for "
+                   "%s): %s",
+                   origin, image->arch, tcc_status_message(s));
+    tcc_status_free(s);
+    return error;
+  };
+  if (tcc_status_t s = openCudaDriver(cu))
+    return unavailable(s);
+  int count = 0;
+  if (cu.cuDeviceGetCount(&count) || count == 0)
+    return unavailable(
+        makeStatus(TCC_STATUS_NOT_FOUND, "CUDA reports no device"));
+  if (tcc_status_t s = openCublas(e->blas))
+    return unavailable(s);
+  auto check = [&](CUresult r, const char *what) -> tcc_status_t {
+    if (!r)
+      return nullptr;
+    return makeStatus(r == CUDA_ERROR_OUT_OF_MEMORY
+                          ? TCC_STATUS_RESOURCE_EXHAUSTED
+                          : TCC_STATUS_INTERNAL,
+                      "%s: %s: %s", origin, what, cu.error(r).c_str());
+  };
+  if (tcc_status_t s = check(cu.cuDeviceGet(&e->device, 0), "cuDeviceGet"))
+    return s;
+  if (tcc_status_t s = check(
+          cu.cuDevicePrimaryCtxRetain(&e->context, e->device), "the context"))
+    return s;
+  if (tcc_status_t s = check(cu.cuCtxPushCurrent_v2(e->context), "the context"))
+    return s;
+  struct Pop {
+    CudaDriver &cu;
+    ~Pop() {
+      CUcontext c;
+      cu.cuCtxPopCurrent_v2(&c);
+    }
+  } pop{cu};
+  if (tcc_status_t s = check(cu.cuStreamCreate(&e->stream, 0), "a stream"))
+    return s;
+  // The driver compiles the PTX for the GPU at hand.
+  if (tcc_status_t s = check(cu.cuModuleLoadData(&e->module, image->ptx),
+                             "loading the kernels' PTX"))
+    return s;
+  for (uint32_t i = 0; i < image->num_kernels; ++i) {
+    CUfunction f;
+    if (tcc_status_t s =
+            check(cu.cuModuleGetFunction(&f, e->module, image->kernel_names[i]),
+                  "a kernel of the PTX"))
+      return s;
+    e->kernels.push_back(f);
+  }
+  if (int r = e->blas.cublasCreate_v2(&e->handle))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: cublasCreate failed (%d)",
+                      origin, r);
+  e->blas.cublasSetStream_v2(e->handle, e->stream);
+  auto allocate = [&](size_t bytes, CUdeviceptr *p, const char *what) {
+    return check(cu.cuMemAlloc_v2(p, bytes ? bytes : 256), what);
+  };
+  if (tcc_status_t s = allocate(image->weights_bytes, &e->weights,
+                                "device memory for the weights"))
+    return s;
+  if (tcc_status_t s = allocate(desc->workspace_bytes, &e->workspace,
+                                "device memory for the workspace"))
+    return s;
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    e->inputSizes.push_back(tensorBytes(desc->inputs[i]));
+    e->inputs.push_back(0);
+    if (tcc_status_t s = allocate(e->inputSizes.back(), &e->inputs.back(),
+                                  "device memory for an input"))
+      return s;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    e->outputSizes.push_back(tensorBytes(desc->outputs[i]));
+    e->outputs.push_back(0);
+    if (tcc_status_t s = allocate(e->outputSizes.back(), &e->outputs.back(),
+                                  "device memory for an output"))
+      return s;
+  }
+  e->api = {sizeof(tcc_cuda_api_t),
+            e.get(),
+            reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights)),
+            launch,
+            gemm,
+            copyToDevice};
+  e->host = tcc_host_api_t{};
+  e->host.struct_size = sizeof(tcc_host_api_t);
+  e->host.num_threads = 1;
+  e->host.cuda = &e->api;
+  if (int32_t rc = image->upload_weights(
+          &e->host,
+          reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights))))
+    return makeStatus(TCC_STATUS_INTERNAL,
+                      "%s: uploading the weights failed "
+                      "with code %d",
+                      origin, rc);
+  if (tcc_status_t s =
+          check(cu.cuStreamSynchronize(e->stream), "uploading the weights"))
+    return s;
+  if (!e->failure.empty())
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: uploading the weights: %s",
+                      origin, e->failure.c_str());
+  *out = e.release();
+  return nullptr;
+}
+
+void tcc::destroyCudaExecutor(CudaExecutor *executor) { delete executor; }
+
+tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
+                          const char *origin, const void *const *inputs,
+                          const size_t *inputBytes, void *const *outputs,
+                          const size_t *outputBytes, const int64_t *symbols) {
+  CudaDriver &cu = e->cu;
+  if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
+                      cu.error(r).c_str());
+  struct Pop {
+    CudaDriver &cu;
+    ~Pop() {
+      CUcontext c;
+      cu.cuCtxPopCurrent_v2(&c);
+    }
+  } pop{cu};
+  e->failure.clear();
+  for (size_t i = 0; i < e->inputs.size(); ++i)
+    if (CUresult r = cu.cuMemcpyHtoDAsync_v2(
+            e->inputs[i], inputs[i], std::min(inputBytes[i], e->inputSizes[i]),
+            e->stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying input %zu: %s",
+                        origin, i, cu.error(r).c_str());
+  std::vector<void *> in, out;
+  for (CUdeviceptr p : e->inputs)
+    in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+  for (CUdeviceptr p : e->outputs)
+    out.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+  tcc_run_args_t args{
+      in.data(), out.data(),
+      reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
+      symbols};
+  if (int32_t rc = desc->run(&args))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                      origin, rc);
+  for (size_t i = 0; i < e->outputs.size(); ++i)
+    if (CUresult r = cu.cuMemcpyDtoHAsync_v2(
+            outputs[i], e->outputs[i],
+            std::min(outputBytes[i], e->outputSizes[i]), e->stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying output %zu: %s",
+                        origin, i, cu.error(r).c_str());
+  if (CUresult r = cu.cuStreamSynchronize(e->stream))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s", origin,
+                      cu.error(r).c_str());
+  if (!e->failure.empty())
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                      e->failure.c_str());
+  return nullptr;
+}
