@@ -117,16 +117,16 @@ void launchParallel(scf::ParallelOp loop) {
   Value total = b.create<arith::ConstantIndexOp>(loc, 1);
   for (auto [lb, ub, step] : llvm::zip_equal(
            loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    Value span = b.create<arith::SubIOp>(loc, ub, lb);
-    Value trip = b.create<arith::CeilDivUIOp>(loc, span, step);
+    Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+    Value trip = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
     trips.push_back(trip);
-    total = b.create<arith::MulIOp>(loc, total, trip);
+    total = b.createOrFold<arith::MulIOp>(loc, total, trip);
   }
   std::optional<int64_t> known = getConstantIntValue(total);
   int64_t perBlock = known ? std::clamp<int64_t>(*known, 1, kThreadsPerBlock)
                            : kThreadsPerBlock;
   Value threads = b.create<arith::ConstantIndexOp>(loc, perBlock);
-  Value blocks = b.create<arith::CeilDivUIOp>(loc, total, threads);
+  Value blocks = b.createOrFold<arith::CeilDivUIOp>(loc, total, threads);
   launch(b, loc, blocks, threads, [&](OpBuilder &ib, Value id) {
     Value inRange =
         ib.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, id, total);
