@@ -269,4 +269,69 @@ def TccGpuLaunchesToCalls : Pass<"tcc-gpu-launches-to-calls", "ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def TccGpuLaunchesToLoops : Pass<"tcc-gpu-launches-to-loops", "func::FuncOp"> {
+  let summary = "Run gpu.launch bodies as host loops (CUDA emulation)";
+  let description = [{
+    For `tcc --target=cuda --cuda-arch=emulate`, which checks the CUDA
+    pipeline's kernels and calls on a machine without a GPU: each
+    `gpu.launch` becomes loops over its blocks and threads (x; y and z must
+    be 1) that run the body with the block and thread indices of each
+    iteration. Kernels that synchronize threads or share memory cannot be
+    emulated this way; tcc-map-to-gpu makes none.
+
+    Before:
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      ... %bx ... %tx ...
+      gpu.terminator
+    }
+    ```
+    After:
+    ```mlir
+    scf.for %bx = %c0 to %c4 step %c1 {
+      scf.for %tx = %c0 to %c256 step %c1 {
+        ... %bx ... %tx ...
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def TccConvolutionsToGemm
+    : Pass<"tcc-convolutions-to-gemm", "func::FuncOp"> {
+  let summary = "Convolutions as an im2col copy and a batched matmul (CUDA)";
+  let description = [{
+    On tensors, for the CUDA pipeline, where a GEMM is cuBLAS's and a
+    convolution's own loop nest would be one thread per output element: a
+    2-D convolution (tcc's form, `out[n, g, f, oh, ow] += in[n, g, c,
+    oh * s + kh * d, ow * s + kw * d] * w[g, f, c, kh, kw]`) whose output
+    channels and reduction (c * kh * kw) both reach 16 becomes a copy of
+    the input's windows into columns (`col[n|g, c * kh * kw, oh * ow]`; a
+    1x1 convolution of stride 1 reads the input in place) and a contraction
+    of the filter with them, batched over images (one group) or over groups
+    (one image). Other convolutions (depthwise ones, many images and
+    groups at once) stay as they are.
+
+    Before:
+    ```mlir
+    %o = linalg.generic {... 8 loops, conv maps ...}
+           ins(%in, %w : tensor<1x1x64x58x58xf32>, tensor<1x64x64x3x3xf32>)
+           outs(%init : tensor<1x1x64x56x56xf32>)
+    ```
+    After:
+    ```mlir
+    %col = linalg.generic {... copy of the windows ...}
+           ins(%in : tensor<1x1x64x58x58xf32>) outs(... tensor<1x1x64x3x3x56x56xf32>)
+    %o = linalg.generic {... (n, f, p, k) contraction ...}
+           ins(%col2, %w2 : tensor<1x576x3136xf32>, tensor<64x576xf32>)
+           outs(%init2 : tensor<1x64x3136xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // TCC_CONVERSION_PASSES_TD

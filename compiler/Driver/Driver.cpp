@@ -738,6 +738,9 @@ private:
   LogicalResult lowerToCuda() {
     CudaPipelineOptions pipeline;
     pipeline.chip = opts.cudaArch;
+    pipeline.emulate = opts.cudaArch == "emulate";
+    if (pipeline.emulate && emit == EmitKind::Ptx)
+      return fail("--cuda-arch=emulate makes no PTX");
     if (failed(runPipeline(
             [&](OpPassManager &pm) { buildLinalgToCudaPipeline(pm, pipeline); },
             "linalg to CUDA")))

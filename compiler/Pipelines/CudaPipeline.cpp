@@ -32,6 +32,7 @@ using namespace mlir;
 
 void mlir::tcc::buildLinalgToCudaPipeline(OpPassManager &pm,
                                           const CudaPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(tcc::createTccConvolutionsToGemm());
   buildBufferizationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());
@@ -39,6 +40,14 @@ void mlir::tcc::buildLinalgToCudaPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(tcc::createTccContractionsToCublas());
   pm.addNestedPass<func::FuncOp>(tcc::createTccMapToGpu());
   pm.addPass(createCanonicalizerPass());
+  if (options.emulate) {
+    OpPassManager &host = pm.nest<func::FuncOp>();
+    host.addPass(tcc::createTccGpuLaunchesToLoops());
+    host.addPass(createConvertSCFToCFPass());
+    host.addPass(createCanonicalizerPass());
+    buildHostToLLVMPipeline(pm);
+    return;
+  }
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(tcc::createTccMergeGpuModules());
 

@@ -65,6 +65,12 @@ struct CudaPipelineOptions : PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("NVPTX features (PTX version)"),
                                llvm::cl::init("+ptx80")};
+  Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Run the kernels as host loops instead of making PTX "
+                     "(tcc-gpu-launches-to-loops): the CUDA pipeline checked "
+                     "on a machine without a GPU"),
+      llvm::cl::init(false)};
 };
 
 /// linalg on tensors -> host code in the LLVM dialect that launches kernels

@@ -4,6 +4,9 @@
 #include "cuda_driver.h"
 #include "status.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +29,9 @@ struct CudaExecutor {
   // The first failure of the calls the artifact made (they return codes
   // it does not check).
   std::string failure;
+  // An artifact compiled with --cuda-arch=emulate: "device" buffers are
+  // host memory, GEMMs run in reference loops, there are no launches.
+  bool emulated = false;
 
   void fail(const std::string &what) {
     if (failure.empty())
@@ -33,6 +39,15 @@ struct CudaExecutor {
   }
 
   ~CudaExecutor() {
+    if (emulated) {
+      for (CUdeviceptr p : inputs)
+        std::free(reinterpret_cast<void *>(p));
+      for (CUdeviceptr p : outputs)
+        std::free(reinterpret_cast<void *>(p));
+      std::free(reinterpret_cast<void *>(workspace));
+      std::free(reinterpret_cast<void *>(weights));
+      return;
+    }
     if (!context)
       return;
     CUcontext popped;
@@ -116,6 +131,39 @@ int32_t copyToDevice(void *p, void *dst, const void *src, uint64_t bytes) {
   return 0;
 }
 
+// The emulated device: cuBLAS's column-major GEMM as reference loops.
+int32_t hostGemm(void *, int32_t ta, int32_t tb, int64_t m, int64_t n,
+                 int64_t k, uint64_t a, int64_t lda, int64_t sa, uint64_t b,
+                 int64_t ldb, int64_t sb, uint64_t c, int64_t ldc, int64_t sc,
+                 int64_t batch, float beta) {
+  for (int64_t q = 0; q < batch; ++q) {
+    const float *A = reinterpret_cast<const float *>(a) + q * sa;
+    const float *B = reinterpret_cast<const float *>(b) + q * sb;
+    float *C = reinterpret_cast<float *>(c) + q * sc;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += double(ta ? A[p + i * lda] : A[i + p * lda]) *
+                 double(tb ? B[j + p * ldb] : B[p + j * ldb]);
+        float &out = C[i + j * ldc];
+        out = static_cast<float>(sum) + (beta == 0.0f ? 0.0f : beta * out);
+      }
+  }
+  return 0;
+}
+
+int32_t hostLaunch(void *p, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                   uint32_t, uint32_t, const uint64_t *, uint32_t) {
+  self(p)->fail("an emulated artifact launched a kernel");
+  return 1;
+}
+
+int32_t hostCopy(void *, void *dst, const void *src, uint64_t bytes) {
+  std::memcpy(dst, src, bytes);
+  return 0;
+}
+
 size_t tensorBytes(const tcc_tensor_desc_t &d) {
   size_t n = tcc_dtype_size(d.dtype);
   for (int32_t i = 0; i < d.rank; ++i)
@@ -124,10 +172,63 @@ size_t tensorBytes(const tcc_tensor_desc_t &d) {
 }
 } // namespace
 
+/// The executor of an artifact compiled with --cuda-arch=emulate.
+static tcc_status_t createEmulated(const tcc_artifact_desc_t *desc,
+                                   const char *origin,
+                                   std::unique_ptr<CudaExecutor> e,
+                                   CudaExecutor **out) {
+  e->emulated = true;
+  auto allocate = [&](size_t bytes, tcc::CUdeviceptr *p) -> tcc_status_t {
+    size_t rounded = (std::max<size_t>(bytes, 1) + 255) / 256 * 256;
+    void *block = std::aligned_alloc(256, rounded);
+    if (!block)
+      return makeStatus(TCC_STATUS_RESOURCE_EXHAUSTED,
+                        "%s: cannot allocate %zu bytes", origin, bytes);
+    std::memset(block, 0, rounded);
+    *p = reinterpret_cast<uintptr_t>(block);
+    return nullptr;
+  };
+  if (tcc_status_t s = allocate(desc->cuda->weights_bytes, &e->weights))
+    return s;
+  if (tcc_status_t s = allocate(desc->workspace_bytes, &e->workspace))
+    return s;
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    e->inputSizes.push_back(tensorBytes(desc->inputs[i]));
+    e->inputs.push_back(0);
+    if (tcc_status_t s = allocate(e->inputSizes.back(), &e->inputs.back()))
+      return s;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    e->outputSizes.push_back(tensorBytes(desc->outputs[i]));
+    e->outputs.push_back(0);
+    if (tcc_status_t s = allocate(e->outputSizes.back(), &e->outputs.back()))
+      return s;
+  }
+  e->api = {sizeof(tcc_cuda_api_t),
+            e.get(),
+            reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights)),
+            hostLaunch,
+            hostGemm,
+            hostCopy};
+  e->host = tcc_host_api_t{};
+  e->host.struct_size = sizeof(tcc_host_api_t);
+  e->host.num_threads = 1;
+  e->host.cuda = &e->api;
+  if (int32_t rc = desc->cuda->upload_weights(
+          &e->host, reinterpret_cast<void *>(e->weights)))
+    return makeStatus(TCC_STATUS_INTERNAL,
+                      "%s: uploading the weights failed with code %d", origin,
+                      rc);
+  *out = e.release();
+  return nullptr;
+}
+
 tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
                                      const char *origin, CudaExecutor **out) {
   const tcc_cuda_image_t *image = desc->cuda;
   auto e = std::make_unique<CudaExecutor>();
+  if (std::strcmp(image->arch, "emulate") == 0)
+    return createEmulated(desc, origin, std::move(e), out);
   CudaDriver &cu = e->cu;
   auto unavailable = [&](tcc_status_t s) {
     tcc_status_t error =
@@ -242,6 +343,30 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                           const char *origin, const void *const *inputs,
                           const size_t *inputBytes, void *const *outputs,
                           const size_t *outputBytes, const int64_t *symbols) {
+  if (e->emulated) {
+    e->failure.clear();
+    for (size_t i = 0; i < e->inputs.size(); ++i)
+      std::memcpy(reinterpret_cast<void *>(e->inputs[i]), inputs[i],
+                  std::min(inputBytes[i], e->inputSizes[i]));
+    std::vector<void *> in, out;
+    for (CUdeviceptr p : e->inputs)
+      in.push_back(reinterpret_cast<void *>(p));
+    for (CUdeviceptr p : e->outputs)
+      out.push_back(reinterpret_cast<void *>(p));
+    tcc_run_args_t args{in.data(), out.data(),
+                        reinterpret_cast<void *>(e->workspace), &e->host,
+                        symbols};
+    if (int32_t rc = desc->run(&args))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                        origin, rc);
+    for (size_t i = 0; i < e->outputs.size(); ++i)
+      std::memcpy(outputs[i], reinterpret_cast<void *>(e->outputs[i]),
+                  std::min(outputBytes[i], e->outputSizes[i]));
+    if (!e->failure.empty())
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                        e->failure.c_str());
+    return nullptr;
+  }
   CudaDriver &cu = e->cu;
   if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
     return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,

@@ -40,6 +40,6 @@
 // PTXCPU: error: {{.*}}linear.mlir: --emit=ptx needs --target=cuda
 // PROFILE: error: {{.*}}linear.mlir: --profile is CPU-only (--target=cuda)
 // TARGET: error: unknown --target 'gpu' (available: cpu, cuda)
-// ARCH: error: unknown --cuda-arch 'sm_70' (available: sm_80, sm_86, sm_89, sm_90)
+// ARCH: error: unknown --cuda-arch 'sm_70' (available: sm_80, sm_86, sm_89, sm_90, emulate)
 // ARCHCPU: error: --cuda-arch needs --target=cuda
 // DYNAMIC: error: {{.*}}dynamic-batch.mlir: symbolic dimensions are CPU-only for now: give --target=cuda models fixed shapes (--input-shape)

@@ -16,7 +16,7 @@
 // CHECK-DAG: @m.inputs0.shape = private constant [2 x i64] [i64 -1, i64 3]
 // CHECK-DAG: @m.inputs0.symbols = private constant [2 x i32] [i32 0, i32 -1]
 // CHECK-DAG: @m.outputs1.shape = private constant [1 x i64] [i64 3]
-// CHECK-DAG: @m.desc = private constant %tcc_artifact_desc_t { i32 2, {{.*}}, ptr @m_run_entry, i32 1, ptr @m.symbols }
+// CHECK-DAG: @m.desc = private constant %tcc_artifact_desc_t { i32 3, {{.*}}, ptr @m_run_entry, i32 1, ptr @m.symbols, ptr null }
 // CHECK-DAG: define internal {{.*}}i32 @m_run_entry(ptr
 
 // HEADER: *   0 "x": float32[batch,3]

@@ -14,4 +14,4 @@
 // CPU: error: {{.*}}unknown CPU 'no-such-cpu'
 // MISSING: error: {{.*}}absent.onnx
 // NOOUT: error: no output file: give -o OUT
-// TARGET: error: unknown --target 'gpu' (available: cpu)
+// TARGET: error: unknown --target 'gpu' (available: cpu, cuda)

@@ -55,6 +55,12 @@ CASES = [(name, []) for name in MODELS] + [
     ("mobilenet_v2", ["--mcpu=haswell"]),
     ("mobilenet_v2", ["--ukernels=none"]),
     ("encoder", ["--mcpu=haswell"]),
+] + [
+    # The CUDA pipeline with its kernels run as loops on this CPU and the
+    # device emulated by the runtime (docs/cuda.md): checks the mapping of
+    # loops to threads and the cuBLAS calls without a GPU.
+    (name, ["--target=cuda", "--cuda-arch=emulate"])
+    for name in ["mlp", "resnet18", "mobilenet_v2", "encoder"]
 ]
 
 

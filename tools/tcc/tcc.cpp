@@ -57,7 +57,9 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda: sm_80, sm_86, "
-                      "sm_89 or sm_90 (default sm_90)"),
+                      "sm_89 or sm_90 (default sm_90); emulate runs the "
+                      "kernels on this CPU (a check of the CUDA path "
+                      "without a GPU)"),
              cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu", cl::desc("CPU to generate code for (default: the host)"),
@@ -147,10 +149,11 @@ int main(int argc, char **argv) {
                  "--emit=STAGE");
   if (target != "cpu" && target != "cuda")
     return usage("unknown --target '" + target + "' (available: cpu, cuda)");
-  static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+  static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90",
+                                      "emulate"};
   if (!llvm::is_contained(archs, llvm::StringRef(cudaArch)))
     return usage("unknown --cuda-arch '" + cudaArch +
-                 "' (available: sm_80, sm_86, sm_89, sm_90)");
+                 "' (available: sm_80, sm_86, sm_89, sm_90, emulate)");
   if (cudaArch.getNumOccurrences() && target != "cuda")
     return usage("--cuda-arch needs --target=cuda");
 

@@ -118,8 +118,23 @@ struct TccContractionsToCublasPass
   LogicalResult convert(linalg::LinalgOp op) {
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-        dims->k.size() != 1 || dims->batch.size() > 1)
+    if (failed(dims))
+      return failure();
+    // Two m (or n) dimensions and no batch: the outer one, which only one
+    // input has, is a batch dimension with stride 0 in the other (an
+    // im2col convolution's images share its filter).
+    for (SmallVector<unsigned, 2> *v : {&dims->m, &dims->n}) {
+      if (v->size() != 2 || !dims->batch.empty())
+        continue;
+      auto out = stridesAlong(op, *op.getDpsInitOperand(0), *v);
+      if (!out)
+        return failure();
+      unsigned inner = (*out)[0] <= (*out)[1] ? 0 : 1;
+      dims->batch.push_back((*v)[1 - inner]);
+      *v = {(*v)[inner]};
+    }
+    if (dims->m.size() != 1 || dims->n.size() != 1 || dims->k.size() != 1 ||
+        dims->batch.size() > 1)
       return failure();
     for (Value v : op->getOperands())
       if (!cast<ShapedType>(v.getType()).getElementType().isF32())

@@ -226,3 +226,61 @@ struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
   }
 };
 } // namespace
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_TCCGPULAUNCHESTOLOOPS
+#include "compiler/Conversion/Passes.h.inc"
+} // namespace mlir::tcc
+
+namespace {
+struct TccGpuLaunchesToLoopsPass
+    : tcc::impl::TccGpuLaunchesToLoopsBase<TccGpuLaunchesToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp l) { launches.push_back(l); });
+    for (gpu::LaunchOp l : launches) {
+      auto one = [](Value v) {
+        std::optional<int64_t> c = getConstantIntValue(v);
+        return c && *c == 1;
+      };
+      if (!one(l.getGridSizeY()) || !one(l.getGridSizeZ()) ||
+          !one(l.getBlockSizeY()) || !one(l.getBlockSizeZ()) ||
+          l.getAsyncToken() || !l.getWorkgroupAttributions().empty() ||
+          !l.getPrivateAttributions().empty()) {
+        l.emitError("only one-dimensional launches without shared memory "
+                    "can be emulated");
+        return signalPassFailure();
+      }
+      bool synchronizes = false;
+      l.walk([&](gpu::BarrierOp) { synchronizes = true; });
+      if (synchronizes) {
+        l.emitError("a kernel that synchronizes its threads cannot be "
+                    "emulated");
+        return signalPassFailure();
+      }
+      OpBuilder b(l);
+      Location loc = l.getLoc();
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value step = b.create<arith::ConstantIndexOp>(loc, 1);
+      auto blocks = b.create<scf::ForOp>(loc, zero, l.getGridSizeX(), step);
+      OpBuilder bb = OpBuilder::atBlockBegin(blocks.getBody());
+      auto threads = bb.create<scf::ForOp>(loc, zero, l.getBlockSizeX(), step);
+      OpBuilder tb = OpBuilder::atBlockBegin(threads.getBody());
+      IRMapping map;
+      gpu::KernelDim3 bid = l.getBlockIds(), tid = l.getThreadIds(),
+                      grid = l.getGridSize(), size = l.getBlockSize();
+      map.map(bid.x, blocks.getInductionVar());
+      map.map(tid.x, threads.getInductionVar());
+      for (Value v : {bid.y, bid.z, tid.y, tid.z})
+        map.map(v, zero);
+      map.map(grid.x, l.getGridSizeX());
+      map.map(size.x, l.getBlockSizeX());
+      for (Value v : {grid.y, grid.z, size.y, size.z})
+        map.map(v, step);
+      for (Operation &op : l.getBody().front().without_terminator())
+        tb.clone(op, map);
+      l.erase();
+    }
+  }
+};
+} // namespace

@@ -143,7 +143,7 @@ TEST(Model, WrapValidatesDescriptor) {
     const char *message;
     void (*breakIt)(Descriptor &);
   } cases[] = {
-      {"ABI version 3", [](Descriptor &d) { d.desc.abi_version = 3; }},
+      {"ABI version 99", [](Descriptor &d) { d.desc.abi_version = 99; }},
       {"no run function", [](Descriptor &d) { d.desc.run = nullptr; }},
       {"lists 1 inputs but no array",
        [](Descriptor &d) { d.desc.inputs = nullptr; }},
@@ -181,6 +181,12 @@ TEST(Model, WrapValidatesDescriptor) {
          d.desc.symbols = batch;
          d.inputs[0].shape = shape;
          d.inputs[0].symbols = symbols;
+       }},
+      {"its CUDA image lacks its architecture, PTX, kernel names or weight "
+       "upload",
+       [](Descriptor &d) {
+         static const tcc_cuda_image_t image = {"sm_90", nullptr};
+         d.desc.cuda = &image;
        }},
       {"input 0 'x': dimension 1 is fixed but names a symbol",
        [](Descriptor &d) {
