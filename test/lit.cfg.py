@@ -16,3 +16,6 @@ config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%tcc_src", config.tcc_src_root))
 config.substitutions.append(("%tcc_lib", os.path.join(config.tcc_obj_root, "lib")))
 config.substitutions.append(("%tcc_bin", config.tcc_tools_dir))
+# The test double of the CUDA driver and cuBLAS (test/unit/runtime/fake_cuda.c).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.tcc_obj_root, "test", "unit", "libtcc_fake_cuda.so")))

@@ -1,0 +1,200 @@
+/* fake_cuda.c - a test double of the CUDA driver API (libcuda.so.1) and of
+ * cuBLAS, on host memory, for checking what the runtime asks of them
+ * without a GPU: device memory is malloc'd, copies are memcpy, cuBLAS's
+ * SGEMM is computed, and kernels are not run (there is no PTX machine) but
+ * each launch is logged with its parameters. Every call goes to the file
+ * $TCC_FAKE_CUDA_LOG, one line each; addresses are logged as
+ * "buffer K + OFFSET" (K counting allocations) and out-of-bounds accesses
+ * as errors. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+
+static FILE *logFile(void) {
+  static FILE *f;
+  if (!f) {
+    const char *path = getenv("TCC_FAKE_CUDA_LOG");
+    f = path ? fopen(path, "w") : stderr;
+    if (!f)
+      f = stderr;
+  }
+  return f;
+}
+#define LOG(...)                                                               \
+  do {                                                                         \
+    fprintf(logFile(), __VA_ARGS__);                                           \
+    fputc('\n', logFile());                                                    \
+    fflush(logFile());                                                         \
+  } while (0)
+
+enum { kMaxBuffers = 256 };
+static struct {
+  char *base;
+  size_t bytes;
+} buffers[kMaxBuffers];
+static int numBuffers;
+
+/* "buffer K + OFFSET" for an address inside buffer K (and `bytes` after it
+ * inside too), else "out of bounds". */
+static const char *where(uint64_t address, size_t bytes) {
+  static char text[8][64];
+  static int next;
+  char *t = text[next++ % 8];
+  for (int i = numBuffers - 1; i >= 0; --i) {
+    uint64_t b = (uint64_t)(uintptr_t)buffers[i].base;
+    if (buffers[i].base && address >= b &&
+        address + bytes <= b + buffers[i].bytes) {
+      snprintf(t, 64, "buffer %d + %llu", i,
+               (unsigned long long)(address - b));
+      return t;
+    }
+  }
+  snprintf(t, 64, "out of bounds");
+  return t;
+}
+
+int cuInit(unsigned flags) { LOG("cuInit"); return 0; }
+int cuDeviceGetCount(int *n) { *n = 1; return 0; }
+int cuDeviceGet(int *d, int i) { *d = i; return 0; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)1; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int d) { LOG("release context"); return 0; }
+int cuCtxPushCurrent_v2(void *c) { return 0; }
+int cuCtxPopCurrent_v2(void **c) { *c = (void *)1; return 0; }
+int cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  if (numBuffers == kMaxBuffers)
+    return 2;
+  size_t rounded = (bytes + 255) / 256 * 256;
+  buffers[numBuffers].base = aligned_alloc(256, rounded ? rounded : 256);
+  buffers[numBuffers].bytes = bytes;
+  *p = (CUdeviceptr)(uintptr_t)buffers[numBuffers].base;
+  LOG("alloc buffer %d: %zu bytes", numBuffers, bytes);
+  ++numBuffers;
+  return 0;
+}
+int cuMemFree_v2(CUdeviceptr p) {
+  for (int i = 0; i < numBuffers; ++i)
+    if ((CUdeviceptr)(uintptr_t)buffers[i].base == p) {
+      LOG("free buffer %d", i);
+      free(buffers[i].base);
+      buffers[i].base = NULL;
+      return 0;
+    }
+  LOG("error: free of an unknown address");
+  return 1;
+}
+int cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
+                         void *stream) {
+  LOG("copy to device: %zu bytes to %s", bytes, where(dst, bytes));
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  return 0;
+}
+int cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
+                         void *stream) {
+  LOG("copy to host: %zu bytes from %s", bytes, where(src, bytes));
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return 0;
+}
+int cuStreamCreate(void **s, unsigned flags) { *s = (void *)2; return 0; }
+int cuStreamSynchronize(void *s) { LOG("synchronize"); return 0; }
+int cuStreamDestroy_v2(void *s) { return 0; }
+
+static char *ptx;
+int cuModuleLoadData(void **module, const void *image) {
+  free(ptx);
+  ptx = strdup((const char *)image);
+  const char *target = strstr(ptx, ".target ");
+  int n = 0;
+  while (target && target[8 + n] && target[8 + n] != '\n')
+    ++n;
+  LOG("load module: %.*s", n + 8, target ? target : "(no .target)");
+  *module = (void *)3;
+  return 0;
+}
+int cuModuleUnload(void *module) { LOG("unload module"); return 0; }
+
+enum { kMaxFunctions = 4096 };
+static struct {
+  char name[128];
+  int params;
+} functions[kMaxFunctions];
+static int numFunctions;
+int cuModuleGetFunction(void **f, void *module, const char *name) {
+  char entry[160];
+  snprintf(entry, sizeof entry, ".entry %s(", name);
+  const char *at = ptx ? strstr(ptx, entry) : NULL;
+  if (!at || numFunctions == kMaxFunctions) {
+    LOG("error: no entry point %s", name);
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+  }
+  const char *end = strchr(at, ')');
+  int params = 0;
+  for (const char *p = at; p && p < end; p = strstr(p + 1, ".param"))
+    if (p != at && p < end)
+      ++params;
+  snprintf(functions[numFunctions].name, 128, "%s", name);
+  functions[numFunctions].params = params;
+  *f = (void *)(uintptr_t)(numFunctions + 1);
+  ++numFunctions;
+  return 0;
+}
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                   void *stream, void **params, void **extra) {
+  int i = (int)(uintptr_t)f - 1;
+  char line[4096];
+  int n = snprintf(line, sizeof line, "launch %s grid %u,%u,%u block %u,%u,%u:",
+                   functions[i].name, gx, gy, gz, bx, by, bz);
+  for (int k = 0; k < functions[i].params && n < 4000; ++k) {
+    uint64_t v = *(const uint64_t *)params[k];
+    const char *w = where(v, 0);
+    if (strcmp(w, "out of bounds"))
+      n += snprintf(line + n, sizeof line - n, " [%s]", w);
+    else
+      n += snprintf(line + n, sizeof line - n, " %llu", (unsigned long long)v);
+  }
+  LOG("%s", line);
+  return 0;
+}
+int cuEventCreate(void **e, unsigned flags) { *e = (void *)4; return 0; }
+int cuEventRecord(void *e, void *s) { return 0; }
+int cuEventQuery(void *e) { return 0; }
+int cuEventSynchronize(void *e) { return 0; }
+int cuEventDestroy_v2(void *e) { return 0; }
+int cuGetErrorName(int r, const char **name) {
+  *name = r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_FAKE";
+  return 0;
+}
+int cuGetErrorString(int r, const char **text) {
+  *text = "from the fake driver";
+  return 0;
+}
+
+/* cuBLAS */
+int cublasCreate_v2(void **h) { *h = (void *)5; LOG("cublasCreate"); return 0; }
+int cublasDestroy_v2(void *h) { LOG("cublasDestroy"); return 0; }
+int cublasSetStream_v2(void *h, void *s) { return 0; }
+int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
+                              const float *alpha, const float *a, int lda,
+                              long long sa, const float *b, int ldb,
+                              long long sb, const float *beta, float *c,
+                              int ldc, long long sc, int batch) {
+  LOG("sgemm %c%c m %d n %d k %d alpha %g beta %g lda %d ldb %d ldc %d "
+      "strides %lld %lld %lld batch %d: A [%s] B [%s] C [%s]",
+      ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, *alpha, *beta, lda, ldb, ldc,
+      sa, sb, sc, batch, where((uint64_t)(uintptr_t)a, 4),
+      where((uint64_t)(uintptr_t)b, 4), where((uint64_t)(uintptr_t)c, 4));
+  for (int q = 0; q < batch; ++q)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        float sum = 0;
+        for (int p = 0; p < k; ++p)
+          sum += (ta ? a[q * sa + p + i * lda] : a[q * sa + i + p * lda]) *
+                 (tb ? b[q * sb + j + p * ldb] : b[q * sb + p + j * ldb]);
+        float *out = &c[q * sc + i + j * ldc];
+        *out = *alpha * sum + (*beta == 0 ? 0 : *beta * *out);
+      }
+  return 0;
+}
