@@ -329,6 +329,21 @@ static llvm::Value *cudaApiOf(llvm::IRBuilder<> &b, llvm::Value *host,
   return phi;
 }
 
+/// host->cuda, returning 3 from the function being built when there is
+/// none; `b` continues where it is present.
+static llvm::Value *requireCudaApi(llvm::IRBuilder<> &b, llvm::Value *host,
+                                   llvm::Type *ptr) {
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::Value *api = cudaApiOf(b, host, ptr);
+  auto *ready = llvm::BasicBlock::Create(ctx, "cuda_ready", f);
+  auto *missing = llvm::BasicBlock::Create(ctx, "no_cuda", f);
+  b.CreateCondBr(b.CreateIsNull(api), missing, ready);
+  llvm::IRBuilder<>(missing).CreateRet(b.getInt32(3));
+  b.SetInsertPoint(ready);
+  return api;
+}
+
 /// Defines the functions the CUDA host code calls (declared by the
 /// pipeline): each forwards to the thread's tcc_cuda_api_t.
 static CudaEntryPoints defineCudaEntryPoints(llvm::Module &module,
@@ -418,12 +433,7 @@ static llvm::Constant *cudaImage(llvm::Module &module, Builder &d,
       info.symbolPrefix + "_cuda_upload_entry", module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", upload));
   llvm::Value *host = upload->getArg(0);
-  llvm::Value *api = cudaApiOf(b, host, d.ptr);
-  auto *ready = llvm::BasicBlock::Create(ctx, "ready", upload);
-  auto *missing = llvm::BasicBlock::Create(ctx, "no_cuda", upload);
-  b.CreateCondBr(b.CreateIsNull(api), missing, ready);
-  llvm::IRBuilder<>(missing).CreateRet(llvm::ConstantInt::get(d.i32, 3));
-  b.SetInsertPoint(ready);
+  requireCudaApi(b, host, d.ptr);
   if (llvm::Function *copy = module.getFunction("tcc_cuda_upload_weights")) {
     b.CreateStore(host, cuda.tls);
     b.CreateCall(copy, {upload->getArg(1)});
@@ -531,12 +541,7 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     cuda = defineCudaEntryPoints(module, d.ptr);
     llvm::Value *host =
         b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 3));
-    llvm::Value *api = cudaApiOf(b, host, d.ptr);
-    auto *ready = llvm::BasicBlock::Create(ctx, "cuda_ready", run);
-    auto *missing = llvm::BasicBlock::Create(ctx, "no_cuda", run);
-    b.CreateCondBr(b.CreateIsNull(api), missing, ready);
-    llvm::IRBuilder<>(missing).CreateRet(llvm::ConstantInt::get(d.i32, 3));
-    b.SetInsertPoint(ready);
+    llvm::Value *api = requireCudaApi(b, host, d.ptr);
     b.CreateStore(host, cuda.tls);
     cuda.weights = b.CreateLoad(d.ptr, b.CreateStructGEP(cuda.apiType, api, 2));
   }

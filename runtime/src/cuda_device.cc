@@ -80,6 +80,15 @@ using tcc::makeStatus;
 namespace {
 CudaExecutor *self(void *p) { return static_cast<CudaExecutor *>(p); }
 
+/// Makes the context pushed by the caller current no longer when it ends.
+struct PopContext {
+  tcc::CudaDriver &cu;
+  ~PopContext() {
+    tcc::CUcontext c;
+    cu.cuCtxPopCurrent_v2(&c);
+  }
+};
+
 int32_t launch(void *p, uint32_t kernel, uint32_t gx, uint32_t gy, uint32_t gz,
                uint32_t bx, uint32_t by, uint32_t bz, const uint64_t *slots,
                uint32_t count) {
@@ -172,6 +181,40 @@ size_t tensorBytes(const tcc_tensor_desc_t &d) {
 }
 } // namespace
 
+/// Allocates the inputs' and outputs' buffers with `allocate(bytes, &p,
+/// what)`, sets up the host API over `api`, and uploads the weights.
+template <typename Allocate>
+static tcc_status_t
+finishExecutor(CudaExecutor &e, const tcc_artifact_desc_t *desc,
+               const char *origin, const tcc_cuda_api_t &api,
+               Allocate &&allocate) {
+  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
+    e.inputSizes.push_back(tensorBytes(desc->inputs[i]));
+    e.inputs.push_back(0);
+    if (tcc_status_t s = allocate(e.inputSizes.back(), &e.inputs.back(),
+                                  "device memory for an input"))
+      return s;
+  }
+  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
+    e.outputSizes.push_back(tensorBytes(desc->outputs[i]));
+    e.outputs.push_back(0);
+    if (tcc_status_t s = allocate(e.outputSizes.back(), &e.outputs.back(),
+                                  "device memory for an output"))
+      return s;
+  }
+  e.api = api;
+  e.host = tcc_host_api_t{};
+  e.host.struct_size = sizeof(tcc_host_api_t);
+  e.host.num_threads = 1;
+  e.host.cuda = &e.api;
+  if (int32_t rc = desc->cuda->upload_weights(
+          &e.host, reinterpret_cast<void *>(static_cast<uintptr_t>(e.weights))))
+    return makeStatus(TCC_STATUS_INTERNAL,
+                      "%s: uploading the weights failed with code %d", origin,
+                      rc);
+  return nullptr;
+}
+
 /// The executor of an artifact compiled with --cuda-arch=emulate.
 static tcc_status_t createEmulated(const tcc_artifact_desc_t *desc,
                                    const char *origin,
@@ -192,33 +235,18 @@ static tcc_status_t createEmulated(const tcc_artifact_desc_t *desc,
     return s;
   if (tcc_status_t s = allocate(desc->workspace_bytes, &e->workspace))
     return s;
-  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
-    e->inputSizes.push_back(tensorBytes(desc->inputs[i]));
-    e->inputs.push_back(0);
-    if (tcc_status_t s = allocate(e->inputSizes.back(), &e->inputs.back()))
-      return s;
-  }
-  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    e->outputSizes.push_back(tensorBytes(desc->outputs[i]));
-    e->outputs.push_back(0);
-    if (tcc_status_t s = allocate(e->outputSizes.back(), &e->outputs.back()))
-      return s;
-  }
-  e->api = {sizeof(tcc_cuda_api_t),
-            e.get(),
-            reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights)),
-            hostLaunch,
-            hostGemm,
-            hostCopy};
-  e->host = tcc_host_api_t{};
-  e->host.struct_size = sizeof(tcc_host_api_t);
-  e->host.num_threads = 1;
-  e->host.cuda = &e->api;
-  if (int32_t rc = desc->cuda->upload_weights(
-          &e->host, reinterpret_cast<void *>(e->weights)))
-    return makeStatus(TCC_STATUS_INTERNAL,
-                      "%s: uploading the weights failed with code %d", origin,
-                      rc);
+  tcc_cuda_api_t api = {sizeof(tcc_cuda_api_t),
+                        e.get(),
+                        reinterpret_cast<void *>(e->weights),
+                        hostLaunch,
+                        hostGemm,
+                        hostCopy};
+  if (tcc_status_t s =
+          finishExecutor(*e, desc, origin, api,
+                         [&](size_t bytes, tcc::CUdeviceptr *p, const char *) {
+                           return allocate(bytes, p);
+                         }))
+    return s;
   *out = e.release();
   return nullptr;
 }
@@ -262,13 +290,7 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
     return s;
   if (tcc_status_t s = check(cu.cuCtxPushCurrent_v2(e->context), "the context"))
     return s;
-  struct Pop {
-    CudaDriver &cu;
-    ~Pop() {
-      CUcontext c;
-      cu.cuCtxPopCurrent_v2(&c);
-    }
-  } pop{cu};
+  PopContext pop{cu};
   if (tcc_status_t s = check(cu.cuStreamCreate(&e->stream, 0), "a stream"))
     return s;
   // The driver compiles the PTX for the GPU at hand.
@@ -296,37 +318,15 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
   if (tcc_status_t s = allocate(desc->workspace_bytes, &e->workspace,
                                 "device memory for the workspace"))
     return s;
-  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
-    e->inputSizes.push_back(tensorBytes(desc->inputs[i]));
-    e->inputs.push_back(0);
-    if (tcc_status_t s = allocate(e->inputSizes.back(), &e->inputs.back(),
-                                  "device memory for an input"))
-      return s;
-  }
-  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    e->outputSizes.push_back(tensorBytes(desc->outputs[i]));
-    e->outputs.push_back(0);
-    if (tcc_status_t s = allocate(e->outputSizes.back(), &e->outputs.back(),
-                                  "device memory for an output"))
-      return s;
-  }
-  e->api = {sizeof(tcc_cuda_api_t),
-            e.get(),
-            reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights)),
-            launch,
-            gemm,
-            copyToDevice};
-  e->host = tcc_host_api_t{};
-  e->host.struct_size = sizeof(tcc_host_api_t);
-  e->host.num_threads = 1;
-  e->host.cuda = &e->api;
-  if (int32_t rc = image->upload_weights(
-          &e->host,
-          reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights))))
-    return makeStatus(TCC_STATUS_INTERNAL,
-                      "%s: uploading the weights failed "
-                      "with code %d",
-                      origin, rc);
+  tcc_cuda_api_t api = {
+      sizeof(tcc_cuda_api_t),
+      e.get(),
+      reinterpret_cast<void *>(static_cast<uintptr_t>(e->weights)),
+      launch,
+      gemm,
+      copyToDevice};
+  if (tcc_status_t s = finishExecutor(*e, desc, origin, api, allocate))
+    return s;
   if (tcc_status_t s =
           check(cu.cuStreamSynchronize(e->stream), "uploading the weights"))
     return s;
@@ -371,13 +371,7 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
   if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
     return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
                       cu.error(r).c_str());
-  struct Pop {
-    CudaDriver &cu;
-    ~Pop() {
-      CUcontext c;
-      cu.cuCtxPopCurrent_v2(&c);
-    }
-  } pop{cu};
+  PopContext pop{cu};
   e->failure.clear();
   for (size_t i = 0; i < e->inputs.size(); ++i)
     if (CUresult r = cu.cuMemcpyHtoDAsync_v2(
