@@ -1,9 +1,13 @@
 #!/bin/sh
 # The GPU check of the CUDA target, in two halves:
-#   tools/gpu-check.sh prepare DIR   (here, with tcc built) compiles the bench
-#       models for sm_90 into DIR, with their test data (PyTorch's outputs),
-#       tcc-run and libtccrt.so: small, and nothing of MLIR/LLVM;
-#   tools/gpu-check.sh run DIR       (on the GPU machine, which has CUDA,
+#   tools/gpu-check.sh prepare DIR [MODEL...]   (here, with tcc built)
+#       compiles the bench models (default: mlp resnet18 mobilenet_v2
+#       encoder) for sm_90 into DIR, with their test data (PyTorch's
+#       outputs), tcc-run and libtccrt.so: nothing of MLIR/LLVM. The
+#       artifacts carry their weights (resnet18 52 MB, the encoder 34 MB,
+#       mobilenet_v2 19 MB): where what travels to the GPU machine is
+#       limited (64 MiB), prepare two folders, resnet18 alone and the rest;
+#   DIR/gpu-check.sh run DIR   (on the GPU machine, which has CUDA,
 #       PyTorch and nothing of tcc) runs each artifact against PyTorch's
 #       outputs (rtol 1e-3), times it, times PyTorch eager and
 #       torch.compile beside it when torchvision is there, and prints one
@@ -12,13 +16,14 @@ set -eu
 mode=${1:-}
 dir=${2:-}
 [ -n "$mode" ] && [ -n "$dir" ] || {
-  echo "usage: $0 prepare|run DIR" >&2
+  echo "usage: $0 prepare DIR [MODEL...] | run DIR" >&2
   exit 2
 }
-models="mlp resnet18 mobilenet_v2 encoder"
+shift 2
 
 case $mode in
 prepare)
+  models=${*:-mlp resnet18 mobilenet_v2 encoder}
   root=$(cd "$(dirname "$0")/.." && pwd)
   build=${TCC_BUILD_DIR:-$root/build}
   mkdir -p "$dir/bin" "$dir/lib"
@@ -35,6 +40,7 @@ prepare)
   ;;
 run)
   export LD_LIBRARY_PATH="$dir/lib:${LD_LIBRARY_PATH:-}"
+  models=$(cd "$dir" && ls *.so | sed 's/\.so$//')
   status=0
   printf '%-14s %-6s %s\n' model check "tcc ms (median of 50)"
   for m in $models; do
@@ -82,7 +88,7 @@ PY
   exit $status
   ;;
 *)
-  echo "usage: $0 prepare|run DIR" >&2
+  echo "usage: $0 prepare DIR [MODEL...] | run DIR" >&2
   exit 2
   ;;
 esac
