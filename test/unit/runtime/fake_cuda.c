@@ -47,8 +47,7 @@ static const char *where(uint64_t address, size_t bytes) {
     uint64_t b = (uint64_t)(uintptr_t)buffers[i].base;
     if (buffers[i].base && address >= b &&
         address + bytes <= b + buffers[i].bytes) {
-      snprintf(t, 64, "buffer %d + %llu", i,
-               (unsigned long long)(address - b));
+      snprintf(t, 64, "buffer %d + %llu", i, (unsigned long long)(address - b));
       return t;
     }
   }
@@ -56,13 +55,31 @@ static const char *where(uint64_t address, size_t bytes) {
   return t;
 }
 
-int cuInit(unsigned flags) { LOG("cuInit"); return 0; }
-int cuDeviceGetCount(int *n) { *n = 1; return 0; }
-int cuDeviceGet(int *d, int i) { *d = i; return 0; }
-int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)1; return 0; }
-int cuDevicePrimaryCtxRelease_v2(int d) { LOG("release context"); return 0; }
+int cuInit(unsigned flags) {
+  LOG("cuInit");
+  return 0;
+}
+int cuDeviceGetCount(int *n) {
+  *n = 1;
+  return 0;
+}
+int cuDeviceGet(int *d, int i) {
+  *d = i;
+  return 0;
+}
+int cuDevicePrimaryCtxRetain(void **c, int d) {
+  *c = (void *)1;
+  return 0;
+}
+int cuDevicePrimaryCtxRelease_v2(int d) {
+  LOG("release context");
+  return 0;
+}
 int cuCtxPushCurrent_v2(void *c) { return 0; }
-int cuCtxPopCurrent_v2(void **c) { *c = (void *)1; return 0; }
+int cuCtxPopCurrent_v2(void **c) {
+  *c = (void *)1;
+  return 0;
+}
 int cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
   if (numBuffers == kMaxBuffers)
     return 2;
@@ -97,8 +114,14 @@ int cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
   memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return 0;
 }
-int cuStreamCreate(void **s, unsigned flags) { *s = (void *)2; return 0; }
-int cuStreamSynchronize(void *s) { LOG("synchronize"); return 0; }
+int cuStreamCreate(void **s, unsigned flags) {
+  *s = (void *)2;
+  return 0;
+}
+int cuStreamSynchronize(void *s) {
+  LOG("synchronize");
+  return 0;
+}
 int cuStreamDestroy_v2(void *s) { return 0; }
 
 static char *ptx;
@@ -113,7 +136,10 @@ int cuModuleLoadData(void **module, const void *image) {
   *module = (void *)3;
   return 0;
 }
-int cuModuleUnload(void *module) { LOG("unload module"); return 0; }
+int cuModuleUnload(void *module) {
+  LOG("unload module");
+  return 0;
+}
 
 enum { kMaxFunctions = 4096 };
 static struct {
@@ -140,13 +166,14 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
   ++numFunctions;
   return 0;
 }
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
-                   unsigned bx, unsigned by, unsigned bz, unsigned shared,
-                   void *stream, void **params, void **extra) {
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned shared, void *stream,
+                   void **params, void **extra) {
   int i = (int)(uintptr_t)f - 1;
   char line[4096];
-  int n = snprintf(line, sizeof line, "launch %s grid %u,%u,%u block %u,%u,%u:",
-                   functions[i].name, gx, gy, gz, bx, by, bz);
+  int n = snprintf(line, sizeof line,
+                   "launch %s grid %u,%u,%u block %u,%u,%u:", functions[i].name,
+                   gx, gy, gz, bx, by, bz);
   for (int k = 0; k < functions[i].params && n < 4000; ++k) {
     uint64_t v = *(const uint64_t *)params[k];
     const char *w = where(v, 0);
@@ -158,7 +185,10 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
   LOG("%s", line);
   return 0;
 }
-int cuEventCreate(void **e, unsigned flags) { *e = (void *)4; return 0; }
+int cuEventCreate(void **e, unsigned flags) {
+  *e = (void *)4;
+  return 0;
+}
 int cuEventRecord(void *e, void *s) { return 0; }
 int cuEventQuery(void *e) { return 0; }
 int cuEventSynchronize(void *e) { return 0; }
@@ -173,8 +203,15 @@ int cuGetErrorString(int r, const char **text) {
 }
 
 /* cuBLAS */
-int cublasCreate_v2(void **h) { *h = (void *)5; LOG("cublasCreate"); return 0; }
-int cublasDestroy_v2(void *h) { LOG("cublasDestroy"); return 0; }
+int cublasCreate_v2(void **h) {
+  *h = (void *)5;
+  LOG("cublasCreate");
+  return 0;
+}
+int cublasDestroy_v2(void *h) {
+  LOG("cublasDestroy");
+  return 0;
+}
 int cublasSetStream_v2(void *h, void *s) { return 0; }
 int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
                               const float *alpha, const float *a, int lda,
@@ -183,8 +220,8 @@ int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
                               int ldc, long long sc, int batch) {
   LOG("sgemm %c%c m %d n %d k %d alpha %g beta %g lda %d ldb %d ldc %d "
       "strides %lld %lld %lld batch %d: A [%s] B [%s] C [%s]",
-      ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, *alpha, *beta, lda, ldb, ldc,
-      sa, sb, sc, batch, where((uint64_t)(uintptr_t)a, 4),
+      ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, *alpha, *beta, lda, ldb, ldc, sa,
+      sb, sc, batch, where((uint64_t)(uintptr_t)a, 4),
       where((uint64_t)(uintptr_t)b, 4), where((uint64_t)(uintptr_t)c, 4));
   for (int q = 0; q < batch; ++q)
     for (int j = 0; j < n; ++j)
