@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -160,6 +161,33 @@ tcc_status_t tcc_allocator_create_cuda(int32_t device,
       backend.destroy(backend.self);
       return s;
     }
+    return nullptr;
+  });
+}
+
+tcc_status_t tcc_allocator_cuda_default(int32_t device,
+                                        tcc_allocator_t **out_allocator) {
+  return tcc::guard([&]() -> tcc_status_t {
+    constexpr int32_t kDevices = 16;
+    if (!out_allocator)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "tcc_allocator_cuda_default: out_allocator is NULL");
+    if (device < 0 || device >= kDevices)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "CUDA device %d: default allocators exist for "
+                        "devices 0 to %d",
+                        device, kDevices - 1);
+    static std::mutex mutex;
+    static tcc_allocator_t *instances[kDevices];
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!instances[device]) {
+      tcc_allocator_t *a;
+      if (tcc_status_t s = tcc_allocator_create_cuda(device, nullptr, &a))
+        return s;
+      a->immortal = true;
+      instances[device] = a;
+    }
+    *out_allocator = instances[device];
     return nullptr;
   });
 }

@@ -3,6 +3,7 @@
 #include "cuda_device.h"
 #include "cuda_driver.h"
 #include "status.h"
+#include "tcc/allocator.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,6 +33,9 @@ struct CudaExecutor {
   // An artifact compiled with --cuda-arch=emulate: "device" buffers are
   // host memory, GEMMs run in reference loops, there are no launches.
   bool emulated = false;
+  // Where the device buffers come from: the process's caching allocator of
+  // the device (tcc_allocator_cuda_default).
+  tcc_allocator_t *allocator = nullptr;
 
   void fail(const std::string &what) {
     if (failure.empty())
@@ -54,14 +58,17 @@ struct CudaExecutor {
     cu.cuCtxPushCurrent_v2(context);
     if (stream)
       cu.cuStreamSynchronize(stream);
+    // Back to the cache (still on the stream, which is idle now).
+    auto release = [&](CUdeviceptr p) {
+      tcc_status_free(tcc_allocator_deallocate(
+          allocator, reinterpret_cast<void *>(static_cast<uintptr_t>(p))));
+    };
     for (CUdeviceptr p : inputs)
-      cu.cuMemFree_v2(p);
+      release(p);
     for (CUdeviceptr p : outputs)
-      cu.cuMemFree_v2(p);
-    if (workspace)
-      cu.cuMemFree_v2(workspace);
-    if (weights)
-      cu.cuMemFree_v2(weights);
+      release(p);
+    release(workspace);
+    release(weights);
     if (handle)
       blas.cublasDestroy_v2(handle);
     if (module)
@@ -309,8 +316,21 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
     return makeStatus(TCC_STATUS_INTERNAL, "%s: cublasCreate failed (%d)",
                       origin, r);
   e->blas.cublasSetStream_v2(e->handle, e->stream);
-  auto allocate = [&](size_t bytes, CUdeviceptr *p, const char *what) {
-    return check(cu.cuMemAlloc_v2(p, bytes ? bytes : 256), what);
+  if (tcc_status_t s = tcc_allocator_cuda_default(0, &e->allocator))
+    return unavailable(s);
+  auto allocate = [&](size_t bytes, CUdeviceptr *p,
+                      const char *what) -> tcc_status_t {
+    void *block;
+    if (tcc_status_t s = tcc_allocator_allocate(
+            e->allocator, bytes, reinterpret_cast<uintptr_t>(e->stream),
+            &block)) {
+      tcc_status_t error = makeStatus(tcc_status_code(s), "%s: %s: %s", origin,
+                                      what, tcc_status_message(s));
+      tcc_status_free(s);
+      return error;
+    }
+    *p = reinterpret_cast<uintptr_t>(block);
+    return nullptr;
   };
   if (tcc_status_t s = allocate(image->weights_bytes, &e->weights,
                                 "device memory for the weights"))

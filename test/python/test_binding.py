@@ -394,3 +394,39 @@ def test_threads_from_openmp(fake_artifact):
     assert "no OpenMP runtime is loaded" in without.stdout, without.stderr
     with pytest.raises(ValueError, match="threads_from must be"):
         tcc.load(fake_artifact, threads_from="tbb")
+
+
+_CUDA_STATS = """
+import sys
+import tcc
+try:
+    tcc.memory_stats(device="cuda")
+except FileNotFoundError as e:
+    print("no cuda:", e)
+"""
+
+
+def test_cuda_memory_statistics():
+    # Without a driver: FileNotFoundError saying so; with the test double of
+    # the driver (test/unit/runtime/fake_cuda.c): the statistics of the
+    # allocator CUDA artifacts run on, as torch.cuda.memory_stats() keys.
+    # Each case in its own process: the CUDA allocator lives as long as it.
+    import subprocess
+    import sys
+    missing = subprocess.run(
+        [sys.executable, "-c", _CUDA_STATS], capture_output=True, text=True,
+        timeout=60,
+        env={**os.environ, "TCC_CUDA_DRIVER": "/nonexistent/libcuda.so.1"})
+    assert "no cuda: CUDA is not available" in missing.stdout, missing.stderr
+    fake = os.environ.get("TCC_FAKE_CUDA")
+    if not fake:
+        pytest.skip("TCC_FAKE_CUDA (the fake driver library) is not set")
+    script = ("import tcc; s = tcc.memory_stats(device='cuda'); "
+              "print(s['num_allocs'], 'reserved_bytes.all.current' in s); "
+              "tcc.empty_cache('cuda:0'); tcc.reset_peak_memory_stats('cuda')")
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True,
+        timeout=60, env={**os.environ, "TCC_CUDA_DRIVER": fake})
+    assert found.stdout.split() == ["0", "True"], found.stderr
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        tcc.memory_stats(device="tpu")

@@ -116,6 +116,14 @@ TCC_API tcc_status_t tcc_allocator_create_cuda(
     int32_t device, const tcc_allocator_options_t *options,
     tcc_allocator_t **out_allocator);
 
+/* The process's caching allocator of CUDA device `device` (0..15), made on
+ * first use and never destroyed: CUDA artifacts' contexts take their
+ * weights, workspace, inputs and outputs from it (its statistics are what
+ * torch.cuda.memory_stats would show). Errors as tcc_allocator_create_cuda;
+ * a failed call makes nothing, so a later one tries again. */
+TCC_API tcc_status_t
+tcc_allocator_cuda_default(int32_t device, tcc_allocator_t **out_allocator);
+
 /* The process's host allocator, made on first use and never destroyed:
  * tensors and contexts made without an allocator use it.
  * tcc_allocator_free leaves it alone. */

@@ -67,6 +67,13 @@ public:
   static Allocator defaultAllocator() {
     return Allocator(tcc_allocator_default());
   }
+  /// The process's allocator of CUDA device `device`, which CUDA
+  /// artifacts' contexts use (tcc_allocator_cuda_default).
+  static Allocator cudaDefault(int32_t device = 0) {
+    tcc_allocator_t *a;
+    check(tcc_allocator_cuda_default(device, &a));
+    return Allocator(a);
+  }
   /// Another reference to `allocator`.
   static Allocator retain(tcc_allocator_t *allocator) {
     tcc_allocator_retain(allocator);

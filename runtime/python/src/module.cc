@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -733,8 +734,25 @@ private:
   std::vector<std::unique_ptr<tcc::Context>> idle;
 };
 
-py::dict memoryStats() {
-  tcc_allocator_stats_t s = tcc::Allocator::defaultAllocator().stats();
+/// The allocator a device name selects: None or "cpu" the host's, "cuda"
+/// or "cuda:N" the process's allocator of that CUDA device (what CUDA
+/// artifacts run on).
+tcc::Allocator allocatorFor(const std::optional<std::string> &device) {
+  if (!device || *device == "cpu")
+    return tcc::Allocator::defaultAllocator();
+  std::string name = *device;
+  if (name == "cuda")
+    return tcc::Allocator::cudaDefault(0);
+  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 &&
+      name.find_first_not_of("0123456789", 5) == std::string::npos &&
+      name.size() < 9)
+    return tcc::Allocator::cudaDefault(std::stoi(name.substr(5)));
+  throw py::value_error("unknown device '" + name +
+                        "' (expected 'cpu', 'cuda' or 'cuda:N')");
+}
+
+py::dict memoryStats(const std::optional<std::string> &device) {
+  tcc_allocator_stats_t s = allocatorFor(device).stats();
   py::dict d;
   const struct {
     const char *name;
@@ -902,8 +920,11 @@ threads; ValueError when none is loaded. Raises
 FileNotFoundError for a missing file and tcc.Error for a file that is no
 tcc artifact or was built for another ABI version.)");
 
-  m.def("memory_stats", &memoryStats,
-        R"(The statistics of the runtime's caching allocator, as a dict.
+  m.def("memory_stats", &memoryStats, py::arg("device") = py::none(),
+        R"(The statistics of the runtime's caching allocator, as a dict:
+the host's (device None or 'cpu'), or with device='cuda' ('cuda:N') the
+one CUDA artifacts' device memory comes from (FileNotFoundError without
+CUDA).
 
 Keys as PyTorch's torch.cuda.memory_stats names them:
 'allocated_bytes.all.current', 'reserved_bytes.large_pool.peak', ...
@@ -915,17 +936,28 @@ num_ooms, cached_bytes, largest_cached_block, memory_limit and
 fragmentation.)");
   m.def(
       "memory_summary",
-      [] { return tcc::Allocator::defaultAllocator().summary(); },
+      [](const std::optional<std::string> &device) {
+        return allocatorFor(device).summary();
+      },
+      py::arg("device") = py::none(),
       "A table of the allocator's statistics, as torch.cuda.memory_summary "
-      "prints it.");
+      "prints it (device as for memory_stats).");
   m.def(
-      "empty_cache", [] { tcc::Allocator::defaultAllocator().trim(); },
+      "empty_cache",
+      [](const std::optional<std::string> &device) {
+        allocatorFor(device).trim();
+      },
+      py::arg("device") = py::none(),
       "Returns the allocator's cached memory that no array uses to the "
-      "system.");
+      "system (device as for memory_stats).");
   m.def(
       "reset_peak_memory_stats",
-      [] { tcc::Allocator::defaultAllocator().resetPeak(); },
-      "Sets every peak statistic to its current value.");
+      [](const std::optional<std::string> &device) {
+        allocatorFor(device).resetPeak();
+      },
+      py::arg("device") = py::none(),
+      "Sets every peak statistic to its current value (device as for "
+      "memory_stats).");
   m.def(
       "set_memory_limit",
       [](uint64_t bytes) {

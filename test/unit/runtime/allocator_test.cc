@@ -786,4 +786,32 @@ TEST(CudaAllocator, TheSystemDriverWorksOrFailsCleanly) {
   EXPECT_EQ(cuda.stats().reserved_bytes[TCC_POOL_ALL].current, 0u);
 }
 
+// The process's CUDA allocator: an error that makes nothing without a
+// driver, then (the fake driver, test/unit/runtime/fake_cuda.c) one
+// allocator, the same on every call, that frees do not destroy.
+TEST(CudaAllocator, TheDefaultOneIsMadeOnceADriverLoads) {
+  tcc_allocator_t *a = nullptr;
+  {
+    ScopedEnv env("TCC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+    EXPECT_EQ(result(tcc_allocator_cuda_default(0, &a)).code,
+              TCC_STATUS_NOT_FOUND);
+    EXPECT_EQ(a, nullptr);
+  }
+  EXPECT_EQ(result(tcc_allocator_cuda_default(16, &a)).code,
+            TCC_STATUS_INVALID_ARGUMENT);
+  ScopedEnv env("TCC_CUDA_DRIVER", TCC_FAKE_CUDA);
+  ASSERT_EQ(result(tcc_allocator_cuda_default(0, &a)).code, TCC_STATUS_OK);
+  tcc_allocator_t *again = nullptr;
+  ASSERT_EQ(result(tcc_allocator_cuda_default(0, &again)).code, TCC_STATUS_OK);
+  EXPECT_EQ(a, again);
+  EXPECT_EQ(std::string(tcc_allocator_name(a)), "cuda:0");
+  tcc_allocator_free(a); // immortal: still usable
+  void *p = nullptr;
+  ASSERT_EQ(result(tcc_allocator_allocate(a, 1000, 0, &p)).code, TCC_STATUS_OK);
+  tcc_allocator_stats_t stats;
+  tcc_allocator_stats(a, &stats);
+  EXPECT_EQ(stats.num_allocs, 1u);
+  EXPECT_EQ(result(tcc_allocator_deallocate(a, p)).code, TCC_STATUS_OK);
+}
+
 } // namespace
