@@ -36,6 +36,13 @@ struct CudaExecutor {
   // Where the device buffers come from: the process's caching allocator of
   // the device (tcc_allocator_cuda_default).
   tcc_allocator_t *allocator = nullptr;
+  // The run's launches and GEMMs as one CUDA graph, captured on the second
+  // run (the first warms cuBLAS up) and replayed after: every address is
+  // fixed (the executor's buffers), so is the graph. Off with
+  // TCC_CUDA_GRAPHS=0, and for good after a capture that fails.
+  CUgraphExec graph = nullptr;
+  int runs = 0;
+  bool graphs = true;
 
   void fail(const std::string &what) {
     if (failure.empty())
@@ -58,6 +65,8 @@ struct CudaExecutor {
     cu.cuCtxPushCurrent_v2(context);
     if (stream)
       cu.cuStreamSynchronize(stream);
+    if (graph)
+      cu.cuGraphExecDestroy(graph);
     // Back to the cache (still on the stream, which is idle now).
     auto release = [&](CUdeviceptr p) {
       tcc_status_free(tcc_allocator_deallocate(
@@ -318,6 +327,8 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
   e->blas.cublasSetStream_v2(e->handle, e->stream);
   if (tcc_status_t s = tcc_allocator_cuda_default(0, &e->allocator))
     return unavailable(s);
+  if (const char *graphs = std::getenv("TCC_CUDA_GRAPHS"))
+    e->graphs = std::strcmp(graphs, "0") != 0;
   auto allocate = [&](size_t bytes, CUdeviceptr *p,
                       const char *what) -> tcc_status_t {
     void *block;
@@ -358,6 +369,46 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
 }
 
 void tcc::destroyCudaExecutor(CudaExecutor *executor) { delete executor; }
+
+/// Queues the artifact's work of one run on the stream: directly, or as
+/// the CUDA graph of it (captured on the second run, replayed after).
+static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
+                             const tcc_run_args_t &args, const char *origin) {
+  tcc::CudaDriver &cu = e.cu;
+  if (e.graph) {
+    if (tcc::CUresult r = cu.cuGraphLaunch(e.graph, e.stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
+                        cu.error(r).c_str());
+    return nullptr;
+  }
+  bool capture = e.graphs && ++e.runs >= 2 && cu.hasGraphs();
+  if (capture && cu.cuStreamBeginCapture_v2(
+                     e.stream, tcc::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))
+    capture = false;
+  int32_t rc = desc->run(&args);
+  if (capture) {
+    tcc::CUgraph captured = nullptr;
+    tcc::CUresult r = cu.cuStreamEndCapture(e.stream, &captured);
+    if (!r && !rc && e.failure.empty())
+      r = cu.cuGraphInstantiateWithFlags(&e.graph, captured, 0);
+    if (captured)
+      cu.cuGraphDestroy(captured);
+    if (r || rc || !e.failure.empty() || !e.graph) {
+      // Nothing captured ran: run it as it is, and capture no more.
+      e.graphs = false;
+      e.graph = nullptr;
+      e.failure.clear();
+      rc = desc->run(&args);
+    } else if ((r = cu.cuGraphLaunch(e.graph, e.stream))) {
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
+                        cu.error(r).c_str());
+    }
+  }
+  if (rc)
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                      origin, rc);
+  return nullptr;
+}
 
 tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                           const char *origin, const void *const *inputs,
@@ -408,9 +459,8 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
       in.data(), out.data(),
       reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
       symbols};
-  if (int32_t rc = desc->run(&args))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                      origin, rc);
+  if (tcc_status_t s = runGraph(*e, desc, args, origin))
+    return s;
   for (size_t i = 0; i < e->outputs.size(); ++i)
     if (CUresult r = cu.cuMemcpyDtoHAsync_v2(
             outputs[i], e->outputs[i],

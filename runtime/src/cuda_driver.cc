@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <initializer_list>
+#include <utility>
 
 namespace {
 template <typename T> bool load(void *library, const char *symbol, T *out) {
@@ -72,6 +74,19 @@ tcc_status_t tcc::openCudaDriver(CudaDriver &cu) {
   TCC_LOAD(cuGetErrorName)
   TCC_LOAD(cuGetErrorString)
 #undef TCC_LOAD
+  for (auto [symbol, slot] :
+       std::initializer_list<std::pair<const char *, void **>>{
+           {"cuStreamBeginCapture_v2",
+            reinterpret_cast<void **>(&cu.cuStreamBeginCapture_v2)},
+           {"cuStreamEndCapture",
+            reinterpret_cast<void **>(&cu.cuStreamEndCapture)},
+           {"cuGraphInstantiateWithFlags",
+            reinterpret_cast<void **>(&cu.cuGraphInstantiateWithFlags)},
+           {"cuGraphLaunch", reinterpret_cast<void **>(&cu.cuGraphLaunch)},
+           {"cuGraphExecDestroy",
+            reinterpret_cast<void **>(&cu.cuGraphExecDestroy)},
+           {"cuGraphDestroy", reinterpret_cast<void **>(&cu.cuGraphDestroy)}})
+    *slot = dlsym(cu.library, symbol);
   // cuInit fails when there is no device, or only the toolkit's stub
   // library: CUDA is unavailable either way.
   if (CUresult r = cu.cuInit(0))

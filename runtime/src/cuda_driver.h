@@ -18,6 +18,9 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -52,6 +55,21 @@ struct CudaDriver {
   CUresult (*cuEventDestroy_v2)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // CUDA graphs: optional (null where the driver lacks them).
+  CUresult (*cuStreamBeginCapture_v2)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
+
+  /// Whether the driver offers stream capture into CUDA graphs.
+  bool hasGraphs() const {
+    return cuStreamBeginCapture_v2 && cuStreamEndCapture &&
+           cuGraphInstantiateWithFlags && cuGraphLaunch && cuGraphExecDestroy &&
+           cuGraphDestroy;
+  }
 
   CudaDriver() = default;
   CudaDriver(const CudaDriver &) = delete;

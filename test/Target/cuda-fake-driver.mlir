@@ -3,6 +3,8 @@
 // RUN: %python %S/Inputs/make_linear_data.py %t
 // RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
 // RUN: FileCheck %s < %t/log
+// RUN: env TCC_CUDA_GRAPHS=0 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-direct tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
+// RUN: FileCheck %s --check-prefix=DIRECT < %t/log-direct
 
 // Tests what the runtime asks of the CUDA driver and cuBLAS to run a CUDA
 // artifact (y = relu(x @ w + b), x 4x16, w 16x8), through a test double of
@@ -29,12 +31,32 @@
 // CHECK: launch main_kernel grid 1,1,1 block 32,1,1:{{.*}} [buffer 0 + 512]{{.*}} [buffer 0 + 0]{{.*}} [buffer 0 + 2048]
 // CHECK: copy to host: 128 bytes from buffer 0 + 2048
 // CHECK: synchronize
-// CHECK: launch main_kernel
+
+// Tests that the second run is captured into a CUDA graph (the first warms
+// cuBLAS up), which that run and the next launch whole.
+// CHECK: begin capture
+// CHECK-NEXT: captured sgemm NN m 8 n 4 k 16
+// CHECK-NEXT: captured launch main_kernel grid 1,1,1 block 32,1,1
+// CHECK-NEXT: end capture: 2 operations
+// CHECK-NEXT: instantiate graph
+// CHECK-NEXT: graph launch: 2 operations
+// CHECK: copy to host: 128 bytes from buffer 0 + 2048
+// CHECK: synchronize
+// CHECK: copy to device
+// CHECK: copy to device
+// CHECK-NEXT: graph launch: 2 operations
 // CHECK: copy to host: 128 bytes from buffer 0 + 2048
 // CHECK: synchronize
 // CHECK-NOT: out of bounds
 // CHECK-NOT: error
 // CHECK-NOT: free buffer
+// CHECK: destroy graph
 // CHECK: cublasDestroy
 // CHECK: unload module
 // CHECK: release context
+
+// Tests that TCC_CUDA_GRAPHS=0 launches the work of every run (one, then
+// two timed) directly.
+// DIRECT-NOT: capture
+// DIRECT-NOT: graph
+// DIRECT-COUNT-3: launch main_kernel

@@ -166,23 +166,87 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
   ++numFunctions;
   return 0;
 }
-int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                   unsigned by, unsigned bz, unsigned shared, void *stream,
-                   void **params, void **extra) {
-  int i = (int)(uintptr_t)f - 1;
+/* Stream capture (CUDA graphs): while capturing, launches and GEMMs are
+ * recorded, not run; a graph launch replays them. */
+enum { kMaxOps = 4096 };
+static int capturing;
+static struct Op {
+  int kind; /* 0 launch, 1 sgemm */
+  int function;
+  unsigned grid[3], block[3];
+  uint64_t params[64];
+  int ta, tb, m, n, k, lda, ldb, ldc, batch;
+  long long sa, sb, sc;
+  const float *a, *b;
+  float *c;
+  float alpha, beta;
+} ops[kMaxOps];
+static int numOps;
+
+static void logLaunch(const char *prefix, const struct Op *op) {
   char line[4096];
   int n = snprintf(line, sizeof line,
-                   "launch %s grid %u,%u,%u block %u,%u,%u:", functions[i].name,
-                   gx, gy, gz, bx, by, bz);
-  for (int k = 0; k < functions[i].params && n < 4000; ++k) {
-    uint64_t v = *(const uint64_t *)params[k];
-    const char *w = where(v, 0);
+                   "%slaunch %s grid %u,%u,%u block %u,%u,%u:", prefix,
+                   functions[op->function].name, op->grid[0], op->grid[1],
+                   op->grid[2], op->block[0], op->block[1], op->block[2]);
+  for (int k = 0; k < functions[op->function].params && n < 4000; ++k) {
+    const char *w = where(op->params[k], 0);
     if (strcmp(w, "out of bounds"))
       n += snprintf(line + n, sizeof line - n, " [%s]", w);
     else
-      n += snprintf(line + n, sizeof line - n, " %llu", (unsigned long long)v);
+      n += snprintf(line + n, sizeof line - n, " %llu",
+                    (unsigned long long)op->params[k]);
   }
   LOG("%s", line);
+}
+
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned shared, void *stream,
+                   void **params, void **extra) {
+  struct Op op = {0};
+  op.function = (int)(uintptr_t)f - 1;
+  op.grid[0] = gx, op.grid[1] = gy, op.grid[2] = gz;
+  op.block[0] = bx, op.block[1] = by, op.block[2] = bz;
+  for (int k = 0; k < functions[op.function].params && k < 64; ++k)
+    op.params[k] = *(const uint64_t *)params[k];
+  logLaunch(capturing ? "captured " : "", &op);
+  if (capturing && numOps < kMaxOps)
+    ops[numOps++] = op;
+  return 0;
+}
+
+int cuStreamBeginCapture_v2(void *stream, int mode) {
+  LOG("begin capture");
+  capturing = 1;
+  numOps = 0;
+  return 0;
+}
+int cuStreamEndCapture(void *stream, void **graph) {
+  LOG("end capture: %d operations", numOps);
+  capturing = 0;
+  *graph = (void *)6;
+  return 0;
+}
+int cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                unsigned long long flags) {
+  LOG("instantiate graph");
+  *exec = (void *)7;
+  return 0;
+}
+int cuGraphDestroy(void *graph) { return 0; }
+int cuGraphExecDestroy(void *exec) {
+  LOG("destroy graph");
+  return 0;
+}
+
+static void sgemm(const char *prefix, const struct Op *op);
+int cuGraphLaunch(void *exec, void *stream) {
+  LOG("graph launch: %d operations", numOps);
+  for (int i = 0; i < numOps; ++i)
+    if (ops[i].kind == 0)
+      logLaunch("replayed ", &ops[i]);
+    else
+      sgemm("replayed ", &ops[i]);
   return 0;
 }
 int cuEventCreate(void **e, unsigned flags) {
@@ -213,25 +277,42 @@ int cublasDestroy_v2(void *h) {
   return 0;
 }
 int cublasSetStream_v2(void *h, void *s) { return 0; }
+static void sgemm(const char *prefix, const struct Op *op) {
+  LOG("%ssgemm %c%c m %d n %d k %d alpha %g beta %g lda %d ldb %d ldc %d "
+      "strides %lld %lld %lld batch %d: A [%s] B [%s] C [%s]",
+      prefix, op->ta ? 'T' : 'N', op->tb ? 'T' : 'N', op->m, op->n, op->k,
+      op->alpha, op->beta, op->lda, op->ldb, op->ldc, op->sa, op->sb, op->sc,
+      op->batch, where((uint64_t)(uintptr_t)op->a, 4),
+      where((uint64_t)(uintptr_t)op->b, 4),
+      where((uint64_t)(uintptr_t)op->c, 4));
+  if (!strcmp(prefix, "captured "))
+    return;
+  for (int q = 0; q < op->batch; ++q)
+    for (int j = 0; j < op->n; ++j)
+      for (int i = 0; i < op->m; ++i) {
+        float sum = 0;
+        for (int p = 0; p < op->k; ++p)
+          sum += (op->ta ? op->a[q * op->sa + p + i * op->lda]
+                         : op->a[q * op->sa + i + p * op->lda]) *
+                 (op->tb ? op->b[q * op->sb + j + p * op->ldb]
+                         : op->b[q * op->sb + p + j * op->ldb]);
+        float *out = &op->c[q * op->sc + i + j * op->ldc];
+        *out = op->alpha * sum + (op->beta == 0 ? 0 : op->beta * *out);
+      }
+}
+
 int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
                               const float *alpha, const float *a, int lda,
                               long long sa, const float *b, int ldb,
                               long long sb, const float *beta, float *c,
                               int ldc, long long sc, int batch) {
-  LOG("sgemm %c%c m %d n %d k %d alpha %g beta %g lda %d ldb %d ldc %d "
-      "strides %lld %lld %lld batch %d: A [%s] B [%s] C [%s]",
-      ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, *alpha, *beta, lda, ldb, ldc, sa,
-      sb, sc, batch, where((uint64_t)(uintptr_t)a, 4),
-      where((uint64_t)(uintptr_t)b, 4), where((uint64_t)(uintptr_t)c, 4));
-  for (int q = 0; q < batch; ++q)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) {
-        float sum = 0;
-        for (int p = 0; p < k; ++p)
-          sum += (ta ? a[q * sa + p + i * lda] : a[q * sa + i + p * lda]) *
-                 (tb ? b[q * sb + j + p * ldb] : b[q * sb + p + j * ldb]);
-        float *out = &c[q * sc + i + j * ldc];
-        *out = *alpha * sum + (*beta == 0 ? 0 : *beta * *out);
-      }
+  struct Op op = {1};
+  op.ta = ta, op.tb = tb, op.m = m, op.n = n, op.k = k;
+  op.lda = lda, op.ldb = ldb, op.ldc = ldc, op.batch = batch;
+  op.sa = sa, op.sb = sb, op.sc = sc;
+  op.a = a, op.b = b, op.c = c, op.alpha = *alpha, op.beta = *beta;
+  sgemm(capturing ? "captured " : "", &op);
+  if (capturing && numOps < kMaxOps)
+    ops[numOps++] = op;
   return 0;
 }
