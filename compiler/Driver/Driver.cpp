@@ -749,6 +749,14 @@ private:
       info.workspaceBytes = bytes.getInt();
     if (auto ptx = module->getAttrOfType<StringAttr>("tcc.cuda.ptx"))
       info.cudaPtx = ptx.str();
+    // The cubin beside the PTX, when ptxas is here (not for the text
+    // stages, which stop before it).
+    if (!pipeline.emulate && !isTextStage(emit)) {
+      TimingScope scope = rootTiming.nest("ptxas");
+      if (failed(
+              assemblePtx(info.cudaPtx, opts.cudaArch, info.cudaCubin, error)))
+        return fail(error);
+    }
     if (auto names = module->getAttrOfType<ArrayAttr>("tcc.cuda.kernels"))
       for (Attribute name : names)
         info.cudaKernels.push_back(cast<StringAttr>(name).str());

@@ -451,14 +451,21 @@ static llvm::Constant *cudaImage(llvm::Module &module, Builder &d,
                          llvm::ArrayType::get(d.ptr, names.size()), names),
                      "kernels");
   auto *imageType = llvm::StructType::get(
-      ctx, {d.ptr, d.ptr, d.i64, d.i32, d.ptr, d.i64, d.ptr});
+      ctx, {d.ptr, d.ptr, d.i64, d.i32, d.ptr, d.i64, d.ptr, d.ptr, d.i64});
+  llvm::Constant *cubin =
+      info.cudaCubin.empty()
+          ? llvm::ConstantPointerNull::get(d.ptr)
+          : d.global(llvm::ConstantDataArray::getString(ctx, info.cudaCubin,
+                                                        /*AddNull=*/false),
+                     "cubin");
   return d.global(
       llvm::ConstantStruct::get(
           imageType,
           {d.string(info.cudaArch, "cuda_arch"), d.string(info.cudaPtx, "ptx"),
            llvm::ConstantInt::get(d.i64, info.cudaPtx.size()),
            llvm::ConstantInt::get(d.i32, names.size()), nameArray,
-           llvm::ConstantInt::get(d.i64, info.cudaWeightsBytes), upload}),
+           llvm::ConstantInt::get(d.i64, info.cudaWeightsBytes), upload, cubin,
+           llvm::ConstantInt::get(d.i64, info.cudaCubin.size())}),
       "cuda");
 }
 

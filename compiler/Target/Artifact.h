@@ -56,6 +56,7 @@ struct ArtifactInfo {
   /// size. Empty `cudaArch` for a CPU artifact.
   std::string cudaArch;
   std::string cudaPtx;
+  std::string cudaCubin; ///< ptxas's cubin for cudaArch (empty: none)
   std::vector<std::string> cudaKernels;
   uint64_t cudaWeightsBytes = 0;
 };

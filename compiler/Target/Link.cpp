@@ -2,11 +2,15 @@
 
 #include "compiler/Target/Link.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
 
 using namespace mlir;
 
@@ -116,4 +120,48 @@ LogicalResult tcc::linkRelocatable(ArrayRef<std::string> objects,
     return failure();
   }
   return runProgram(*objcopy, {"--localize-hidden", output.str()}, error);
+}
+
+LogicalResult tcc::assemblePtx(StringRef ptx, StringRef arch,
+                               std::string &cubin, std::string &error) {
+  cubin.clear();
+  llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas");
+  SmallVector<std::string> places;
+  if (const char *home = std::getenv("CUDA_HOME"))
+    places.push_back(std::string(home) + "/bin");
+  places.push_back("/usr/local/cuda/bin");
+  for (const std::string &place : places)
+    if (!ptxas)
+      ptxas = llvm::sys::findProgramByName("ptxas", {place});
+  if (!ptxas)
+    return success();
+  SmallString<128> in, out;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tcc-kernels", "ptx", fd, in) ||
+      llvm::sys::fs::createTemporaryFile("tcc-kernels", "cubin", out)) {
+    error = "cannot create temporary files for ptxas";
+    return failure();
+  }
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(in);
+    llvm::sys::fs::remove(out);
+  });
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  if (failed(runProgram(
+          *ptxas,
+          {"-arch=" + arch.str(), "-O3", in.str().str(), "-o", out.str().str()},
+          error))) {
+    error = "ptxas refused the kernels' PTX: " + error;
+    return failure();
+  }
+  auto bytes = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
+  if (!bytes) {
+    error = "ptxas wrote no cubin";
+    return failure();
+  }
+  cubin = (*bytes)->getBuffer().str();
+  return success();
 }

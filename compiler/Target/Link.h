@@ -28,6 +28,14 @@ LogicalResult linkExecutable(ArrayRef<std::string> objects,
 LogicalResult linkRelocatable(ArrayRef<std::string> objects, StringRef output,
                               std::string &error);
 
+/// Assembles `ptx` for `arch` (sm_90, ...) with the CUDA toolkit's ptxas
+/// ($PATH, $CUDA_HOME/bin or /usr/local/cuda/bin) into `cubin`. Leaves
+/// `cubin` empty and succeeds when there is no ptxas (the driver then
+/// compiles the PTX when the artifact loads); fails with ptxas's messages
+/// when it refuses the PTX.
+LogicalResult assemblePtx(StringRef ptx, StringRef arch, std::string &cubin,
+                          std::string &error);
+
 } // namespace mlir::tcc
 
 #endif // TCC_COMPILER_TARGET_LINK_H

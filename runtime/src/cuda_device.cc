@@ -309,10 +309,15 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
   PopContext pop{cu};
   if (tcc_status_t s = check(cu.cuStreamCreate(&e->stream, 0), "a stream"))
     return s;
-  // The driver compiles the PTX for the GPU at hand.
-  if (tcc_status_t s = check(cu.cuModuleLoadData(&e->module, image->ptx),
-                             "loading the kernels' PTX"))
-    return s;
+  // The cubin where the GPU runs it; else the driver compiles the PTX for
+  // the GPU at hand.
+  if (!image->cubin_bytes ||
+      cu.cuModuleLoadData(&e->module, image->cubin) != CUDA_SUCCESS) {
+    e->module = nullptr;
+    if (tcc_status_t s = check(cu.cuModuleLoadData(&e->module, image->ptx),
+                               "loading the kernels' PTX"))
+      return s;
+  }
   for (uint32_t i = 0; i < image->num_kernels; ++i) {
     CUfunction f;
     if (tcc_status_t s =

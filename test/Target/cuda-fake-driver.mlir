@@ -1,10 +1,12 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tcc %S/Inputs/linear.mlir --target=cuda -o %t/linear.so
 // RUN: %python %S/Inputs/make_linear_data.py %t
-// RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
+// RUN: env TCC_FAKE_CUDA_REFUSE_CUBIN=1 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
 // RUN: FileCheck %s < %t/log
 // RUN: env TCC_CUDA_GRAPHS=0 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-direct tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
 // RUN: FileCheck %s --check-prefix=DIRECT < %t/log-direct
+// RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-cubin tcc-run %t/linear.so --inputs %t
+// RUN: FileCheck %s --check-prefix=CUBIN < %t/log-cubin
 
 // Tests what the runtime asks of the CUDA driver and cuBLAS to run a CUDA
 // artifact (y = relu(x @ w + b), x 4x16, w 16x8), through a test double of
@@ -18,8 +20,11 @@
 // output, the output copied back, the stream synchronized; at the end the
 // blocks go back to the allocator's cache (nothing freed: it lives as
 // long as the process) and the module and handle are released.
+// (The driver refuses the cubin here, as one for another GPU: the runtime
+// loads the PTX.)
 // CHECK: cuInit
-// CHECK: load module: .target sm_90
+// CHECK: load module: cubin refused
+// CHECK-NEXT: load module: .target sm_90
 // CHECK: cublasCreate
 // CHECK: alloc buffer 0: 2097152 bytes
 // CHECK-NOT: alloc buffer
@@ -60,3 +65,9 @@
 // DIRECT-NOT: capture
 // DIRECT-NOT: graph
 // DIRECT-COUNT-3: launch main_kernel
+
+// Tests that the artifact carries ptxas's cubin (the CUDA toolkit is on
+// this machine), which the runtime loads where the GPU takes it.
+// CUBIN: load module: cubin of {{[0-9]+}} bytes
+// CUBIN-NOT: load module
+// CUBIN: launch main_kernel grid 1,1,1 block 32,1,1

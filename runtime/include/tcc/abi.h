@@ -130,6 +130,11 @@ typedef struct tcc_cuda_image_t {
    * host->cuda->copy_h2d); called once after loading. Returns 0, or 3 when
    * host has no CUDA services. */
   int32_t (*upload_weights)(const tcc_host_api_t *host, void *device_weights);
+  /* The kernels assembled for `arch` by ptxas when the compiling machine
+   * had it (NULL, 0 otherwise): loaded instead of the PTX where the GPU
+   * runs it, so the driver compiles nothing. */
+  const void *cubin;
+  uint64_t cubin_bytes;
 } tcc_cuda_image_t;
 
 /* Arguments of one run. Pointers are owned by the caller; each input and

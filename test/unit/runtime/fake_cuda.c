@@ -125,7 +125,34 @@ int cuStreamSynchronize(void *s) {
 int cuStreamDestroy_v2(void *s) { return 0; }
 
 static char *ptx;
+static char *cubin;
+static uint64_t cubinBytes;
 int cuModuleLoadData(void **module, const void *image) {
+  if (!memcmp(image, "\177ELF", 4)) {
+    /* A cubin: refused as one for another GPU would be when
+     * TCC_FAKE_CUDA_REFUSE_CUBIN is set (the runtime then loads the PTX),
+     * else taken, its entry points found in the PTX loaded last. */
+    if (getenv("TCC_FAKE_CUDA_REFUSE_CUBIN")) {
+      LOG("load module: cubin refused");
+      return 209; /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+    }
+    /* Its size from the ELF64 header: the section headers come last. */
+    const unsigned char *elf = image;
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, elf + 0x28, 8);
+    memcpy(&shentsize, elf + 0x3a, 2);
+    memcpy(&shnum, elf + 0x3c, 2);
+    cubinBytes = shoff + (uint64_t)shentsize * shnum;
+    free(cubin);
+    cubin = malloc(cubinBytes);
+    memcpy(cubin, image, cubinBytes);
+    free(ptx);
+    ptx = NULL;
+    LOG("load module: cubin of %llu bytes", (unsigned long long)cubinBytes);
+    *module = (void *)3;
+    return 0;
+  }
   free(ptx);
   ptx = strdup((const char *)image);
   const char *target = strstr(ptx, ".target ");
@@ -150,6 +177,20 @@ static int numFunctions;
 int cuModuleGetFunction(void **f, void *module, const char *name) {
   char entry[160];
   snprintf(entry, sizeof entry, ".entry %s(", name);
+  if (!ptx && cubin && numFunctions < kMaxFunctions) {
+    /* In a cubin, the name among its strings; its parameters unknown. */
+    size_t n = strlen(name);
+    for (uint64_t i = 0; i + n < cubinBytes; ++i)
+      if (!memcmp(cubin + i, name, n + 1)) {
+        snprintf(functions[numFunctions].name, 128, "%s", name);
+        functions[numFunctions].params = 0;
+        *f = (void *)(uintptr_t)(numFunctions + 1);
+        ++numFunctions;
+        return 0;
+      }
+    LOG("error: no entry point %s in the cubin", name);
+    return 500;
+  }
   const char *at = ptx ? strstr(ptx, entry) : NULL;
   if (!at || numFunctions == kMaxFunctions) {
     LOG("error: no entry point %s", name);
