@@ -60,7 +60,8 @@ CASES = [(name, []) for name in MODELS] + [
     # device emulated by the runtime (docs/cuda.md): checks the mapping of
     # loops to threads and the cuBLAS calls without a GPU.
     (name, ["--target=cuda", "--cuda-arch=emulate"])
-    for name in ["mlp", "resnet18", "mobilenet_v2", "encoder"]
+    for name in ["mlp", "resnet18", "mobilenet_v2", "encoder",
+                 "efficientnet_b0", "decoder"]
 ]
 
 
