@@ -478,6 +478,33 @@ tcc_status_t tcc_context_run(tcc_context_t *context,
   });
 }
 
+tcc_status_t tcc_context_run_device(tcc_context_t *context,
+                                    const void *const *inputs,
+                                    size_t num_inputs, void *const *outputs,
+                                    size_t num_outputs) {
+  return runGuarded(context, "tcc_context_run_device", [&]() -> tcc_status_t {
+    const tcc_model_t *model = context->model;
+    const char *origin = model->origin.c_str();
+    if (!context->cuda)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: runs on the CPU; tcc_context_run_device takes "
+                        "CUDA artifacts (tcc --target=cuda)",
+                        origin);
+    if (tcc_status_t s = checkCounts(model, num_inputs, num_outputs))
+      return s;
+    for (size_t i = 0; i < num_inputs; ++i)
+      if (!inputs || !inputs[i])
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: input %zu is NULL",
+                          origin, i);
+    for (size_t i = 0; i < num_outputs; ++i)
+      if (!outputs || !outputs[i])
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT, "%s: output %zu is NULL",
+                          origin, i);
+    return tcc::runCudaOnDevice(context->cuda, model->desc, origin, inputs,
+                                outputs);
+  });
+}
+
 tcc_status_t tcc_context_run_buffers(tcc_context_t *context,
                                      const void *const *inputs,
                                      size_t num_inputs, void *const *outputs,

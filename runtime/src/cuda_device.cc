@@ -480,3 +480,51 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                       e->failure.c_str());
   return nullptr;
 }
+
+tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
+                                  const tcc_artifact_desc_t *desc,
+                                  const char *origin, const void *const *inputs,
+                                  void *const *outputs) {
+  if (e->emulated) {
+    // The emulated device's memory is the host's.
+    return runCuda(e, desc, origin, inputs, e->inputSizes.data(), outputs,
+                   e->outputSizes.data(), nullptr);
+  }
+  CudaDriver &cu = e->cu;
+  if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
+                      cu.error(r).c_str());
+  PopContext pop{cu};
+  e->failure.clear();
+  auto device = [](const void *p) {
+    return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  };
+  for (size_t i = 0; i < e->inputs.size(); ++i)
+    if (CUresult r = cu.cuMemcpyDtoDAsync_v2(e->inputs[i], device(inputs[i]),
+                                             e->inputSizes[i], e->stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying input %zu: %s",
+                        origin, i, cu.error(r).c_str());
+  std::vector<void *> in, out;
+  for (CUdeviceptr p : e->inputs)
+    in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+  for (CUdeviceptr p : e->outputs)
+    out.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+  tcc_run_args_t args{
+      in.data(), out.data(),
+      reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
+      nullptr};
+  if (tcc_status_t s = runGraph(*e, desc, args, origin))
+    return s;
+  for (size_t i = 0; i < e->outputs.size(); ++i)
+    if (CUresult r = cu.cuMemcpyDtoDAsync_v2(device(outputs[i]), e->outputs[i],
+                                             e->outputSizes[i], e->stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying output %zu: %s",
+                        origin, i, cu.error(r).c_str());
+  if (CUresult r = cu.cuStreamSynchronize(e->stream))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s", origin,
+                      cu.error(r).c_str());
+  if (!e->failure.empty())
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                      e->failure.c_str());
+  return nullptr;
+}

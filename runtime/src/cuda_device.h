@@ -27,6 +27,13 @@ tcc_status_t runCuda(CudaExecutor *executor, const tcc_artifact_desc_t *desc,
                      const size_t *inputBytes, void *const *outputs,
                      const size_t *outputBytes, const int64_t *symbols);
 
+/// As runCuda, on buffers in device memory: copies on the device in and
+/// out of the executor's buffers.
+tcc_status_t runCudaOnDevice(CudaExecutor *executor,
+                             const tcc_artifact_desc_t *desc,
+                             const char *origin, const void *const *inputs,
+                             void *const *outputs);
+
 } // namespace tcc
 
 #endif // TCC_RUNTIME_CUDA_DEVICE_H

@@ -59,6 +59,7 @@ tcc_status_t tcc::openCudaDriver(CudaDriver &cu) {
   TCC_LOAD(cuMemFree_v2)
   TCC_LOAD(cuMemcpyHtoDAsync_v2)
   TCC_LOAD(cuMemcpyDtoHAsync_v2)
+  TCC_LOAD(cuMemcpyDtoDAsync_v2)
   TCC_LOAD(cuStreamCreate)
   TCC_LOAD(cuStreamSynchronize)
   TCC_LOAD(cuStreamDestroy_v2)

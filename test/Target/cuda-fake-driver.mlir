@@ -7,6 +7,10 @@
 // RUN: FileCheck %s --check-prefix=DIRECT < %t/log-direct
 // RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-cubin tcc-run %t/linear.so --inputs %t
 // RUN: FileCheck %s --check-prefix=CUBIN < %t/log-cubin
+// RUN: cc -std=c11 -I%tcc_src/runtime/include %S/Inputs/run_on_device.c -L%tcc_lib -ltccrt -Wl,-rpath,%tcc_lib -o %t/run_on_device
+// RUN: env TCC_FAKE_CUDA_REFUSE_CUBIN=1 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-device %t/run_on_device %t/linear.so | FileCheck %s --check-prefix=DEVICE
+// RUN: FileCheck %s --check-prefix=DEVICE-LOG < %t/log-device
+// RUN: not tcc-run %t/linear.so --inputs %t 2>&1 | FileCheck %s --check-prefix=NOGPU
 
 // Tests what the runtime asks of the CUDA driver and cuBLAS to run a CUDA
 // artifact (y = relu(x @ w + b), x 4x16, w 16x8), through a test double of
@@ -71,3 +75,24 @@
 // CUBIN: load module: cubin of {{[0-9]+}} bytes
 // CUBIN-NOT: load module
 // CUBIN: launch main_kernel grid 1,1,1 block 32,1,1
+
+// Tests tcc_context_run_device on buffers of the process's CUDA allocator
+// (the caller's, on stream 0, in a segment of their own: buffer 1): the
+// inputs copied on the device into the context's buffers, the output
+// copied out, nothing through the host; a NULL output is refused.
+// DEVICE: run: ok
+// DEVICE: null output: {{.*}}linear.so: output 0 is NULL
+// DEVICE-LOG: alloc buffer 0: 2097152 bytes
+// DEVICE-LOG: alloc buffer 1: 2097152 bytes
+// DEVICE-LOG-NOT: copy to device: {{256|512}}
+// DEVICE-LOG: copy on device: 256 bytes from buffer 1 + 0 to buffer 0 + 1024
+// DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
+// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16
+// DEVICE-LOG-NEXT: launch main_kernel
+// DEVICE-LOG-NEXT: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NOT: copy to host
+
+// Tests that without the driver (TCC_CUDA_DRIVER unset, no libcuda here)
+// the same artifact is one clear error.
+// NOGPU: error: {{.*}}this artifact runs on an NVIDIA GPU

@@ -314,6 +314,19 @@ TCC_API tcc_status_t tcc_context_run_buffers(tcc_context_t *context,
                                              void *const *outputs,
                                              size_t num_outputs);
 
+/* As tcc_context_run_buffers, for a CUDA artifact (tcc --target=cuda) on
+ * buffers in the memory of the GPU it runs on (a framework's CUDA tensors,
+ * or blocks of tcc_allocator_cuda_default): the inputs are copied on the
+ * device into the context's buffers, the outputs out of them, nothing
+ * passes through the host. The caller's work that writes the inputs must
+ * be complete (synchronize its stream first); the outputs are complete
+ * when the call returns. INVALID_ARGUMENT for a CPU artifact. */
+TCC_API tcc_status_t tcc_context_run_device(tcc_context_t *context,
+                                            const void *const *inputs,
+                                            size_t num_inputs,
+                                            void *const *outputs,
+                                            size_t num_outputs);
+
 #ifdef __cplusplus
 }
 #endif
