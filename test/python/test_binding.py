@@ -430,3 +430,68 @@ def test_cuda_memory_statistics():
     assert found.stdout.split() == ["0", "True"], found.stderr
     with pytest.raises(ValueError, match="unknown device 'tpu'"):
         tcc.memory_stats(device="tpu")
+
+
+_CUDA_RUN = """
+import sys
+import numpy as np
+import tcc
+
+
+class CudaArray:
+    # A CUDA array as frameworks describe one; under the fake driver
+    # (test/unit/runtime/fake_cuda.c) device memory is host memory.
+    def __init__(self, a):
+        self.a = a
+        self.__cuda_array_interface__ = {
+            "shape": a.shape, "typestr": a.dtype.str,
+            "data": (a.ctypes.data, False), "strides": None, "version": 3}
+
+
+m = tcc.load(sys.argv[1])
+x = CudaArray(np.ones((4, 16), np.float32))
+w = CudaArray(np.full((16, 8), 0.5, np.float32))
+y = CudaArray(np.full((4, 8), -1.0, np.float32))
+out = m.run([x, w], [y])
+print("ran", out[0] is y)
+try:
+    m(x, w)
+except TypeError as e:
+    print("no outputs:", e)
+try:
+    m.run([x, CudaArray(np.ones((8, 16), np.float32))], [y])
+except ValueError as e:
+    print("wrong shape:", e)
+"""
+
+
+def test_cuda_arrays_run_on_the_device(tmp_path):
+    # A CUDA artifact called with CUDA arrays runs on them through
+    # tcc_context_run_device (copies on the device only), under the test
+    # double of the driver and cuBLAS.
+    import subprocess
+    import sys
+    fake = os.environ.get("TCC_FAKE_CUDA")
+    bin_dir = os.environ.get("TCC_BIN_DIR")
+    if not fake or not bin_dir:
+        pytest.skip("TCC_FAKE_CUDA and TCC_BIN_DIR are set by ctest")
+    here = os.path.dirname(os.path.abspath(__file__))
+    source = os.path.join(here, "..", "Target", "Inputs", "linear.mlir")
+    so = tmp_path / "linear.so"
+    subprocess.run([os.path.join(bin_dir, "tcc"), source, "--target=cuda",
+                    "-o", str(so)], check=True, timeout=300)
+    log = tmp_path / "log"
+    r = subprocess.run(
+        [sys.executable, "-c", _CUDA_RUN, str(so)], capture_output=True,
+        text=True, timeout=60,
+        env={**os.environ, "TCC_CUDA_DRIVER": fake, "TCC_CUBLAS": fake,
+             "TCC_FAKE_CUDA_LOG": str(log)})
+    assert "ran True" in r.stdout, r.stdout + r.stderr
+    assert "need their outputs given" in r.stdout, r.stdout
+    assert ("wrong shape: model 'linear': input 1 'w' must be a dense CUDA "
+            "array of float32 "
+            "of shape (16, 8), got float32 of shape (8, 16)") in r.stdout, r.stdout
+    calls = log.read_text()
+    assert "copy on device: 256 bytes" in calls, calls
+    assert "copy on device: 128 bytes" in calls, calls
+    assert "copy to device: 256" not in calls, calls

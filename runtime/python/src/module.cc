@@ -331,6 +331,11 @@ public:
 
   py::list run(const std::vector<py::object> &inputs,
                const py::object &outputs) {
+    if (!inputs.empty() &&
+        std::all_of(inputs.begin(), inputs.end(), [](const py::object &x) {
+          return py::hasattr(x, "__cuda_array_interface__");
+        }))
+      return runDevice(inputs, outputs);
     uint32_t numIn = model.numInputs(), numOut = model.numOutputs();
     if (inputs.size() != numIn)
       throw py::type_error(origin() + " takes " + count(numIn, "input") + " (" +
@@ -672,6 +677,80 @@ private:
     lease.context->runBuffers(
         reinterpret_cast<const void *const *>(inputs.data()), inputs.size(),
         reinterpret_cast<void *const *>(outputs), model.numOutputs());
+  }
+
+  /// The device address of a CUDA array (__cuda_array_interface__), after
+  /// checking it holds exactly `d`, densely.
+  uintptr_t deviceAddress(const py::object &x, const tcc_tensor_desc_t &d,
+                          const std::string &what) const {
+    py::dict cai = x.attr("__cuda_array_interface__");
+    auto shape = cai["shape"].cast<std::vector<int64_t>>();
+    py::dtype dtype(cai["typestr"].cast<std::string>());
+    bool dense = !cai.contains("strides") || cai["strides"].is_none();
+    if (!dtype.equal(numpyDtype(d, what)) ||
+        shape != std::vector<int64_t>(d.shape, d.shape + d.rank) || !dense)
+      throw py::value_error(
+          what + " must be a dense CUDA array of " + describe(d) + ", got " +
+          py::str(dtype).cast<std::string>() + " of shape " +
+          shapeText(shape.data(), shape.size()) + (dense ? "" : " (strided)"));
+    return cai["data"].cast<py::tuple>()[0].cast<uintptr_t>();
+  }
+
+  /// Model.run / __call__ on CUDA arrays (torch CUDA tensors, anything with
+  /// __cuda_array_interface__) of a CUDA artifact: tcc_context_run_device.
+  /// Outputs are the given CUDA arrays, or new torch tensors on the inputs'
+  /// device when the inputs are torch tensors.
+  py::list runDevice(const std::vector<py::object> &inputs,
+                     const py::object &outputs) {
+    uint32_t numIn = model.numInputs(), numOut = model.numOutputs();
+    if (inputs.size() != numIn)
+      throw py::type_error(origin() + " takes " + count(numIn, "input") +
+                           ", got " + std::to_string(inputs.size()));
+    std::vector<uintptr_t> in, out;
+    for (uint32_t i = 0; i < numIn; ++i)
+      in.push_back(deviceAddress(inputs[i], model.input(i), what("input", i)));
+    py::list results;
+    bool torchInputs =
+        py::hasattr(inputs[0], "device") && py::hasattr(inputs[0], "data_ptr");
+    if (outputs.is_none()) {
+      if (!torchInputs)
+        throw py::type_error(origin() + ": CUDA arrays that are not torch "
+                                        "tensors need their outputs given "
+                                        "(Model.run(inputs, outputs))");
+      py::module_ torch = py::module_::import("torch");
+      for (uint32_t i = 0; i < numOut; ++i) {
+        const tcc_tensor_desc_t &d = model.output(i);
+        std::string name =
+            numpyDtype(d, what("output", i)).attr("name").cast<std::string>();
+        py::object t = torch.attr("empty")(
+            py::cast(std::vector<int64_t>(d.shape, d.shape + d.rank)),
+            py::arg("dtype") = torch.attr(name.c_str()),
+            py::arg("device") = inputs[0].attr("device"));
+        results.append(t);
+      }
+      // What wrote the inputs runs on torch's stream: done before the copy.
+      torch.attr("cuda")
+          .attr("current_stream")(inputs[0].attr("device"))
+          .attr("synchronize")();
+    } else {
+      for (const py::handle &o : outputs)
+        results.append(o);
+      if (results.size() != numOut)
+        throw py::type_error(origin() + " has " + count(numOut, "output") +
+                             ", got " + std::to_string(results.size()));
+    }
+    for (uint32_t i = 0; i < numOut; ++i)
+      out.push_back(
+          deviceAddress(results[i], model.output(i), what("output", i)));
+    Lease lease{*this, acquire()};
+    {
+      py::gil_scoped_release released;
+      tcc::check(tcc_context_run_device(
+          lease.context->get(),
+          reinterpret_cast<const void *const *>(in.data()), in.size(),
+          reinterpret_cast<void *const *>(out.data()), out.size()));
+    }
+    return results;
   }
 
   /// Calls by address take static models only, with every input.
