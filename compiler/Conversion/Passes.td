@@ -334,4 +334,32 @@ def TccConvolutionsToGemm
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TccExtractsToOperands : Pass<"tcc-extracts-to-operands", "func::FuncOp"> {
+  let summary = "Elements a linalg body reads from outside become operands";
+  let description = [{
+    For the CUDA pipeline, where a kernel cannot use a value the host would
+    have to read from device memory: a `tensor.extract` at constant indices
+    (a scalar result, such as a 0-d reduction) used inside a
+    `linalg.generic`'s body becomes an input of that generic, indexed by
+    the constant indices, so the kernel reads the element itself.
+
+    Before:
+    ```mlir
+    %s = tensor.extract %max[] : tensor<f32>
+    linalg.generic ... ins(%x : tensor<8xf32>) ... {
+    ^bb0(%a: f32, %o: f32):
+      %d = arith.divf %a, %s : f32
+    ```
+    After:
+    ```mlir
+    linalg.generic {indexing_maps = [(d0) -> (d0), (d0) -> (), (d0) -> (d0)]}
+        ins(%x, %max : tensor<8xf32>, tensor<f32>) ... {
+    ^bb0(%a: f32, %s: f32, %o: f32):
+      %d = arith.divf %a, %s : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // TCC_CONVERSION_PASSES_TD

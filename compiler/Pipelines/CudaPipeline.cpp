@@ -33,6 +33,7 @@ using namespace mlir;
 void mlir::tcc::buildLinalgToCudaPipeline(OpPassManager &pm,
                                           const CudaPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(tcc::createTccConvolutionsToGemm());
+  pm.addNestedPass<func::FuncOp>(tcc::createTccExtractsToOperands());
   buildBufferizationPipeline(pm);
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   pm.addPass(tcc::createTccPlanMemory());

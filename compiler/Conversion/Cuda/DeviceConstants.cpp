@@ -25,9 +25,10 @@ using namespace mlir;
 namespace {
 constexpr int64_t kWeightAlign = 256;
 
+/// A global's size in memory: elements are whole bytes (i1 takes one).
 int64_t bytesOf(MemRefType type) {
   int64_t bits = type.getElementTypeBitWidth();
-  return (type.getNumElements() * bits + 7) / 8;
+  return type.getNumElements() * ((bits + 7) / 8);
 }
 
 struct TccDeviceConstantsPass

@@ -152,16 +152,41 @@ void launchParallel(scf::ParallelOp loop) {
   loop.erase();
 }
 
-/// `op` alone on one thread.
-void launchSerial(Operation *op) {
-  OpBuilder b(op);
-  Location loc = op->getLoc();
+/// The ops from `first` to `last` (one block) on one thread; values they
+/// define are used only among them.
+void launchSerial(Operation *first, Operation *last) {
+  OpBuilder b(first);
+  Location loc = first->getLoc();
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  SmallVector<Operation *> ops;
+  for (Operation *op = first;; op = op->getNextNode()) {
+    ops.push_back(op);
+    if (op == last)
+      break;
+  }
   launch(b, loc, one, one, [&](OpBuilder &ib, Value) {
-    Operation *moved = ib.clone(*op);
-    op->replaceAllUsesWith(moved->getResults());
+    IRMapping map;
+    for (Operation *op : ops)
+      ib.clone(*op, map);
   });
-  op->erase();
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+/// The last op of `op`'s block that uses a value `op` or an op up to it
+/// defines (following uses transitively); `op` when nothing does.
+Operation *lastUser(Operation *op) {
+  Operation *last = op;
+  for (Operation *at = op; at && at != last->getNextNode();
+       at = at->getNextNode()) {
+    for (Value v : at->getResults())
+      for (Operation *user : v.getUsers()) {
+        Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+        if (inBlock && last->isBeforeInBlock(inBlock))
+          last = inBlock;
+      }
+  }
+  return last;
 }
 
 struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
@@ -204,24 +229,35 @@ struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
   bool failedAny = false;
 
   void mapBlock(Block &block) {
-    for (Operation &op : llvm::make_early_inc_range(block)) {
+    for (Operation *op = block.empty() ? nullptr : &block.front(); op;) {
+      Operation *next = op->getNextNode();
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         launchParallel(loop);
       } else if (isa<gpu::LaunchOp>(op)) {
-        continue;
-      } else if (holdsParallelLoops(&op)) {
-        for (Region &r : op.getRegions())
+      } else if (holdsParallelLoops(op)) {
+        for (Region &r : op->getRegions())
           for (Block &inner : r)
             mapBlock(inner);
-      } else if (touchesMemory(&op)) {
-        if (!op.use_empty()) {
-          op.emitError("the host would need a value read from device "
-                       "memory; CUDA graphs cannot compute it");
+      } else if (touchesMemory(op)) {
+        // A read and the ops that use what it read (a 0-d copy's load and
+        // store) run together on one thread.
+        Operation *last = lastUser(op);
+        bool hostOnly = op->getBlock()->getTerminator() == last;
+        for (Operation *at = op; !hostOnly && at != last->getNextNode();
+             at = at->getNextNode())
+          hostOnly = isa<scf::ParallelOp, func::CallOp, memref::AllocOp,
+                         memref::AllocaOp>(at) ||
+                     holdsParallelLoops(at);
+        if (hostOnly) {
+          op->emitError("the host would need a value read from device "
+                        "memory; CUDA graphs cannot compute it");
           failedAny = true;
-          continue;
+        } else {
+          next = last->getNextNode();
+          launchSerial(op, last);
         }
-        launchSerial(&op);
       }
+      op = next;
     }
   }
 };

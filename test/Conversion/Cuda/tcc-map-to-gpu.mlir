@@ -80,3 +80,17 @@ func.func @host_loop(%a: memref<4x16xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that a read on the host and the ops that use what it read (a 0-d
+// copy: a load and a store) run together on one thread.
+// CHECK-LABEL: func.func @scalar_copy
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1,
+// CHECK-NEXT: %[[V:.*]] = memref.load %arg0[] : memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %arg1[] : memref<f32>
+// CHECK-NEXT: gpu.terminator
+func.func @scalar_copy(%a: memref<f32>, %b: memref<f32>) {
+  linalg.copy ins(%a : memref<f32>) outs(%b : memref<f32>)
+  return
+}
