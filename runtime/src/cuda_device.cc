@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,9 @@ CudaExecutor *self(void *p) { return static_cast<CudaExecutor *>(p); }
 
 /// Makes the context pushed by the caller current no longer when it ends.
 struct PopContext {
+  explicit PopContext(tcc::CudaDriver &cu) : cu(cu) {}
+  PopContext(const PopContext &) = delete;
+  PopContext &operator=(const PopContext &) = delete;
   tcc::CudaDriver &cu;
   ~PopContext() {
     tcc::CUcontext c;
@@ -306,7 +310,7 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
     return s;
   if (tcc_status_t s = check(cu.cuCtxPushCurrent_v2(e->context), "the context"))
     return s;
-  PopContext pop{cu};
+  PopContext pop(cu);
   if (tcc_status_t s = check(cu.cuStreamCreate(&e->stream, 0), "a stream"))
     return s;
   // The cubin where the GPU runs it; else the driver compiles the PTX for
@@ -415,116 +419,107 @@ static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
   return nullptr;
 }
 
-tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
-                          const char *origin, const void *const *inputs,
-                          const size_t *inputBytes, void *const *outputs,
-                          const size_t *outputBytes, const int64_t *symbols) {
-  if (e->emulated) {
-    e->failure.clear();
-    for (size_t i = 0; i < e->inputs.size(); ++i)
-      std::memcpy(reinterpret_cast<void *>(e->inputs[i]), inputs[i],
-                  std::min(inputBytes[i], e->inputSizes[i]));
-    std::vector<void *> in, out;
-    for (CUdeviceptr p : e->inputs)
-      in.push_back(reinterpret_cast<void *>(p));
-    for (CUdeviceptr p : e->outputs)
-      out.push_back(reinterpret_cast<void *>(p));
-    tcc_run_args_t args{in.data(), out.data(),
-                        reinterpret_cast<void *>(e->workspace), &e->host,
-                        symbols};
-    if (int32_t rc = desc->run(&args))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                        origin, rc);
-    for (size_t i = 0; i < e->outputs.size(); ++i)
-      std::memcpy(outputs[i], reinterpret_cast<void *>(e->outputs[i]),
-                  std::min(outputBytes[i], e->outputSizes[i]));
-    if (!e->failure.empty())
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
-                        e->failure.c_str());
-    return nullptr;
+/// One run through the executor's buffers: `copyIn(i)` fills input i's
+/// buffer, the artifact runs (as a CUDA graph where it can), `copyOut(i)`
+/// empties output i's; each copy returns a driver result. Emulated: the
+/// copies are the host's and so is the run.
+template <typename CopyIn, typename CopyOut>
+static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
+                              const char *origin, const int64_t *symbols,
+                              CopyIn &&copyIn, CopyOut &&copyOut) {
+  tcc::CudaDriver &cu = e->cu;
+  std::optional<PopContext> pop;
+  if (!e->emulated) {
+    if (tcc::CUresult r = cu.cuCtxPushCurrent_v2(e->context))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
+                        cu.error(r).c_str());
+    pop.emplace(cu);
   }
-  CudaDriver &cu = e->cu;
-  if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
-                      cu.error(r).c_str());
-  PopContext pop{cu};
   e->failure.clear();
   for (size_t i = 0; i < e->inputs.size(); ++i)
-    if (CUresult r = cu.cuMemcpyHtoDAsync_v2(
-            e->inputs[i], inputs[i], std::min(inputBytes[i], e->inputSizes[i]),
-            e->stream))
+    if (tcc::CUresult r = copyIn(i))
       return makeStatus(TCC_STATUS_INTERNAL, "%s: copying input %zu: %s",
                         origin, i, cu.error(r).c_str());
   std::vector<void *> in, out;
-  for (CUdeviceptr p : e->inputs)
+  for (tcc::CUdeviceptr p : e->inputs)
     in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
-  for (CUdeviceptr p : e->outputs)
+  for (tcc::CUdeviceptr p : e->outputs)
     out.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
   tcc_run_args_t args{
       in.data(), out.data(),
       reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
       symbols};
-  if (tcc_status_t s = runGraph(*e, desc, args, origin))
+  if (e->emulated) {
+    if (int32_t rc = desc->run(&args))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                        origin, rc);
+  } else if (tcc_status_t s = runGraph(*e, desc, args, origin)) {
     return s;
+  }
   for (size_t i = 0; i < e->outputs.size(); ++i)
-    if (CUresult r = cu.cuMemcpyDtoHAsync_v2(
-            outputs[i], e->outputs[i],
-            std::min(outputBytes[i], e->outputSizes[i]), e->stream))
+    if (tcc::CUresult r = copyOut(i))
       return makeStatus(TCC_STATUS_INTERNAL, "%s: copying output %zu: %s",
                         origin, i, cu.error(r).c_str());
-  if (CUresult r = cu.cuStreamSynchronize(e->stream))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s", origin,
-                      cu.error(r).c_str());
+  if (!e->emulated)
+    if (tcc::CUresult r = cu.cuStreamSynchronize(e->stream))
+      return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s",
+                        origin, cu.error(r).c_str());
   if (!e->failure.empty())
     return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
                       e->failure.c_str());
   return nullptr;
 }
 
+static void *hostAddress(tcc::CUdeviceptr p) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(p));
+}
+
+tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
+                          const char *origin, const void *const *inputs,
+                          const size_t *inputBytes, void *const *outputs,
+                          const size_t *outputBytes, const int64_t *symbols) {
+  CudaDriver &cu = e->cu;
+  return runStaged(
+      e, desc, origin, symbols,
+      [&](size_t i) -> CUresult {
+        size_t bytes = std::min(inputBytes[i], e->inputSizes[i]);
+        if (e->emulated) {
+          std::memcpy(hostAddress(e->inputs[i]), inputs[i], bytes);
+          return CUDA_SUCCESS;
+        }
+        return cu.cuMemcpyHtoDAsync_v2(e->inputs[i], inputs[i], bytes,
+                                       e->stream);
+      },
+      [&](size_t i) -> CUresult {
+        size_t bytes = std::min(outputBytes[i], e->outputSizes[i]);
+        if (e->emulated) {
+          std::memcpy(outputs[i], hostAddress(e->outputs[i]), bytes);
+          return CUDA_SUCCESS;
+        }
+        return cu.cuMemcpyDtoHAsync_v2(outputs[i], e->outputs[i], bytes,
+                                       e->stream);
+      });
+}
+
 tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
                                   const tcc_artifact_desc_t *desc,
                                   const char *origin, const void *const *inputs,
                                   void *const *outputs) {
-  if (e->emulated) {
-    // The emulated device's memory is the host's.
+  if (e->emulated) // the emulated device's memory is the host's
     return runCuda(e, desc, origin, inputs, e->inputSizes.data(), outputs,
                    e->outputSizes.data(), nullptr);
-  }
   CudaDriver &cu = e->cu;
-  if (CUresult r = cu.cuCtxPushCurrent_v2(e->context))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: the context: %s", origin,
-                      cu.error(r).c_str());
-  PopContext pop{cu};
-  e->failure.clear();
   auto device = [](const void *p) {
     return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
   };
-  for (size_t i = 0; i < e->inputs.size(); ++i)
-    if (CUresult r = cu.cuMemcpyDtoDAsync_v2(e->inputs[i], device(inputs[i]),
-                                             e->inputSizes[i], e->stream))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying input %zu: %s",
-                        origin, i, cu.error(r).c_str());
-  std::vector<void *> in, out;
-  for (CUdeviceptr p : e->inputs)
-    in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
-  for (CUdeviceptr p : e->outputs)
-    out.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
-  tcc_run_args_t args{
-      in.data(), out.data(),
-      reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
-      nullptr};
-  if (tcc_status_t s = runGraph(*e, desc, args, origin))
-    return s;
-  for (size_t i = 0; i < e->outputs.size(); ++i)
-    if (CUresult r = cu.cuMemcpyDtoDAsync_v2(device(outputs[i]), e->outputs[i],
-                                             e->outputSizes[i], e->stream))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying output %zu: %s",
-                        origin, i, cu.error(r).c_str());
-  if (CUresult r = cu.cuStreamSynchronize(e->stream))
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s", origin,
-                      cu.error(r).c_str());
-  if (!e->failure.empty())
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
-                      e->failure.c_str());
-  return nullptr;
+  return runStaged(
+      e, desc, origin, nullptr,
+      [&](size_t i) {
+        return cu.cuMemcpyDtoDAsync_v2(e->inputs[i], device(inputs[i]),
+                                       e->inputSizes[i], e->stream);
+      },
+      [&](size_t i) {
+        return cu.cuMemcpyDtoDAsync_v2(device(outputs[i]), e->outputs[i],
+                                       e->outputSizes[i], e->stream);
+      });
 }

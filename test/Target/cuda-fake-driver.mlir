@@ -11,6 +11,7 @@
 // RUN: env TCC_FAKE_CUDA_REFUSE_CUBIN=1 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-device %t/run_on_device %t/linear.so | FileCheck %s --check-prefix=DEVICE
 // RUN: FileCheck %s --check-prefix=DEVICE-LOG < %t/log-device
 // RUN: not tcc-run %t/linear.so --inputs %t 2>&1 | FileCheck %s --check-prefix=NOGPU
+// RUN: not grep -e error -e "out of bounds" %t/log %t/log-direct %t/log-cubin %t/log-device
 
 // Tests what the runtime asks of the CUDA driver and cuBLAS to run a CUDA
 // artifact (y = relu(x @ w + b), x 4x16, w 16x8), through a test double of
@@ -92,6 +93,9 @@
 // DEVICE-LOG-NEXT: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
 // DEVICE-LOG-NEXT: synchronize
 // DEVICE-LOG-NOT: copy to host
+
+// (No log holds an error of the fake driver: an out-of-bounds address, a
+// context popped that was not pushed, an unknown entry point.)
 
 // Tests that without the driver (TCC_CUDA_DRIVER unset, no libcuda here)
 // the same artifact is one clear error.

@@ -75,8 +75,17 @@ int cuDevicePrimaryCtxRelease_v2(int d) {
   LOG("release context");
   return 0;
 }
-int cuCtxPushCurrent_v2(void *c) { return 0; }
+/* The context stack: a pop without its push is a runtime bug. */
+static int contextDepth;
+int cuCtxPushCurrent_v2(void *c) {
+  ++contextDepth;
+  return 0;
+}
 int cuCtxPopCurrent_v2(void **c) {
+  if (contextDepth == 0)
+    LOG("error: pop of an empty context stack");
+  else
+    --contextDepth;
   *c = (void *)1;
   return 0;
 }
