@@ -208,20 +208,24 @@ static tcc_status_t
 finishExecutor(CudaExecutor &e, const tcc_artifact_desc_t *desc,
                const char *origin, const tcc_cuda_api_t &api,
                Allocate &&allocate) {
-  for (uint32_t i = 0; i < desc->num_inputs; ++i) {
-    e.inputSizes.push_back(tensorBytes(desc->inputs[i]));
-    e.inputs.push_back(0);
-    if (tcc_status_t s = allocate(e.inputSizes.back(), &e.inputs.back(),
-                                  "device memory for an input"))
-      return s;
-  }
-  for (uint32_t i = 0; i < desc->num_outputs; ++i) {
-    e.outputSizes.push_back(tensorBytes(desc->outputs[i]));
-    e.outputs.push_back(0);
-    if (tcc_status_t s = allocate(e.outputSizes.back(), &e.outputs.back(),
-                                  "device memory for an output"))
-      return s;
-  }
+  auto buffers = [&](const tcc_tensor_desc_t *tensors, uint32_t count,
+                     std::vector<size_t> &sizes,
+                     std::vector<tcc::CUdeviceptr> &pointers,
+                     const char *what) -> tcc_status_t {
+    for (uint32_t i = 0; i < count; ++i) {
+      sizes.push_back(tensorBytes(tensors[i]));
+      pointers.push_back(0);
+      if (tcc_status_t s = allocate(sizes.back(), &pointers.back(), what))
+        return s;
+    }
+    return nullptr;
+  };
+  if (tcc_status_t s = buffers(desc->inputs, desc->num_inputs, e.inputSizes,
+                               e.inputs, "device memory for an input"))
+    return s;
+  if (tcc_status_t s = buffers(desc->outputs, desc->num_outputs, e.outputSizes,
+                               e.outputs, "device memory for an output"))
+    return s;
   e.api = api;
   e.host = tcc_host_api_t{};
   e.host.struct_size = sizeof(tcc_host_api_t);

@@ -29,8 +29,8 @@ namespace mlir::tcc {
 using namespace mlir;
 
 namespace {
-/// One operand as cuBLAS sees it: a column-major matrix of `rows` x `cols`
-/// (after `transposed`), its leading dimension and batch stride, elements.
+/// One operand as cuBLAS sees it: whether it is stored transposed, its
+/// leading dimension and its batch stride (in elements).
 struct Matrix {
   bool transposed = false;
   int64_t ld = 0;
@@ -260,15 +260,9 @@ struct TccContractionsToCublasPass
         c64(out->batchStride),
         c64(batchCount),
         b.create<arith::ConstantFloatOp>(loc, APFloat(beta), b.getF32Type())};
-    auto module = op->getParentOfType<ModuleOp>();
-    auto callee = module.lookupSymbol<func::FuncOp>("tcc_cuda_gemm");
-    if (!callee) {
-      OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-      callee = mb.create<func::FuncOp>(
-          loc, "tcc_cuda_gemm",
-          mb.getFunctionType(ValueRange(args).getTypes(), {}));
-      callee.setPrivate();
-    }
+    func::FuncOp callee =
+        tcc::declareEntryPoint(op->getParentOfType<ModuleOp>(), "tcc_cuda_gemm",
+                               ValueRange(args).getTypes(), loc);
     b.create<func::CallOp>(loc, callee, args);
     op->erase();
     return success();

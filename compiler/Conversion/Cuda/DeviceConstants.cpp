@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/Cuda/Address.h"
 #include "compiler/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -90,9 +91,8 @@ struct TccDeviceConstantsPass
     Location loc = module.getLoc();
     auto indexType = b.getIndexType();
     auto i64 = b.getI64Type();
-    auto h2dType = b.getFunctionType({indexType, indexType, i64}, {});
-    auto h2d = b.create<func::FuncOp>(loc, "tcc_cuda_h2d", h2dType);
-    h2d.setPrivate();
+    func::FuncOp h2d = tcc::declareEntryPoint(module, "tcc_cuda_h2d",
+                                              {indexType, indexType, i64}, loc);
     auto upload = b.create<func::FuncOp>(loc, "tcc_cuda_upload_weights",
                                          b.getFunctionType({bufferType}, {}));
     Block *body = upload.addEntryBlock();

@@ -100,7 +100,6 @@ struct TccGpuLaunchesToCallsPass
     }
     OpBuilder b(ctx);
     Type i64 = b.getI64Type();
-    func::FuncOp callee;
     for (gpu::LaunchFuncOp l : launches) {
       StringRef name = l.getKernelName().getValue();
       auto [it, inserted] = kernelIndex.try_emplace(name, names.size());
@@ -164,13 +163,8 @@ struct TccGpuLaunchesToCallsPass
       for (Value &v : call)
         if (v.getType().isIndex())
           v = b.create<arith::IndexCastOp>(loc, i64, v);
-      if (!callee) {
-        OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-        SmallVector<Type> types(call.size(), i64);
-        callee = mb.create<func::FuncOp>(loc, "tcc_cuda_launch",
-                                         mb.getFunctionType(types, {}));
-        callee.setPrivate();
-      }
+      func::FuncOp callee = tcc::declareEntryPoint(
+          module, "tcc_cuda_launch", SmallVector<Type>(call.size(), i64), loc);
       b.create<func::CallOp>(loc, callee, call);
       l.erase();
     }

@@ -215,8 +215,8 @@ struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
       rewriter.eraseOp(op);
     }
     WalkResult planned = f.walk([&](memref::AllocOp alloc) {
-      alloc.emitError("a buffer outside the memory plan: CUDA graphs need "
-                      "every intermediate in the arena");
+      alloc.emitError("a buffer outside the memory plan: CUDA artifacts "
+                      "need every intermediate in the arena");
       return WalkResult::interrupt();
     });
     if (planned.wasInterrupted())
@@ -250,7 +250,7 @@ struct TccMapToGpuPass : tcc::impl::TccMapToGpuBase<TccMapToGpuPass> {
                      holdsParallelLoops(at);
         if (hostOnly) {
           op->emitError("the host would need a value read from device "
-                        "memory; CUDA graphs cannot compute it");
+                        "memory, which CUDA artifacts do not do yet");
           failedAny = true;
         } else {
           next = last->getNextNode();

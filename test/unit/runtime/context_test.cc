@@ -277,6 +277,22 @@ TEST(Context, FailedRunIsInternal) {
   }
 }
 
+// Buffers in GPU memory are for CUDA artifacts only.
+TEST(Context, DeviceRunOfACpuArtifactIsRefused) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context(model, 1);
+  float x[2 * 3] = {}, y[2 * 3] = {};
+  const void *inputs[] = {x, x};
+  void *outputs[] = {y};
+  Result r =
+      result(tcc_context_run_device(context.get(), inputs, 2, outputs, 1));
+  EXPECT_EQ(r.code, TCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(r.message.find("runs on the CPU; tcc_context_run_device takes "
+                           "CUDA artifacts"),
+            std::string::npos)
+      << r.message;
+}
+
 TEST(Context, NegativeThreadsRefused) {
   tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
   tcc_context_options_t options{};
