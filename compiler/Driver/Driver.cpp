@@ -647,16 +647,23 @@ private:
                                                     entry.getValue().second})));
       module->setAttr("tcc.dim_bounds", b.getDictionaryAttr(bounds));
     }
+    // A dynamic dimension whose elements interact (a sequence) becomes
+    // padded buckets (tcc-pad-dynamic-dims); a batch, slabs.
     if (failed(runPipeline(
-            [](OpPassManager &pm) { pm.addPass(createTccSpecializeBatch()); },
-            "dynamic batch")))
+            [](OpPassManager &pm) {
+              pm.addPass(createTccPadDynamicDims());
+              pm.addPass(createTccSpecializeBatch());
+            },
+            "dynamic dimensions")))
       return failure();
-    if (!opts.dimBounds.empty() && !module->hasAttr("tcc.batch"))
+    bool symbolic =
+        module->hasAttr("tcc.batch") || module->hasAttr("tcc.padded");
+    if (!opts.dimBounds.empty() && !symbolic)
       return fail("--dim " + opts.dimBounds.begin()->getKey() +
                   " names no dynamic dimension: the model's inputs are "
                   "static (make one dynamic with --input-shape, e.g. " +
                   "x=" + opts.dimBounds.begin()->getKey() + "x3x224x224)");
-    if (cuda() && module->hasAttr("tcc.batch"))
+    if (cuda() && symbolic)
       return fail("symbolic dimensions are CPU-only for now: give "
                   "--target=cuda models fixed shapes (--input-shape)");
     if (failed(runPipeline(buildTccGraphPipeline, "graph passes")))
@@ -728,7 +735,7 @@ private:
             "linalg to LLVM")))
       return failure();
     if (auto bytes = module->getAttrOfType<IntegerAttr>("tcc.workspace_bytes"))
-      info.workspaceBytes = bytes.getInt();
+      info.setArena(bytes.getInt());
     if (!opts.memoryReport.empty())
       printMemoryReport(module, info.modelName, opts.memoryReport == "json");
     return success();

@@ -126,7 +126,7 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
   // A dynamic batch: the interface of its largest slab, with the leading
   // dimension of the batched tensors made the symbol's.
   auto batch = module->getAttrOfType<DictionaryAttr>("tcc.batch");
-  ArrayAttr batchedInputs, batchedOutputs;
+  ArrayAttr batchedInputs, batchedOutputs, paddedInputs, paddedOutputs;
   func::FuncOp main;
   if (batch) {
     auto chunks = batch.getAs<DenseI64ArrayAttr>("chunks");
@@ -145,6 +145,25 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     if (!main)
       return module.emitError()
              << "the module has no @main_chunk" << info.chunks.front();
+  } else if (auto padded =
+                 module->getAttrOfType<DictionaryAttr>("tcc.padded")) {
+    auto buckets = padded.getAs<DenseI64ArrayAttr>("buckets");
+    auto name = padded.getAs<StringAttr>("name");
+    auto lo = padded.getAs<IntegerAttr>("min");
+    auto hi = padded.getAs<IntegerAttr>("max");
+    paddedInputs = padded.getAs<ArrayAttr>("inputs");
+    paddedOutputs = padded.getAs<ArrayAttr>("outputs");
+    if (!buckets || buckets.empty() || !name || !lo || !hi || !paddedInputs ||
+        !paddedOutputs)
+      return module.emitError() << "malformed tcc.padded attribute " << padded;
+    info.buckets.assign(buckets.asArrayRef().begin(),
+                        buckets.asArrayRef().end());
+    info.symbols.push_back({name.str(), lo.getInt(), hi.getInt()});
+    main = module.lookupSymbol<func::FuncOp>(
+        ("main_pad" + Twine(info.buckets.front())).str());
+    if (!main)
+      return module.emitError()
+             << "the module has no @main_pad" << info.buckets.front();
   } else {
     main = module.lookupSymbol<func::FuncOp>("main");
     if (!main)
@@ -185,12 +204,28 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     t.symbols.assign(t.shape.size(), -1);
     t.symbols[0] = 0;
   };
-  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+  // The padded dimensions of tensor `i` of `list` (tcc.padded).
+  auto makePadded = [](TensorInfo &t, ArrayAttr list, unsigned i) {
+    auto dims = list && i < list.size() ? dyn_cast<DenseI64ArrayAttr>(list[i])
+                                        : DenseI64ArrayAttr();
+    if (!dims || dims.empty())
+      return;
+    t.symbols.assign(t.shape.size(), -1);
+    for (int64_t d : dims.asArrayRef()) {
+      t.shape[d] = -1;
+      t.symbols[d] = 0;
+    }
+  };
+  // A padded graph's last input is the run's size, not a tensor of the
+  // interface.
+  unsigned inputs = type.getNumInputs() - (paddedInputs ? 1 : 0);
+  for (unsigned i = 0; i < inputs; ++i) {
     if (failed(describe(type.getInput(i), main.getArgAttrDict(i),
                         "input" + Twine(i), info.inputs)))
       return failure();
     if (batched(batchedInputs, i))
       makeSymbolic(info.inputs.back());
+    makePadded(info.inputs.back(), paddedInputs, i);
   }
   for (unsigned i = 0; i < type.getNumResults(); ++i) {
     if (failed(describe(type.getResult(i), main.getResultAttrDict(i),
@@ -198,8 +233,37 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
       return failure();
     if (batched(batchedOutputs, i))
       makeSymbolic(info.outputs.back());
+    makePadded(info.outputs.back(), paddedOutputs, i);
   }
   return info;
+}
+
+uint64_t ArtifactInfo::bytesAt(const TensorInfo &t, int64_t size) {
+  uint64_t bytes = t.elementBytes;
+  for (int64_t d : t.shape)
+    bytes *= d < 0 ? size : d;
+  return bytes;
+}
+
+uint64_t ArtifactInfo::stagingBytes(int64_t bucket,
+                                    SmallVectorImpl<uint64_t> *offsets) const {
+  uint64_t at = 0;
+  for (const TensorInfo &t : llvm::concat<const TensorInfo>(inputs, outputs)) {
+    bool padded = !buckets.empty() && !t.symbols.empty();
+    if (offsets)
+      offsets->push_back(padded ? at : 0);
+    if (padded)
+      at += llvm::alignTo(bytesAt(t, bucket), workspaceAlign);
+  }
+  return at;
+}
+
+void ArtifactInfo::setArena(uint64_t bytes) {
+  arenaBytes = bytes;
+  workspaceBytes = bytes;
+  if (!buckets.empty())
+    workspaceBytes =
+        llvm::alignTo(bytes, workspaceAlign) + stagingBytes(buckets.front());
 }
 
 namespace {
@@ -469,6 +533,63 @@ static llvm::Constant *cudaImage(llvm::Module &module, Builder &d,
       "cuda");
 }
 
+/// Copies the first `n` elements along each symbolic dimension of tensor
+/// `t` from `src` (the symbol's dimensions at `srcSize`) to `dst` (at
+/// `dstSize`): one memcpy per run of elements contiguous in both, the
+/// tensor's dimensions after its last symbolic one.
+static void emitBoxCopy(llvm::IRBuilder<> &b, const TensorInfo &t,
+                        llvm::Value *dst, llvm::Value *dstSize,
+                        llvm::Value *src, llvm::Value *srcSize,
+                        llvm::Value *n) {
+  llvm::LLVMContext &ctx = b.getContext();
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::Type *i64 = b.getInt64Ty();
+  int64_t last = -1;
+  for (int64_t d = 0; d < int64_t(t.shape.size()); ++d)
+    if (t.shape[d] < 0)
+      last = d;
+  uint64_t chunk = t.elementBytes;
+  for (int64_t d = last + 1; d < int64_t(t.shape.size()); ++d)
+    chunk *= t.shape[d];
+  auto dim = [&](int64_t d, llvm::Value *size) -> llvm::Value * {
+    return t.shape[d] < 0 ? size : llvm::ConstantInt::get(i64, t.shape[d]);
+  };
+  // Byte strides of dimensions 0..last on each side, and the rows to copy.
+  SmallVector<llvm::Value *> srcStride(last + 1), dstStride(last + 1);
+  llvm::Value *ss = llvm::ConstantInt::get(i64, chunk), *ds = ss;
+  llvm::Value *rows = llvm::ConstantInt::get(i64, 1);
+  for (int64_t d = last; d >= 0; --d) {
+    srcStride[d] = ss, dstStride[d] = ds;
+    ss = b.CreateMul(ss, dim(d, srcSize));
+    ds = b.CreateMul(ds, dim(d, dstSize));
+    rows = b.CreateMul(rows, dim(d, n));
+  }
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *loop = llvm::BasicBlock::Create(ctx, "copy_row", f);
+  auto *done = llvm::BasicBlock::Create(ctx, "copy_done", f);
+  b.CreateCondBr(b.CreateICmpSGT(rows, llvm::ConstantInt::get(i64, 0)), loop,
+                 done);
+  b.SetInsertPoint(loop);
+  llvm::PHINode *r = b.CreatePHI(i64, 2, "r");
+  r->addIncoming(llvm::ConstantInt::get(i64, 0), pre);
+  llvm::Value *rest = r;
+  llvm::Value *from = llvm::ConstantInt::get(i64, 0), *to = from;
+  for (int64_t d = last; d >= 0; --d) {
+    llvm::Value *extent = dim(d, n);
+    llvm::Value *index = d == 0 ? rest : b.CreateURem(rest, extent);
+    rest = b.CreateUDiv(rest, extent);
+    from = b.CreateAdd(from, b.CreateMul(index, srcStride[d]));
+    to = b.CreateAdd(to, b.CreateMul(index, dstStride[d]));
+  }
+  b.CreateMemCpy(b.CreateGEP(b.getInt8Ty(), dst, to), llvm::MaybeAlign(1),
+                 b.CreateGEP(b.getInt8Ty(), src, from), llvm::MaybeAlign(1),
+                 chunk);
+  llvm::Value *next = b.CreateAdd(r, llvm::ConstantInt::get(i64, 1));
+  r->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpULT(next, rows), loop, done);
+  b.SetInsertPoint(done);
+}
+
 LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                                     const ArtifactInfo &info,
                                     StringRef graphFunction,
@@ -478,15 +599,19 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   // The graph, or one per slab size of a dynamic batch (largest first).
   SmallVector<llvm::Function *> graphs;
   SmallVector<std::string> names;
-  if (info.chunks.empty())
+  if (info.chunks.empty() && info.buckets.empty())
     names.push_back(graphFunction.str());
   for (int64_t rows : info.chunks)
     names.push_back((graphFunction + "_chunk" + Twine(rows)).str());
+  for (int64_t size : info.buckets)
+    names.push_back((graphFunction + "_pad" + Twine(size)).str());
   for (const std::string &name : names) {
     llvm::Function *graph = module.getFunction(name);
     // Each takes its workspace only if its plan has buffers (and a CUDA
     // graph its weight buffer last).
-    size_t extra = info.cudaArch.empty() ? 0 : 1;
+    // (and a padded graph the run's size after its inputs).
+    size_t extra =
+        (info.cudaArch.empty() ? 0 : 1) + (info.buckets.empty() ? 0 : 1);
     if (!graph || (graph->arg_size() != tensors + extra &&
                    !(info.workspaceBytes > 0 &&
                      graph->arg_size() == tensors + extra + 1))) {
@@ -505,10 +630,11 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     if (!g.isDeclaration())
       g.setLinkage(llvm::GlobalValue::InternalLinkage);
   for (auto [i, graph] : llvm::enumerate(graphs))
-    graph->setName(info.symbolPrefix + "_graph" +
-                   (info.chunks.empty()
-                        ? std::string()
-                        : "_chunk" + std::to_string(info.chunks[i])));
+    graph->setName(
+        info.symbolPrefix + "_graph" +
+        (!info.chunks.empty()    ? "_chunk" + std::to_string(info.chunks[i])
+         : !info.buckets.empty() ? "_pad" + std::to_string(info.buckets[i])
+                                 : std::string()));
 
   DescriptorBuilder d(module, info.symbolPrefix);
   llvm::LLVMContext &ctx = module.getContext();
@@ -591,7 +717,80 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
       fb.CreateStore(llvm::ConstantPointerNull::get(d.ptr), cuda.tls);
     fb.CreateRet(llvm::ConstantInt::get(d.i32, code));
   };
-  if (info.chunks.empty()) {
+  if (!info.buckets.empty()) {
+    // A padded dimension: the smallest bucket that holds n; its inputs
+    // padded into the workspace after the arena and its outputs computed
+    // there, unless n is the bucket's size.
+    llvm::Value *sizes =
+        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 4));
+    llvm::Value *nSlot = b.CreateAlloca(d.i64, nullptr, "n");
+    auto *bad = llvm::BasicBlock::Create(ctx, "out_of_bounds", run);
+    auto *check = llvm::BasicBlock::Create(ctx, "check", run);
+    b.CreateCondBr(b.CreateIsNull(sizes), bad, check);
+    b.SetInsertPoint(check);
+    llvm::Value *n = b.CreateLoad(d.i64, sizes);
+    b.CreateStore(n, nSlot);
+    const SymbolInfo &sym = info.symbols.front();
+    llvm::Value *inBounds =
+        b.CreateAnd(b.CreateICmpSGE(n, llvm::ConstantInt::get(d.i64, sym.min)),
+                    b.CreateICmpSLE(n, llvm::ConstantInt::get(d.i64, sym.max)));
+    auto *test = llvm::BasicBlock::Create(ctx, "bucket_test", run);
+    b.CreateCondBr(inBounds, test, bad);
+    auto callPadded = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
+                          ArrayRef<llvm::Value *> tensorPointers) {
+      SmallVector<llvm::Value *> callArgs(
+          tensorPointers.take_front(info.inputs.size()));
+      callArgs.push_back(nSlot);
+      llvm::append_range(callArgs,
+                         tensorPointers.drop_front(info.inputs.size()));
+      if (graph->arg_size() > callArgs.size() + (cuda.tls ? 1 : 0))
+        callArgs.push_back(workspace);
+      cb.CreateCall(graph, callArgs);
+    };
+    for (size_t k = graphs.size(); k-- > 0;) {
+      int64_t size = info.buckets[k];
+      llvm::Function *graph = graphs[k];
+      llvm::Value *bucket = llvm::ConstantInt::get(d.i64, size);
+      auto *direct = llvm::BasicBlock::Create(ctx, "bucket_exact", run);
+      auto *staged = llvm::BasicBlock::Create(ctx, "bucket_padded", run);
+      auto *next =
+          k == 0 ? bad : llvm::BasicBlock::Create(ctx, "bucket_test", run);
+      auto *fits = llvm::BasicBlock::Create(ctx, "bucket", run);
+      llvm::IRBuilder<> tb(test);
+      tb.CreateCondBr(tb.CreateICmpSLE(n, bucket), fits, next);
+      llvm::IRBuilder<> fb(fits);
+      fb.CreateCondBr(fb.CreateICmpEQ(n, bucket), direct, staged);
+      llvm::IRBuilder<> db(direct);
+      callPadded(db, graph, pointers);
+      finish(db, 0);
+      llvm::IRBuilder<> sb(staged);
+      SmallVector<uint64_t> offsets;
+      info.stagingBytes(size, &offsets);
+      llvm::Value *base = sb.CreateConstGEP1_64(
+          sb.getInt8Ty(), workspace,
+          llvm::alignTo(info.arenaBytes, info.workspaceAlign));
+      SmallVector<llvm::Value *> padded(pointers);
+      for (auto [i, t] : llvm::enumerate(described)) {
+        if (t->symbols.empty())
+          continue;
+        padded[i] = sb.CreateConstGEP1_64(sb.getInt8Ty(), base, offsets[i]);
+        if (i >= info.inputs.size())
+          continue;
+        // Padding reads as zeros (masked where it matters, but never NaN).
+        sb.CreateMemSet(padded[i], sb.getInt8(0),
+                        ArtifactInfo::bytesAt(*t, size), llvm::MaybeAlign(1));
+        emitBoxCopy(sb, *t, padded[i], bucket, pointers[i], n, n);
+      }
+      callPadded(sb, graph, padded);
+      for (auto [i, t] : llvm::enumerate(described))
+        if (i >= info.inputs.size() && !t->symbols.empty())
+          emitBoxCopy(sb, *t, pointers[i], n, padded[i], bucket, n);
+      finish(sb, 0);
+      test = next;
+    }
+    llvm::IRBuilder<> eb(bad);
+    finish(eb, 2);
+  } else if (info.chunks.empty()) {
     call(b, graphs.front(), nullptr);
     finish(b, 0);
   } else {
@@ -764,8 +963,10 @@ std::string tcc::artifactHeader(const ArtifactInfo &info, StringRef source) {
     outNames.push_back(cIdentifier(t.name, used));
   for (const SymbolInfo &sym : info.symbols)
     symbolNames.push_back(cIdentifier(sym.name, used));
-  os << "/* Runs the model once on the calling thread. Each buffer holds its\n"
-        " * whole tensor, dense and row-major, aligned to 64 bytes; workspace\n"
+  os << "/* Runs the model once on the calling thread. Each buffer holds "
+        "its\n"
+        " * whole tensor, dense and row-major, aligned to 64 bytes; "
+        "workspace\n"
         " * holds "
      << upper << "_WORKSPACE_BYTES bytes (NULL when that is 0).\n"
      << (info.symbols.empty()

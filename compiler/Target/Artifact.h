@@ -51,6 +51,21 @@ struct ArtifactInfo {
   /// compiled at each slab size, largest first (@main_chunk<size>).
   std::vector<SymbolInfo> symbols;
   SmallVector<int64_t> chunks;
+  /// A padded dynamic dimension (tcc-pad-dynamic-dims): the graph compiled
+  /// at each bucket size, largest first (@main_pad<size>, which takes the
+  /// run's size as one more input). The workspace holds the arena
+  /// (`arenaBytes`) and after it the padded copies of the tensors that the
+  /// symbol sizes (`stagingBytes(bucket)`).
+  SmallVector<int64_t> buckets;
+  uint64_t arenaBytes = 0;
+  /// Bytes of `t` with its symbolic dimensions at `size`.
+  static uint64_t bytesAt(const TensorInfo &t, int64_t size);
+  /// Where each symbolic tensor's padded copy lies after the arena (inputs,
+  /// then outputs; 0 for the others), and the bytes they take, at `bucket`.
+  uint64_t stagingBytes(int64_t bucket,
+                        SmallVectorImpl<uint64_t> *offsets = nullptr) const;
+  /// Sets the workspace from the memory plan's arena (and the staging).
+  void setArena(uint64_t bytes);
   /// A CUDA artifact (tcc --target=cuda): its PTX, the architecture, the
   /// kernels' names in launch-index order and the device weight buffer's
   /// size. Empty `cudaArch` for a CPU artifact.

@@ -34,6 +34,10 @@ inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
 /// largest first).
 std::vector<func::FuncOp> graphFunctions(ModuleOp module);
 
+/// Whether tcc-specialize-batch can run `main`'s dynamic dimension as slabs
+/// (one dynamic leading dimension whose rows no op mixes); reports nothing.
+bool batchRunsAsSlabs(func::FuncOp main);
+
 /// Patterns that expand composite ops (softmax, log_softmax, layer_norm,
 /// batch_norm) into elementwise ops and reductions.
 void populateTccDecompositionPatterns(RewritePatternSet &patterns);

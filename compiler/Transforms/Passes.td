@@ -467,6 +467,73 @@ def TccInlineAllocaScopes : Pass<"tcc-inline-alloca-scopes", "func::FuncOp"> {
   }];
 }
 
+def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
+  let summary = "Compile a dynamic dimension whose elements interact as "
+                "padded buckets";
+  let description = [{
+    A dynamic dimension that is not only the leading (batch) dimension of
+    the inputs -- a transformer's sequence length, which attention
+    contracts and softmax normalizes over -- runs padded: `@main` is
+    replaced by copies at bucket sizes N (`@main_pad128`, `@main_pad64`,
+    ..., largest first: powers of two from `min-bucket` (or the
+    dimension's lower bound) up to its upper bound, and the bound itself),
+    each static, each taking the run's size n as one more input (a
+    `tensor<i64>` named after the dimension). A run of n elements calls the
+    smallest bucket N >= n with its inputs padded to N and keeps the first
+    n of each output.
+
+    The pass follows where each value holds the dimension: a dimension of
+    its own, or merged by a reshape with static ones around it (an index i
+    is padding when (i / inner) % N >= n). Where an op would read padding
+    into valid elements, its operand is masked with the op's neutral
+    value: 0 before a sum, a cumulative sum run backwards or either side of
+    a contraction over the dimension; -inf before a max, an argmax or a
+    softmax along it; 1 before a product. A mean over the dimension becomes
+    the masked sum divided by n times the rest of its elements. The
+    inputs' padding holds zeros (the artifact fills it), and a softmax over
+    the dimension leaves zeros in it, so a contraction of either
+    (attention's probabilities times values) is not masked again. Elementwise ops, contractions over other dimensions, layer norm
+    over other axes, transposes, gathers indexed along it and slices of
+    all of it or of a prefix every run holds leave the padding as garbage
+    that no valid element reads.
+
+    It records `tcc.padded` on the module: the dimension's name, its
+    bounds (`tcc.dim_bounds`; an upper bound of at most `max-size` is
+    required), the buckets, and for each input and output the dimensions
+    the symbol sizes. An op that mixes padding into valid elements in a
+    way the pass cannot mask (a concatenation, slice, convolution or layer
+    norm along the dimension; a reshape across it) is an error naming the
+    op. A graph without such a dimension is left as it is.
+
+    Before:
+    ```mlir
+    func.func @main(%x: tensor<?x4xf32> {tcc.dims = ["seq", ""]})
+        -> tensor<4xf32> {
+      %r = tcc.reduce_sum %x axes = [0] : tensor<?x4xf32> -> tensor<4xf32>
+      return %r : tensor<4xf32>
+    }
+    ```
+    After (bounds 1..16, `min-bucket=16`):
+    ```mlir
+    func.func @main_pad16(%x: tensor<16x4xf32>, %n: tensor<i64>)
+        -> tensor<4xf32> {
+      %pos = tcc.constant dense<[[0], [1], ..., [15]]> : tensor<16x1xi64>
+      %valid = tcc.cmp lt, %pos, %n : ... -> tensor<16x1xi1>
+      %zero = tcc.constant dense<0.0> : tensor<f32>
+      %m = tcc.select %valid, %x, %zero : ... -> tensor<16x4xf32>
+      %r = tcc.reduce_sum %m axes = [0] : tensor<16x4xf32> -> tensor<4xf32>
+      return %r : tensor<4xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minBucket", "min-bucket", "int64_t", /*default=*/"16",
+           "The smallest bucket (a run below it pads up to it)">,
+    Option<"maxSize", "max-size", "int64_t", /*default=*/"65536",
+           "The largest upper bound a padded dimension may have">,
+  ];
+}
+
 def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
   let summary = "Compile a dynamic batch dimension as slabs of fixed size";
   let description = [{

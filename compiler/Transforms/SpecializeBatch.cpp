@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
@@ -235,7 +236,8 @@ std::vector<func::FuncOp> mlir::tcc::graphFunctions(ModuleOp module) {
   std::vector<func::FuncOp> graphs;
   for (auto f : module.getOps<func::FuncOp>())
     if (!f.isExternal() &&
-        (f.getSymName() == "main" || f.getSymName().starts_with("main_chunk")))
+        (f.getSymName() == "main" || f.getSymName().starts_with("main_chunk") ||
+         f.getSymName().starts_with("main_pad")))
       graphs.push_back(f);
   return graphs;
 }
@@ -478,3 +480,14 @@ struct TccSpecializeBatchPass
   }
 };
 } // namespace
+
+bool mlir::tcc::batchRunsAsSlabs(func::FuncOp main) {
+  // The pass's own checks, their diagnostics dropped.
+  ScopedDiagnosticHandler quiet(main.getContext(),
+                                [](Diagnostic &) { return success(); });
+  TccSpecializeBatchPass check;
+  return succeeded(check.checkInterface(main)) &&
+         succeeded(check.checkOps(main)) &&
+         succeeded(check.checkLeading(main, "output",
+                                      main.getFunctionType().getResults()));
+}

@@ -2,9 +2,14 @@
 
 #include "dialects/Tcc/IR/TccConstants.h"
 
+#include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -29,6 +34,26 @@ std::optional<std::vector<float>> tcc::constantFloats(Value v) {
 
 ElementsAttr tcc::floatBlob(RankedTensorType type, ArrayRef<float> values,
                             StringRef name) {
+  // Equal contents share one blob, named after a hash of them: a graph
+  // compiled at several sizes (slabs of a batch, padded buckets) packs or
+  // folds the same weights once per copy, and each copy must not become a
+  // global of its own.
+  ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(values.data()),
+                          values.size() * sizeof(float));
+  std::string key =
+      (name + "_" +
+       llvm::utohexstr(llvm::xxh3_64bits(bytes), /*LowerCase=*/true))
+          .str();
+  auto &manager =
+      DenseResourceElementsHandle::getManagerInterface(type.getContext());
+  if (auto *entry = manager.getBlobManager().lookup(key)) {
+    AsmResourceBlob *blob = entry->getBlob();
+    if (blob && blob->getData().size() == bytes.size() &&
+        std::memcmp(blob->getData().data(), bytes.data(), bytes.size()) == 0)
+      return DenseResourceElementsAttr::get(
+          type, DenseResourceElementsHandle(
+                    entry, cast<BuiltinDialect>(manager.getDialect())));
+  }
   return DenseResourceElementsAttr::get(
-      type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
+      type, key, HeapAsmResourceBlob::allocateAndCopyInferAlign(values));
 }

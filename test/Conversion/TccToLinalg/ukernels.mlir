@@ -6,7 +6,7 @@
 // and the scratch the kernel needs as a second output.
 // CHECK-LABEL: func @conv_bias_relu
 // CHECK-DAG: %[[B:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
-// CHECK-DAG: %[[W:.*]] = arith.constant dense_resource<packed_weight> : tensor<144xf32>
+// CHECK-DAG: %[[W:.*]] = arith.constant dense_resource<packed_weight_{{[0-9a-f]+}}> : tensor<144xf32>
 // CHECK: %[[R:.*]]:2 = tcc.ukernel "conv2d" ins(%{{.*}}, %[[W]], %[[B]] : tensor<1x2x6x6xf32>, tensor<144xf32>, tensor<4xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x4x6x6xf32>, tensor<{{[0-9]+}}xi8>)
 // CHECK-SAME: clamp_min = 0.000000e+00 : f32
 // CHECK-SAME: flags = 8 : i64

@@ -455,7 +455,7 @@ func.func @conv_batch_norm(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %b = tcc.constant dense<[1.0, 1.0]> : tensor<2xf32>
   %m = tcc.constant dense<[0.5, 1.0]> : tensor<2xf32>
   %v = tcc.constant dense<[3.0, 0.0]> : tensor<2xf32>
-  // CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<folded_weight> : tensor<2x1x1x1xf32>
+  // CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<folded_weight_{{[0-9a-f]+}}> : tensor<2x1x1x1xf32>
   // CHECK-DAG: %[[B:.*]] = tcc.constant dense<[5.000000e-01, -2.000000e+00]> : tensor<2xf32>
   // CHECK: %[[C:.*]] = tcc.conv %[[X]], %[[W]], %[[B]]
   // CHECK-NOT: tcc.batch_norm
@@ -464,7 +464,7 @@ func.func @conv_batch_norm(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %r = tcc.batch_norm %c, %g, %b, %m, %v epsilon = 1.0 : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
   return %r : tensor<1x2x4x4xf32>
 }
-// CHECK: folded_weight: "0x040000000000803F0000C040"
+// CHECK: folded_weight_{{[0-9a-f]+}}: "0x040000000000803F0000C040"
 
 // -----
 
@@ -563,7 +563,7 @@ func.func @add_concat_pieces(%a: tensor<1x4xf32>, %b: tensor<2x4xf32>, %c: tenso
 // floats), its bias an add; and that one over a larger input and one with
 // weights that are not constants stay.
 // CHECK-LABEL: func @conv_over_whole_input
-// CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<matmul_weight> : tensor<2x2xf32>
+// CHECK-DAG: %[[W:.*]] = tcc.constant dense_resource<matmul_weight_{{[0-9a-f]+}}> : tensor<2x2xf32>
 // CHECK-DAG: %[[B:.*]] = tcc.constant dense<5.000000e-01> : tensor<2xf32>
 // CHECK: %[[X:.*]] = tcc.reshape %arg0 : tensor<3x2x1x1xf32> -> tensor<3x2xf32>
 // CHECK: %[[M:.*]] = tcc.matmul %[[X]], %[[W]] : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
@@ -572,7 +572,7 @@ func.func @add_concat_pieces(%a: tensor<1x4xf32>, %b: tensor<2x4xf32>, %c: tenso
 // CHECK: tcc.conv %arg1
 // CHECK: tcc.conv %arg0, %arg2
 // CHECK: return %[[Y]]
-// CHECK: matmul_weight: "0x040000000000803F000040400000004000008040"
+// CHECK: matmul_weight_{{[0-9a-f]+}}: "0x040000000000803F000040400000004000008040"
 func.func @conv_over_whole_input(%x: tensor<3x2x1x1xf32>, %big: tensor<1x2x2x2xf32>, %wi: tensor<2x2x1x1xf32>) -> (tensor<3x2x1x1xf32>, tensor<1x2x2x2xf32>, tensor<3x2x1x1xf32>) {
   %w = tcc.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>
   %b = tcc.constant dense<0.5> : tensor<2xf32>

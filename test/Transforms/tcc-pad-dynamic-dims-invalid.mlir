@@ -1,0 +1,79 @@
+// RUN: tcc-opt %s --split-input-file --verify-diagnostics --tcc-pad-dynamic-dims
+
+// Ops that would read padding into valid elements in a way no mask undoes
+// are errors naming the op; so are a padded dimension without an upper
+// bound and two dynamic dimensions.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<1x?x4xf32> {tcc.dims = ["", "seq", ""]}) -> tensor<1x?x4xf32> {
+    // expected-error @+1 {{'tcc.concat' concatenates along the dynamic dimension, so the dimension cannot be padded to a bucket}}
+    %0 = tcc.concat %x, %x axis = 1 : (tensor<1x?x4xf32>, tensor<1x?x4xf32>) -> tensor<1x?x4xf32>
+    return %0 : tensor<1x?x4xf32>
+  }
+}
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<1x?xf32> {tcc.dims = ["", "seq"]}, %s: tensor<1xf32>, %b: tensor<1xf32>) -> tensor<1x?xf32> {
+    // expected-error @+1 {{'tcc.layer_norm' normalizes over the dynamic dimension}}
+    %0 = tcc.layer_norm %x, %s, %b axis = 0 epsilon = 1.0e-05 : (tensor<1x?xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x?xf32>
+    return %0 : tensor<1x?xf32>
+  }
+}
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<2x?xf32> {tcc.dims = ["", "seq"]}) -> tensor<?xf32> {
+    // expected-error @+1 {{'tcc.reshape' reshapes across the dynamic dimension}}
+    %0 = tcc.reshape %x : tensor<2x?xf32> -> tensor<?x2xf32>
+    %1 = tcc.reduce_sum %0 axes = [1] : tensor<?x2xf32> -> tensor<?xf32>
+    return %1 : tensor<?xf32>
+  }
+}
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 2, 64>}} {
+  func.func @main(%x: tensor<1x?x4xf32> {tcc.dims = ["", "seq", ""]}) -> tensor<1x3x4xf32> {
+    // expected-error @+1 {{'tcc.slice' slices the dynamic dimension beyond its smallest size (2)}}
+    %0 = tcc.slice %x offsets = [0, 0, 0] steps = [1, 1, 1] : tensor<1x?x4xf32> -> tensor<1x3x4xf32>
+    return %0 : tensor<1x3x4xf32>
+  }
+}
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<1x?x4xf32> {tcc.dims = ["", "seq", ""]}, %w: tensor<4x4xf32>) -> tensor<1x?x4xf32> {
+    // expected-error @+1 {{'tcc.add' combines the dynamic dimension with a fixed size 4}}
+    %0 = tcc.add %x, %w : (tensor<1x?x4xf32>, tensor<4x4xf32>) -> tensor<1x?x4xf32>
+    return %0 : tensor<1x?x4xf32>
+  }
+}
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<2x?xf32> {tcc.dims = ["", "seq"]}) -> tensor<?xf32> {
+    %0 = tcc.reshape %x : tensor<2x?xf32> -> tensor<?xf32>
+    // expected-error @+1 {{'func.return' returns output 0 with the dynamic dimension merged into another}}
+    return %0 : tensor<?xf32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{dynamic dimension 'seq' is padded to fixed buckets and needs an upper bound of at most 65536: give --dim seq=1..MAX}}
+func.func @main(%x: tensor<1x?xf32> {tcc.dims = ["", "seq"]}) -> tensor<1xf32> {
+  %0 = tcc.reduce_sum %x axes = [1] : tensor<1x?xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// expected-error @+1 {{the inputs have dynamic dimensions 'batch' and 'seq'; tcc compiles one dynamic dimension per model}}
+func.func @main(%x: tensor<?x?xf32> {tcc.dims = ["batch", "seq"]}) -> tensor<?xf32> {
+  %0 = tcc.reduce_sum %x axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

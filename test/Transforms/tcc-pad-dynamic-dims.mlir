@@ -1,0 +1,114 @@
+// RUN: tcc-opt %s --split-input-file --tcc-pad-dynamic-dims="min-bucket=2" | FileCheck %s
+
+// Attention over a dynamic sequence: buckets 4, 3 and 2 (powers of two, the
+// sizes halfway between them, the bound), largest first, each taking the
+// run's size as a last tensor<i64> input. The scores are masked with -inf
+// along the keys before the softmax; the softmax's zeros and the input's
+// zero padding need no mask before the second contraction; a value computed
+// from the input (relu) does.
+// CHECK: module attributes {{.*}}tcc.padded = {buckets = array<i64: 4, 3, 2>, inputs = [array<i64: 1>], max = 4 : i64, min = 1 : i64, name = "seq", outputs = [array<i64: 1>, array<i64: 1>]}
+// CHECK-NOT: func.func @main(
+// CHECK-LABEL: func.func @main_pad4
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8xf32> {tcc.dims = ["", "seq", ""], tcc.name = "x"}, %[[N:.*]]: tensor<i64> {tcc.name = "seq"}) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>)
+// CHECK-DAG: %[[ROWS:.*]] = tcc.constant dense<{{\[\[\[}}0], [1], [2], [3]]]> : tensor<1x4x1xi64>
+// CHECK-DAG: %[[ROWV:.*]] = tcc.cmp lt, %[[ROWS]], %[[N]] : (tensor<1x4x1xi64>, tensor<i64>) -> tensor<1x4x1xi1>
+// CHECK-DAG: %[[KEYS:.*]] = tcc.constant dense<{{\[\[\[}}0, 1, 2, 3]]]> : tensor<1x1x4xi64>
+// CHECK-DAG: %[[KEYV:.*]] = tcc.cmp lt, %[[KEYS]], %[[N]] : (tensor<1x1x4xi64>, tensor<i64>) -> tensor<1x1x4xi1>
+// CHECK: %[[S:.*]] = tcc.matmul %[[X]], %{{.*}} -> tensor<2x4x4xf32>
+// CHECK: %[[NEGINF:.*]] = tcc.constant dense<0xFF800000> : tensor<f32>
+// CHECK: %[[MS:.*]] = tcc.select %[[KEYV]], %[[S]], %[[NEGINF]]
+// CHECK: %[[P:.*]] = tcc.softmax %[[MS]] axis = 2 : tensor<2x4x4xf32>
+// CHECK: %[[C:.*]] = tcc.matmul %[[P]], %[[X]] : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+// CHECK: %[[R:.*]] = tcc.relu %[[X]] : tensor<2x4x8xf32>
+// CHECK: %[[ZERO:.*]] = tcc.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[MR:.*]] = tcc.select %[[ROWV]], %[[R]], %[[ZERO]] : (tensor<1x4x1xi1>, tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+// CHECK: %[[C2:.*]] = tcc.matmul %[[P]], %[[MR]]
+// CHECK: return %[[C]], %[[C2]]
+// CHECK-LABEL: func.func @main_pad3
+// CHECK-SAME: tensor<2x3x8xf32>
+// CHECK: tcc.softmax {{.*}} : tensor<2x3x3xf32>
+// CHECK-LABEL: func.func @main_pad2
+// CHECK-SAME: tensor<2x2x8xf32>
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 4>}} {
+  func.func @main(%x: tensor<2x?x8xf32> {tcc.name = "x", tcc.dims = ["", "seq", ""]}) -> (tensor<2x?x8xf32>, tensor<2x?x8xf32>) {
+    %t = tcc.transpose %x perm = [0, 2, 1] : tensor<2x?x8xf32> -> tensor<2x8x?xf32>
+    %s = tcc.matmul %x, %t : (tensor<2x?x8xf32>, tensor<2x8x?xf32>) -> tensor<2x?x?xf32>
+    %p = tcc.softmax %s axis = 2 : tensor<2x?x?xf32>
+    %c = tcc.matmul %p, %x : (tensor<2x?x?xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+    %r = tcc.relu %x : tensor<2x?x8xf32>
+    %c2 = tcc.matmul %p, %r : (tensor<2x?x?xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+    return %c, %c2 : tensor<2x?x8xf32>, tensor<2x?x8xf32>
+  }
+}
+
+// -----
+
+// A leading dimension that a reduction mixes is padded, not run as slabs.
+// A mean over it is the masked sum over n (times the rest of the reduced
+// elements, here 8); a max is masked with -inf, a product with 1. A bound
+// below min-bucket is the one bucket.
+// CHECK: tcc.padded = {buckets = array<i64: 1>
+// CHECK-LABEL: func.func @main_pad1
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8xf32> {tcc.dims = ["len", ""]}, %[[N:.*]]: tensor<i64> {tcc.name = "len"})
+// CHECK-DAG: %[[POS:.*]] = tcc.constant dense<0> : tensor<1x1xi64>
+// CHECK-DAG: %[[V:.*]] = tcc.cmp lt, %[[POS]], %[[N]]
+// CHECK: %[[E:.*]] = tcc.exp %[[X]]
+// CHECK: %[[ME:.*]] = tcc.select %[[V]], %[[E]], %{{.*}} : (tensor<1x1xi1>, tensor<1x8xf32>, tensor<f32>) -> tensor<1x8xf32>
+// CHECK: %[[SUM:.*]] = tcc.reduce_sum %[[ME]] axes = [0, 1] : tensor<1x8xf32> -> tensor<f32>
+// CHECK: %[[NF:.*]] = tcc.cast %[[N]] : tensor<i64> -> tensor<f32>
+// CHECK: %[[REST:.*]] = tcc.constant dense<8.000000e+00> : tensor<f32>
+// CHECK: %[[COUNT:.*]] = tcc.mul %[[NF]], %[[REST]]
+// CHECK: %[[MEAN:.*]] = tcc.div %[[SUM]], %[[COUNT]]
+// CHECK-NOT: tcc.reduce_mean
+// CHECK: %[[LOW:.*]] = tcc.constant dense<0xFF800000> : tensor<f32>
+// CHECK: %[[MM:.*]] = tcc.select %[[V]], %[[E]], %[[LOW]]
+// CHECK: tcc.reduce_max %[[MM]] axes = [0]
+// CHECK: %[[ONE:.*]] = tcc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[MP:.*]] = tcc.select %[[V]], %[[E]], %[[ONE]]
+// CHECK: tcc.reduce_prod %[[MP]] axes = [0]
+module attributes {tcc.dim_bounds = {len = array<i64: 1, 1>}} {
+  func.func @main(%x: tensor<?x8xf32> {tcc.dims = ["len", ""]}) -> (tensor<f32>, tensor<8xf32>, tensor<8xf32>) {
+    %e = tcc.exp %x : tensor<?x8xf32>
+    %m = tcc.reduce_mean %e axes = [0, 1] : tensor<?x8xf32> -> tensor<f32>
+    %x1 = tcc.reduce_max %e axes = [0] : tensor<?x8xf32> -> tensor<8xf32>
+    %p = tcc.reduce_prod %e axes = [0] : tensor<?x8xf32> -> tensor<8xf32>
+    return %m, %x1, %p : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+  }
+}
+
+// -----
+
+// A reshape that merges the sequence with the static dimensions around it
+// keeps track of where it is: in [2*S*3] the position of element i is
+// (i / 3) % S. Heads split out of the features leave it a dimension of its
+// own. The first token (a prefix every run holds) is a static slice.
+// CHECK-LABEL: func.func @main_pad2
+// CHECK-DAG: %[[POS:.*]] = tcc.constant dense<[0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1]> : tensor<12xi64>
+// CHECK-DAG: %[[V:.*]] = tcc.cmp lt, %[[POS]], %{{.*}} : (tensor<12xi64>, tensor<i64>) -> tensor<12xi1>
+// CHECK: %[[FLAT:.*]] = tcc.reshape %{{.*}} : tensor<2x2x3xf32> -> tensor<12xf32>
+// CHECK: tcc.select %[[V]], %[[FLAT]], %{{.*}} : (tensor<12xi1>, tensor<12xf32>, tensor<f32>) -> tensor<12xf32>
+// CHECK: tcc.reduce_sum {{.*}} axes = [0] : tensor<12xf32> -> tensor<f32>
+// CHECK: tcc.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x2x2x3xf32>
+// CHECK: tcc.slice %{{.*}} : tensor<2x2x6xf32> -> tensor<2x1x6xf32>
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 2>}} {
+  func.func @main(%x: tensor<2x?x3xf32> {tcc.dims = ["", "seq", ""]}, %y: tensor<2x?x6xf32> {tcc.dims = ["", "seq", ""]}) -> (tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>) {
+    %r = tcc.relu %x : tensor<2x?x3xf32>
+    %f = tcc.reshape %r : tensor<2x?x3xf32> -> tensor<?xf32>
+    %s = tcc.reduce_sum %f axes = [0] : tensor<?xf32> -> tensor<f32>
+    %h = tcc.reshape %y : tensor<2x?x6xf32> -> tensor<2x?x2x3xf32>
+    %first = tcc.slice %y offsets = [0, 0, 0] steps = [1, 1, 1] : tensor<2x?x6xf32> -> tensor<2x1x6xf32>
+    return %s, %h, %first : tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>
+  }
+}
+
+// -----
+
+// A static graph, and one whose only dynamic dimension leads every input
+// (a batch, tcc-specialize-batch's), are left alone.
+// CHECK-NOT: tcc.padded
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: tensor<?x4xf32>
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = tcc.relu %x : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
