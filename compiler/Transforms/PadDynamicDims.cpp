@@ -586,25 +586,6 @@ private:
     auto it = cast<RankedTensorType>(r.getInput().getType());
     auto rt = cast<RankedTensorType>(r.getType());
     Layout in = layoutOf(r.getInput());
-    // The result's shape at this bucket: one dynamic dimension takes what
-    // the static ones leave.
-    int64_t total = it.getNumElements();
-    SmallVector<int64_t> shape(rt.getShape());
-    int64_t unknown = -1, known = 1;
-    for (int64_t d = 0; d < rt.getRank(); ++d) {
-      if (rt.isDynamicDim(d)) {
-        if (unknown >= 0)
-          return Refusal{"reshapes into several dynamic dimensions"};
-        unknown = d;
-      } else {
-        known *= shape[d];
-      }
-    }
-    if (unknown >= 0) {
-      if (known == 0 || total % known != 0)
-        return Refusal{"reshapes to a size the bucket does not divide"};
-      shape[unknown] = total / known;
-    }
     // Linear strides of each dimension.
     auto strides = [](ArrayRef<int64_t> dims) {
       SmallVector<int64_t> s(dims.size(), 1);
@@ -612,8 +593,50 @@ private:
         s[d] = s[d + 1] * dims[d + 1];
       return s;
     };
-    SmallVector<int64_t> inStride = strides(it.getShape()),
-                         outStride = strides(shape);
+    SmallVector<int64_t> inStride = strides(it.getShape());
+    // The result's shape at this bucket. Its dynamic dimensions hold the
+    // input's symbol digits in order (a stack of [S, S] score matrices
+    // regrouped, [24, S, S] -> [2, 12, S, S]): each but the outermost is
+    // the symbol alone times the static elements its digit has inside it;
+    // the outermost takes what the others leave.
+    SmallVector<int64_t>
+        units; // Linear stride of each input digit, outer first.
+    for (int64_t d = 0; d < it.getRank(); ++d)
+      if (in[d])
+        units.push_back(in[d]->inner * inStride[d]);
+    llvm::sort(units, std::greater<int64_t>());
+    int64_t total = it.getNumElements();
+    SmallVector<int64_t> shape(rt.getShape());
+    SmallVector<int64_t> dynamicDims;
+    for (int64_t d = 0; d < rt.getRank(); ++d)
+      if (rt.isDynamicDim(d))
+        dynamicDims.push_back(d);
+    if (dynamicDims.size() > 1) {
+      if (dynamicDims.size() != units.size())
+        return Refusal{"reshapes into more dynamic dimensions than the "
+                       "symbol fills"};
+      int64_t stride = 1;
+      for (int64_t d = rt.getRank() - 1; d > dynamicDims.front(); --d) {
+        if (rt.isDynamicDim(d)) {
+          int64_t unit =
+              units[llvm::find(dynamicDims, d) - dynamicDims.begin()];
+          if (unit % stride != 0)
+            return Refusal{"reshapes across the dynamic dimension"};
+          shape[d] = bucket * (unit / stride);
+        }
+        stride *= shape[d];
+      }
+    }
+    if (!dynamicDims.empty()) {
+      int64_t known = 1;
+      for (int64_t d = 0; d < rt.getRank(); ++d)
+        if (d != dynamicDims.front())
+          known *= shape[d];
+      if (known == 0 || total % known != 0)
+        return Refusal{"reshapes to a size the bucket does not divide"};
+      shape[dynamicDims.front()] = total / known;
+    }
+    SmallVector<int64_t> outStride = strides(shape);
     Layout out(shape.size());
     for (int64_t d = 0; d < it.getRank(); ++d) {
       if (!in[d])
@@ -767,13 +790,16 @@ struct TccPadDynamicDimsPass
     for (const std::string &s : order)
       if (!leadingOnly[s])
         padded.push_back(s);
-    // A bounded batch whose rows some op mixes (a mean over it) is padded
-    // too; unbounded, tcc-specialize-batch names the op that mixes them.
+    // A batch whose rows some op mixes (a mean over it) is padded too when
+    // it has a bound padding takes; else tcc-specialize-batch names the op
+    // that mixes them.
     auto bounds =
         main->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
             "tcc.dim_bounds");
-    if (padded.empty() && order.size() == 1 && bounds &&
-        bounds.get(order.front()) && !batchRunsAsSlabs(main))
+    auto range = bounds ? bounds.getAs<DenseI64ArrayAttr>(order.front())
+                        : DenseI64ArrayAttr();
+    if (padded.empty() && order.size() == 1 && range && range.size() == 2 &&
+        range[1] <= maxSize && !batchRunsAsSlabs(main))
       padded.push_back(order.front());
     if (padded.empty())
       return success();

@@ -209,6 +209,97 @@ def test_a_graph_that_mixes_rows_is_refused(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_a_bounded_batch_that_mixes_rows_runs_padded(tmp_path):
+    """With a bound, a batch some op mixes (here a mean over it) compiles
+    as padded buckets (tcc-pad-dynamic-dims), the mean over the rows
+    given."""
+    model = MixesRows()
+    path = export(model, (torch.randn(2, 4),), tmp_path / "mix.onnx", [True])
+    so = compile_model(path, "--dim", "batch=1..40")
+    for batch in (1, 3, 16, 17, 40):
+        check(model, so, [torch.randn(batch, 4)])
+
+
+def export_seq(model, example, path, dims):
+    """`model` to ONNX with the dimensions `dims` ({input dim: Dim})."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        prog = torch.onnx.export(
+            model.eval(), example, dynamo=True, optimize=True,
+            opset_version=18, input_names=["x"], output_names=["out"],
+            dynamic_shapes=(dims,), external_data=False)
+    prog.save(str(path), external_data=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def encoder_seq(tmp_path_factory):
+    """The encoder with a dynamic sequence length: attention contracts and
+    softmax normalizes over it, so it runs padded to buckets."""
+    torch.manual_seed(0)
+    model = make_models._build_encoder().eval()
+    path = tmp_path_factory.mktemp("seq") / "encoder.onnx"
+    export_seq(model, (torch.randn(2, 16, 768),), path,
+               {1: torch.export.Dim("seq", min=1, max=128)})
+    return model, compile_model(path, "--dim", "seq=1..128")
+
+
+@pytest.mark.parametrize("seq", [1, 16, 77, 128])
+def test_encoder_any_sequence_length(encoder_seq, seq):
+    model, so = encoder_seq
+    torch.manual_seed(seq)
+    check(model, so, [torch.randn(2, seq, 768)], rtol=1e-3, atol=1e-4)
+
+
+def test_sequence_metadata_and_bounds(encoder_seq, tmp_path):
+    model, so = encoder_seq
+    m = tcc.load(so)
+    assert m.inputs[0].shape == (2, "seq", 768)
+    assert m.outputs[0].shape == (2, "seq", 768)
+    with pytest.raises(ValueError, match=r"has seq = 129 \(dimension 1\), "
+                       r"outside the compiled bounds 1\.\.128"):
+        m(np.zeros((2, 129, 768), np.float32))
+    # tcc-run sizes the output by the input's sequence.
+    x = torch.randn(2, 50, 768)
+    np.save(tmp_path / "input_0.npy", x.numpy())
+    with torch.no_grad():
+        np.save(tmp_path / "output_0.npy", model(x).numpy())
+    r = subprocess.run([TCC_RUN, so, "--inputs", str(tmp_path), "--check",
+                        "--rtol", "1e-3", "--atol", "1e-4"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_a_sequence_needs_a_bound(tmp_path):
+    torch.manual_seed(0)
+    path = export_seq(make_models._build_encoder(), (torch.randn(1, 16, 768),),
+                      tmp_path / "enc.onnx",
+                      {1: torch.export.Dim("seq", min=1, max=128)})
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "enc.so")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "dynamic dimension 'seq' is padded to fixed buckets and needs an " \
+        "upper bound" in r.stderr, r.stderr
+    assert not (tmp_path / "enc.so").exists()
+
+
+def test_a_batch_and_a_sequence_are_refused(tmp_path):
+    torch.manual_seed(0)
+    path = export_seq(make_models._build_encoder(), (torch.randn(2, 16, 768),),
+                      tmp_path / "enc.onnx",
+                      {0: torch.export.Dim("batch", min=1, max=8),
+                       1: torch.export.Dim("seq", min=1, max=128)})
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "enc.so"),
+                        "--dim", "seq=1..128"], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "the inputs have dynamic dimensions 'batch' and 'seq'; tcc " \
+        "compiles one dynamic dimension per model" in r.stderr, r.stderr
+    # Fixing the batch compiles the sequence.
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "enc.so"),
+                        "--dim", "seq=1..128", "--input-shape",
+                        "x=2xseqx768"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
 def test_input_shape_makes_a_static_model_dynamic(tmp_path):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())

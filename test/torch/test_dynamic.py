@@ -1,7 +1,8 @@
-"""A dynamic batch from PyTorch: torch.export's Dim and torch.compile's
-dynamic dimensions become the artifact's symbol (one compile, any batch in
-the bounds), and dynamic dimensions tcc does not compile are refused with
-the input and dimension named (or, in torch.compile, left to eager)."""
+"""Dynamic dimensions from PyTorch: torch.export's Dim and torch.compile's
+dynamic dimensions become the artifact's symbol (one compile, any batch or
+sequence length in the bounds), and dynamic dimensions tcc does not
+compile are refused with the reason (or, in torch.compile, left to
+eager)."""
 
 import os
 import subprocess
@@ -91,12 +92,34 @@ def test_dynamic_artifact_under_tcc_run(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_export_refuses_a_dynamic_sequence(tmp_path):
-    with pytest.raises(tcc.torch.Unsupported) as e:
+def test_export_with_a_dynamic_sequence(tmp_path):
+    """A Dim on the sequence (which attention and the mean over tokens mix)
+    compiles once as padded buckets and matches eager at every length in
+    its bounds."""
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    so = str(tmp_path / "e.so")
+    tcc.torch.export(model, (torch.randn(2, 16, 64),), so,
+                     dynamic_shapes={"x": {1: Dim("seq", max=96)}})
+    artifact = tcc.load(so)
+    assert artifact.inputs[0].shape == (2, "seq", 64)
+    for s in (1, 5, 16, 33, 96):
+        x = torch.randn(2, s, 64)
+        with torch.no_grad():
+            want = model(x)
+        got, = artifact(x.numpy())
+        np.testing.assert_allclose(got, want.numpy(), rtol=RTOL, atol=ATOL,
+                                   err_msg=f"sequence {s}")
+
+
+def test_export_refuses_an_unbounded_sequence(tmp_path):
+    """Padding needs an upper bound: the compiler's error says to give one."""
+    with pytest.raises(tcc.CompileError) as e:
         tcc.torch.export(Encoder().eval(), (torch.randn(2, 16, 64),),
                          str(tmp_path / "e.so"),
-                         dynamic_shapes={"x": {1: Dim("seq", max=128)}})
-    assert "dynamic dimension 1" in str(e.value)
+                         dynamic_shapes={"x": {1: Dim("seq")}})
+    assert "is padded to fixed buckets and needs an upper bound" \
+        in str(e.value)
     assert not os.path.exists(tmp_path / "e.so")
 
 
@@ -184,21 +207,33 @@ def test_compile_dynamic_embedding_ids():
     assert tcc.torch.stats.fallbacks == []
 
 
-def test_compile_dynamic_sequence_runs_in_eager():
-    """A dynamic dimension other than the batch: the graph runs in eager,
-    with the reason recorded; fallback=False makes it an error."""
+def test_compile_dynamic_sequence():
+    """A sequence marked dynamic with a bound compiles once (padded
+    buckets); without one, padding has no upper size: the graph runs in
+    eager, with the reason recorded, and fallback=False makes it an
+    error."""
     model = Encoder().eval()
+    tcc.torch.stats.reset()
+    with torch.no_grad():
+        for s in (16, 9, 40):
+            x = torch.randn(2, s, 64)
+            torch._dynamo.mark_dynamic(x, 1, max=64)
+            torch.testing.assert_close(_compiled(model, None)(x), model(x),
+                                       rtol=RTOL, atol=ATOL)
+    assert tcc.torch.stats.graphs == 1
+    assert tcc.torch.stats.fallbacks == []
+    torch._dynamo.reset()
     tcc.torch.stats.reset()
     x = torch.randn(2, 16, 64)
     torch._dynamo.mark_dynamic(x, 1)
     with torch.no_grad():
         torch.testing.assert_close(_compiled(model, None)(x), model(x))
-    assert any("dynamic dimension 1" in reason
+    assert any("needs an upper bound" in reason
                for _, reason in tcc.torch.stats.fallbacks)
     torch._dynamo.reset()
     with pytest.raises(Exception) as e, torch.no_grad():
         _compiled(model, None, fallback=False)(x)
-    assert "dynamic dimension 1" in str(e.value)
+    assert "needs an upper bound" in str(e.value)
 
 
 def test_compile_dynamic_batch_mixed_runs_in_eager():

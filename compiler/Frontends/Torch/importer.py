@@ -294,9 +294,10 @@ _MAX_DIM = 2**31 - 1  # the largest size an artifact's symbol takes
 def dynamic_dims(placeholders, names, ranges=None):
     """The dynamic dimension of the graph's tensor inputs, as the artifact's
     symbol: {name: (min, max)}, or {} when every input is static. tcc
-    compiles one dynamic dimension, the leading one of the inputs that have
-    it (a batch, run as slabs of fixed sizes: docs/compiler.md); any other
-    is Unsupported, naming the input and dimension. `names` maps symbols to
+    compiles one dynamic dimension: a batch (the leading dimension of the
+    inputs that have it, run as slabs of fixed sizes) or any other (a
+    sequence, run padded to buckets; docs/compiler.md); a second one is
+    Unsupported, naming both. `names` maps symbols to
     names (else torch's own, e.g. "s0"), `ranges` to ValueRanges (else the
     shape environment's). The bounds are torch's, but for
     a minimum of 2 (torch specializes sizes 0 and 1, where the artifact
@@ -310,12 +311,11 @@ def dynamic_dims(placeholders, names, ranges=None):
             if not ops.is_dynamic_dim(d):
                 continue
             expr = d.node.expr
-            if k != 0 or not expr.is_Symbol:
+            if not expr.is_Symbol:
                 raise Unsupported(
                     f"input '{node.name}' has the dynamic dimension {k} "
-                    f"({expr}); tcc compiles a dynamic leading dimension "
-                    "(a batch) only (mark only the batch dynamic, or "
-                    "compile with dynamic=False)")
+                    f"({expr}), a size computed from others; tcc compiles "
+                    "dimensions that are a symbol of their own")
             symbols.setdefault(expr, d)
     if len(symbols) > 1:
         raise Unsupported(
