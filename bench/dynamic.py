@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""A dynamic batch against static artifacts: the cost of compiling once.
+"""Dynamic dimensions against static artifacts: the cost of compiling once.
 
 For resnet18 (1x3x224x224 per image) and the encoder layer (sequence 128),
-exported to ONNX with a symbolic batch, tcc compiles one dynamic-batch
-artifact and one static artifact per batch size timed; `tcc-run DYNAMIC
---compare STATIC --bench N` then runs the two in turn on the same inputs
-(paired runs, one process), and ONNX Runtime runs the dynamic ONNX model on
-the same inputs beside them. Prints per batch: tcc static ms, tcc dynamic ms,
-the median over paired runs of static / dynamic (below 1: the dynamic
-artifact is slower), the dynamic artifact's ms per image, and ONNX
-Runtime's ms.
+exported to ONNX with a symbolic batch, and the encoder (batch 1) exported
+with a symbolic sequence length, tcc compiles one dynamic artifact
+(`--dim batch=1..64`: slabs; `--dim seq=1..128`: padded buckets) and one
+static artifact per size timed; `tcc-run DYNAMIC --compare STATIC --bench
+N` then runs the two in turn on the same inputs (paired runs, one
+process), and ONNX Runtime runs the dynamic ONNX model on the same inputs
+beside them. Prints per size: tcc static ms, tcc dynamic ms, the median
+over paired runs of static / dynamic (below 1: the dynamic artifact is
+slower), the dynamic artifact's ms per image (batch) or per token
+(sequence), and ONNX Runtime's ms.
 
     PY=~/.cache/tcc/venv/bin/python
     $PY bench/dynamic.py --threads 2 --runs 30 --markdown
@@ -33,33 +35,39 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "models"))
 
 
-def export(model, example, path):
+def export(model, example, path, dims=None):
     import torch
-    batch = torch.export.Dim("batch", min=1, max=64)
+    if dims is None:
+        dims = {0: torch.export.Dim("batch", min=1, max=64)}
     with contextlib.redirect_stdout(io.StringIO()):
         prog = torch.onnx.export(
             model.eval(), example, dynamo=True, optimize=True,
             opset_version=18, input_names=["x"], output_names=["y"],
-            dynamic_shapes=({0: batch},), external_data=False)
+            dynamic_shapes=(dims,), external_data=False)
     prog.save(str(path), external_data=False)
 
 
-def build_models(out: Path):
+def build_models(out: Path, batches, seqs):
+    """(name, ONNX model, tcc flags, what varies, [(size, input shape)])."""
     import torch
     import torchvision
     import make_models
     torch.manual_seed(0)
-    models = {
-        "resnet18": (torchvision.models.resnet18().eval(), (3, 224, 224)),
-        "encoder (seq 128)": (make_models._build_encoder().eval(),
-                              (128, 768)),
-    }
-    made = {}
-    for name, (model, row) in models.items():
+    cases = []
+    for name, model, row in [
+            ("resnet18", torchvision.models.resnet18().eval(), (3, 224, 224)),
+            ("encoder (seq 128)", make_models._build_encoder().eval(),
+             (128, 768))]:
         path = out / (name.split()[0] + ".onnx")
         export(model, (torch.randn(2, *row),), path)
-        made[name] = (path, row)
-    return made
+        cases.append((name, path, ["--dim", "batch=1..64"], "batch",
+                      [(b, (b, *row)) for b in batches]))
+    path = out / "encoder_seq.onnx"
+    export(make_models._build_encoder().eval(), (torch.randn(1, 16, 768),),
+           path, {1: torch.export.Dim("seq", min=1, max=128)})
+    cases.append(("encoder (batch 1)", path, ["--dim", "seq=1..128"],
+                  "sequence", [(s, (1, s, 768)) for s in seqs]))
+    return cases
 
 
 def compile_model(tcc, onnx, so, *flags):
@@ -102,49 +110,52 @@ def main():
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--batches", default="1,8")
+    ap.add_argument("--seqs", default="16,77,128")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     tcc = os.path.join(a.bin_dir, "tcc")
     tcc_run = os.path.join(a.bin_dir, "tcc-run")
     batches = [int(b) for b in a.batches.split(",")]
+    seqs = [int(s) for s in a.seqs.split(",")]
     rows = []
     with tempfile.TemporaryDirectory(prefix="tcc-dyn-") as tmp:
         tmp = Path(tmp)
-        for name, (onnx, row) in build_models(tmp).items():
+        for name, onnx, flags, what, sizes in build_models(tmp, batches,
+                                                           seqs):
             stem = onnx.stem
             dynamic = tmp / f"{stem}_dyn.so"
             t = time.perf_counter()
-            compile_model(tcc, onnx, dynamic, "--dim", "batch=1..64")
+            compile_model(tcc, onnx, dynamic, *flags)
             dyn_s = time.perf_counter() - t
-            for b in batches:
-                static = tmp / f"{stem}_b{b}.so"
+            for size, shape in sizes:
+                static = tmp / f"{stem}_{size}.so"
                 t = time.perf_counter()
                 compile_model(tcc, onnx, static, "--input-shape",
-                              f"x={'x'.join(str(d) for d in (b, *row))}")
+                              f"x={'x'.join(str(d) for d in shape)}")
                 static_s = time.perf_counter() - t
-                inputs = tmp / f"{stem}_in{b}"
+                inputs = tmp / f"{stem}_in{size}"
                 inputs.mkdir()
-                x = np.random.default_rng(b).standard_normal(
-                    (b, *row)).astype(np.float32)
+                x = np.random.default_rng(size).standard_normal(
+                    shape).astype(np.float32)
                 np.save(inputs / "input_0.npy", x)
                 dyn_ms, static_ms, ratio = tcc_run_compare(
                     tcc_run, dynamic, static, inputs, a.runs, a.warmup,
                     a.threads)
                 ort = ort_ms(onnx, x, a.runs, a.warmup, a.threads)
-                rows.append((name, b, static_ms, dyn_ms, ratio, ort,
+                rows.append((name, what, size, static_ms, dyn_ms, ratio, ort,
                              static_s, dyn_s))
-                print(f"{name} batch {b}: static {static_ms:.3f} ms, "
+                print(f"{name} {what} {size}: static {static_ms:.3f} ms, "
                       f"dynamic {dyn_ms:.3f} ms (static/dynamic {ratio:.3f}),"
                       f" ORT {ort:.3f} ms; compile static {static_s:.1f} s,"
                       f" dynamic {dyn_s:.1f} s", file=sys.stderr)
     if a.markdown:
-        print("| model | batch | tcc static ms | tcc dynamic ms | static / "
-              "dynamic (paired) | dynamic ms per image | ONNX Runtime ms "
-              "(dynamic model) | compile s: static / dynamic |")
+        print("| model | size | tcc static ms | tcc dynamic ms | static / "
+              "dynamic (paired) | dynamic ms per image or token | ONNX "
+              "Runtime ms (dynamic model) | compile s: static / dynamic |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for name, b, s, d, r, o, cs, cd in rows:
-            print(f"| {name} | {b} | {s:.3f} | {d:.3f} | {r:.3f} | "
-                  f"{d / b:.3f} | {o:.3f} | {cs:.1f} / {cd:.1f} |")
+        for name, what, n, s, d, r, o, cs, cd in rows:
+            print(f"| {name} | {what} {n} | {s:.3f} | {d:.3f} | {r:.3f} | "
+                  f"{d / n:.3f} | {o:.3f} | {cs:.1f} / {cd:.1f} |")
 
 
 if __name__ == "__main__":
