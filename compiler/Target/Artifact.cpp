@@ -124,10 +124,25 @@ int64_t TensorInfo::rowBytes() const {
 FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
   ArtifactInfo info;
   // A dynamic batch: the interface of its largest slab, with the leading
-  // dimension of the batched tensors made the symbol's.
+  // dimension of the batched tensors made the symbol's (index 0). A padded
+  // dimension: the largest bucket's, its dimensions the symbol's (after
+  // the batch's). Both: the largest slab of the largest bucket.
   auto batch = module->getAttrOfType<DictionaryAttr>("tcc.batch");
+  auto padded = module->getAttrOfType<DictionaryAttr>("tcc.padded");
   ArrayAttr batchedInputs, batchedOutputs, paddedInputs, paddedOutputs;
-  func::FuncOp main;
+  std::string mainName = "main";
+  if (padded) {
+    auto buckets = padded.getAs<DenseI64ArrayAttr>("buckets");
+    paddedInputs = padded.getAs<ArrayAttr>("inputs");
+    paddedOutputs = padded.getAs<ArrayAttr>("outputs");
+    if (!buckets || buckets.empty() || !padded.getAs<StringAttr>("name") ||
+        !padded.getAs<IntegerAttr>("min") ||
+        !padded.getAs<IntegerAttr>("max") || !paddedInputs || !paddedOutputs)
+      return module.emitError() << "malformed tcc.padded attribute " << padded;
+    info.buckets.assign(buckets.asArrayRef().begin(),
+                        buckets.asArrayRef().end());
+    mainName += "_pad" + std::to_string(info.buckets.front());
+  }
   if (batch) {
     auto chunks = batch.getAs<DenseI64ArrayAttr>("chunks");
     auto name = batch.getAs<StringAttr>("name");
@@ -140,35 +155,16 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
       return module.emitError() << "malformed tcc.batch attribute " << batch;
     info.chunks.assign(chunks.asArrayRef().begin(), chunks.asArrayRef().end());
     info.symbols.push_back({name.str(), lo.getInt(), hi.getInt()});
-    main = module.lookupSymbol<func::FuncOp>(
-        ("main_chunk" + Twine(info.chunks.front())).str());
-    if (!main)
-      return module.emitError()
-             << "the module has no @main_chunk" << info.chunks.front();
-  } else if (auto padded =
-                 module->getAttrOfType<DictionaryAttr>("tcc.padded")) {
-    auto buckets = padded.getAs<DenseI64ArrayAttr>("buckets");
-    auto name = padded.getAs<StringAttr>("name");
-    auto lo = padded.getAs<IntegerAttr>("min");
-    auto hi = padded.getAs<IntegerAttr>("max");
-    paddedInputs = padded.getAs<ArrayAttr>("inputs");
-    paddedOutputs = padded.getAs<ArrayAttr>("outputs");
-    if (!buckets || buckets.empty() || !name || !lo || !hi || !paddedInputs ||
-        !paddedOutputs)
-      return module.emitError() << "malformed tcc.padded attribute " << padded;
-    info.buckets.assign(buckets.asArrayRef().begin(),
-                        buckets.asArrayRef().end());
-    info.symbols.push_back({name.str(), lo.getInt(), hi.getInt()});
-    main = module.lookupSymbol<func::FuncOp>(
-        ("main_pad" + Twine(info.buckets.front())).str());
-    if (!main)
-      return module.emitError()
-             << "the module has no @main_pad" << info.buckets.front();
-  } else {
-    main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main)
-      return module.emitError() << "the module has no @main function";
+    mainName += "_chunk" + std::to_string(info.chunks.front());
   }
+  if (padded)
+    info.symbols.push_back({padded.getAs<StringAttr>("name").str(),
+                            padded.getAs<IntegerAttr>("min").getInt(),
+                            padded.getAs<IntegerAttr>("max").getInt()});
+  func::FuncOp main = module.lookupSymbol<func::FuncOp>(mainName);
+  if (!main)
+    return module.emitError()
+           << "the module has no @" << mainName << " function";
   if (auto name = module->getAttrOfType<StringAttr>("tcc.model_name"))
     info.modelName = name.str();
   auto batched = [&](ArrayAttr flags, unsigned i) {
@@ -205,15 +201,17 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     t.symbols[0] = 0;
   };
   // The padded dimensions of tensor `i` of `list` (tcc.padded).
-  auto makePadded = [](TensorInfo &t, ArrayAttr list, unsigned i) {
+  int32_t paddedSymbol = info.symbols.size() - 1;
+  auto makePadded = [&](TensorInfo &t, ArrayAttr list, unsigned i) {
     auto dims = list && i < list.size() ? dyn_cast<DenseI64ArrayAttr>(list[i])
                                         : DenseI64ArrayAttr();
     if (!dims || dims.empty())
       return;
-    t.symbols.assign(t.shape.size(), -1);
+    if (t.symbols.empty())
+      t.symbols.assign(t.shape.size(), -1);
     for (int64_t d : dims.asArrayRef()) {
       t.shape[d] = -1;
-      t.symbols[d] = 0;
+      t.symbols[d] = paddedSymbol;
     }
   };
   // A padded graph's last input is the run's size, not a tensor of the
@@ -238,22 +236,33 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
   return info;
 }
 
-uint64_t ArtifactInfo::bytesAt(const TensorInfo &t, int64_t size) {
+uint64_t ArtifactInfo::bytesAt(const TensorInfo &t,
+                               ArrayRef<int64_t> symbolSizes) {
   uint64_t bytes = t.elementBytes;
-  for (int64_t d : t.shape)
-    bytes *= d < 0 ? size : d;
+  for (auto [d, size] : llvm::enumerate(t.shape))
+    bytes *= size < 0 ? symbolSizes[t.symbols[d]] : size;
   return bytes;
+}
+
+bool ArtifactInfo::isPadded(const TensorInfo &t) const {
+  return !buckets.empty() &&
+         llvm::is_contained(t.symbols, int32_t(symbols.size() - 1));
 }
 
 uint64_t ArtifactInfo::stagingBytes(int64_t bucket,
                                     SmallVectorImpl<uint64_t> *offsets) const {
+  // Staged a slab at a time: the largest slab of a batch beside it.
+  SmallVector<int64_t> sizes;
+  if (!chunks.empty())
+    sizes.push_back(chunks.front());
+  sizes.push_back(bucket);
   uint64_t at = 0;
   for (const TensorInfo &t : llvm::concat<const TensorInfo>(inputs, outputs)) {
-    bool padded = !buckets.empty() && !t.symbols.empty();
+    bool staged = isPadded(t);
     if (offsets)
-      offsets->push_back(padded ? at : 0);
-    if (padded)
-      at += llvm::alignTo(bytesAt(t, bucket), workspaceAlign);
+      offsets->push_back(staged ? at : 0);
+    if (staged)
+      at += llvm::alignTo(bytesAt(t, sizes), workspaceAlign);
   }
   return at;
 }
@@ -533,14 +542,14 @@ static llvm::Constant *cudaImage(llvm::Module &module, Builder &d,
       "cuda");
 }
 
-/// Copies the first `n` elements along each symbolic dimension of tensor
-/// `t` from `src` (the symbol's dimensions at `srcSize`) to `dst` (at
-/// `dstSize`): one memcpy per run of elements contiguous in both, the
-/// tensor's dimensions after its last symbolic one.
+/// Copies the first `n[s]` elements along each dimension of tensor `t`
+/// that symbol s sizes from `src` (those dimensions at `srcSize[s]`) to
+/// `dst` (at `dstSize[s]`): one memcpy per run of elements contiguous in
+/// both, the tensor's dimensions after its last symbolic one.
 static void emitBoxCopy(llvm::IRBuilder<> &b, const TensorInfo &t,
-                        llvm::Value *dst, llvm::Value *dstSize,
-                        llvm::Value *src, llvm::Value *srcSize,
-                        llvm::Value *n) {
+                        llvm::Value *dst, ArrayRef<llvm::Value *> dstSize,
+                        llvm::Value *src, ArrayRef<llvm::Value *> srcSize,
+                        ArrayRef<llvm::Value *> n) {
   llvm::LLVMContext &ctx = b.getContext();
   llvm::Function *f = b.GetInsertBlock()->getParent();
   llvm::Type *i64 = b.getInt64Ty();
@@ -551,8 +560,9 @@ static void emitBoxCopy(llvm::IRBuilder<> &b, const TensorInfo &t,
   uint64_t chunk = t.elementBytes;
   for (int64_t d = last + 1; d < int64_t(t.shape.size()); ++d)
     chunk *= t.shape[d];
-  auto dim = [&](int64_t d, llvm::Value *size) -> llvm::Value * {
-    return t.shape[d] < 0 ? size : llvm::ConstantInt::get(i64, t.shape[d]);
+  auto dim = [&](int64_t d, ArrayRef<llvm::Value *> size) -> llvm::Value * {
+    return t.shape[d] < 0 ? size[t.symbols[d]]
+                          : llvm::ConstantInt::get(i64, t.shape[d]);
   };
   // Byte strides of dimensions 0..last on each side, and the rows to copy.
   SmallVector<llvm::Value *> srcStride(last + 1), dstStride(last + 1);
@@ -599,12 +609,19 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   // The graph, or one per slab size of a dynamic batch (largest first).
   SmallVector<llvm::Function *> graphs;
   SmallVector<std::string> names;
-  if (info.chunks.empty() && info.buckets.empty())
-    names.push_back(graphFunction.str());
-  for (int64_t rows : info.chunks)
-    names.push_back((graphFunction + "_chunk" + Twine(rows)).str());
+  // (Buckets of a padded dimension, each in slabs of a batch beside it:
+  // bucket-major, largest first.)
+  SmallVector<std::string> prefixes;
+  if (info.buckets.empty())
+    prefixes.push_back(graphFunction.str());
   for (int64_t size : info.buckets)
-    names.push_back((graphFunction + "_pad" + Twine(size)).str());
+    prefixes.push_back((graphFunction + "_pad" + Twine(size)).str());
+  for (const std::string &prefix : prefixes) {
+    if (info.chunks.empty())
+      names.push_back(prefix);
+    for (int64_t rows : info.chunks)
+      names.push_back(prefix + "_chunk" + std::to_string(rows));
+  }
   for (const std::string &name : names) {
     llvm::Function *graph = module.getFunction(name);
     // Each takes its workspace only if its plan has buffers (and a CUDA
@@ -630,11 +647,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     if (!g.isDeclaration())
       g.setLinkage(llvm::GlobalValue::InternalLinkage);
   for (auto [i, graph] : llvm::enumerate(graphs))
-    graph->setName(
-        info.symbolPrefix + "_graph" +
-        (!info.chunks.empty()    ? "_chunk" + std::to_string(info.chunks[i])
-         : !info.buckets.empty() ? "_pad" + std::to_string(info.buckets[i])
-                                 : std::string()));
+    graph->setName(info.symbolPrefix + "_graph" +
+                   names[i].substr(graphFunction.size()));
 
   DescriptorBuilder d(module, info.symbolPrefix);
   llvm::LLVMContext &ctx = module.getContext();
@@ -692,24 +706,6 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   }
   llvm::Value *workspace =
       b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 2));
-  // The call of `graph` on the rows from `row` on (batched tensors advance
-  // by their row size; the others are passed whole).
-  auto call = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
-                  llvm::Value *row) {
-    SmallVector<llvm::Value *> callArgs;
-    for (auto [p, t] : llvm::zip_equal(pointers, described))
-      callArgs.push_back(
-          !row || t->symbols.empty()
-              ? p
-              : cb.CreateGEP(cb.getInt8Ty(), p,
-                             cb.CreateMul(row, llvm::ConstantInt::get(
-                                                   d.i64, t->rowBytes()))));
-    if (graph->arg_size() > tensors + (cuda.tls ? 1 : 0))
-      callArgs.push_back(workspace);
-    if (cuda.tls)
-      callArgs.push_back(cuda.weights);
-    cb.CreateCall(graph, callArgs);
-  };
   auto finish = [&](llvm::IRBuilder<> &fb, int32_t code) {
     if (setHost)
       fb.CreateCall(setHost, {llvm::ConstantPointerNull::get(d.ptr)});
@@ -717,126 +713,186 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
       fb.CreateStore(llvm::ConstantPointerNull::get(d.ptr), cuda.tls);
     fb.CreateRet(llvm::ConstantInt::get(d.i32, code));
   };
-  if (!info.buckets.empty()) {
-    // A padded dimension: the smallest bucket that holds n; its inputs
-    // padded into the workspace after the arena and its outputs computed
-    // there, unless n is the bucket's size.
-    llvm::Value *sizes =
-        b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 4));
-    llvm::Value *nSlot = b.CreateAlloca(d.i64, nullptr, "n");
-    auto *bad = llvm::BasicBlock::Create(ctx, "out_of_bounds", run);
-    auto *check = llvm::BasicBlock::Create(ctx, "check", run);
-    b.CreateCondBr(b.CreateIsNull(sizes), bad, check);
-    b.SetInsertPoint(check);
-    llvm::Value *n = b.CreateLoad(d.i64, sizes);
-    b.CreateStore(n, nSlot);
-    const SymbolInfo &sym = info.symbols.front();
-    llvm::Value *inBounds =
-        b.CreateAnd(b.CreateICmpSGE(n, llvm::ConstantInt::get(d.i64, sym.min)),
-                    b.CreateICmpSLE(n, llvm::ConstantInt::get(d.i64, sym.max)));
-    auto *test = llvm::BasicBlock::Create(ctx, "bucket_test", run);
-    b.CreateCondBr(inBounds, test, bad);
-    auto callPadded = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
-                          ArrayRef<llvm::Value *> tensorPointers) {
-      SmallVector<llvm::Value *> callArgs(
-          tensorPointers.take_front(info.inputs.size()));
+  auto constant = [&](int64_t v) { return llvm::ConstantInt::get(d.i64, v); };
+  bool hasBatch = !info.chunks.empty(), hasPad = !info.buckets.empty();
+  // A padded graph takes the run's size (a tensor<i64>) after its inputs.
+  llvm::Value *nSlot =
+      hasPad ? b.CreateAlloca(d.i64, nullptr, "padded_size") : nullptr;
+  // The call of `graph` on tensors at `tensorPointers`.
+  auto callGraph = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
+                       ArrayRef<llvm::Value *> tensorPointers) {
+    SmallVector<llvm::Value *> callArgs(
+        tensorPointers.take_front(info.inputs.size()));
+    if (nSlot)
       callArgs.push_back(nSlot);
-      llvm::append_range(callArgs,
-                         tensorPointers.drop_front(info.inputs.size()));
-      if (graph->arg_size() > callArgs.size() + (cuda.tls ? 1 : 0))
-        callArgs.push_back(workspace);
-      cb.CreateCall(graph, callArgs);
-    };
-    for (size_t k = graphs.size(); k-- > 0;) {
-      int64_t size = info.buckets[k];
-      llvm::Function *graph = graphs[k];
-      llvm::Value *bucket = llvm::ConstantInt::get(d.i64, size);
-      auto *direct = llvm::BasicBlock::Create(ctx, "bucket_exact", run);
-      auto *staged = llvm::BasicBlock::Create(ctx, "bucket_padded", run);
-      auto *next =
-          k == 0 ? bad : llvm::BasicBlock::Create(ctx, "bucket_test", run);
-      auto *fits = llvm::BasicBlock::Create(ctx, "bucket", run);
-      llvm::IRBuilder<> tb(test);
-      tb.CreateCondBr(tb.CreateICmpSLE(n, bucket), fits, next);
-      llvm::IRBuilder<> fb(fits);
-      fb.CreateCondBr(fb.CreateICmpEQ(n, bucket), direct, staged);
-      llvm::IRBuilder<> db(direct);
-      callPadded(db, graph, pointers);
-      finish(db, 0);
-      llvm::IRBuilder<> sb(staged);
-      SmallVector<uint64_t> offsets;
-      info.stagingBytes(size, &offsets);
-      llvm::Value *base = sb.CreateConstGEP1_64(
-          sb.getInt8Ty(), workspace,
-          llvm::alignTo(info.arenaBytes, info.workspaceAlign));
-      SmallVector<llvm::Value *> padded(pointers);
-      for (auto [i, t] : llvm::enumerate(described)) {
-        if (t->symbols.empty())
-          continue;
-        padded[i] = sb.CreateConstGEP1_64(sb.getInt8Ty(), base, offsets[i]);
-        if (i >= info.inputs.size())
-          continue;
-        // Padding reads as zeros (masked where it matters, but never NaN).
-        sb.CreateMemSet(padded[i], sb.getInt8(0),
-                        ArtifactInfo::bytesAt(*t, size), llvm::MaybeAlign(1));
-        emitBoxCopy(sb, *t, padded[i], bucket, pointers[i], n, n);
-      }
-      callPadded(sb, graph, padded);
-      for (auto [i, t] : llvm::enumerate(described))
-        if (i >= info.inputs.size() && !t->symbols.empty())
-          emitBoxCopy(sb, *t, pointers[i], n, padded[i], bucket, n);
-      finish(sb, 0);
-      test = next;
-    }
-    llvm::IRBuilder<> eb(bad);
-    finish(eb, 2);
-  } else if (info.chunks.empty()) {
-    call(b, graphs.front(), nullptr);
+    llvm::append_range(callArgs, tensorPointers.drop_front(info.inputs.size()));
+    if (graph->arg_size() > callArgs.size() + (cuda.tls ? 1 : 0))
+      callArgs.push_back(workspace);
+    if (cuda.tls)
+      callArgs.push_back(cuda.weights);
+    cb.CreateCall(graph, callArgs);
+  };
+  if (!hasBatch && !hasPad) {
+    callGraph(b, graphs.front(), pointers);
     finish(b, 0);
   } else {
-    // n rows as slabs, largest first: while n - row >= size, run a slab of
-    // that size. A size outside the symbol's bounds returns 2 (the runtime
-    // checks sizes before it calls run).
+    // The symbols' sizes (the batch's first, the padded one's last), each
+    // within its bounds (the runtime checks them before it calls run; a
+    // size outside returns 2).
     llvm::Value *sizes =
         b.CreateLoad(d.ptr, b.CreateStructGEP(argsType, args, 4));
     auto *bad = llvm::BasicBlock::Create(ctx, "out_of_bounds", run);
     auto *check = llvm::BasicBlock::Create(ctx, "check", run);
     b.CreateCondBr(b.CreateIsNull(sizes), bad, check);
     b.SetInsertPoint(check);
-    llvm::Value *n = b.CreateLoad(d.i64, sizes);
-    const SymbolInfo &sym = info.symbols.front();
-    llvm::Value *inBounds =
-        b.CreateAnd(b.CreateICmpSGE(n, llvm::ConstantInt::get(d.i64, sym.min)),
-                    b.CreateICmpSLE(n, llvm::ConstantInt::get(d.i64, sym.max)));
-    llvm::BasicBlock *from = check;
-    llvm::Value *row = llvm::ConstantInt::get(d.i64, 0);
-    auto *firstTest = llvm::BasicBlock::Create(ctx, "slabs", run);
-    b.CreateCondBr(inBounds, firstTest, bad);
-    llvm::BasicBlock *test = firstTest;
-    for (size_t k = 0; k < graphs.size(); ++k) {
-      int64_t rows = info.chunks[k];
-      llvm::Function *graph = graphs[k];
-      auto *body = llvm::BasicBlock::Create(ctx, "slab", run);
-      auto *next = llvm::BasicBlock::Create(ctx, "next", run);
-      llvm::IRBuilder<> tb(test);
-      llvm::PHINode *at = tb.CreatePHI(d.i64, 2, "row");
-      at->addIncoming(row, from);
-      llvm::Value *left = tb.CreateSub(n, at);
-      tb.CreateCondBr(
-          tb.CreateICmpSGE(left, llvm::ConstantInt::get(d.i64, rows)), body,
-          next);
-      llvm::IRBuilder<> bb(body);
-      call(bb, graph, at);
-      llvm::Value *advanced =
-          bb.CreateAdd(at, llvm::ConstantInt::get(d.i64, rows));
-      at->addIncoming(advanced, body);
-      bb.CreateBr(test);
-      from = test;
-      row = at;
-      if (k + 1 == graphs.size()) {
-        llvm::IRBuilder<> nb(next);
-        finish(nb, 0);
-      } else {
+    SmallVector<llvm::Value *> sym;
+    llvm::Value *inBounds = b.getTrue();
+    for (auto [k, s] : llvm::enumerate(info.symbols)) {
+      sym.push_back(b.CreateLoad(d.i64, b.CreateConstGEP1_64(d.i64, sizes, k)));
+      inBounds = b.CreateAnd(
+          inBounds, b.CreateAnd(b.CreateICmpSGE(sym.back(), constant(s.min)),
+                                b.CreateICmpSLE(sym.back(), constant(s.max))));
+    }
+    if (nSlot)
+      b.CreateStore(sym.back(), nSlot);
+    auto *start = llvm::BasicBlock::Create(ctx, "start", run);
+    b.CreateCondBr(inBounds, start, bad);
+    // Bytes of one batch row of `t` with the symbols at `at`.
+    auto rowBytes = [&](llvm::IRBuilder<> &rb, const TensorInfo &t,
+                        ArrayRef<llvm::Value *> at) {
+      llvm::Value *bytes = constant(t.elementBytes);
+      for (size_t k = 1; k < t.shape.size(); ++k)
+        bytes = rb.CreateMul(bytes, t.shape[k] < 0 ? at[t.symbols[k]]
+                                                   : constant(t.shape[k]));
+      return bytes;
+    };
+    // `p` advanced to batch row `row` of `t` (symbols at `at`).
+    auto atRow = [&](llvm::IRBuilder<> &rb, llvm::Value *p, const TensorInfo &t,
+                     llvm::Value *row,
+                     ArrayRef<llvm::Value *> at) -> llvm::Value * {
+      if (!row || !hasBatch || t.symbols.empty() || t.symbols[0] != 0)
+        return p;
+      return rb.CreateGEP(rb.getInt8Ty(), p,
+                          rb.CreateMul(row, rowBytes(rb, t, at)));
+    };
+    // Runs `body` on the batch as slabs, largest first: while n - row >=
+    // size, slab k of that size at `row`. From `from` (unterminated);
+    // returns the block after the last slab.
+    auto emitSlabs =
+        [&](llvm::BasicBlock *from,
+            llvm::function_ref<void(llvm::IRBuilder<> &, size_t, llvm::Value *)>
+                body) {
+          llvm::Value *n = sym.front(), *row = constant(0);
+          auto *test = llvm::BasicBlock::Create(ctx, "slabs", run);
+          llvm::IRBuilder<>(from).CreateBr(test);
+          for (size_t k = 0; k < info.chunks.size(); ++k) {
+            auto *slab = llvm::BasicBlock::Create(ctx, "slab", run);
+            auto *next = llvm::BasicBlock::Create(ctx, "next", run);
+            llvm::IRBuilder<> tb(test);
+            llvm::PHINode *at = tb.CreatePHI(d.i64, 2, "row");
+            at->addIncoming(row, from);
+            tb.CreateCondBr(
+                tb.CreateICmpSGE(tb.CreateSub(n, at), constant(info.chunks[k])),
+                slab, next);
+            llvm::IRBuilder<> sb(slab);
+            body(sb, k, at);
+            at->addIncoming(sb.CreateAdd(at, constant(info.chunks[k])),
+                            sb.GetInsertBlock());
+            sb.CreateBr(test);
+            from = test;
+            row = at;
+            test = next;
+          }
+          return test;
+        };
+    if (!hasPad) {
+      // A batch: n rows as slabs, each on its rows of the batched tensors.
+      llvm::BasicBlock *done = emitSlabs(
+          start, [&](llvm::IRBuilder<> &sb, size_t k, llvm::Value *row) {
+            SmallVector<llvm::Value *> at;
+            for (auto [p, t] : llvm::zip_equal(pointers, described))
+              at.push_back(atRow(sb, p, *t, row, sym));
+            callGraph(sb, graphs[k], at);
+          });
+      llvm::IRBuilder<> db(done);
+      finish(db, 0);
+    } else {
+      // A padded dimension: the smallest bucket that holds n; its inputs
+      // padded into the workspace after the arena and its outputs
+      // computed there, unless n is the bucket's size (a slab at a time
+      // beside a batch).
+      llvm::Value *n = sym.back();
+      size_t perBucket = hasBatch ? info.chunks.size() : 1;
+      llvm::BasicBlock *test = start;
+      for (size_t bk = info.buckets.size(); bk-- > 0;) {
+        int64_t size = info.buckets[bk];
+        llvm::Value *bucket = constant(size);
+        auto *fits = llvm::BasicBlock::Create(ctx, "bucket", run);
+        auto *direct = llvm::BasicBlock::Create(ctx, "bucket_exact", run);
+        auto *staged = llvm::BasicBlock::Create(ctx, "bucket_padded", run);
+        auto *next =
+            bk == 0 ? bad : llvm::BasicBlock::Create(ctx, "bucket_test", run);
+        llvm::IRBuilder<> tb(test);
+        tb.CreateCondBr(tb.CreateICmpSLE(n, bucket), fits, next);
+        llvm::IRBuilder<> fb(fits);
+        fb.CreateCondBr(fb.CreateICmpEQ(n, bucket), direct, staged);
+        SmallVector<uint64_t> offsets;
+        info.stagingBytes(size, &offsets);
+        // Slab k at batch row `row` (null without a batch); `exact`: the
+        // caller's buffers, else padded copies.
+        auto runOn = [&](llvm::IRBuilder<> &cb, size_t k, llvm::Value *row,
+                         bool exact) {
+          llvm::Function *graph = graphs[bk * perBucket + k];
+          SmallVector<llvm::Value *> at;
+          for (auto [p, t] : llvm::zip_equal(pointers, described))
+            at.push_back(atRow(cb, p, *t, row, sym));
+          if (exact)
+            return callGraph(cb, graph, at);
+          // The symbols' sizes in the caller's slab and in the copies.
+          SmallVector<llvm::Value *> user(sym), copy(sym);
+          SmallVector<int64_t> copySizes(info.symbols.size(), size);
+          if (hasBatch) {
+            user.front() = copy.front() = constant(info.chunks[k]);
+            copySizes.front() = info.chunks[k];
+          }
+          copy.back() = bucket;
+          llvm::Value *base = cb.CreateConstGEP1_64(
+              cb.getInt8Ty(), workspace,
+              llvm::alignTo(info.arenaBytes, info.workspaceAlign));
+          SmallVector<llvm::Value *> staging(at);
+          for (auto [i, t] : llvm::enumerate(described)) {
+            if (!info.isPadded(*t))
+              continue;
+            staging[i] =
+                cb.CreateConstGEP1_64(cb.getInt8Ty(), base, offsets[i]);
+            if (i >= info.inputs.size())
+              continue;
+            // Padding reads as zeros (masked where it matters, never NaN).
+            cb.CreateMemSet(staging[i], cb.getInt8(0),
+                            ArtifactInfo::bytesAt(*t, copySizes),
+                            llvm::MaybeAlign(1));
+            emitBoxCopy(cb, *t, staging[i], copy, at[i], user, user);
+          }
+          callGraph(cb, graph, staging);
+          for (auto [i, t] : llvm::enumerate(described))
+            if (i >= info.inputs.size() && info.isPadded(*t))
+              emitBoxCopy(cb, *t, at[i], user, staging[i], copy, user);
+        };
+        for (auto [block, exact] :
+             {std::pair(direct, true), std::pair(staged, false)}) {
+          if (hasBatch) {
+            llvm::BasicBlock *done = emitSlabs(
+                block, [&](llvm::IRBuilder<> &sb, size_t k, llvm::Value *row) {
+                  runOn(sb, k, row, exact);
+                });
+            llvm::IRBuilder<> db(done);
+            finish(db, 0);
+          } else {
+            llvm::IRBuilder<> cb(block);
+            runOn(cb, 0, nullptr, exact);
+            finish(cb, 0);
+          }
+        }
         test = next;
       }
     }

@@ -58,10 +58,13 @@ struct ArtifactInfo {
   /// symbol sizes (`stagingBytes(bucket)`).
   SmallVector<int64_t> buckets;
   uint64_t arenaBytes = 0;
-  /// Bytes of `t` with its symbolic dimensions at `size`.
-  static uint64_t bytesAt(const TensorInfo &t, int64_t size);
-  /// Where each symbolic tensor's padded copy lies after the arena (inputs,
-  /// then outputs; 0 for the others), and the bytes they take, at `bucket`.
+  /// Bytes of `t` with its symbols at `symbolSizes` (one per symbol).
+  static uint64_t bytesAt(const TensorInfo &t, ArrayRef<int64_t> symbolSizes);
+  /// Whether the padded symbol (the last) sizes a dimension of `t`.
+  bool isPadded(const TensorInfo &t) const;
+  /// Where each padded tensor's copy lies after the arena (inputs, then
+  /// outputs; 0 for the others), and the bytes they take, at `bucket` (and
+  /// the largest slab of a batch beside it).
   uint64_t stagingBytes(int64_t bucket,
                         SmallVectorImpl<uint64_t> *offsets = nullptr) const;
   /// Sets the workspace from the memory plan's arena (and the staging).

@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccTraits.h"
@@ -47,19 +48,34 @@ namespace {
 /// the element at index i is padding when (i / inner) % N >= n.
 struct Digit {
   int64_t outer = 1, inner = 1;
+  /// A batch's (beside the padded symbol): followed, never padded, its
+  /// dimension left dynamic for tcc-specialize-batch.
+  bool batch = false;
   bool operator==(const Digit &o) const {
-    return outer == o.outer && inner == o.inner;
+    return outer == o.outer && inner == o.inner && batch == o.batch;
   }
   bool operator!=(const Digit &o) const { return !(*this == o); }
   int64_t size(int64_t n) const { return outer * n * inner; }
 };
 
+/// A prime no static size is a multiple of, standing for the batch where
+/// a reshape needs sizes.
+constexpr int64_t kBatchProbe = 65521;
+
 /// Per dimension of a value, how it holds the symbol (none: a fixed one).
 using Layout = SmallVector<std::optional<Digit>>;
 
-bool anyDigit(const Layout &l) {
-  return llvm::any_of(l, [](const std::optional<Digit> &d) { return !!d; });
+/// Whether `d` is the padded symbol's.
+bool pad(const std::optional<Digit> &d) { return d && !d->batch; }
+
+/// Whether the padded digit `d` shares its dimension with the batch (its
+/// outer or inner factor holds the probe: [S*B] after attention's [S, B, D]
+/// layout): the dimension stays dynamic, masked by splitting it.
+bool merged(const Digit &d) {
+  return !d.batch && (d.outer % kBatchProbe == 0 || d.inner % kBatchProbe == 0);
 }
+
+bool anyPad(const Layout &l) { return llvm::any_of(l, pad); }
 
 /// What a masked element becomes.
 enum class Fill { zero, one, lowest, highest };
@@ -71,12 +87,29 @@ struct Refusal {
 
 class BucketBuilder {
 public:
-  BucketBuilder(func::FuncOp f, int64_t bucket, Value n)
-      : f(f), bucket(bucket), n(n) {}
+  /// `padded(i, d)`: whether dimension d of argument i is the padded
+  /// symbol's; with `batch`, the other dynamic dimensions are a batch's,
+  /// which stay dynamic (tcc-specialize-batch makes slabs of them next).
+  BucketBuilder(func::FuncOp f, int64_t bucket, Value n,
+                llvm::function_ref<bool(unsigned, int64_t)> padded, bool batch)
+      : f(f), bucket(bucket), n(n), padded(padded), batch(batch) {}
 
-  /// Specializes `f` (a copy of @main) to the bucket: fixes every dynamic
+  /// Specializes `f` (a copy of @main) to the bucket: fixes every padded
   /// dimension, inserts the masks. Fails after reporting on the op.
   LogicalResult run() {
+    // A weight broadcast to a stack of dynamic size says nothing of which
+    // symbol sizes it: drop such broadcasts first (matmul stacks them).
+    IRRewriter rewriter(f.getContext());
+    f.walk([&](MatmulOp mm) {
+      rewriter.setInsertionPoint(mm);
+      SmallVector<Operation *> inputs = {mm.getLhs().getDefiningOp(),
+                                         mm.getRhs().getDefiningOp()};
+      if (failed(unstackMatmulOperands(mm, rewriter)))
+        return;
+      for (Operation *input : inputs)
+        if (input && input->use_empty())
+          rewriter.eraseOp(input);
+    });
     for (BlockArgument arg : f.getArguments()) {
       if (arg == n)
         continue;
@@ -86,10 +119,10 @@ public:
       Layout l(t.getRank());
       for (int64_t d = 0; d < t.getRank(); ++d)
         if (t.isDynamicDim(d))
-          l[d] = Digit{};
+          l[d] = Digit{1, 1, !padded(arg.getArgNumber(), d)};
       // The artifact fills the inputs' padding with zeros.
       for (int64_t d = 0; d < t.getRank(); ++d)
-        if (l[d])
+        if (pad(l[d]))
           zeroAlong.insert({arg, d});
       layouts[arg] = l;
       arg.setType(concrete(t, l));
@@ -111,7 +144,14 @@ public:
     return success();
   }
 
-  /// The layouts of the returned values (one per result), after run().
+  /// The layouts of the arguments and of the returned values, after run().
+  SmallVector<Layout> argumentLayouts() {
+    SmallVector<Layout> out;
+    for (Value v : f.getArguments())
+      if (v != n)
+        out.push_back(layoutOf(v));
+    return out;
+  }
   SmallVector<Layout> resultLayouts() {
     SmallVector<Layout> out;
     for (Value v : f.getBody().front().getTerminator()->getOperands())
@@ -131,7 +171,7 @@ private:
   RankedTensorType concrete(RankedTensorType t, const Layout &l) {
     SmallVector<int64_t> shape(t.getShape());
     for (auto [d, digit] : llvm::enumerate(l))
-      if (digit)
+      if (pad(digit) && !merged(*digit))
         shape[d] = digit->size(bucket);
     return t.clone(shape);
   }
@@ -141,15 +181,21 @@ private:
   std::optional<Refusal> setLayout(Value result, Layout l) {
     auto t = cast<RankedTensorType>(result.getType());
     for (int64_t d = 0; d < t.getRank(); ++d) {
+      // (Beside a batch, a dynamic size no rule derives is the batch's.)
+      if (t.isDynamicDim(d) && !l[d] && batch)
+        l[d] = Digit{1, 1, true};
       if (t.isDynamicDim(d) && !l[d])
         return Refusal{"gives dimension " + std::to_string(d) +
                        " a size that is not the dynamic dimension's"};
+      if (!t.isDynamicDim(d) && l[d] && (l[d]->batch || merged(*l[d])))
+        return Refusal{"gives the batch the fixed size " +
+                       std::to_string(t.getDimSize(d))};
       if (!t.isDynamicDim(d) && l[d])
         return Refusal{"gives the dynamic dimension the fixed size " +
                        std::to_string(t.getDimSize(d))};
     }
     result.setType(concrete(t, l));
-    if (anyDigit(l))
+    if (llvm::any_of(l, [](const auto &d) { return !!d; }))
       layouts[result] = std::move(l);
     return std::nullopt;
   }
@@ -174,11 +220,18 @@ private:
       }
     }
     // A `?` the operands do not hold (a broadcast to a size from Shape):
-    // the dimension itself.
-    if (isa<BroadcastToOp>(op))
+    // what the operands it is combined with hold there (a mask of the
+    // scores' shape), else the dimension itself when there is no batch it
+    // could be.
+    if (isa<BroadcastToOp>(op)) {
       for (int64_t d = 0; d < rank; ++d)
         if (rt.isDynamicDim(d) && !out[d])
-          out[d] = Digit{};
+          out[d] = siblingDigit(op->getResult(0), d);
+      if (!batch)
+        for (int64_t d = 0; d < rank; ++d)
+          if (rt.isDynamicDim(d) && !out[d])
+            out[d] = Digit{};
+    }
     for (Value v : op->getOperands()) {
       auto t = cast<RankedTensorType>(v.getType());
       Layout l = layoutOf(v);
@@ -187,6 +240,25 @@ private:
         if (out[off + i] && !l[i] && t.getDimSize(i) != 1)
           return Refusal{"combines the dynamic dimension with a fixed size " +
                          std::to_string(t.getDimSize(i))};
+    }
+    return std::nullopt;
+  }
+
+  /// The digit that operands combined elementwise with `v` (already
+  /// visited) hold where `v` has dimension `d`, if any.
+  std::optional<Digit> siblingDigit(Value v, int64_t d) {
+    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
+    for (Operation *user : v.getUsers()) {
+      if (!user->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>())
+        continue;
+      for (Value other : user->getOperands()) {
+        auto it = layouts.find(other);
+        if (other == v || it == layouts.end())
+          continue;
+        int64_t at = d + int64_t(it->second.size()) - rank;
+        if (at >= 0 && at < int64_t(it->second.size()) && it->second[at])
+          return it->second[at];
+      }
     }
     return std::nullopt;
   }
@@ -248,18 +320,47 @@ private:
                Fill fill) {
     Layout l = layoutOf(v);
     auto t = cast<RankedTensorType>(v.getType());
-    Value cond;
+    Value cond, r = v;
     for (int64_t d : dims) {
+      if (merged(*l[d])) {
+        r = maskedMerged(b, loc, r, d, *l[d], fill);
+        continue;
+      }
       Value valid = validAlong(b, loc, t.getRank(), d, *l[d]);
       cond = cond ? b.create<AndOp>(loc, cond, valid).getResult() : valid;
     }
-    Value r = b.create<SelectOp>(loc, cond, v,
-                                 fillValue(b, loc, t.getElementType(), fill));
+    if (cond)
+      r = b.create<SelectOp>(loc, cond, r,
+                             fillValue(b, loc, t.getElementType(), fill));
     layouts[r] = l;
     if (fill == Fill::zero)
       for (int64_t d : dims)
         zeroAlong.insert({r, d});
     return r;
+  }
+
+  /// `v` masked along dimension `d`, which holds the batch beside the
+  /// padded symbol: split into [outer, N, inner] (the batch's factor a
+  /// dynamic size), masked along N, joined back (reshapes are views).
+  Value maskedMerged(OpBuilder &b, Location loc, Value v, int64_t d,
+                     Digit digit, Fill fill) {
+    auto t = cast<RankedTensorType>(v.getType());
+    auto factor = [](int64_t f) {
+      return f % kBatchProbe == 0 ? ShapedType::kDynamic : f;
+    };
+    SmallVector<int64_t> split(t.getShape().take_front(d));
+    if (digit.outer != 1)
+      split.push_back(factor(digit.outer));
+    int64_t at = split.size();
+    split.push_back(bucket);
+    if (digit.inner != 1)
+      split.push_back(factor(digit.inner));
+    llvm::append_range(split, t.getShape().drop_front(d + 1));
+    Value parts = b.create<ReshapeOp>(loc, t.clone(split), v);
+    Value valid = validAlong(b, loc, split.size(), at, Digit{});
+    Value sel = b.create<SelectOp>(loc, valid, parts,
+                                   fillValue(b, loc, t.getElementType(), fill));
+    return b.create<ReshapeOp>(loc, t, sel);
   }
 
   /// Masks operand `i` of `op` along the padded dimensions among `dims`
@@ -270,7 +371,7 @@ private:
     Layout l = layoutOf(v);
     SmallVector<int64_t> padded;
     for (int64_t d : dims)
-      if (d >= 0 && d < int64_t(l.size()) && l[d] &&
+      if (d >= 0 && d < int64_t(l.size()) && pad(l[d]) &&
           !(fill == Fill::zero && zeroAlong.contains({v, d})))
         padded.push_back(d);
     if (padded.empty())
@@ -286,7 +387,7 @@ private:
   std::optional<Refusal> visit(Operation *op) {
     bool dynamic = false;
     for (Value v : op->getOperands())
-      dynamic |= anyDigit(layoutOf(v));
+      dynamic |= llvm::any_of(layoutOf(v), [](const auto &d) { return !!d; });
     for (Type t : op->getResultTypes())
       if (auto rt = dyn_cast<RankedTensorType>(t))
         dynamic |= !rt.hasStaticShape();
@@ -294,7 +395,12 @@ private:
       return std::nullopt;
     if (isa<func::ReturnOp>(op))
       return returned(op);
-    if (op->getNumRegions() > 0)
+    // Beside a batch, an op that reads no padded value is the batch's
+    // alone: the rules below follow it where they can, else its dynamic
+    // sizes are taken as the batch itself.
+    bool readsPadding = llvm::any_of(
+        op->getOperands(), [&](Value v) { return anyPad(layoutOf(v)); });
+    if (op->getNumRegions() > 0 && (readsPadding || !batch))
       return Refusal{"has regions reading the dynamic dimension"};
 
     if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>() ||
@@ -308,8 +414,11 @@ private:
       return matmul(mm);
     if (auto t = dyn_cast<TransposeOp>(op)) {
       Layout in = layoutOf(t.getInput()), out;
-      for (int64_t p : t.getPerm())
+      for (auto [j, p] : llvm::enumerate(t.getPerm())) {
         out.push_back(in[p]);
+        if (zeroAlong.contains({t.getInput(), p}))
+          zeroAlong.insert({t.getResult(), int64_t(j)});
+      }
       return setLayout(t.getResult(), out);
     }
     if (auto r = dyn_cast<ReshapeOp>(op))
@@ -322,20 +431,20 @@ private:
       return softmaxLike(op, norm(s.getAxis(), rank), /*zeroOut=*/false);
     if (auto ln = dyn_cast<LayerNormOp>(op)) {
       for (int64_t d = norm(ln.getAxis(), rank); d < rank; ++d)
-        if (in[d])
+        if (pad(in[d]))
           return Refusal{"normalizes over the dynamic dimension"};
       for (Value v : op->getOperands().drop_front())
-        if (anyDigit(layoutOf(v)))
+        if (anyPad(layoutOf(v)))
           return Refusal{"takes its parameters from the dynamic dimension"};
       return setLayout(op->getResult(0), in);
     }
     if (isa<ConvOp, MaxPoolOp, AvgPoolOp, BatchNormOp>(op)) {
       // Images stay apart: only the batch may be padded.
       for (int64_t d = 1; d < rank; ++d)
-        if (in[d])
+        if (pad(in[d]))
           return Refusal{"works along the dynamic dimension"};
       for (Value v : op->getOperands().drop_front())
-        if (anyDigit(layoutOf(v)))
+        if (anyPad(layoutOf(v)))
           return Refusal{"takes its parameters from the dynamic dimension"};
       Layout out(cast<RankedTensorType>(op->getResult(0).getType()).getRank());
       out[0] = in[0];
@@ -369,12 +478,12 @@ private:
       Layout out;
       if (auto r = broadcastLayout(op, out))
         return r;
-      if (out[axis])
+      if (pad(out[axis]))
         return Refusal{"concatenates along the dynamic dimension"};
       return setLayout(c.getResult(), out);
     }
     if (auto s = dyn_cast<SplitOp>(op)) {
-      if (in[norm(s.getAxis(), rank)])
+      if (pad(in[norm(s.getAxis(), rank)]))
         return Refusal{"splits the dynamic dimension"};
       for (Value r : s.getResults())
         if (auto refused = setLayout(r, in))
@@ -383,22 +492,29 @@ private:
     }
     if (auto p = dyn_cast<PadOp>(op)) {
       for (int64_t d = 0; d < rank; ++d)
-        if (in[d] && (p.getLow()[d] != 0 || p.getHigh()[d] != 0))
+        if (pad(in[d]) && (p.getLow()[d] != 0 || p.getHigh()[d] != 0))
           return Refusal{"pads the dynamic dimension"};
       for (Value v : op->getOperands().drop_front())
-        if (anyDigit(layoutOf(v)))
+        if (anyPad(layoutOf(v)))
           return Refusal{"takes its padding value from the dynamic dimension"};
       return setLayout(p.getResult(), in);
     }
     if (auto g = dyn_cast<GatherOp>(op))
       return gather(g);
+    if (batch && !readsPadding) {
+      for (Value r : op->getResults())
+        if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+          if (auto refused = setLayout(r, Layout(t.getRank())))
+            return refused;
+      return std::nullopt;
+    }
     return Refusal{"has no rule for a padded dynamic dimension"};
   }
 
   std::optional<Refusal> returned(Operation *op) {
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
       for (const std::optional<Digit> &d : layoutOf(v))
-        if (d && *d != Digit{})
+        if (pad(d) && *d != Digit{})
           return Refusal{"returns output " + std::to_string(i) +
                          " with the dynamic dimension merged into another "
                          "(outputs must hold it as a dimension of its own)"};
@@ -411,7 +527,7 @@ private:
     // Contracted: the lhs's last dimension, the rhs's first (a vector) or
     // next to last.
     int64_t rk = rr == 1 ? 0 : rr - 2;
-    if (lhs[lr - 1] || rhs[rk]) {
+    if (pad(lhs[lr - 1]) || pad(rhs[rk])) {
       if (!lhs[lr - 1] || !rhs[rk] || *lhs[lr - 1] != *rhs[rk])
         return Refusal{"contracts the dynamic dimension with a fixed one"};
       maskOperand(mm, 0, {lr - 1}, Fill::zero);
@@ -447,12 +563,12 @@ private:
   std::optional<Refusal> softmaxLike(Operation *op, int64_t axis,
                                      bool zeroOut) {
     Layout in = layoutOf(op->getOperand(0));
-    if (in[axis])
+    if (pad(in[axis]))
       maskOperand(op, 0, {axis}, Fill::lowest);
     if (auto r = setLayout(op->getResult(0), in))
       return r;
     // exp(-inf - max) is exactly 0: the padding holds no probability.
-    if (in[axis] && zeroOut)
+    if (pad(in[axis]) && zeroOut)
       zeroAlong.insert({op->getResult(0), axis});
     return std::nullopt;
   }
@@ -461,7 +577,7 @@ private:
                                     Fill fill) {
     Layout in = layoutOf(op->getOperand(0));
     // Running forward, valid elements read valid ones only.
-    if (in[axis] && reverse)
+    if (pad(in[axis]) && reverse)
       maskOperand(op, 0, {axis}, fill);
     return setLayout(op->getResult(0), in);
   }
@@ -500,22 +616,28 @@ private:
     auto t = cast<RankedTensorType>(op.getInput().getType());
     int64_t powers = 0;
     double rest = 1;
+    bool overBatch = false;
     for (int64_t d : op.getAxes()) {
-      if (in[d]) {
+      if (pad(in[d])) {
         ++powers;
+        overBatch |= merged(*in[d]);
         rest *= double(in[d]->outer * in[d]->inner);
       } else {
+        overBatch |= t.isDynamicDim(d);
         rest *= double(t.getDimSize(d));
       }
     }
     if (powers == 0)
       return setLayout(op.getResult(),
                        reduced(in, op.getAxes(), op.getKeepdims()));
+    if (overBatch)
+      return Refusal{"averages over the batch and the padded dimension at "
+                     "once"};
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value x = masked(b, loc, op.getInput(),
                      llvm::to_vector(llvm::make_filter_range(
-                         op.getAxes(), [&](int64_t d) { return !!in[d]; })),
+                         op.getAxes(), [&](int64_t d) { return pad(in[d]); })),
                      Fill::zero);
     Value sum =
         b.create<ReduceSumOp>(loc, x, op.getAxesAttr(), op.getKeepdimsAttr());
@@ -545,7 +667,7 @@ private:
     Layout in = layoutOf(s.getInput()), out = in;
     auto rt = cast<RankedTensorType>(s.getType());
     for (int64_t d = 0; d < int64_t(in.size()); ++d) {
-      if (!in[d])
+      if (!pad(in[d]))
         continue;
       bool whole =
           rt.isDynamicDim(d) && s.getOffsets()[d] == 0 && s.getSteps()[d] == 1;
@@ -568,7 +690,7 @@ private:
   std::optional<Refusal> gather(GatherOp g) {
     Layout data = layoutOf(g.getData()), idx = layoutOf(g.getIndices());
     int64_t axis = norm(g.getAxis(), data.size());
-    if (data[axis])
+    if (pad(data[axis]))
       return Refusal{"gathers along the dynamic dimension"};
     Layout out;
     for (int64_t d = 0; d < axis; ++d)
@@ -579,13 +701,21 @@ private:
     return setLayout(g.getResult(), out);
   }
 
-  /// Where each symbol digit of the input lands in the result: wholly
-  /// inside one result dimension (merged with static ones around it), or
-  /// the reshape mixes padding into valid elements.
+  /// Where each digit of the input (the padded symbol's, a batch's) lands
+  /// in the result: wholly inside one result dimension (merged with static
+  /// ones around it), or the reshape mixes padding into valid elements.
+  /// Sizes are computed with the batch at a probe size.
   std::optional<Refusal> reshape(ReshapeOp r) {
     auto it = cast<RankedTensorType>(r.getInput().getType());
     auto rt = cast<RankedTensorType>(r.getType());
     Layout in = layoutOf(r.getInput());
+    auto extentOf = [&](const Digit &g) {
+      return g.batch ? kBatchProbe : bucket;
+    };
+    SmallVector<int64_t> inShape(it.getShape());
+    for (int64_t d = 0; d < it.getRank(); ++d)
+      if (in[d])
+        inShape[d] = in[d]->size(extentOf(*in[d]));
     // Linear strides of each dimension.
     auto strides = [](ArrayRef<int64_t> dims) {
       SmallVector<int64_t> s(dims.size(), 1);
@@ -593,36 +723,57 @@ private:
         s[d] = s[d + 1] * dims[d + 1];
       return s;
     };
-    SmallVector<int64_t> inStride = strides(it.getShape());
-    // The result's shape at this bucket. Its dynamic dimensions hold the
-    // input's symbol digits in order (a stack of [S, S] score matrices
-    // regrouped, [24, S, S] -> [2, 12, S, S]): each but the outermost is
-    // the symbol alone times the static elements its digit has inside it;
-    // the outermost takes what the others leave.
-    SmallVector<int64_t>
-        units; // Linear stride of each input digit, outer first.
-    for (int64_t d = 0; d < it.getRank(); ++d)
-      if (in[d])
-        units.push_back(in[d]->inner * inStride[d]);
-    llvm::sort(units, std::greater<int64_t>());
-    int64_t total = it.getNumElements();
+    SmallVector<int64_t> inStride = strides(inShape);
+    // The digits' (stride, extent): the padded symbol's, the batch's, and
+    // the batch's inside a padded dimension it shares (outermost within
+    // the factor that holds it).
+    SmallVector<std::pair<int64_t, int64_t>> units, batchUnits;
+    for (int64_t d = 0; d < it.getRank(); ++d) {
+      if (!in[d])
+        continue;
+      const Digit &g = *in[d];
+      if (g.batch) {
+        batchUnits.push_back({g.inner * inStride[d], kBatchProbe});
+        continue;
+      }
+      units.push_back({g.inner * inStride[d], bucket});
+      if (g.inner % kBatchProbe == 0)
+        batchUnits.push_back(
+            {g.inner / kBatchProbe * inStride[d], kBatchProbe});
+      else if (g.outer % kBatchProbe == 0)
+        batchUnits.push_back(
+            {g.outer / kBatchProbe * bucket * g.inner * inStride[d],
+             kBatchProbe});
+    }
+    SmallVector<std::pair<int64_t, int64_t>> all(units);
+    llvm::append_range(all, batchUnits);
+    llvm::sort(all, [](auto a, auto b) { return a.first > b.first; });
+    int64_t total = 1;
+    for (int64_t d : inShape)
+      total *= d;
+    // The result's shape at this bucket (the batch at the probe). Its
+    // dynamic dimensions hold the digits in order (a stack of [S, S] score
+    // matrices regrouped, [24, S, S] -> [2, 12, S, S]): from the innermost,
+    // each but the outermost holds one digit times the static elements
+    // inside it; the outermost takes what the others leave (several
+    // digits: [S, B, D] -> [S*B, D]).
     SmallVector<int64_t> shape(rt.getShape());
     SmallVector<int64_t> dynamicDims;
     for (int64_t d = 0; d < rt.getRank(); ++d)
       if (rt.isDynamicDim(d))
         dynamicDims.push_back(d);
+    if (dynamicDims.size() > all.size())
+      return Refusal{"reshapes into more dynamic dimensions than the "
+                     "symbol fills"};
     if (dynamicDims.size() > 1) {
-      if (dynamicDims.size() != units.size())
-        return Refusal{"reshapes into more dynamic dimensions than the "
-                       "symbol fills"};
       int64_t stride = 1;
       for (int64_t d = rt.getRank() - 1; d > dynamicDims.front(); --d) {
         if (rt.isDynamicDim(d)) {
-          int64_t unit =
-              units[llvm::find(dynamicDims, d) - dynamicDims.begin()];
+          int64_t k = llvm::find(dynamicDims, d) - dynamicDims.begin();
+          auto [unit, extent] = all[all.size() - (dynamicDims.size() - k)];
           if (unit % stride != 0)
             return Refusal{"reshapes across the dynamic dimension"};
-          shape[d] = bucket * (unit / stride);
+          shape[d] = extent * (unit / stride);
         }
         stride *= shape[d];
       }
@@ -637,29 +788,49 @@ private:
       shape[dynamicDims.front()] = total / known;
     }
     SmallVector<int64_t> outStride = strides(shape);
-    Layout out(shape.size());
-    for (int64_t d = 0; d < it.getRank(); ++d) {
-      if (!in[d])
-        continue;
-      int64_t unit = in[d]->inner * inStride[d]; // Stride of one step of s.
-      int64_t span = unit * bucket;
-      bool placed = false;
-      for (int64_t j = 0; j < int64_t(shape.size()) && !placed; ++j) {
+    // The result dimension holding a digit of (stride, extent), or -1.
+    auto place = [&](int64_t unit, int64_t extent) -> int64_t {
+      int64_t span = unit * extent;
+      for (int64_t j = 0; j < int64_t(shape.size()); ++j) {
         int64_t lo = outStride[j], hi = outStride[j] * shape[j];
-        if (unit % lo != 0 || span > hi || hi % span != 0)
-          continue;
-        if (out[j])
-          return Refusal{"merges the dynamic dimension with itself"};
-        out[j] = Digit{shape[j] / ((unit / lo) * bucket), unit / lo};
-        placed = true;
+        if (unit % lo == 0 && span <= hi && hi % span == 0)
+          return j;
       }
-      if (!placed)
+      return -1;
+    };
+    Layout out(shape.size());
+    SmallVector<int64_t> zeros; // Padding that stays zeros.
+    for (int64_t d = 0; d < it.getRank(); ++d) {
+      if (!pad(in[d]))
+        continue;
+      int64_t unit = in[d]->inner * inStride[d]; // Stride of one step.
+      int64_t j = place(unit, bucket);
+      if (j < 0)
         return Refusal{"reshapes across the dynamic dimension"};
+      if (out[j])
+        return Refusal{"merges the dynamic dimension with itself"};
+      int64_t inner = unit / outStride[j];
+      out[j] = Digit{shape[j] / (inner * bucket), inner};
+      if (zeroAlong.contains({r.getInput(), d}))
+        zeros.push_back(j);
+    }
+    // The batch where it has a dimension of its own (inside a padded one,
+    // the padded digit's factors hold it).
+    for (auto [unit, extent] : batchUnits) {
+      int64_t j = place(unit, extent);
+      if (j < 0)
+        return Refusal{"reshapes across the batch"};
+      if (out[j])
+        continue;
+      int64_t inner = unit / outStride[j];
+      out[j] = Digit{shape[j] / (inner * kBatchProbe), inner, true};
     }
     for (int64_t d = 0; d < rt.getRank(); ++d)
       if (out[d] && !rt.isDynamicDim(d))
         return Refusal{"gives the dynamic dimension the fixed size " +
                        std::to_string(rt.getDimSize(d))};
+    for (int64_t j : zeros)
+      zeroAlong.insert({r.getResult(), j});
     return setLayout(r.getResult(), out);
   }
 
@@ -670,6 +841,8 @@ private:
   func::FuncOp f;
   int64_t bucket;
   Value n;
+  llvm::function_ref<bool(unsigned, int64_t)> padded;
+  bool batch;
   DenseMap<Value, Layout> layouts;
   DenseSet<std::pair<Value, int64_t>> zeroAlong;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Value> validCache;
@@ -684,8 +857,8 @@ struct TccPadDynamicDimsPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main || main.isExternal())
       return;
-    std::string name;
-    if (failed(symbolOf(main, name)))
+    std::string name, batchName;
+    if (failed(symbolOf(main, name, batchName)))
       return signalPassFailure();
     if (name.empty())
       return; // Nothing to pad.
@@ -717,8 +890,10 @@ struct TccPadDynamicDimsPass
     std::reverse(buckets.begin(), buckets.end()); // Largest first.
 
     OpBuilder b(main);
-    FunctionType type = main.getFunctionType();
-    SmallVector<Layout> outputLayouts;
+    SmallVector<Layout> inputLayouts, outputLayouts;
+    auto padded = [&](unsigned arg, int64_t d) {
+      return dimName(main, arg, d) == name;
+    };
     for (int64_t bucket : buckets) {
       IRMapping map;
       auto copy = cast<func::FuncOp>(main->clone(map));
@@ -730,20 +905,21 @@ struct TccPadDynamicDimsPass
                           main.getLoc());
       Value n = copy.getArgument(copy.getNumArguments() - 1);
       b.insert(copy);
-      BucketBuilder builder(copy, bucket, n);
+      BucketBuilder builder(copy, bucket, n, padded, !batchName.empty());
       builder.minSize = lo;
       if (failed(builder.run()))
         return signalPassFailure();
+      inputLayouts = builder.argumentLayouts();
       outputLayouts = builder.resultLayouts();
     }
-    auto dims = [&](TypeRange types) {
+    // The dimensions of each input and output that the symbol sizes.
+    auto dims = [&](ArrayRef<Layout> layouts) {
       SmallVector<Attribute> out;
-      for (Type t : types) {
+      for (const Layout &l : layouts) {
         SmallVector<int64_t> d;
-        if (auto rt = dyn_cast<RankedTensorType>(t))
-          for (int64_t i = 0; i < rt.getRank(); ++i)
-            if (rt.isDynamicDim(i))
-              d.push_back(i);
+        for (auto [i, digit] : llvm::enumerate(l))
+          if (pad(digit))
+            d.push_back(i);
         out.push_back(b.getDenseI64ArrayAttr(d));
       }
       return b.getArrayAttr(out);
@@ -755,41 +931,49 @@ struct TccPadDynamicDimsPass
              b.getNamedAttr("min", b.getI64IntegerAttr(lo)),
              b.getNamedAttr("max", b.getI64IntegerAttr(hi)),
              b.getNamedAttr("buckets", b.getDenseI64ArrayAttr(buckets)),
-             b.getNamedAttr("inputs", dims(type.getInputs())),
-             b.getNamedAttr("outputs", dims(type.getResults()))}));
+             b.getNamedAttr("inputs", dims(inputLayouts)),
+             b.getNamedAttr("outputs", dims(outputLayouts))}));
     main.erase();
   }
 
-  /// The symbol to pad: the one dynamic dimension name that is not only a
-  /// leading (batch) dimension of the inputs, or a batch whose rows interact;
-  /// tcc-specialize-batch runs the others as slabs. Empty when there is none.
-  LogicalResult symbolOf(func::FuncOp main, std::string &name) {
+  /// The name of dimension `d` of argument `i`: the importer's `tcc.dims`
+  /// entry, else "batch" for a leading one and "dim<d>" for another.
+  static std::string dimName(func::FuncOp main, unsigned i, int64_t d) {
+    auto names = main.getArgAttrOfType<ArrayAttr>(i, "tcc.dims");
+    auto s = names && d < int64_t(names.size()) ? dyn_cast<StringAttr>(names[d])
+                                                : StringAttr();
+    return s && !s.getValue().empty()
+               ? s.getValue().str()
+               : (d == 0 ? "batch" : "dim" + std::to_string(d));
+  }
+
+  /// The symbol to pad: the dynamic dimension name that is not only a
+  /// leading (batch) dimension of the inputs, or a batch whose rows
+  /// interact; tcc-specialize-batch runs a batch as slabs (beside a padded
+  /// symbol, `batchName`). Empty when there is none.
+  LogicalResult symbolOf(func::FuncOp main, std::string &name,
+                         std::string &batchName) {
     llvm::StringMap<bool> leadingOnly;
     SmallVector<std::string> order;
     for (unsigned i = 0; i < main.getNumArguments(); ++i) {
       auto t = dyn_cast<RankedTensorType>(main.getArgumentTypes()[i]);
       if (!t)
         continue;
-      auto names = main.getArgAttrOfType<ArrayAttr>(i, "tcc.dims");
       for (int64_t d = 0; d < t.getRank(); ++d) {
         if (!t.isDynamicDim(d))
           continue;
-        auto s = names && d < int64_t(names.size())
-                     ? dyn_cast<StringAttr>(names[d])
-                     : StringAttr();
-        std::string sym = s && !s.getValue().empty()
-                              ? s.getValue().str()
-                              : (d == 0 ? "batch" : "dim" + std::to_string(d));
+        std::string sym = dimName(main, i, d);
         auto [it, inserted] = leadingOnly.try_emplace(sym, true);
         if (inserted)
           order.push_back(sym);
         it->second &= d == 0;
       }
     }
-    SmallVector<std::string> padded;
+    if (order.empty())
+      return success();
+    SmallVector<std::string> padded, batches;
     for (const std::string &s : order)
-      if (!leadingOnly[s])
-        padded.push_back(s);
+      (leadingOnly[s] ? batches : padded).push_back(s);
     // A batch whose rows some op mixes (a mean over it) is padded too when
     // it has a bound padding takes; else tcc-specialize-batch names the op
     // that mixes them.
@@ -803,14 +987,18 @@ struct TccPadDynamicDimsPass
       padded.push_back(order.front());
     if (padded.empty())
       return success();
-    if (order.size() > 1) {
-      main.emitError() << "the inputs have dynamic dimensions '" << order[0]
-                       << "' and '" << order[1]
-                       << "'; tcc compiles one dynamic dimension per model: "
-                          "fix the others with --input-shape";
+    // One padded symbol, and at most one batch beside it.
+    if (padded.size() > 1 || batches.size() > 1) {
+      const auto &two = padded.size() > 1 ? padded : batches;
+      main.emitError() << "the inputs have dynamic dimensions '" << two[0]
+                       << "' and '" << two[1]
+                       << "'; tcc compiles a batch and one other dynamic "
+                          "dimension: fix the others with --input-shape";
       return failure();
     }
     name = padded.front();
+    if (!batches.empty() && batches.front() != name)
+      batchName = batches.front();
     return success();
   }
 };

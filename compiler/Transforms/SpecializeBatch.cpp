@@ -259,9 +259,21 @@ struct TccSpecializeBatchPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    if (!main || main.isExternal())
-      return;
+    // @main, or the buckets of a padded dimension (tcc-pad-dynamic-dims)
+    // that still have a dynamic batch beside it: each becomes slabs.
+    SmallVector<func::FuncOp> graphs;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (!f.isExternal() &&
+          (f.getSymName() == "main" || f.getSymName().starts_with("main_pad")))
+        graphs.push_back(f);
+    for (func::FuncOp f : graphs) {
+      rows.clear();
+      if (failed(specialize(module, f)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult specialize(ModuleOp module, func::FuncOp main) {
     FunctionType type = main.getFunctionType();
     auto isDynamic = [](Type t) {
       auto tensor = dyn_cast<RankedTensorType>(t);
@@ -270,17 +282,17 @@ struct TccSpecializeBatchPass
     bool dynamic = llvm::any_of(type.getInputs(), isDynamic) ||
                    llvm::any_of(type.getResults(), isDynamic);
     if (!dynamic)
-      return; // A static graph: nothing to do.
+      return success(); // A static graph: nothing to do.
     // (The outputs after the ops: an op that moves the batch is the error
     // to report.)
     if (failed(checkInterface(main)) || failed(checkOps(main)) ||
         failed(checkLeading(main, "output", type.getResults())))
-      return signalPassFailure();
+      return failure();
 
     std::string name;
     int64_t lo = 1, hi = std::numeric_limits<int32_t>::max();
     if (failed(symbolOf(main, name, lo, hi)))
-      return signalPassFailure();
+      return failure();
     SmallVector<int64_t> sizes;
     for (int64_t c = maxChunk; c >= 1; c /= 2)
       if (c <= hi)
@@ -304,7 +316,7 @@ struct TccSpecializeBatchPass
     for (int64_t slab : sizes) {
       IRMapping map;
       auto copy = cast<func::FuncOp>(main->clone(map));
-      copy.setSymName(("main_chunk" + Twine(slab)).str());
+      copy.setSymName((main.getSymName() + "_chunk" + Twine(slab)).str());
       for (auto [original, held] : rows) {
         Value v = map.lookup(original);
         v.setType(withRows(v.getType(), held.size(slab)));
@@ -317,6 +329,7 @@ struct TccSpecializeBatchPass
       b.insert(copy);
     }
     main.erase();
+    return success();
   }
 
   /// One dynamic dimension a tensor, anywhere in the graph; the leading
@@ -463,8 +476,14 @@ struct TccSpecializeBatchPass
     auto bounds =
         main->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
             "tcc.dim_bounds");
+    auto padded =
+        main->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
+            "tcc.padded");
+    auto paddedName = padded ? padded.getAs<StringAttr>("name") : StringAttr();
     if (bounds)
       for (NamedAttribute entry : bounds) {
+        if (paddedName && entry.getName() == paddedName)
+          continue; // tcc-pad-dynamic-dims's.
         auto range = dyn_cast<DenseI64ArrayAttr>(entry.getValue());
         if (!range || range.size() != 2)
           return main.emitError() << "tcc.dim_bounds entry '" << entry.getName()

@@ -72,8 +72,20 @@ func.func @main(%x: tensor<1x?xf32> {tcc.dims = ["", "seq"]}) -> tensor<1xf32> {
 
 // -----
 
-// expected-error @+1 {{the inputs have dynamic dimensions 'batch' and 'seq'; tcc compiles one dynamic dimension per model}}
-func.func @main(%x: tensor<?x?xf32> {tcc.dims = ["batch", "seq"]}) -> tensor<?xf32> {
-  %0 = tcc.reduce_sum %x axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
-  return %0 : tensor<?xf32>
+// expected-error @+1 {{the inputs have dynamic dimensions 'seq' and 'len'; tcc compiles a batch and one other dynamic dimension}}
+func.func @main(%x: tensor<1x?x?xf32> {tcc.dims = ["", "seq", "len"]}) -> tensor<1xf32> {
+  %0 = tcc.reduce_sum %x axes = [1, 2] : tensor<1x?x?xf32> -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+// Beside a batch, the two may share a dimension inside the graph, not in
+// an output.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<?x?x4xf32> {tcc.dims = ["batch", "seq", ""]}) -> tensor<?x4xf32> {
+    %0 = tcc.reshape %x : tensor<?x?x4xf32> -> tensor<?x4xf32>
+    // expected-error @+1 {{'func.return' returns output 0 with the dynamic dimension merged into another (outputs must hold it as a dimension of its own)}}
+    return %0 : tensor<?x4xf32>
+  }
 }

@@ -103,6 +103,67 @@ module attributes {tcc.dim_bounds = {seq = array<i64: 1, 2>}} {
 
 // -----
 
+// Beside a batch (a dynamic dimension that only leads inputs), the batch
+// stays dynamic for tcc-specialize-batch; heads split from the features
+// and stacks regrouped ([B*2, S, S] -> [B, 2, S, S]) keep the sequence;
+// the batch is not in tcc.padded's dimensions. Zero padding survives
+// reshapes and transposes: the softmax's and the input's need no mask
+// before the second contraction.
+// CHECK: tcc.padded = {buckets = array<i64: 4, 3, 2>, inputs = [array<i64: 1>], max = 4 : i64, min = 1 : i64, name = "seq", outputs = [array<i64: 1>]}
+// CHECK-LABEL: func.func @main_pad4
+// CHECK-SAME: (%{{.*}}: tensor<?x4x4xf32> {{.*}}, %{{.*}}: tensor<i64> {tcc.name = "seq"}) -> tensor<?x4x4xf32>
+// CHECK: tcc.reshape %{{.*}} : tensor<?x4x4xf32> -> tensor<?x4x2x2xf32>
+// CHECK: tcc.transpose {{.*}} -> tensor<?x2x4x2xf32>
+// CHECK: tcc.reshape %{{.*}} : tensor<?x2x4x2xf32> -> tensor<?x4x2xf32>
+// CHECK: tcc.matmul {{.*}} -> tensor<?x4x4xf32>
+// CHECK: tcc.reshape %{{.*}} : tensor<?x4x4xf32> -> tensor<?x2x4x4xf32>
+// CHECK: tcc.select {{.*}} -> tensor<?x2x4x4xf32>
+// CHECK: tcc.softmax {{.*}} : tensor<?x2x4x4xf32>
+// CHECK-NOT: tcc.select
+// CHECK: return
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 4>}} {
+  func.func @main(%x: tensor<?x?x4xf32> {tcc.dims = ["batch", "seq", ""]}) -> tensor<?x?x4xf32> {
+    %h = tcc.reshape %x : tensor<?x?x4xf32> -> tensor<?x?x2x2xf32>
+    %t = tcc.transpose %h perm = [0, 2, 1, 3] : tensor<?x?x2x2xf32> -> tensor<?x2x?x2xf32>
+    %q = tcc.reshape %t : tensor<?x2x?x2xf32> -> tensor<?x?x2xf32>
+    %k = tcc.transpose %q perm = [0, 2, 1] : tensor<?x?x2xf32> -> tensor<?x2x?xf32>
+    %s = tcc.matmul %q, %k : (tensor<?x?x2xf32>, tensor<?x2x?xf32>) -> tensor<?x?x?xf32>
+    %s4 = tcc.reshape %s : tensor<?x?x?xf32> -> tensor<?x2x?x?xf32>
+    %p = tcc.softmax %s4 axis = 3 : tensor<?x2x?x?xf32>
+    %p3 = tcc.reshape %p : tensor<?x2x?x?xf32> -> tensor<?x?x?xf32>
+    %c = tcc.matmul %p3, %q : (tensor<?x?x?xf32>, tensor<?x?x2xf32>) -> tensor<?x?x2xf32>
+    %c4 = tcc.reshape %c : tensor<?x?x2xf32> -> tensor<?x2x?x2xf32>
+    %ct = tcc.transpose %c4 perm = [0, 2, 1, 3] : tensor<?x2x?x2xf32> -> tensor<?x?x2x2xf32>
+    %o = tcc.reshape %ct : tensor<?x?x2x2xf32> -> tensor<?x?x4xf32>
+    return %o : tensor<?x?x4xf32>
+  }
+}
+
+// -----
+
+// Attention's [S, B, D] layout beside a batch: [S*B, D] holds the sequence
+// with the batch inside each position, a dynamic dimension; a mask along it
+// splits it into [S, B] (views) to mask S.
+// CHECK-LABEL: func.func @main_pad2
+// CHECK: %[[T:.*]] = tcc.transpose %{{.*}} perm = [1, 0, 2] : tensor<?x2x4xf32> -> tensor<2x?x4xf32>
+// CHECK: %[[M:.*]] = tcc.reshape %[[T]] : tensor<2x?x4xf32> -> tensor<?x4xf32>
+// CHECK: %[[E:.*]] = tcc.exp %[[M]]
+// CHECK: %[[SPLIT:.*]] = tcc.reshape %[[E]] : tensor<?x4xf32> -> tensor<2x?x4xf32>
+// CHECK: %[[SEL:.*]] = tcc.select %{{.*}}, %[[SPLIT]], %{{.*}} : (tensor<2x1x1xi1>, tensor<2x?x4xf32>, tensor<f32>) -> tensor<2x?x4xf32>
+// CHECK: %[[JOIN:.*]] = tcc.reshape %[[SEL]] : tensor<2x?x4xf32> -> tensor<?x4xf32>
+// CHECK: tcc.reduce_sum %[[JOIN]] axes = [0]
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 2>}} {
+  func.func @main(%x: tensor<?x?x4xf32> {tcc.dims = ["batch", "seq", ""]}) -> tensor<4xf32> {
+    %t = tcc.transpose %x perm = [1, 0, 2] : tensor<?x?x4xf32> -> tensor<?x?x4xf32>
+    %m = tcc.reshape %t : tensor<?x?x4xf32> -> tensor<?x4xf32>
+    %e = tcc.exp %m : tensor<?x4xf32>
+    %s = tcc.reduce_sum %e axes = [0] : tensor<?x4xf32> -> tensor<4xf32>
+    return %s : tensor<4xf32>
+  }
+}
+
+// -----
+
 // A static graph, and one whose only dynamic dimension leads every input
 // (a batch, tcc-specialize-batch's), are left alone.
 // CHECK-NOT: tcc.padded

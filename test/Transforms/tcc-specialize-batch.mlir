@@ -105,3 +105,24 @@ func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   %0 = tcc.relu %x : tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// The buckets of a padded dimension (tcc-pad-dynamic-dims) with a batch
+// beside it become slabs each, named after the bucket; the padded
+// dimension's bounds are not the batch's.
+// CHECK: tcc.batch = {chunks = array<i64: 2, 1>, inputs = [true, false], max = 3 : i64, min = 1 : i64, name = "b", outputs = [true]}
+// CHECK-LABEL: func.func @main_pad4_chunk2(%{{.*}}: tensor<2x4x8xf32> {{.*}}, %{{.*}}: tensor<i64> {tcc.name = "seq"}) -> tensor<2x4x8xf32>
+// CHECK-LABEL: func.func @main_pad4_chunk1(%{{.*}}: tensor<1x4x8xf32>
+// CHECK-LABEL: func.func @main_pad2_chunk2(%{{.*}}: tensor<2x2x8xf32>
+// CHECK-LABEL: func.func @main_pad2_chunk1(%{{.*}}: tensor<1x2x8xf32>
+module attributes {tcc.dim_bounds = {b = array<i64: 1, 3>, seq = array<i64: 1, 4>}, tcc.padded = {buckets = array<i64: 4, 2>, inputs = [array<i64: 1>], max = 4 : i64, min = 1 : i64, name = "seq", outputs = [array<i64: 1>]}} {
+  func.func @main_pad4(%x: tensor<?x4x8xf32> {tcc.dims = ["b", "seq", ""]}, %n: tensor<i64> {tcc.name = "seq"}) -> tensor<?x4x8xf32> {
+    %0 = tcc.softmax %x axis = 1 : tensor<?x4x8xf32>
+    return %0 : tensor<?x4x8xf32>
+  }
+  func.func @main_pad2(%x: tensor<?x2x8xf32> {tcc.dims = ["b", "seq", ""]}, %n: tensor<i64> {tcc.name = "seq"}) -> tensor<?x2x8xf32> {
+    %0 = tcc.softmax %x axis = 1 : tensor<?x2x8xf32>
+    return %0 : tensor<?x2x8xf32>
+  }
+}

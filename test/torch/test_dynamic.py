@@ -128,12 +128,32 @@ def test_export_refuses_two_batches(tmp_path):
         def forward(self, a, b):
             return a.sum(1), b.sum(1)
 
-    with pytest.raises(tcc.torch.Unsupported) as e:
+    with pytest.raises(tcc.CompileError) as e:
         tcc.torch.export(Two(), (torch.randn(2, 3), torch.randn(3, 3)),
                          str(tmp_path / "t.so"),
                          dynamic_shapes={"a": {0: Dim("m")},
                                          "b": {0: Dim("n")}})
-    assert "compiles one" in str(e.value)
+    assert "tcc compiles one dynamic dimension, shared by every batched " \
+        "input" in str(e.value)
+    assert not os.path.exists(tmp_path / "t.so")
+
+
+def test_export_with_a_dynamic_batch_and_sequence(tmp_path):
+    torch.manual_seed(0)
+    model = Encoder().eval()
+    so = str(tmp_path / "e.so")
+    tcc.torch.export(model, (torch.randn(2, 16, 64),), so,
+                     dynamic_shapes={"x": {0: Dim("batch", max=8),
+                                           1: Dim("seq", max=32)}})
+    artifact = tcc.load(so)
+    assert artifact.inputs[0].shape == ("batch", "seq", 64)
+    for b, s in ((1, 1), (3, 20), (8, 32)):
+        x = torch.randn(b, s, 64)
+        with torch.no_grad():
+            want = model(x)
+        got, = artifact(x.numpy())
+        np.testing.assert_allclose(got, want.numpy(), rtol=RTOL, atol=ATOL,
+                                   err_msg=f"batch {b}, sequence {s}")
 
 
 def test_export_refuses_mixing_the_batch(tmp_path):

@@ -96,7 +96,7 @@ def import_graph(gm, name="graph", constants=None, input_names=None,
         if node.op == "placeholder":
             _import_placeholder(ctx, node, index[node], constants, sig,
                                 input_names.get(node.name, node.name),
-                                input_layouts)
+                                input_layouts, dim_names or {})
         elif node.op == "call_function":
             _import_call(ctx, node)
         elif node.op == "output":
@@ -133,7 +133,8 @@ def _is_effect_token(node):
         for u in node.users)
 
 
-def _import_placeholder(ctx, node, i, constants, sig, name, layouts):
+def _import_placeholder(ctx, node, i, constants, sig, name, layouts,
+                        dim_names):
     if _is_effect_token(node):
         ctx.env[node] = None  # not an input: with_effects makes a new one
         return
@@ -162,8 +163,9 @@ def _import_placeholder(ctx, node, i, constants, sig, name, layouts):
     order = _storage_order(v) if layouts and not v.dtype.is_complex \
         else None
     dims = None
-    if -1 in shape:  # named after the artifact's one symbol
-        dims = [next(iter(sig.dims)) if d == -1 else None for d in shape]
+    if -1 in shape:  # each named after its symbol
+        dims = [_dim_name(v.shape[k], dim_names) if d == -1 else None
+                for k, d in enumerate(shape)]
     if order:
         arg = ctx.g.add_input(name, dtype, [shape[d] for d in order])
         ctx.env[node] = ctx.transpose(arg, inverse(order))
@@ -294,10 +296,10 @@ _MAX_DIM = 2**31 - 1  # the largest size an artifact's symbol takes
 def dynamic_dims(placeholders, names, ranges=None):
     """The dynamic dimension of the graph's tensor inputs, as the artifact's
     symbol: {name: (min, max)}, or {} when every input is static. tcc
-    compiles one dynamic dimension: a batch (the leading dimension of the
-    inputs that have it, run as slabs of fixed sizes) or any other (a
-    sequence, run padded to buckets; docs/compiler.md); a second one is
-    Unsupported, naming both. `names` maps symbols to
+    compiles a batch (the leading dimension of the inputs that have it, run
+    as slabs of fixed sizes) and one other (a sequence, run padded to
+    buckets; docs/compiler.md); the compiler refuses other pairs, and a
+    third is Unsupported here. `names` maps symbols to
     names (else torch's own, e.g. "s0"), `ranges` to ValueRanges (else the
     shape environment's). The bounds are torch's, but for
     a minimum of 2 (torch specializes sizes 0 and 1, where the artifact
@@ -317,11 +319,11 @@ def dynamic_dims(placeholders, names, ranges=None):
                     f"({expr}), a size computed from others; tcc compiles "
                     "dimensions that are a symbol of their own")
             symbols.setdefault(expr, d)
-    if len(symbols) > 1:
+    if len(symbols) > 2:
         raise Unsupported(
             "the inputs have the dynamic dimensions " +
-            " and ".join(str(s) for s in symbols) + "; tcc compiles one, "
-            "a batch that every batched input shares")
+            ", ".join(str(s) for s in symbols) + "; tcc compiles a batch "
+            "and one other dynamic dimension")
     dims = {}
     for expr, d in symbols.items():
         bounds = (ranges or {}).get(expr) or \
@@ -333,8 +335,15 @@ def dynamic_dims(placeholders, names, ranges=None):
                 lo = lower
             if upper is not None and upper < _MAX_DIM:
                 hi = upper
-        dims[names.get(expr, str(expr))] = (lo, max(lo, hi))
+        dims[_dim_name(d, names)] = (lo, max(lo, hi))
     return dims
+
+
+def _dim_name(d, names):
+    """The artifact's name of the dynamic dimension `d` (a SymInt): the
+    user's (`names`: symbol -> name), else torch's own ("s0")."""
+    expr = d.node.expr
+    return names.get(expr, str(expr))
 
 
 def specialize_dims(placeholders, marked):

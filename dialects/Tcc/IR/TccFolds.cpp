@@ -691,6 +691,51 @@ struct DistributeAddOverConcat : OpRewritePattern<AddOp> {
   }
 };
 
+LogicalResult mlir::tcc::unstackMatmulOperands(MatmulOp op,
+                                               RewriterBase &rewriter) {
+  // The operand under a broadcast that keeps its matrix dimensions.
+  auto unstacked = [](Value v) -> Value {
+    auto b = v.getDefiningOp<BroadcastToOp>();
+    if (!b)
+      return v;
+    auto from = cast<RankedTensorType>(b.getInput().getType());
+    auto to = cast<RankedTensorType>(b.getType());
+    if (from.getRank() < 2 ||
+        from.getShape().take_back(2) != to.getShape().take_back(2) ||
+        ShapedType::isDynamic(from.getShape().back()) ||
+        ShapedType::isDynamic(from.getShape().end()[-2]))
+      return v;
+    return b.getInput();
+  };
+  Value lhs = unstacked(op.getLhs()), rhs = unstacked(op.getRhs());
+  if (lhs == op.getLhs() && rhs == op.getRhs())
+    return failure();
+  SmallVector<Type> types;
+  if (failed(MatmulOp::inferReturnTypes(
+          op.getContext(), op.getLoc(), ValueRange{lhs, rhs},
+          op->getAttrDictionary(), op->getPropertiesStorage(), op->getRegions(),
+          types)) ||
+      types.size() != 1 || types.front() != op.getType())
+    return failure();
+  rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), lhs, rhs);
+  return success();
+}
+
+namespace {
+struct UnstackMatmulOperands : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    return unstackMatmulOperands(op, rewriter);
+  }
+};
+} // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<UnstackMatmulOperands>(context);
+}
+
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
   results.add<DistributeAddOverConcat>(context);

@@ -25,4 +25,16 @@ class TccBuilder;
 #define GET_OP_CLASSES
 #include "dialects/Tcc/IR/TccOps.h.inc"
 
+namespace mlir {
+class RewriterBase;
+namespace tcc {
+/// Rewrites `matmul(a, broadcast_to(w))` (and the mirror image), where the
+/// broadcast only stacks copies of w's matrices, to `matmul(a, w)`: numpy
+/// matmul broadcasts the stacks itself, without the copies (a decomposed
+/// `x @ W` over a batch: `bmm(x, expand(W))`). Fails, changing nothing,
+/// unless the result type stays the same. (MatmulOp's canonicalization.)
+LogicalResult unstackMatmulOperands(MatmulOp op, RewriterBase &rewriter);
+} // namespace tcc
+} // namespace mlir
+
 #endif // TCC_DIALECT_TCC_IR_TCCOPS_H

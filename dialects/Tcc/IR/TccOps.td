@@ -383,6 +383,7 @@ def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure,
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_ConvOp : Tcc_Op<"conv", [Pure,
