@@ -497,6 +497,13 @@ def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
     all of it or of a prefix every run holds leave the padding as garbage
     that no valid element reads.
 
+    A batch beside it (a dynamic dimension that only leads the inputs)
+    stays dynamic in the buckets, for tcc-specialize-batch to make slabs of
+    each; the pass follows it too (at a probe size through reshapes), and
+    where a dimension holds both (`[S*B, D]`) masks it by splitting it into
+    `[S, B]`. A matmul by a broadcast that only stacks a matrix multiplies
+    by the matrix first.
+
     It records `tcc.padded` on the module: the dimension's name, its
     bounds (`tcc.dim_bounds`; an upper bound of at most `max-size` is
     required), the buckets, and for each input and output the dimensions
@@ -551,7 +558,9 @@ def TccSpecializeBatch : Pass<"tcc-specialize-batch", "ModuleOp"> {
     outputs must have leading, one row a batch row. The pass checks that op by op and
     replaces `@main` by copies at fixed batch sizes: `@main_chunk8`,
     `@main_chunk4`, `@main_chunk2`, `@main_chunk1` (powers of two from
-    `max-chunk` down, none above the dimension's upper bound). The artifact
+    `max-chunk` down, none above the dimension's upper bound); the buckets
+    of a padded dimension (`@main_pad128`, tcc-pad-dynamic-dims) with a
+    batch beside it become `@main_pad128_chunk8`, ... . The artifact
     runs n rows as the fewest such slabs (n = 13: 8 + 4 + 1). It records
     `tcc.batch` on the module: the dimension's name (the importer's
     `tcc.dims` argument attribute, else `batch`), its bounds (from the

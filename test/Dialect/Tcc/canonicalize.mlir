@@ -581,3 +581,26 @@ func.func @conv_over_whole_input(%x: tensor<3x2x1x1xf32>, %big: tensor<1x2x2x2xf
   %2 = tcc.conv %x, %wi strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<3x2x1x1xf32>, tensor<2x2x1x1xf32>) -> tensor<3x2x1x1xf32>
   return %0, %1, %2 : tensor<3x2x1x1xf32>, tensor<1x2x2x2xf32>, tensor<3x2x1x1xf32>
 }
+
+// -----
+
+// A matmul by a broadcast that only stacks copies of a matrix multiplies
+// by the matrix (numpy matmul stacks it); a broadcast that changes the
+// matrix, or one the result type would not survive, stays.
+// CHECK-LABEL: func @matmul_of_stacked_weight
+// CHECK-SAME: (%[[X:.*]]: tensor<?x5x4xf32>, %[[W:.*]]: tensor<4x3xf32>, %[[V:.*]]: tensor<1x3xf32>, %{{.*}}: tensor<5x4xf32>)
+// CHECK: %[[A:.*]] = tcc.matmul %[[X]], %[[W]] : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+// CHECK: %[[VB:.*]] = tcc.broadcast_to %[[V]] : tensor<1x3xf32> -> tensor<4x3xf32>
+// CHECK: %[[B:.*]] = tcc.matmul %[[X]], %[[VB]]
+// CHECK: %[[WS:.*]] = tcc.broadcast_to %[[W]] : tensor<4x3xf32> -> tensor<7x4x3xf32>
+// CHECK: %[[C:.*]] = tcc.matmul %{{.*}}, %[[WS]] : (tensor<5x4xf32>, tensor<7x4x3xf32>) -> tensor<7x5x3xf32>
+// CHECK: return %[[A]], %[[B]], %[[C]]
+func.func @matmul_of_stacked_weight(%x: tensor<?x5x4xf32>, %w: tensor<4x3xf32>, %v: tensor<1x3xf32>, %y: tensor<5x4xf32>) -> (tensor<?x5x3xf32>, tensor<?x5x3xf32>, tensor<7x5x3xf32>) {
+  %s = tcc.broadcast_to %w : tensor<4x3xf32> -> tensor<?x4x3xf32>
+  %a = tcc.matmul %x, %s : (tensor<?x5x4xf32>, tensor<?x4x3xf32>) -> tensor<?x5x3xf32>
+  %vb = tcc.broadcast_to %v : tensor<1x3xf32> -> tensor<4x3xf32>
+  %b = tcc.matmul %x, %vb : (tensor<?x5x4xf32>, tensor<4x3xf32>) -> tensor<?x5x3xf32>
+  %ws = tcc.broadcast_to %w : tensor<4x3xf32> -> tensor<7x4x3xf32>
+  %c = tcc.matmul %y, %ws : (tensor<5x4xf32>, tensor<7x4x3xf32>) -> tensor<7x5x3xf32>
+  return %a, %b, %c : tensor<?x5x3xf32>, tensor<?x5x3xf32>, tensor<7x5x3xf32>
+}
