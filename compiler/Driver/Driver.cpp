@@ -33,6 +33,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <algorithm>
+#include <thread>
 #include <unistd.h> // environ
 
 using namespace mlir;
@@ -794,10 +796,23 @@ private:
         failed(addArtifactEntry(*llvmModule, info, "main",
                                 emit != EmitKind::Object, error)))
       return fail(error);
+    if (jobs() > 1)
+      return success(); // Optimized in pieces as link() compiles them.
     TimingScope scope = rootTiming.nest("LLVM optimization");
     optimizeLLVMModule(*llvmModule, *machine, opts.optLevel);
     addBFloatConversions(*llvmModule);
     return success();
+  }
+
+  /// Pieces the module is optimized and compiled in at once: a library or
+  /// an executable only (the pieces' hidden symbols would clash between
+  /// two artifacts linked from relocatable objects into one program).
+  unsigned jobs() const {
+    if (emit != EmitKind::Library && emit != EmitKind::Executable)
+      return 1;
+    if (opts.jobs)
+      return opts.jobs;
+    return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   }
 
   LogicalResult emitCode(StringRef path, bool assembly) {
@@ -860,29 +875,49 @@ private:
   /// the runtime). Object and link output go to temporary files; only a
   /// finished artifact is renamed into place.
   LogicalResult link() {
-    SmallString<128> object;
-    int fd;
-    if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, object))
-      return fail("cannot create a temporary object file");
-    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
-    auto removeObject =
-        llvm::make_scope_exit([&] { llvm::sys::fs::remove(object); });
-    if (failed(emitCode(object, false)))
-      return fail(error);
+    std::vector<std::string> objects;
+    auto removeObjects = llvm::make_scope_exit([&] {
+      for (const std::string &o : objects)
+        if (!o.empty())
+          llvm::sys::fs::remove(o);
+    });
+    if (jobs() > 1) {
+      TimingScope scope =
+          rootTiming.nest("LLVM optimization and machine code (" +
+                          std::to_string(jobs()) + " pieces)");
+      std::string machineError;
+      if (failed(emitObjectsInParallel(
+              *llvmModule,
+              [&] {
+                return createCpuTargetMachine(opts.mcpu, opts.optLevel,
+                                              machineError);
+              },
+              opts.optLevel, jobs(), objects, error)))
+        return fail(error);
+    } else {
+      SmallString<128> object;
+      int fd;
+      if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, object))
+        return fail("cannot create a temporary object file");
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+      objects.push_back(object.str().str());
+      if (failed(emitCode(object, false)))
+        return fail(error);
+    }
     SmallString<256> linked = llvm::sys::path::parent_path(output);
     llvm::sys::path::append(linked, ".tcc-link-%%%%%%.tmp");
     llvm::sys::fs::createUniquePath(linked, linked, /*MakeAbsolute=*/false);
-    std::vector<std::string> objects = {object.str().str()};
+    std::vector<std::string> inputs = objects;
     if (!ukernelObject.empty())
-      objects.push_back(ukernelObject);
+      inputs.push_back(ukernelObject);
     LogicalResult linkedOk = success();
     TimingScope linkTiming = rootTiming.nest("link");
     if (emit == EmitKind::Library)
-      linkedOk = linkSharedLibrary(objects, linked, error);
+      linkedOk = linkSharedLibrary(inputs, linked, error);
     else if (emit == EmitKind::Object)
-      linkedOk = linkRelocatable(objects, linked, error);
+      linkedOk = linkRelocatable(inputs, linked, error);
     else
-      linkedOk = linkExecutable(objects,
+      linkedOk = linkExecutable(inputs,
                                 {opts.libDir + "/libtccrt_main.a",
                                  opts.libDir + "/libtccrt_static.a"},
                                 linked, error);

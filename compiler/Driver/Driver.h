@@ -71,6 +71,9 @@ struct CompileOptions {
   bool stats = false;
   /// Print how long each pass and each code generation step took (stderr).
   bool timings = false;
+  /// Pieces a library or executable is optimized and compiled in at once
+  /// (--jobs; 0: the machine's cores, at most 8).
+  unsigned jobs = 0;
   /// Bracket every kernel with calls of the host's profiler (--profile).
   bool profile = false;
   /// Print the memory plan: "text" or "json" (empty: don't).

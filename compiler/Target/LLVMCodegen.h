@@ -14,8 +14,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -49,6 +51,20 @@ UkernelIsa ukernelIsaFor(const llvm::TargetMachine &machine);
 LogicalResult findUkernelObject(const llvm::Module &module, StringRef libDir,
                                 UkernelIsa isa, std::string &object,
                                 std::string &error);
+
+/// Optimizes `module` (as optimizeLLVMModule, then addBFloatConversions)
+/// and emits it as object files in `partitions` pieces, one thread each:
+/// llvm::SplitModule spreads the functions round-robin by size, locals
+/// made hidden globals so the pieces link to one program. `machines` makes
+/// a TargetMachine (one a piece, each in its own context). The objects are
+/// temporary files the caller links and removes (`objects`, even on
+/// failure). Only for linked outputs: the pieces' hidden symbols would
+/// clash between two artifacts in one relocatable object.
+LogicalResult emitObjectsInParallel(
+    llvm::Module &module,
+    const std::function<std::unique_ptr<llvm::TargetMachine>()> &machines,
+    int optLevel, unsigned partitions, std::vector<std::string> &objects,
+    std::string &error);
 
 /// Runs LLVM's standard -O`optLevel` pipeline for `machine`.
 void optimizeLLVMModule(llvm::Module &module, llvm::TargetMachine &machine,

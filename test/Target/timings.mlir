@@ -1,5 +1,6 @@
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: tcc %S/Inputs/linear.mlir --timings -o %t/linear.so 2>&1 | FileCheck %s
+// RUN: tcc %S/Inputs/linear.mlir --timings --jobs=1 -o %t/linear.so 2>&1 | FileCheck %s
+// RUN: tcc %S/Inputs/linear.mlir --timings --jobs=3 -o %t/pieces.so 2>&1 | FileCheck %s --check-prefix=PIECES
 // RUN: tcc %S/Inputs/linear.mlir -o %t/quiet.so 2>&1 | FileCheck %s --check-prefix=QUIET --allow-empty
 
 // Tests that --timings reports every pipeline with its passes, then each
@@ -17,4 +18,9 @@
 // CHECK: machine code
 // CHECK: link
 // CHECK: Total
+// With --jobs=3 the optimization and machine code run in three pieces at
+// once.
+// PIECES: translate to LLVM IR
+// PIECES: LLVM optimization and machine code (3 pieces)
+// PIECES: link
 // QUIET-NOT: Execution time report

@@ -120,6 +120,12 @@ static cl::opt<std::string> maxTensorBytes(
     cl::desc("Refuse a model with a tensor of more bytes than this "
              "(default 4G; suffixes K, M, G, T)"),
     cl::value_desc("N"), cl::init("4G"), cl::cat(category));
+static cl::opt<unsigned> compileJobs(
+    "jobs",
+    cl::desc("Optimize and generate the machine code of a library or "
+             "executable in N pieces at once (default: the machine's cores, "
+             "at most 8; 1: in one piece)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool>
     printDebugInfo("print-debuginfo",
                    cl::desc("Print locations (ONNX node names) in IR output"),
@@ -169,6 +175,7 @@ int main(int argc, char **argv) {
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;
   options.timings = timings;
+  options.jobs = compileJobs;
   options.profile = profile;
   options.name = name;
   if (ukernels != "auto" && !mlir::tcc::parseUkernelIsa(ukernels))
