@@ -804,11 +804,13 @@ private:
     return success();
   }
 
-  /// Pieces the module is optimized and compiled in at once: a library or
-  /// an executable only (the pieces' hidden symbols would clash between
-  /// two artifacts linked from relocatable objects into one program).
+  /// Pieces the module is optimized and compiled in at once: for what
+  /// link() makes (a library, an executable, or an object linked with the
+  /// kernels, whose hidden symbols objcopy then makes local, so the pieces'
+  /// cannot clash with another artifact's).
   unsigned jobs() const {
-    if (emit != EmitKind::Library && emit != EmitKind::Executable)
+    if (emit != EmitKind::Library && emit != EmitKind::Executable &&
+        !(emit == EmitKind::Object && !ukernelObject.empty()))
       return 1;
     if (opts.jobs)
       return opts.jobs;

@@ -58,8 +58,9 @@ LogicalResult findUkernelObject(const llvm::Module &module, StringRef libDir,
 /// made hidden globals so the pieces link to one program. `machines` makes
 /// a TargetMachine (one a piece, each in its own context). The objects are
 /// temporary files the caller links and removes (`objects`, even on
-/// failure). Only for linked outputs: the pieces' hidden symbols would
-/// clash between two artifacts in one relocatable object.
+/// failure). Only for linked outputs whose hidden symbols are not seen by
+/// other artifacts (a library, an executable, an object whose hidden
+/// symbols are made local).
 LogicalResult emitObjectsInParallel(
     llvm::Module &module,
     const std::function<std::unique_ptr<llvm::TargetMachine>()> &machines,

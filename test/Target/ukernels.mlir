@@ -9,8 +9,8 @@
 // RUN: tcc %S/Inputs/linear.mlir -o %t/linear
 // RUN: %t/linear --inputs %t --outputs %t/out | FileCheck %s --check-prefix=EXE
 // RUN: %python -c "import numpy as np, onnx.numpy_helper as h, onnx; t = onnx.TensorProto(); t.ParseFromString(open('%t/out/output_0.pb', 'rb').read()); e = np.load('%t/output_0.npy'); print('close' if np.allclose(h.to_array(t), e, rtol=1e-5, atol=1e-5) else 'differ')" | FileCheck %s --check-prefix=EXE-DATA
-// RUN: tcc %S/Inputs/linear.mlir -o %t/net_a.o
-// RUN: tcc %S/Inputs/linear.mlir -o %t/net_b.o
+// RUN: tcc %S/Inputs/linear.mlir -o %t/net_a.o --jobs=2
+// RUN: tcc %S/Inputs/linear.mlir -o %t/net_b.o --jobs=2
 // RUN: nm %t/net_a.o | FileCheck %s --check-prefix=OBJECT
 // RUN: cc -shared %t/net_a.o %t/net_b.o -lm -o %t/both.so
 // RUN: mkdir -p %t/moved/bin && cp %tcc_bin/tcc %t/moved/bin/tcc
