@@ -11,7 +11,8 @@ process), and ONNX Runtime runs the dynamic ONNX model on the same inputs
 beside them. Prints per size: tcc static ms, tcc dynamic ms, the median
 over paired runs of static / dynamic (below 1: the dynamic artifact is
 slower), the dynamic artifact's ms per image (batch) or per token
-(sequence), and ONNX Runtime's ms.
+(sequence, both: per batch row's token), and ONNX Runtime's ms. `--only
+NAME` runs the cases whose name contains NAME.
 
     PY=~/.cache/tcc/venv/bin/python
     $PY bench/dynamic.py --threads 2 --runs 30 --markdown
@@ -67,6 +68,14 @@ def build_models(out: Path, batches, seqs):
            path, {1: torch.export.Dim("seq", min=1, max=128)})
     cases.append(("encoder (batch 1)", path, ["--dim", "seq=1..128"],
                   "sequence", [(s, (1, s, 768)) for s in seqs]))
+    path = out / "encoder_both.onnx"
+    export(make_models._build_encoder().eval(), (torch.randn(2, 16, 768),),
+           path, {0: torch.export.Dim("batch", min=1, max=8),
+                  1: torch.export.Dim("seq", min=1, max=128)})
+    cases.append(("encoder (batch and sequence)", path,
+                  ["--dim", "batch=1..8", "--dim", "seq=1..128"],
+                  "batch x sequence", [((b, s), (b, s, 768))
+                                       for b, s in ((4, 77), (8, 128))]))
     return cases
 
 
@@ -111,6 +120,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--batches", default="1,8")
     ap.add_argument("--seqs", default="16,77,128")
+    ap.add_argument("--only", default="",
+                    help="run the cases whose name contains this")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     tcc = os.path.join(a.bin_dir, "tcc")
@@ -122,29 +133,34 @@ def main():
         tmp = Path(tmp)
         for name, onnx, flags, what, sizes in build_models(tmp, batches,
                                                            seqs):
+            if a.only not in name:
+                continue
             stem = onnx.stem
             dynamic = tmp / f"{stem}_dyn.so"
             t = time.perf_counter()
             compile_model(tcc, onnx, dynamic, *flags)
             dyn_s = time.perf_counter() - t
             for size, shape in sizes:
-                static = tmp / f"{stem}_{size}.so"
+                label = "x".join(map(str, size)) \
+                    if isinstance(size, tuple) else str(size)
+                static = tmp / f"{stem}_{label}.so"
                 t = time.perf_counter()
                 compile_model(tcc, onnx, static, "--input-shape",
                               f"x={'x'.join(str(d) for d in shape)}")
                 static_s = time.perf_counter() - t
-                inputs = tmp / f"{stem}_in{size}"
+                inputs = tmp / f"{stem}_in{label}"
                 inputs.mkdir()
-                x = np.random.default_rng(size).standard_normal(
+                x = np.random.default_rng(shape[0] * shape[1]).standard_normal(
                     shape).astype(np.float32)
                 np.save(inputs / "input_0.npy", x)
                 dyn_ms, static_ms, ratio = tcc_run_compare(
                     tcc_run, dynamic, static, inputs, a.runs, a.warmup,
                     a.threads)
                 ort = ort_ms(onnx, x, a.runs, a.warmup, a.threads)
-                rows.append((name, what, size, static_ms, dyn_ms, ratio, ort,
-                             static_s, dyn_s))
-                print(f"{name} {what} {size}: static {static_ms:.3f} ms, "
+                units = size[0] * size[1] if isinstance(size, tuple) else size
+                rows.append((name, what, label, units, static_ms, dyn_ms,
+                             ratio, ort, static_s, dyn_s))
+                print(f"{name} {what} {label}: static {static_ms:.3f} ms, "
                       f"dynamic {dyn_ms:.3f} ms (static/dynamic {ratio:.3f}),"
                       f" ORT {ort:.3f} ms; compile static {static_s:.1f} s,"
                       f" dynamic {dyn_s:.1f} s", file=sys.stderr)
@@ -153,9 +169,9 @@ def main():
               "dynamic (paired) | dynamic ms per image or token | ONNX "
               "Runtime ms (dynamic model) | compile s: static / dynamic |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
-        for name, what, n, s, d, r, o, cs, cd in rows:
-            print(f"| {name} | {what} {n} | {s:.3f} | {d:.3f} | {r:.3f} | "
-                  f"{d / n:.3f} | {o:.3f} | {cs:.1f} / {cd:.1f} |")
+        for name, what, label, n, s, d, r, o, cs, cd in rows:
+            print(f"| {name} | {what} {label} | {s:.3f} | {d:.3f} | "
+                  f"{r:.3f} | {d / n:.3f} | {o:.3f} | {cs:.1f} / {cd:.1f} |")
 
 
 if __name__ == "__main__":

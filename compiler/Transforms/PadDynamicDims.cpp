@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
 #include "dialects/Tcc/IR/TccTraits.h"
@@ -400,7 +401,7 @@ private:
     // sizes are taken as the batch itself.
     bool readsPadding = llvm::any_of(
         op->getOperands(), [&](Value v) { return anyPad(layoutOf(v)); });
-    if (op->getNumRegions() > 0 && (readsPadding || !batch))
+    if (op->getNumRegions() > 0)
       return Refusal{"has regions reading the dynamic dimension"};
 
     if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>() ||
@@ -748,9 +749,17 @@ private:
     SmallVector<std::pair<int64_t, int64_t>> all(units);
     llvm::append_range(all, batchUnits);
     llvm::sort(all, [](auto a, auto b) { return a.first > b.first; });
+    // (Sizes here hold the bucket and the probe: refuse what would
+    // overflow, and empty tensors, which have no strides.)
     int64_t total = 1;
     for (int64_t d : inShape)
-      total *= d;
+      if (d <= 0 || llvm::MulOverflow(total, d, total))
+        return Refusal{"reshapes a tensor too large or empty to follow the "
+                       "dynamic dimension through"};
+    for (int64_t d : rt.getShape())
+      if (d == 0)
+        return Refusal{"reshapes a tensor too large or empty to follow the "
+                       "dynamic dimension through"};
     // The result's shape at this bucket (the batch at the probe). Its
     // dynamic dimensions hold the digits in order (a stack of [S, S] score
     // matrices regrouped, [24, S, S] -> [2, 12, S, S]): from the innermost,

@@ -89,3 +89,14 @@ module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
     return %0 : tensor<?x4xf32>
   }
 }
+
+// -----
+
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<0x?xf32> {tcc.dims = ["", "seq"]}) -> tensor<0x?xf32> {
+    // expected-error @+1 {{'tcc.reshape' reshapes a tensor too large or empty to follow the dynamic dimension through}}
+    %0 = tcc.reshape %x : tensor<0x?xf32> -> tensor<?x0xf32>
+    %1 = tcc.reshape %0 : tensor<?x0xf32> -> tensor<0x?xf32>
+    return %1 : tensor<0x?xf32>
+  }
+}
