@@ -175,6 +175,9 @@ int main(int argc, char **argv) {
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;
   options.timings = timings;
+  if (compileJobs > 256)
+    return usage("--jobs " + llvm::Twine(compileJobs.getValue()) +
+                 " is more than 256 pieces");
   options.jobs = compileJobs;
   options.profile = profile;
   options.name = name;
