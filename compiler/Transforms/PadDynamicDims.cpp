@@ -377,8 +377,50 @@ private:
         padded.push_back(d);
     if (padded.empty())
       return;
+    // (Zeros before a contraction go to the source of views; a -inf before
+    // a softmax stays where it fuses with the softmax.)
     OpBuilder b(op);
-    op->setOperand(i, masked(b, op->getLoc(), v, padded, fill));
+    op->setOperand(i, fill == Fill::zero
+                          ? maskedAtSource(b, op->getLoc(), v, padded, fill)
+                          : masked(b, op->getLoc(), v, padded, fill));
+  }
+
+  /// `v` masked along `dims`, where that is cheapest: a value made by views
+  /// (reshapes, transposes: attention's heads split from the features) is
+  /// masked at their source, along every padded dimension there, and the
+  /// views made again on the result, so the mask reads contiguous rows
+  /// instead of being a strided copy of its own. (Masking padding along
+  /// other digits too is harmless: it is padding.)
+  Value maskedAtSource(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> dims, Fill fill) {
+    SmallVector<Operation *> views;
+    Value source = v;
+    while (Operation *def = source.getDefiningOp()) {
+      if (!isa<ReshapeOp, TransposeOp>(def) ||
+          !anyPad(layoutOf(def->getOperand(0))))
+        break;
+      views.push_back(def);
+      source = def->getOperand(0);
+    }
+    if (views.empty())
+      return masked(b, loc, v, dims, fill);
+    Layout l = layoutOf(source);
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < int64_t(l.size()); ++d)
+      if (pad(l[d]))
+        all.push_back(d);
+    Value r = masked(b, loc, source, all, fill);
+    for (Operation *view : llvm::reverse(views)) {
+      Operation *copy = b.clone(*view);
+      copy->setOperand(0, r);
+      r = copy->getResult(0);
+      layouts[r] = layoutOf(view->getResult(0));
+    }
+    if (fill == Fill::zero)
+      for (auto [d, digit] : llvm::enumerate(layoutOf(v)))
+        if (pad(digit))
+          zeroAlong.insert({r, int64_t(d)});
+    return r;
   }
 
   static int64_t norm(int64_t axis, int64_t rank) {
@@ -884,17 +926,23 @@ struct TccPadDynamicDimsPass
                        << lo << "..MAX";
       return signalPassFailure();
     }
-    // Powers of two and the sizes halfway between them in ratio (16, 24,
-    // 32, 48, ...): a run pays at most 1.5x the elements of its size.
+    // Powers of two and `steps` - 1 sizes evenly between each two (four
+    // steps: 16, 20, 24, 28, 32, 40, ...; a run pays at most 1.25x the
+    // elements of its size). Beside a batch, whose slabs multiply the
+    // copies, two steps (16, 24, 32, 48, ...: at most 1.5x).
+    int64_t stepCount = bucketSteps > 0     ? bucketSteps
+                        : batchName.empty() ? 4
+                                            : 2;
     SmallVector<int64_t> buckets;
     int64_t first = 1;
     while (first < std::min<int64_t>(std::max<int64_t>(lo, minBucket), hi))
       first *= 2;
-    for (int64_t s = first; s < hi; s *= 2) {
-      buckets.push_back(s);
-      if (s >= 2 && s + s / 2 < hi && s + s / 2 >= lo)
-        buckets.push_back(s + s / 2);
-    }
+    for (int64_t s = first; s < hi; s *= 2)
+      for (int64_t k = 0; k < stepCount; ++k) {
+        int64_t size = s + s * k / stepCount;
+        if (size < hi && (k == 0 || (size >= lo && size > buckets.back())))
+          buckets.push_back(size);
+      }
     buckets.push_back(hi);
     std::reverse(buckets.begin(), buckets.end()); // Largest first.
 

@@ -474,9 +474,10 @@ def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
     A dynamic dimension that is not only the leading (batch) dimension of
     the inputs -- a transformer's sequence length, which attention
     contracts and softmax normalizes over -- runs padded: `@main` is
-    replaced by copies at bucket sizes N (`@main_pad128`, `@main_pad64`,
+    replaced by copies at bucket sizes N (`@main_pad128`, `@main_pad112`,
     ..., largest first: powers of two from `min-bucket` (or the
-    dimension's lower bound) up to its upper bound, and the bound itself),
+    dimension's lower bound) up to its upper bound with `bucket-steps` - 1
+    sizes evenly between each two, and the bound itself),
     each static, each taking the run's size n as one more input (a
     `tensor<i64>` named after the dimension). A run of n elements calls the
     smallest bucket N >= n with its inputs padded to N and keeps the first
@@ -538,6 +539,8 @@ def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
            "The smallest bucket (a run below it pads up to it)">,
     Option<"maxSize", "max-size", "int64_t", /*default=*/"65536",
            "The largest upper bound a padded dimension may have">,
+    Option<"bucketSteps", "bucket-steps", "int64_t", /*default=*/"0",
+           "Buckets per doubling of the size (0: 4, or 2 beside a batch)">,
   ];
 }
 

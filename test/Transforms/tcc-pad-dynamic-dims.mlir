@@ -80,24 +80,34 @@ module attributes {tcc.dim_bounds = {len = array<i64: 1, 1>}} {
 
 // A reshape that merges the sequence with the static dimensions around it
 // keeps track of where it is: in [2*S*3] the position of element i is
-// (i / 3) % S. Heads split out of the features leave it a dimension of its
-// own. The first token (a prefix every run holds) is a static slice.
+// (i / 3) % S. A value made by views is zero-masked at their source (rows
+// of [2, S, 3], not a strided copy), the views made again. Heads split out
+// of the features leave it a dimension of its own. The first token (a
+// prefix every run holds) is a static slice.
 // CHECK-LABEL: func.func @main_pad2
 // CHECK-DAG: %[[POS:.*]] = tcc.constant dense<[0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1]> : tensor<12xi64>
 // CHECK-DAG: %[[V:.*]] = tcc.cmp lt, %[[POS]], %{{.*}} : (tensor<12xi64>, tensor<i64>) -> tensor<12xi1>
-// CHECK: %[[FLAT:.*]] = tcc.reshape %{{.*}} : tensor<2x2x3xf32> -> tensor<12xf32>
-// CHECK: tcc.select %[[V]], %[[FLAT]], %{{.*}} : (tensor<12xi1>, tensor<12xf32>, tensor<f32>) -> tensor<12xf32>
+// CHECK-DAG: %[[ROWS:.*]] = tcc.cmp lt, %{{.*}}, %{{.*}} : (tensor<1x2x1xi64>, tensor<i64>) -> tensor<1x2x1xi1>
+// CHECK: %[[R:.*]] = tcc.relu
+// CHECK: %[[FLAT:.*]] = tcc.reshape %[[R]] : tensor<2x2x3xf32> -> tensor<12xf32>
+// CHECK: %[[E:.*]] = tcc.exp %[[FLAT]]
+// CHECK: tcc.select %[[V]], %[[E]], %{{.*}} : (tensor<12xi1>, tensor<12xf32>, tensor<f32>) -> tensor<12xf32>
 // CHECK: tcc.reduce_sum {{.*}} axes = [0] : tensor<12xf32> -> tensor<f32>
+// CHECK: %[[MR:.*]] = tcc.select %[[ROWS]], %[[R]], %{{.*}} : (tensor<1x2x1xi1>, tensor<2x2x3xf32>, tensor<f32>) -> tensor<2x2x3xf32>
+// CHECK: %[[MF:.*]] = tcc.reshape %[[MR]] : tensor<2x2x3xf32> -> tensor<12xf32>
+// CHECK: tcc.reduce_sum %[[MF]] axes = [0]
 // CHECK: tcc.reshape %{{.*}} : tensor<2x2x6xf32> -> tensor<2x2x2x3xf32>
 // CHECK: tcc.slice %{{.*}} : tensor<2x2x6xf32> -> tensor<2x1x6xf32>
 module attributes {tcc.dim_bounds = {seq = array<i64: 1, 2>}} {
-  func.func @main(%x: tensor<2x?x3xf32> {tcc.dims = ["", "seq", ""]}, %y: tensor<2x?x6xf32> {tcc.dims = ["", "seq", ""]}) -> (tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>) {
+  func.func @main(%x: tensor<2x?x3xf32> {tcc.dims = ["", "seq", ""]}, %y: tensor<2x?x6xf32> {tcc.dims = ["", "seq", ""]}) -> (tensor<f32>, tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>) {
     %r = tcc.relu %x : tensor<2x?x3xf32>
     %f = tcc.reshape %r : tensor<2x?x3xf32> -> tensor<?xf32>
-    %s = tcc.reduce_sum %f axes = [0] : tensor<?xf32> -> tensor<f32>
+    %e = tcc.exp %f : tensor<?xf32>
+    %s = tcc.reduce_sum %e axes = [0] : tensor<?xf32> -> tensor<f32>
+    %s2 = tcc.reduce_sum %f axes = [0] : tensor<?xf32> -> tensor<f32>
     %h = tcc.reshape %y : tensor<2x?x6xf32> -> tensor<2x?x2x3xf32>
     %first = tcc.slice %y offsets = [0, 0, 0] steps = [1, 1, 1] : tensor<2x?x6xf32> -> tensor<2x1x6xf32>
-    return %s, %h, %first : tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>
+    return %s, %s2, %h, %first : tensor<f32>, tensor<f32>, tensor<2x?x2x3xf32>, tensor<2x1x6xf32>
   }
 }
 
