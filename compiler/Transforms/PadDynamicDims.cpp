@@ -981,15 +981,9 @@ struct TccPadDynamicDimsPass
       }
       return b.getArrayAttr(out);
     };
-    module->setAttr(
-        "tcc.padded",
-        b.getDictionaryAttr(
-            {b.getNamedAttr("name", b.getStringAttr(name)),
-             b.getNamedAttr("min", b.getI64IntegerAttr(lo)),
-             b.getNamedAttr("max", b.getI64IntegerAttr(hi)),
-             b.getNamedAttr("buckets", b.getDenseI64ArrayAttr(buckets)),
-             b.getNamedAttr("inputs", dims(inputLayouts)),
-             b.getNamedAttr("outputs", dims(outputLayouts))}));
+    module->setAttr("tcc.padded",
+                    dynamicDimAttr(b, name, lo, hi, "buckets", buckets,
+                                   dims(inputLayouts), dims(outputLayouts)));
     main.erase();
   }
 

@@ -34,6 +34,14 @@ inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
 /// largest first).
 std::vector<func::FuncOp> graphFunctions(ModuleOp module);
 
+/// The module attribute describing a dynamic dimension (`tcc.batch`,
+/// `tcc.padded`): its name, bounds, the sizes compiled (under `sizesKey`)
+/// and what the inputs and outputs hold of it.
+DictionaryAttr dynamicDimAttr(Builder &b, StringRef name, int64_t lo,
+                              int64_t hi, StringRef sizesKey,
+                              ArrayRef<int64_t> sizes, ArrayAttr inputs,
+                              ArrayAttr outputs);
+
 /// Whether tcc-specialize-batch can run `main`'s dynamic dimension as slabs
 /// (one dynamic leading dimension whose rows no op mixes); reports nothing.
 bool batchRunsAsSlabs(func::FuncOp main);

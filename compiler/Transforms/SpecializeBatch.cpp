@@ -304,15 +304,9 @@ struct TccSpecializeBatchPass
     auto flags = [&](TypeRange types) {
       return b.getBoolArrayAttr(llvm::map_to_vector(types, isBatched));
     };
-    module->setAttr(
-        "tcc.batch",
-        b.getDictionaryAttr(
-            {b.getNamedAttr("name", b.getStringAttr(name)),
-             b.getNamedAttr("min", b.getI64IntegerAttr(lo)),
-             b.getNamedAttr("max", b.getI64IntegerAttr(hi)),
-             b.getNamedAttr("chunks", b.getDenseI64ArrayAttr(sizes)),
-             b.getNamedAttr("inputs", flags(type.getInputs())),
-             b.getNamedAttr("outputs", flags(type.getResults()))}));
+    module->setAttr("tcc.batch", dynamicDimAttr(b, name, lo, hi, "chunks",
+                                                sizes, flags(type.getInputs()),
+                                                flags(type.getResults())));
     for (int64_t slab : sizes) {
       IRMapping map;
       auto copy = cast<func::FuncOp>(main->clone(map));
@@ -509,4 +503,16 @@ bool mlir::tcc::batchRunsAsSlabs(func::FuncOp main) {
          succeeded(check.checkOps(main)) &&
          succeeded(check.checkLeading(main, "output",
                                       main.getFunctionType().getResults()));
+}
+
+DictionaryAttr mlir::tcc::dynamicDimAttr(Builder &b, StringRef name, int64_t lo,
+                                         int64_t hi, StringRef sizesKey,
+                                         ArrayRef<int64_t> sizes,
+                                         ArrayAttr inputs, ArrayAttr outputs) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", b.getStringAttr(name)),
+       b.getNamedAttr("min", b.getI64IntegerAttr(lo)),
+       b.getNamedAttr("max", b.getI64IntegerAttr(hi)),
+       b.getNamedAttr(sizesKey, b.getDenseI64ArrayAttr(sizes)),
+       b.getNamedAttr("inputs", inputs), b.getNamedAttr("outputs", outputs)});
 }

@@ -25,15 +25,20 @@ torchvision = pytest.importorskip("torchvision")
 RTOL, ATOL = 1e-4, 1e-5
 
 
-def _check(model, artifact, batches, shape, dtype=torch.float32):
-    for n in batches:
-        x = torch.randn(n, *shape) if dtype.is_floating_point else \
-            torch.randint(0, 97, (n, *shape))
+def _check_shapes(model, artifact, shapes, dtype=torch.float32):
+    """The artifact against the model on random inputs of each shape."""
+    for shape in shapes:
+        x = torch.randn(*shape) if dtype.is_floating_point else \
+            torch.randint(0, 97, shape)
         with torch.no_grad():
             want = model(x)
         got, = artifact(x.numpy())
         np.testing.assert_allclose(got, want.numpy(), rtol=RTOL, atol=ATOL,
-                                   err_msg=f"batch {n}")
+                                   err_msg=f"input shape {shape}")
+
+
+def _check(model, artifact, batches, shape, dtype=torch.float32):
+    _check_shapes(model, artifact, [(n, *shape) for n in batches], dtype)
 
 
 def test_export_resnet18_with_a_dynamic_batch(tmp_path):
@@ -103,13 +108,7 @@ def test_export_with_a_dynamic_sequence(tmp_path):
                      dynamic_shapes={"x": {1: Dim("seq", max=96)}})
     artifact = tcc.load(so)
     assert artifact.inputs[0].shape == (2, "seq", 64)
-    for s in (1, 5, 16, 33, 96):
-        x = torch.randn(2, s, 64)
-        with torch.no_grad():
-            want = model(x)
-        got, = artifact(x.numpy())
-        np.testing.assert_allclose(got, want.numpy(), rtol=RTOL, atol=ATOL,
-                                   err_msg=f"sequence {s}")
+    _check_shapes(model, artifact, [(2, s, 64) for s in (1, 5, 16, 33, 96)])
 
 
 def test_export_refuses_an_unbounded_sequence(tmp_path):
@@ -147,13 +146,7 @@ def test_export_with_a_dynamic_batch_and_sequence(tmp_path):
                                            1: Dim("seq", max=32)}})
     artifact = tcc.load(so)
     assert artifact.inputs[0].shape == ("batch", "seq", 64)
-    for b, s in ((1, 1), (3, 20), (8, 32)):
-        x = torch.randn(b, s, 64)
-        with torch.no_grad():
-            want = model(x)
-        got, = artifact(x.numpy())
-        np.testing.assert_allclose(got, want.numpy(), rtol=RTOL, atol=ATOL,
-                                   err_msg=f"batch {b}, sequence {s}")
+    _check_shapes(model, artifact, [(1, 1, 64), (3, 20, 64), (8, 32, 64)])
 
 
 def test_export_refuses_mixing_the_batch(tmp_path):
