@@ -282,12 +282,26 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   if (auto batch = module->getAttrOfType<DictionaryAttr>("tcc.batch"))
     if (auto chunks = batch.getAs<DenseI64ArrayAttr>("chunks"))
       slab = chunks.empty() ? 0 : chunks[0];
+  // A padded dimension: the largest bucket's plan, an upper bound that
+  // every size uses.
+  int64_t bucket = 0;
+  StringRef padded;
+  if (auto pad = module->getAttrOfType<DictionaryAttr>("tcc.padded")) {
+    if (auto buckets = pad.getAs<DenseI64ArrayAttr>("buckets"))
+      bucket = buckets.empty() ? 0 : buckets[0];
+    if (auto name = pad.getAs<StringAttr>("name"))
+      padded = name.getValue();
+  }
   if (json) {
     llvm::json::OStream j(os);
     j.object([&] {
       j.attribute("model", model);
       if (slab)
         j.attribute("slab_rows", slab);
+      if (bucket) {
+        j.attribute("padded_dimension", padded);
+        j.attribute("bucket", bucket);
+      }
       for (StringRef key : {"arena_bytes", "naive_bytes", "peak_live_bytes"})
         j.attribute(key, total(key));
       j.attributeArray("buffers", [&] {
@@ -305,6 +319,9 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   }
   os << "memory plan of '" << model << "': " << entries.size()
      << " buffers in one arena";
+  if (bucket)
+    os << " (" << padded << " padded to its largest bucket, " << bucket
+       << "; an upper bound every size uses)";
   if (slab)
     os << " (a slab of " << slab
        << " rows of the dynamic batch; every batch size uses this arena)";

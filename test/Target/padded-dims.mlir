@@ -1,6 +1,8 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: tcc %S/Inputs/padded-dims.mlir --emit=llvm-ir --name=m --dim seq=1..24 -o - | FileCheck %s
 // RUN: tcc %S/Inputs/padded-dims.mlir -o %t/seqs.o --dim seq=1..24
+// RUN: tcc %S/Inputs/padded-dims.mlir -o %t/seqs.so --dim seq=1..24 --memory-report | FileCheck %s --check-prefix=REPORT
+// RUN: tcc %S/Inputs/padded-dims.mlir -o %t/seqs.so --dim seq=1..24 --memory-report=json | FileCheck %s --check-prefix=JSON
 // RUN: FileCheck %s --check-prefix=HEADER --input-file %t/seqs.h
 // RUN: cc -std=c11 -I%t %S/Inputs/use_padded_header.c %t/seqs.o -lm -o %t/prog
 // RUN: %t/prog | FileCheck %s --check-prefix=PROG
@@ -20,6 +22,10 @@
 // CHECK-DAG: define internal {{.*}} @m_graph_pad24(
 // CHECK-DAG: define internal {{.*}} @m_graph_pad16(
 // CHECK-DAG: define internal {{.*}}i32 @m_run_entry(ptr
+
+// The memory plan is the largest bucket's, and says so.
+// REPORT: memory plan of 'seqs': {{.*}} (seq padded to its largest bucket, 24; an upper bound every size uses)
+// JSON: "padded_dimension":"seq","bucket":24
 
 // HEADER: *   0 "x": float32[2,seq]
 // HEADER: * Sizes given at run time:
