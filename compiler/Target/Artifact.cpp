@@ -114,13 +114,6 @@ static StringRef cTypeOf(int32_t dtype) {
   }
 }
 
-int64_t TensorInfo::rowBytes() const {
-  int64_t n = elementBytes;
-  for (int64_t d : ArrayRef<int64_t>(shape).drop_front())
-    n *= d;
-  return n;
-}
-
 FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
   ArtifactInfo info;
   // A dynamic batch: the interface of its largest slab, with the leading

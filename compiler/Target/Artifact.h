@@ -30,8 +30,6 @@ struct TensorInfo {
   /// its symbol in ArtifactInfo::symbols or -1.
   SmallVector<int32_t> symbols;
   int64_t elementBytes = 4;
-  /// Bytes of one row (everything after the leading dimension).
-  int64_t rowBytes() const;
 };
 
 /// A symbolic dimension: its name and the sizes a run accepts.

@@ -307,6 +307,26 @@ LogicalResult tcc::emitMachineCode(llvm::Module &module,
   return success();
 }
 
+/// Emits `module` as an object into a new temporary file, named in
+/// `path`; `error` says what failed.
+static void emitTemporaryObject(llvm::Module &module,
+                                llvm::TargetMachine &machine, std::string &path,
+                                std::string &error) {
+  SmallString<128> name;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, name)) {
+    error = "cannot create a temporary object file";
+    return;
+  }
+  path = name.str().str();
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  if (failed(tcc::emitMachineCode(module, machine, os, false, error)))
+    return;
+  os.close();
+  if (os.has_error())
+    error = "cannot write '" + path + "': " + os.error().message();
+}
+
 LogicalResult tcc::emitObjectsInParallel(
     llvm::Module &module,
     const std::function<std::unique_ptr<llvm::TargetMachine>()> &machines,
@@ -369,20 +389,7 @@ LogicalResult tcc::emitObjectsInParallel(
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(pieces.size()));
   if (moved)
     pool.async([&] {
-      SmallString<128> path;
-      int fd;
-      if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, path)) {
-        errors.back() = "cannot create a temporary object file";
-        return;
-      }
-      objects.back() = path.str().str();
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      if (failed(emitMachineCode(*data, *dataTarget, os, false, errors.back())))
-        return;
-      os.close();
-      if (os.has_error())
-        errors.back() =
-            "cannot write '" + objects.back() + "': " + os.error().message();
+      emitTemporaryObject(*data, *dataTarget, objects.back(), errors.back());
     });
   for (size_t i = 0; i < pieces.size(); ++i)
     pool.async([&, i] {
@@ -397,20 +404,7 @@ LogicalResult tcc::emitObjectsInParallel(
       }
       optimizeLLVMModule(**piece, *targets[i], optLevel);
       addBFloatConversions(**piece);
-      SmallString<128> path;
-      int fd;
-      if (llvm::sys::fs::createTemporaryFile("tcc", "o", fd, path)) {
-        errors[i] = "cannot create a temporary object file";
-        return;
-      }
-      objects[i] = path.str().str();
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      if (failed(emitMachineCode(**piece, *targets[i], os, false, errors[i])))
-        return;
-      os.close();
-      if (os.has_error())
-        errors[i] =
-            "cannot write '" + objects[i] + "': " + os.error().message();
+      emitTemporaryObject(**piece, *targets[i], objects[i], errors[i]);
     });
   pool.wait();
   for (const std::string &e : errors)

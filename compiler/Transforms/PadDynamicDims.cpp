@@ -98,19 +98,6 @@ public:
   /// Specializes `f` (a copy of @main) to the bucket: fixes every padded
   /// dimension, inserts the masks. Fails after reporting on the op.
   LogicalResult run() {
-    // A weight broadcast to a stack of dynamic size says nothing of which
-    // symbol sizes it: drop such broadcasts first (matmul stacks them).
-    IRRewriter rewriter(f.getContext());
-    f.walk([&](MatmulOp mm) {
-      rewriter.setInsertionPoint(mm);
-      SmallVector<Operation *> inputs = {mm.getLhs().getDefiningOp(),
-                                         mm.getRhs().getDefiningOp()};
-      if (failed(unstackMatmulOperands(mm, rewriter)))
-        return;
-      for (Operation *input : inputs)
-        if (input && input->use_empty())
-          rewriter.eraseOp(input);
-    });
     for (BlockArgument arg : f.getArguments()) {
       if (arg == n)
         continue;
@@ -118,13 +105,14 @@ public:
       if (!t || t.hasStaticShape())
         continue;
       Layout l(t.getRank());
-      for (int64_t d = 0; d < t.getRank(); ++d)
-        if (t.isDynamicDim(d))
-          l[d] = Digit{1, 1, !padded(arg.getArgNumber(), d)};
-      // The artifact fills the inputs' padding with zeros.
-      for (int64_t d = 0; d < t.getRank(); ++d)
+      for (int64_t d = 0; d < t.getRank(); ++d) {
+        if (!t.isDynamicDim(d))
+          continue;
+        l[d] = Digit{1, 1, !padded(arg.getArgNumber(), d)};
+        // The artifact fills the inputs' padding with zeros.
         if (pad(l[d]))
           zeroAlong.insert({arg, d});
+      }
       layouts[arg] = l;
       arg.setType(concrete(t, l));
     }
@@ -381,18 +369,19 @@ private:
     // a softmax stays where it fuses with the softmax.)
     OpBuilder b(op);
     op->setOperand(i, fill == Fill::zero
-                          ? maskedAtSource(b, op->getLoc(), v, padded, fill)
+                          ? zeroedAtSource(b, op->getLoc(), v, padded)
                           : masked(b, op->getLoc(), v, padded, fill));
   }
 
-  /// `v` masked along `dims`, where that is cheapest: a value made by views
-  /// (reshapes, transposes: attention's heads split from the features) is
-  /// masked at their source, along every padded dimension there, and the
-  /// views made again on the result, so the mask reads contiguous rows
-  /// instead of being a strided copy of its own. (Masking padding along
-  /// other digits too is harmless: it is padding.)
-  Value maskedAtSource(OpBuilder &b, Location loc, Value v,
-                       ArrayRef<int64_t> dims, Fill fill) {
+  /// `v` with zeros in its padding along `dims`, put where that is
+  /// cheapest: a value made by views (reshapes, transposes: attention's
+  /// heads split from the features) is masked at their source, along every
+  /// padded dimension there, and the views made again on the result, so
+  /// the mask reads contiguous rows instead of being a strided copy of its
+  /// own. (Zeroing padding along other digits too is harmless: it is
+  /// padding.)
+  Value zeroedAtSource(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<int64_t> dims) {
     SmallVector<Operation *> views;
     Value source = v;
     while (Operation *def = source.getDefiningOp()) {
@@ -403,23 +392,22 @@ private:
       source = def->getOperand(0);
     }
     if (views.empty())
-      return masked(b, loc, v, dims, fill);
+      return masked(b, loc, v, dims, Fill::zero);
     Layout l = layoutOf(source);
     SmallVector<int64_t> all;
     for (int64_t d = 0; d < int64_t(l.size()); ++d)
       if (pad(l[d]))
         all.push_back(d);
-    Value r = masked(b, loc, source, all, fill);
+    Value r = masked(b, loc, source, all, Fill::zero);
     for (Operation *view : llvm::reverse(views)) {
       Operation *copy = b.clone(*view);
       copy->setOperand(0, r);
       r = copy->getResult(0);
       layouts[r] = layoutOf(view->getResult(0));
     }
-    if (fill == Fill::zero)
-      for (auto [d, digit] : llvm::enumerate(layoutOf(v)))
-        if (pad(digit))
-          zeroAlong.insert({r, int64_t(d)});
+    for (auto [d, digit] : llvm::enumerate(layoutOf(v)))
+      if (pad(digit))
+        zeroAlong.insert({r, int64_t(d)});
     return r;
   }
 
@@ -946,6 +934,19 @@ struct TccPadDynamicDimsPass
     buckets.push_back(hi);
     std::reverse(buckets.begin(), buckets.end()); // Largest first.
 
+    // A weight broadcast to a stack of dynamic size says nothing of which
+    // symbol sizes it: drop such broadcasts first (matmul stacks them).
+    IRRewriter rewriter(main.getContext());
+    main.walk([&](MatmulOp mm) {
+      rewriter.setInsertionPoint(mm);
+      SmallVector<Operation *> inputs = {mm.getLhs().getDefiningOp(),
+                                         mm.getRhs().getDefiningOp()};
+      if (failed(unstackMatmulOperands(mm, rewriter)))
+        return;
+      for (Operation *input : inputs)
+        if (input && input->use_empty())
+          rewriter.eraseOp(input);
+    });
     OpBuilder b(main);
     SmallVector<Layout> inputLayouts, outputLayouts;
     auto padded = [&](unsigned arg, int64_t d) {

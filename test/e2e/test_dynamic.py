@@ -27,17 +27,22 @@ TCC = os.path.join(BIN, "tcc")
 TCC_RUN = os.path.join(BIN, "tcc-run")
 
 
-def export(model, example, path, dims, names=("x",)):
-    """`model` to ONNX with the batch of each input in `dims` symbolic."""
-    batch = torch.export.Dim("batch", min=1, max=64)
+def export_shapes(model, example, path, shapes, names=("x",)):
+    """`model` to ONNX with torch.export's `shapes` (one per input)."""
     with contextlib.redirect_stdout(io.StringIO()):
         prog = torch.onnx.export(
             model.eval(), example, dynamo=True, optimize=True,
             opset_version=18, input_names=list(names), output_names=["out"],
-            dynamic_shapes=tuple({0: batch} if d else None for d in dims),
-            external_data=False)
+            dynamic_shapes=tuple(shapes), external_data=False)
     prog.save(str(path), external_data=False)
     return path
+
+
+def export(model, example, path, dims, names=("x",)):
+    """`model` to ONNX with the batch of each input in `dims` symbolic."""
+    batch = torch.export.Dim("batch", min=1, max=64)
+    return export_shapes(model, example, path,
+                         [{0: batch} if d else None for d in dims], names)
 
 
 def compile_model(path, *flags):
@@ -222,13 +227,7 @@ def test_a_bounded_batch_that_mixes_rows_runs_padded(tmp_path):
 
 def export_seq(model, example, path, dims):
     """`model` to ONNX with the dimensions `dims` ({input dim: Dim})."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        prog = torch.onnx.export(
-            model.eval(), example, dynamo=True, optimize=True,
-            opset_version=18, input_names=["x"], output_names=["out"],
-            dynamic_shapes=(dims,), external_data=False)
-    prog.save(str(path), external_data=False)
-    return path
+    return export_shapes(model, example, path, [dims])
 
 
 @pytest.fixture(scope="module")
@@ -309,15 +308,10 @@ def test_two_sequences_are_refused(tmp_path):
         def forward(self, a, b):
             return a.sum(1) + b.sum(1)
 
-    path = tmp_path / "pair.onnx"
-    with contextlib.redirect_stdout(io.StringIO()):
-        prog = torch.onnx.export(
-            Pair(), (torch.randn(2, 5), torch.randn(2, 7)), dynamo=True,
-            input_names=["a", "b"], output_names=["out"],
-            dynamic_shapes=({1: torch.export.Dim("m", max=9)},
-                            {1: torch.export.Dim("n", max=9)}),
-            external_data=False)
-    prog.save(str(path), external_data=False)
+    path = export_shapes(Pair(), (torch.randn(2, 5), torch.randn(2, 7)),
+                         tmp_path / "pair.onnx",
+                         [{1: torch.export.Dim("m", max=9)},
+                          {1: torch.export.Dim("n", max=9)}], ("a", "b"))
     r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "p.so"),
                         "--dim", "m=1..9", "--dim", "n=1..9"],
                        capture_output=True, text=True)
