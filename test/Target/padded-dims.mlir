@@ -9,8 +9,8 @@
 
 // Tests a padded dimension's artifact: the descriptor names the symbol and
 // its bounds and marks the dimensions it sizes; there is a graph per
-// bucket (16, 24); the entry point reads the size, refuses one out of
-// bounds (2), pads the inputs into the workspace and trims the outputs
+// bucket (16, 20, 24: four to a doubling); the entry point reads the size,
+// refuses one out of bounds (2), pads the inputs into the workspace and trims the outputs
 // (or passes the caller's buffers at a bucket's size); the header's
 // function takes the size.
 // CHECK-DAG: @m.symbol0.name = private constant [4 x i8] c"seq\00"
@@ -20,6 +20,7 @@
 // CHECK-DAG: @m.outputs0.shape = private constant [2 x i64] [i64 2, i64 -1]
 // CHECK-DAG: @m.outputs1.shape = private constant [1 x i64] [i64 2]
 // CHECK-DAG: define internal {{.*}} @m_graph_pad24(
+// CHECK-DAG: define internal {{.*}} @m_graph_pad20(
 // CHECK-DAG: define internal {{.*}} @m_graph_pad16(
 // CHECK-DAG: define internal {{.*}}i32 @m_run_entry(ptr
 
