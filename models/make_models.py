@@ -218,6 +218,38 @@ def _build_decoder():
     return DecoderBlock()
 
 
+def _build_buffer_mask_attention():
+    """nanoGPT's causal self-attention, small (d 64, 4 heads): learned
+    positions of arange(T) and the causal mask registered as a
+    [1, 1, 32, 32] buffer, cut to bias[:, :, :T, :T]. Not a bench model: a
+    test of dynamic sequence lengths."""
+    torch = _torch()
+    nn = torch.nn
+
+    class BufferMaskAttention(nn.Module):
+        def __init__(self, d=64, heads=4, block=32):
+            super().__init__()
+            self.heads = heads
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.wpe = nn.Embedding(block, d)
+            self.register_buffer("bias", torch.tril(torch.ones(block, block))
+                                 .view(1, 1, block, block))
+
+        def forward(self, x):
+            b, t, c = x.size()
+            x = x + self.wpe(torch.arange(0, t, dtype=torch.long))
+            q, k, v = self.qkv(x).split(c, dim=2)
+            q, k, v = (y.view(b, t, self.heads, c // self.heads)
+                       .transpose(1, 2) for y in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (c // self.heads) ** 0.5)
+            att = att.masked_fill(self.bias[:, :, :t, :t] == 0, float("-inf"))
+            y = torch.softmax(att, dim=-1) @ v
+            return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+    return BufferMaskAttention()
+
+
 IMAGE = [(1, 3, 224, 224)]
 
 # name -> (builder, seed, input shapes)

@@ -212,11 +212,13 @@ private:
     // what the operands it is combined with hold there (a mask of the
     // scores' shape), else the dimension itself when there is no batch it
     // could be.
-    if (isa<BroadcastToOp>(op)) {
+    if (isa<BroadcastToOp, IotaOp>(op)) {
       for (int64_t d = 0; d < rank; ++d)
         if (rt.isDynamicDim(d) && !out[d])
           out[d] = siblingDigit(op->getResult(0), d);
-      if (!batch)
+      // (Positions along a batch are refused: they are the padded
+      // symbol's unless their users say otherwise.)
+      if (!batch || isa<IotaOp>(op))
         for (int64_t d = 0; d < rank; ++d)
           if (rt.isDynamicDim(d) && !out[d])
             out[d] = Digit{};
@@ -234,20 +236,34 @@ private:
   }
 
   /// The digit that operands combined elementwise with `v` (already
-  /// visited) hold where `v` has dimension `d`, if any.
+  /// visited) hold where `v` has dimension `d`, if any: looked for through
+  /// a few elementwise ops (a causal mask made of positions meets the
+  /// scores it masks some ops later).
   std::optional<Digit> siblingDigit(Value v, int64_t d) {
-    int64_t rank = cast<RankedTensorType>(v.getType()).getRank();
-    for (Operation *user : v.getUsers()) {
-      if (!user->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>())
-        continue;
-      for (Value other : user->getOperands()) {
-        auto it = layouts.find(other);
-        if (other == v || it == layouts.end())
-          continue;
-        int64_t at = d + int64_t(it->second.size()) - rank;
-        if (at >= 0 && at < int64_t(it->second.size()) && it->second[at])
-          return it->second[at];
+    SmallVector<std::pair<Value, int64_t>> frontier{{v, d}};
+    DenseSet<Value> seen{v};
+    for (int hop = 0; hop < 8 && !frontier.empty(); ++hop) {
+      SmallVector<std::pair<Value, int64_t>> next;
+      for (auto [w, dw] : frontier) {
+        int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
+        for (Operation *user : w.getUsers()) {
+          if (!user->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>())
+            continue;
+          for (Value other : user->getOperands()) {
+            auto it = layouts.find(other);
+            if (other == w || it == layouts.end())
+              continue;
+            int64_t at = dw + int64_t(it->second.size()) - rank;
+            if (at >= 0 && at < int64_t(it->second.size()) && it->second[at])
+              return it->second[at];
+          }
+          Value r = user->getResult(0);
+          int64_t rrank = cast<RankedTensorType>(r.getType()).getRank();
+          if (seen.insert(r).second)
+            next.push_back({r, dw + rrank - rank});
+        }
       }
+      frontier = std::move(next);
     }
     return std::nullopt;
   }
@@ -434,6 +450,26 @@ private:
     if (op->getNumRegions() > 0)
       return Refusal{"has regions reading the dynamic dimension"};
 
+    if (auto iota = dyn_cast<IotaOp>(op)) {
+      Layout out;
+      if (auto r = broadcastLayout(op, out))
+        return r;
+      if (llvm::any_of(out, [](const auto &d) { return d && d->batch; }))
+        return Refusal{"ranges over the batch"};
+      if (auto r = setLayout(iota.getResult(), out))
+        return r;
+      // The bucket's positions: a constant (past n, padding like any).
+      OpBuilder b(op);
+      auto positions = cast<DenseElementsAttr>(cast<Attribute>(
+          iota.fold(IotaOp::FoldAdaptor(ArrayRef<Attribute>{}, iota))));
+      Value c = b.create<ConstantOp>(op->getLoc(), positions);
+      iota.getResult().replaceAllUsesWith(c);
+      Layout l = layoutOf(iota.getResult());
+      layouts.erase(iota.getResult());
+      layouts[c] = std::move(l);
+      op->erase();
+      return std::nullopt;
+    }
     if (op->hasTrait<mlir::tcc::OpTrait::BroadcastingElementwise>() ||
         isa<BroadcastToOp, CastOp, BitcastOp, GeluOp, ClampOp>(op)) {
       Layout out;
@@ -714,6 +750,28 @@ private:
       return Refusal{"slices the dynamic dimension beyond its smallest size "
                      "(" +
                      std::to_string(minSize) + ")"};
+    }
+    // The first n of a fixed dimension (a causal mask buffer cut to the
+    // run's sequence, bias[:, :, :T, :T]): its first N in the bucket.
+    auto inType = cast<RankedTensorType>(s.getInput().getType());
+    for (int64_t d = 0; d < int64_t(in.size()); ++d) {
+      if (in[d] || !rt.isDynamicDim(d) || inType.isDynamicDim(d))
+        continue;
+      if (s.getOffsets()[d] != 0 || s.getSteps()[d] != 1)
+        return Refusal{"slices dimension " + std::to_string(d) +
+                       " to the dynamic size from an offset or in steps"};
+      out[d] = siblingDigit(s.getResult(), d);
+      if (!out[d])
+        out[d] = Digit{};
+      if (!pad(out[d]) || merged(*out[d]))
+        return Refusal{"slices the batch from a fixed dimension"};
+      if (out[d]->size(bucket) > inType.getDimSize(d))
+        return Refusal{"slices the dynamic dimension's " +
+                       std::to_string(out[d]->size(bucket)) +
+                       " elements from a dimension of " +
+                       std::to_string(inType.getDimSize(d)) +
+                       " (bound the dimension by " +
+                       std::to_string(inType.getDimSize(d)) + ")"};
     }
     return setLayout(s.getResult(), out);
   }

@@ -100,3 +100,33 @@ module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
     return %1 : tensor<0x?xf32>
   }
 }
+
+// -----
+
+// A fixed dimension cut to the dynamic size must hold the largest bucket.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<?x?xf32> {tcc.dims = ["seq", "seq"]}) -> tensor<?x?xf32> {
+    %m = tcc.constant dense<1.0> : tensor<32x32xf32>
+    // expected-error @+1 {{'tcc.slice' slices the dynamic dimension's 64 elements from a dimension of 32 (bound the dimension by 32)}}
+    %s = tcc.slice %m offsets = [0, 0] steps = [1, 1] : tensor<32x32xf32> -> tensor<?x?xf32>
+    %0 = tcc.mul %x, %s : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    return %0 : tensor<?x?xf32>
+  }
+}
+
+// -----
+
+// Positions along a batch (a dynamic dimension no op mixes, beside the
+// sequence) have no bucket.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<?x?xf32> {tcc.dims = ["batch", "seq"]}) -> tensor<?x?xf32> {
+    %b = tcc.reduce_sum %x axes = [1] keepdims : tensor<?x?xf32> -> tensor<?x1xf32>
+    %f = tcc.cast %b : tensor<?x1xf32> -> tensor<?x1xi64>
+    // expected-error @+1 {{'tcc.iota' ranges over the batch}}
+    %i = tcc.iota {dimension = 0 : i64} : tensor<?x1xi64>
+    %a = tcc.add %f, %i : (tensor<?x1xi64>, tensor<?x1xi64>) -> tensor<?x1xi64>
+    %y = tcc.cast %a : tensor<?x1xi64> -> tensor<?x1xf32>
+    %0 = tcc.mul %x, %y : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+    return %0 : tensor<?x?xf32>
+  }
+}

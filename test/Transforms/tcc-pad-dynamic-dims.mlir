@@ -151,6 +151,61 @@ module attributes {tcc.dim_bounds = {seq = array<i64: 1, 4>}} {
 
 // -----
 
+// A causal mask built from positions over the sequence beside a batch (the
+// exporters' ones(S, S) -> Trilu -> Where): tcc.iota and the broadcast of
+// ones take the sequence's digit from the scores they meet some ops later,
+// not the batch's; each bucket's positions are constants.
+// CHECK-LABEL: func.func @main_pad4
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x8xf32> {{.*}}, %[[N:.*]]: tensor<i64> {tcc.name = "seq"}) -> tensor<?x4x8xf32>
+// CHECK-DAG: %[[ONES:.*]] = tcc.broadcast_to %{{.*}} : tensor<1x1xf32> -> tensor<4x4xf32>
+// CHECK-DAG: %[[J:.*]] = tcc.constant dense<{{\[\[}}0, 1, 2, 3]]> : tensor<1x4xi64>
+// CHECK-DAG: %[[I:.*]] = tcc.constant dense<{{\[\[}}0], [1], [2], [3]]> : tensor<4x1xi64>
+// CHECK: %[[D:.*]] = tcc.sub %[[J]], %[[I]] : (tensor<1x4xi64>, tensor<4x1xi64>) -> tensor<4x4xi64>
+// CHECK: %[[TRI:.*]] = tcc.select %{{.*}}, %[[ONES]], %{{.*}} : (tensor<4x4xi1>, tensor<4x4xf32>, tensor<f32>) -> tensor<4x4xf32>
+// CHECK: tcc.softmax %{{.*}} axis = 2 : tensor<?x4x4xf32>
+// CHECK-NOT: tcc.iota
+// CHECK-LABEL: func.func @main_pad3
+// CHECK: tcc.constant dense<{{\[\[}}0, 1, 2]]> : tensor<1x3xi64>
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 4>}} {
+  func.func @main(%x: tensor<?x?x8xf32> {tcc.dims = ["batch", "seq", ""]}) -> tensor<?x?x8xf32> {
+    %t = tcc.transpose %x perm = [0, 2, 1] : tensor<?x?x8xf32> -> tensor<?x8x?xf32>
+    %s = tcc.matmul %x, %t : (tensor<?x?x8xf32>, tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
+    %one = tcc.constant dense<1.0> : tensor<1x1xf32>
+    %ones = tcc.broadcast_to %one : tensor<1x1xf32> -> tensor<?x?xf32>
+    %j = tcc.iota {dimension = 1 : i64} : tensor<1x?xi64>
+    %i = tcc.iota {dimension = 0 : i64} : tensor<?x1xi64>
+    %d = tcc.sub %j, %i : (tensor<1x?xi64>, tensor<?x1xi64>) -> tensor<?x?xi64>
+    %zero = tcc.constant dense<0> : tensor<i64>
+    %keep = tcc.cmp le, %d, %zero : (tensor<?x?xi64>, tensor<i64>) -> tensor<?x?xi1>
+    %fzero = tcc.constant dense<0.0> : tensor<f32>
+    %tri = tcc.select %keep, %ones, %fzero : (tensor<?x?xi1>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+    %masked = tcc.cmp eq, %tri, %fzero : (tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xi1>
+    %ninf = tcc.constant dense<0xFF800000> : tensor<f32>
+    %ms = tcc.select %masked, %ninf, %s : (tensor<?x?xi1>, tensor<f32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+    %p = tcc.softmax %ms axis = 2 : tensor<?x?x?xf32>
+    %c = tcc.matmul %p, %x : (tensor<?x?x?xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+    return %c : tensor<?x?x8xf32>
+  }
+}
+
+// -----
+
+// A fixed dimension cut to the run's size (a causal mask buffer,
+// bias[:T, :T]): each bucket takes its first N.
+// CHECK-LABEL: func.func @main_pad4
+// CHECK-SAME: (%[[X:.*]]: tensor<4x4xf32> {{.*}}, %[[M:.*]]: tensor<8x8xf32>, %{{.*}}: tensor<i64> {tcc.name = "seq"})
+// CHECK: %[[S:.*]] = tcc.slice %[[M]] offsets = [0, 0] steps = [1, 1] : tensor<8x8xf32> -> tensor<4x4xf32>
+// CHECK: tcc.mul %[[X]], %[[S]] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 4>}} {
+  func.func @main(%x: tensor<?x?xf32> {tcc.dims = ["seq", "seq"]}, %m: tensor<8x8xf32>) -> tensor<?x?xf32> {
+    %s = tcc.slice %m offsets = [0, 0] steps = [1, 1] : tensor<8x8xf32> -> tensor<?x?xf32>
+    %0 = tcc.mul %x, %s : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+    return %0 : tensor<?x?xf32>
+  }
+}
+
+// -----
+
 // Attention's [S, B, D] layout beside a batch: [S*B, D] holds the sequence
 // with the batch inside each position, a dynamic dimension; a mask along it
 // splits it into [S, B] (views) to mask S.

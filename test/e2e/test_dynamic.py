@@ -303,6 +303,94 @@ def test_encoder_any_batch_and_sequence(encoder_batch_seq, batch, seq):
     check(model, so, [torch.randn(batch, seq, 768)], rtol=1e-3, atol=1e-4)
 
 
+@pytest.fixture(scope="module")
+def decoder_seq(tmp_path_factory):
+    """The GPT-style decoder block with a dynamic sequence length: its
+    causal mask is ones(S, S).tril() of the run's S, which the dynamo
+    exporter writes as Expand to a size from Shape, then Trilu."""
+    torch.manual_seed(0)
+    model = make_models._build_decoder().eval()
+    path = tmp_path_factory.mktemp("dec") / "decoder.onnx"
+    export_seq(model, (torch.randn(1, 16, 768),), path,
+               {1: torch.export.Dim("seq", min=1, max=128)})
+    return model, compile_model(path, "--dim", "seq=1..128")
+
+
+@pytest.mark.parametrize("seq", [1, 16, 77, 128])
+def test_decoder_causal_mask_any_sequence_length(decoder_seq, seq):
+    model, so = decoder_seq
+    torch.manual_seed(seq)
+    check(model, so, [torch.randn(1, seq, 768)], rtol=1e-3, atol=1e-4)
+
+
+@pytest.fixture(scope="module")
+def decoder_legacy_batch_seq(tmp_path_factory):
+    """The decoder through the TorchScript-based exporter with a dynamic
+    batch and sequence: its mask is ConstantOfShape of [S, S] (from Shape)
+    and Trilu; its reshapes' targets come from Shape code."""
+    import warnings
+    torch.manual_seed(0)
+    model = make_models._build_decoder().eval()
+    path = tmp_path_factory.mktemp("declegacy") / "decoder.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.randn(2, 16, 768),), str(path),
+                          input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "batch", 1: "seq"},
+                                        "y": {0: "batch", 1: "seq"}},
+                          dynamo=False, opset_version=17)
+    return model, compile_model(path, "--dim", "seq=1..32", "--dim",
+                                "batch=1..4")
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 1), (3, 17), (4, 32)])
+def test_decoder_legacy_any_batch_and_sequence(decoder_legacy_batch_seq,
+                                               batch, seq):
+    model, so = decoder_legacy_batch_seq
+    torch.manual_seed(batch * 100 + seq)
+    check(model, so, [torch.randn(batch, seq, 768)], rtol=1e-3, atol=1e-4)
+
+
+@pytest.fixture(scope="module", params=["dynamo", "legacy"])
+def buffer_mask(request, tmp_path_factory):
+    import warnings
+    torch.manual_seed(0)
+    model = make_models._build_buffer_mask_attention().eval()
+    path = tmp_path_factory.mktemp("nano") / "nano.onnx"
+    example = (torch.randn(2, 16, 64),)
+    if request.param == "dynamo":
+        export_seq(model, example, path,
+                   {1: torch.export.Dim("seq", min=1, max=32)})
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, example, str(path), input_names=["x"],
+                              output_names=["y"],
+                              dynamic_axes={"x": {1: "seq"}, "y": {1: "seq"}},
+                              dynamo=False, opset_version=17)
+    return model, compile_model(path, "--dim", "seq=1..32")
+
+
+@pytest.mark.parametrize("seq", [1, 7, 16, 32])
+def test_buffer_mask_any_sequence_length(buffer_mask, seq):
+    model, so = buffer_mask
+    torch.manual_seed(seq)
+    check(model, so, [torch.randn(2, seq, 64)], rtol=1e-4, atol=1e-5)
+
+
+def test_buffer_mask_bound_beyond_the_buffer(tmp_path):
+    """The buffer holds 32 positions: a bound of 64 is refused, naming the
+    slice and the bound to give."""
+    path = export_seq(make_models._build_buffer_mask_attention().eval(),
+                      (torch.randn(2, 16, 64),), tmp_path / "nano.onnx",
+                      {1: torch.export.Dim("seq", min=1, max=32)})
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "n.so"),
+                        "--dim", "seq=1..64"], capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "(bound the dimension by 32)" in r.stderr, r.stderr
+    assert not os.path.exists(tmp_path / "n.so")
+
+
 def test_two_sequences_are_refused(tmp_path):
     class Pair(torch.nn.Module):
         def forward(self, a, b):

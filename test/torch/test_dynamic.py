@@ -6,6 +6,7 @@ eager)."""
 
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -149,6 +150,55 @@ def test_export_with_a_dynamic_batch_and_sequence(tmp_path):
     _check_shapes(model, artifact, [(1, 1, 64), (3, 20, 64), (8, 32, 64)])
 
 
+def test_export_gpt_with_a_dynamic_sequence(tmp_path):
+    """torch.arange(ids.shape[1]) (the positions) and ones(s, s).tril()
+    (the causal mask) over a dynamic sequence: positions of the run's
+    length (tcc.iota), fixed by each bucket."""
+    torch.manual_seed(0)
+    model = GPT().eval()
+    so = str(tmp_path / "g.so")
+    tcc.torch.export(model, (torch.randint(0, 97, (2, 16)),), so,
+                     dynamic_shapes={"ids": {0: Dim("batch", max=8),
+                                             1: Dim("seq", max=16)}})
+    artifact = tcc.load(so)
+    assert artifact.inputs[0].shape == ("batch", "seq")
+    _check_shapes(model, artifact, [(1, 1), (3, 9), (8, 16)],
+                  dtype=torch.int64)
+
+
+def test_export_buffer_mask_with_a_dynamic_sequence(tmp_path):
+    """nanoGPT's attention: arange(T) positions and a [1, 1, 32, 32] mask
+    buffer cut to bias[:, :, :T, :T] over a dynamic T."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "models"))
+    import make_models
+    model = make_models._build_buffer_mask_attention().eval()
+    so = str(tmp_path / "n.so")
+    tcc.torch.export(model, (torch.randn(2, 16, 64),), so,
+                     dynamic_shapes={"x": {1: Dim("seq", max=31)}})
+    # (31: torch.export guards T != 32, the buffer's full size, which its
+    # slicing treats apart.)
+    artifact = tcc.load(so)
+    assert artifact.inputs[0].shape == (2, "seq", 64)
+    _check_shapes(model, artifact, [(2, s, 64) for s in (1, 7, 31)])
+
+
+def test_export_refuses_a_range_of_another_length(tmp_path):
+    """arange(2 * s) has 2s elements, a size no input names."""
+
+    class Shifted(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.arange(2 * x.shape[1]).view(2, -1)
+
+    with pytest.raises(tcc.torch.Unsupported) as e:
+        tcc.torch.export(Shifted(), (torch.randn(2, 8),),
+                         str(tmp_path / "s.so"),
+                         dynamic_shapes={"x": {1: Dim("seq", max=16)}})
+    assert "aten.arange.start_step (node 'arange'): a range of 2*s" in \
+        str(e.value)
+    assert not os.path.exists(tmp_path / "s.so")
+
+
 def test_export_refuses_mixing_the_batch(tmp_path):
     """A program whose rows depend on each other cannot run as slabs: the
     compiler's error names the op."""
@@ -247,6 +297,21 @@ def test_compile_dynamic_sequence():
     with pytest.raises(Exception) as e, torch.no_grad():
         _compiled(model, None, fallback=False)(x)
     assert "needs an upper bound" in str(e.value)
+
+
+def test_compile_gpt_dynamic_sequence():
+    """The GPT's positions (arange of the sequence) and causal mask over a
+    sequence marked dynamic: one graph for every length."""
+    model = GPT().eval()
+    tcc.torch.stats.reset()
+    with torch.no_grad():
+        for s in (5, 9, 16):
+            ids = torch.randint(0, 97, (2, s))
+            torch._dynamo.mark_dynamic(ids, 1, max=16)
+            torch.testing.assert_close(_compiled(model, None)(ids),
+                                       model(ids), rtol=RTOL, atol=ATOL)
+    assert tcc.torch.stats.graphs == 1
+    assert tcc.torch.stats.fallbacks == []
 
 
 def test_compile_dynamic_batch_mixed_runs_in_eager():

@@ -300,8 +300,8 @@ static LogicalResult importTrilu(NodeContext &ctx) {
   int64_t n = shape[shape.size() - 2], m = shape.back();
   Type i64 = ctx.b.getI64Type();
   // Keep (i, j) with j - i >= k (upper) or j - i <= k (lower).
-  Value diff =
-      ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2), ctx.iota(n, i64, 0, 2));
+  Value diff = ctx.binary<SubOp>(ctx.iota(m, i64, 1, 2, /*dynamic=*/true),
+                                 ctx.iota(n, i64, 0, 2, /*dynamic=*/true));
   Value keep = ctx.compare(upper ? ComparePredicate::ge : ComparePredicate::le,
                            diff, runK ? runK : ctx.scalar(i64, (double)*k));
   Value y = ctx.select(keep, x, ctx.scalarLike(x, 0));

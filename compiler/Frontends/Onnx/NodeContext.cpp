@@ -373,14 +373,20 @@ Value NodeContext::constant(ArrayRef<int64_t> shape, Type et,
       type, rawElements(et, type.getNumElements(), values), "const"));
 }
 
-Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank) {
-  if (ShapedType::isDynamic(n)) {
+Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank,
+                        bool dynamic) {
+  if (ShapedType::isDynamic(n) && !dynamic) {
     emitError() << "a dimension it ranges over is known only at run time; "
                    "tcc needs its size at compile time";
     throw NodeFailure();
   }
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = n;
+  // A dynamic size: the positions as an op, sized where the padded
+  // buckets fix the dimension.
+  if (ShapedType::isDynamic(n))
+    return create<IotaOp>({}, {attr("dimension", b.getI64IntegerAttr(axis))},
+                          {RankedTensorType::get(shape, et)});
   // Sizes before the values: a hostile count must not allocate them.
   if (!tensorType(shape, et))
     throw NodeFailure();

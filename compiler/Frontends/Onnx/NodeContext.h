@@ -293,8 +293,11 @@ public:
   Value constant(llvm::ArrayRef<int64_t> shape, Type et,
                  llvm::ArrayRef<double> values);
   /// [0, 1, ..., n-1] of element type `et`, shaped to `rank` dimensions
-  /// with the n values along `axis` (the others are 1).
-  Value iota(int64_t n, Type et, int64_t axis = 0, int64_t rank = 1);
+  /// with the n values along `axis` (the others are 1). A dynamic n is an
+  /// error unless `dynamic` (the op's positions then compare with each
+  /// other only, never index into data: masks, ranges).
+  Value iota(int64_t n, Type et, int64_t axis = 0, int64_t rank = 1,
+             bool dynamic = false);
   /// The rank-0 constant of one value of `like`'s element type.
   Value scalarLike(Value like, double value) {
     return scalar(elementTypeOf(like), value);

@@ -544,21 +544,27 @@ static bool holdsRunTimeSize(Value v) {
 LogicalResult ModelImporter::checkRunTimeSizes(NodeContext &node,
                                                StringRef opType) {
   // Shape code passes them on; Reshape and Expand take them as the
-  // dynamic dimensions of their target (input 1).
+  // dynamic dimensions of their target (input 1), ConstantOfShape as its
+  // shape, Range as its limit (the dimension's positions).
   static const llvm::StringSet<> passOn = {
       "Gather", "Unsqueeze", "Squeeze", "Slice", "Concat", "Cast", "Identity"};
-  bool consumer = opType == "Reshape" || opType == "Expand";
+  auto consumes = [&](unsigned i) {
+    return ((opType == "Reshape" || opType == "Expand") && i == 1) ||
+           (opType == "ConstantOfShape" && i == 0) ||
+           (opType == "Range" && i == 1);
+  };
   for (unsigned i = 0; i < node.numInputs(); ++i) {
     Value v = node.input(i);
     if (!v || !runTimeSizes.contains(v))
       continue;
-    if (passOn.contains(opType) || (consumer && i == 1))
+    if (passOn.contains(opType) || consumes(i))
       continue;
     return node.emitError()
            << "input " << i << " ('" << node.node.input(i)
            << "') holds the size of a dynamic dimension, known only at run "
               "time; tcc takes such sizes only as the target shape of "
-              "Reshape or Expand (fix the dimension with --input-shape)";
+              "Reshape, Expand or ConstantOfShape and as the limit of Range "
+              "(fix the dimension with --input-shape)";
   }
   return success();
 }

@@ -10,6 +10,7 @@
 
 #include "compiler/Frontends/Onnx/NodeContext.h"
 #include "compiler/Frontends/Onnx/RunTimeSize.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/IR/Matchers.h"
 
@@ -258,6 +259,18 @@ static LogicalResult importSlice(NodeContext &ctx) {
     int64_t a = normalized[k], d = shape[a], step = steps[k];
     if (step == 0)
       return ctx.emitError() << "step of axis " << a << " is zero";
+    // To the size of a dynamic dimension (from Shape): the first n of a
+    // fixed dimension, n known at run time (a buffer cut to the sequence).
+    if (starts[k] == kRunTimeSize || ends[k] == kRunTimeSize) {
+      if (starts[k] != 0 || step != 1 || ShapedType::isDynamic(d))
+        return ctx.emitError()
+               << "axis " << a
+               << " is sliced at a size known only at run time; tcc takes "
+                  "such a slice only from 0 in steps of 1 of a fixed "
+                  "dimension";
+      out[a] = kDyn;
+      continue;
+    }
     if (ShapedType::isDynamic(d))
       return ctx.emitError()
              << "slicing dynamic dimension " << a << " is not supported";
@@ -440,9 +453,16 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> shape = ctx.constInts(0);
   if (failed(shape))
     return failure();
-  for (int64_t d : *shape)
-    if (d < 0)
+  bool dynamic = false;
+  SmallVector<int64_t> target = *shape;
+  for (int64_t &d : *shape) {
+    if (d == kRunTimeSize) { // a dynamic dimension's size (Shape)
+      d = 1;
+      dynamic = true;
+    } else if (d < 0) {
       return ctx.emitError() << "shape has a negative dimension " << d;
+    }
+  }
   Attribute fill = ctx.b.getF32FloatAttr(0);
   if (ctx.hasAttr("value")) {
     FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
@@ -457,7 +477,15 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
   RankedTensorType type = ctx.tensorType(*shape, et);
   if (!type)
     return failure();
-  ctx.setResult(0, ctx.constant(DenseElementsAttr::get(type, fill)));
+  Value y = ctx.constant(DenseElementsAttr::get(type, fill));
+  // The fill broadcast to the dynamic dimensions (kept 1 above).
+  if (dynamic) {
+    for (int64_t &d : target)
+      if (d == kRunTimeSize)
+        d = kDyn;
+    y = ctx.broadcastTo(y, target);
+  }
+  ctx.setResult(0, y);
   return success();
 }
 
@@ -571,6 +599,14 @@ static LogicalResult importPad(NodeContext &ctx) {
   return success();
 }
 
+/// Whether `v` is one size of a dynamic dimension (kRunTimeSize).
+static bool isRunTimeSize(Value v) {
+  DenseIntElementsAttr ints;
+  return v && matchPattern(v, m_Constant(&ints)) &&
+         ints.getNumElements() == 1 &&
+         (*ints.getValues<APInt>().begin()).getSExtValue() == kRunTimeSize;
+}
+
 static LogicalResult importRange(NodeContext &ctx) {
   ctx.ignoreAttrs({"stash_type"}); // computed in double/int64 here
   Type et = elementTypeOf(ctx.input(0));
@@ -586,6 +622,21 @@ static LogicalResult importRange(NodeContext &ctx) {
     return failure();
   if (*delta == 0)
     return ctx.emitError() << "delta is zero";
+  // To the size of a dynamic dimension (from Shape): its positions.
+  if (isRunTimeSize(ctx.input(1))) {
+    if (*start != 0 || *delta != 1) {
+      auto str = [](double v) {
+        return v == std::trunc(v) && std::abs(v) < 0x1p62
+                   ? std::to_string((int64_t)v)
+                   : llvm::formatv("{0}", v).str();
+      };
+      return ctx.emitError()
+             << "a range to a size known only at run time must start at 0 "
+                "in steps of 1; got start "
+             << str(*start) << " and delta " << str(*delta);
+    }
+    return ctx.result(ctx.iota(kDyn, et, 0, 1, /*dynamic=*/true));
+  }
   double count = std::max(0.0, std::ceil((*limit - *start) / *delta));
   // Checked before the values are computed: a tiny delta asks for a huge
   // constant (NaN bounds make count NaN).

@@ -806,9 +806,35 @@ def _arange(ctx, node):
     else:
         start = a[0]
         step = a[2] if len(a) > 2 else 1
+    if shape[0] == -1:
+        return _dynamic_arange(ctx, node, dtype, start, step)
     values = start + step * np.arange(shape[0], dtype=np.float64)
     return ctx.constant(values.astype(NUMPY_DTYPES.get(dtype, np.float32)),
                         dtype)
+
+
+def _dynamic_arange(ctx, node, dtype, start, step):
+    """arange to a dynamic size (torch.arange(x.shape[1])): the positions
+    along that dimension (tcc.iota, sized where the dimension is fixed),
+    scaled and shifted. Its length must be the dimension itself: a range
+    of another length (arange(1, s)) has a size the graph's inputs do not
+    name."""
+    length = _val(node).shape[0]
+    if not length.node.expr.is_Symbol:
+        raise Unsupported(f"a range of {length.node.expr} elements (a size "
+                          "computed from a dynamic dimension, not the "
+                          "dimension itself)")
+    if not all(isinstance(a, (int, float)) for a in (start, step)):
+        raise Unsupported("a range to a dynamic size with a start or step "
+                          "known only at run time")
+    if dtype == "bool" or dtype not in NUMPY_DTYPES:
+        raise Unsupported(f"a dynamic range of {dtype}")
+    v = ctx.op("tcc.iota", [], results=[(dtype, [-1])], dimension=0)
+    if step != 1:
+        v = ctx.binary("mul", v, ctx.scalar(step, dtype))
+    if start != 0:
+        v = ctx.binary("add", v, ctx.scalar(start, dtype))
+    return v
 
 
 @converts(aten.tril_indices.default, aten.triu_indices.default)
@@ -874,8 +900,17 @@ def _slice(ctx, node):
     n = x.shape[dim]
     start, step = a[2], a[4]
     start = 0 if start is None else start
-    start = min(max(start + n if start < 0 else start, 0), n)
     _, shape = out_type(node)
+    if shape[dim] == -1 and n != -1:
+        # A fixed dimension cut to a dynamic size (a causal mask buffer,
+        # bias[:, :, :T, :T]): its first T, fixed by each padded bucket.
+        length = _val(node).shape[dim]
+        if start != 0 or step != 1 or not length.node.expr.is_Symbol:
+            raise Unsupported(
+                f"a slice of {length.node.expr} elements of a fixed "
+                f"dimension of {n} (tcc takes the first elements of a "
+                "dynamic dimension's size, from 0 in steps of 1)")
+    start = min(max(start + n if start < 0 else start, 0), n)
     offsets = [0] * rank
     steps = [1] * rank
     offsets[dim] = start if shape[dim] else 0

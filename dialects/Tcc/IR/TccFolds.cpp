@@ -814,6 +814,29 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
   return DenseElementsAttr::get(getType(), out);
 }
 
+OpFoldResult IotaOp::fold(FoldAdaptor) {
+  // Static: the positions themselves (n elements, the size of one
+  // dimension, bounded as any tensor's).
+  RankedTensorType type = getType();
+  if (!type.hasStaticShape())
+    return {};
+  Type et = type.getElementType();
+  int64_t n = type.getNumElements();
+  SmallVector<Attribute> values;
+  values.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (auto ft = dyn_cast<FloatType>(et)) {
+      APFloat v((double)i);
+      bool lost;
+      v.convert(ft.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(FloatAttr::get(et, v));
+    } else {
+      values.push_back(IntegerAttr::get(et, i));
+    }
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs()[0].getType() == getType())
     return getInputs()[0];

@@ -547,6 +547,20 @@ LogicalResult BroadcastToOp::verify() {
   return success();
 }
 
+LogicalResult IotaOp::verify() {
+  RankedTensorType type = getType();
+  int64_t d = getDimension();
+  if (d < 0 || d >= type.getRank())
+    return emitOpError() << "dimension " << d << " is out of range for rank "
+                         << type.getRank();
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (i != d && type.getDimSize(i) != 1)
+      return emitOpError() << "dimension " << i << " must be 1 (the "
+                           << "positions run along dimension " << d
+                           << " only); got " << shapes::str(type.getShape());
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   for (Value v : getInputs())
     if (getElementTypeOrSelf(v) != getType().getElementType())

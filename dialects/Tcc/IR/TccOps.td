@@ -635,6 +635,28 @@ def Tcc_BroadcastToOp : Tcc_Op<"broadcast_to", [Pure,
   let hasFolder = 1;
 }
 
+def Tcc_IotaOp : Tcc_Op<"iota", [Pure]> {
+  let summary = "the positions 0, 1, ... along one dimension";
+  let description = [{
+    Holds its index along `dimension` (0, 1, ..., n - 1), every other
+    dimension of size 1; combined with other tensors by broadcasting. Its
+    size may be dynamic -- `torch.arange(x.shape[1])`, ONNX `Range` to a
+    size from `Shape`, the masks of `Trilu` over a dynamic dimension -- and
+    is then the size of the dynamic dimension it is combined with (which
+    tcc-pad-dynamic-dims makes a bucket's). A static one folds to a
+    constant.
+
+    ```mlir
+    %i = tcc.iota {dimension = 0 : i64} : tensor<?x1xi64>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dimension);
+  let results = (outs RankedTensorOf<[Tcc_Int, AnyFloat]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_InfersResultType]> {
   let summary = "joining tensors along an axis";
   let description = [{

@@ -604,3 +604,19 @@ func.func @matmul_of_stacked_weight(%x: tensor<?x5x4xf32>, %w: tensor<4x3xf32>, 
   %c = tcc.matmul %y, %ws : (tensor<5x4xf32>, tensor<7x4x3xf32>) -> tensor<7x5x3xf32>
   return %a, %b, %c : tensor<?x5x3xf32>, tensor<?x5x3xf32>, tensor<7x5x3xf32>
 }
+
+// -----
+
+// Tests that positions of a static size fold to a constant (integers and
+// floats) and that dynamic ones stay an op.
+// CHECK-LABEL: func @iota
+// CHECK-DAG: tcc.constant dense<{{\[}}[0], [1], [2]]> : tensor<3x1xi64>
+// CHECK-DAG: tcc.constant dense<{{\[}}[0.000000e+00, 1.000000e+00]]> : tensor<1x2xf32>
+// CHECK-DAG: %[[D:.*]] = tcc.iota {dimension = 0 : i64} : tensor<?xi32>
+// CHECK: return %{{.*}}, %{{.*}}, %[[D]]
+func.func @iota() -> (tensor<3x1xi64>, tensor<1x2xf32>, tensor<?xi32>) {
+  %a = tcc.iota {dimension = 0 : i64} : tensor<3x1xi64>
+  %b = tcc.iota {dimension = 1 : i64} : tensor<1x2xf32>
+  %c = tcc.iota {dimension = 0 : i64} : tensor<?xi32>
+  return %a, %b, %c : tensor<3x1xi64>, tensor<1x2xf32>, tensor<?xi32>
+}

@@ -818,3 +818,30 @@ func.func @nll_result(%x: tensor<4x3xf32>, %t: tensor<4xi64>) {
   %r = tcc.nll_loss %x, %t reduction = mean : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// Tests that positions run along one dimension of the result.
+func.func @iota_dimension() {
+  // expected-error @+1 {{dimension 2 is out of range for rank 2}}
+  %r = tcc.iota {dimension = 2 : i64} : tensor<4x1xi64>
+  return
+}
+
+// -----
+
+// Tests that the other dimensions of positions are 1.
+func.func @iota_other_dimensions() {
+  // expected-error @+1 {{dimension 1 must be 1 (the positions run along dimension 0 only); got 4x3}}
+  %r = tcc.iota {dimension = 0 : i64} : tensor<4x3xi64>
+  return
+}
+
+// -----
+
+// Tests that positions are numbers.
+func.func @iota_bool() {
+  // expected-error @+1 {{must be ranked tensor of}}
+  %r = tcc.iota {dimension = 0 : i64} : tensor<4xi1>
+  return
+}
