@@ -2,8 +2,9 @@
 """Dynamic dimensions against static artifacts: the cost of compiling once.
 
 For resnet18 (1x3x224x224 per image) and the encoder layer (sequence 128),
-exported to ONNX with a symbolic batch, and the encoder (batch 1) exported
-with a symbolic sequence length, tcc compiles one dynamic artifact
+exported to ONNX with a symbolic batch, and the encoder and the GPT-style
+decoder block (its causal mask built from the run's length; batch 1)
+exported with a symbolic sequence length, tcc compiles one dynamic artifact
 (`--dim batch=1..64`: slabs; `--dim seq=1..128`: padded buckets) and one
 static artifact per size timed; `tcc-run DYNAMIC --compare STATIC --bench
 N` then runs the two in turn on the same inputs (paired runs, one
@@ -67,6 +68,11 @@ def build_models(out: Path, batches, seqs):
     export(make_models._build_encoder().eval(), (torch.randn(1, 16, 768),),
            path, {1: torch.export.Dim("seq", min=1, max=128)})
     cases.append(("encoder (batch 1)", path, ["--dim", "seq=1..128"],
+                  "sequence", [(s, (1, s, 768)) for s in seqs]))
+    path = out / "decoder_seq.onnx"
+    export(make_models._build_decoder().eval(), (torch.randn(1, 16, 768),),
+           path, {1: torch.export.Dim("seq", min=1, max=128)})
+    cases.append(("decoder (causal mask)", path, ["--dim", "seq=1..128"],
                   "sequence", [(s, (1, s, 768)) for s in seqs]))
     path = out / "encoder_both.onnx"
     export(make_models._build_encoder().eval(), (torch.randn(2, 16, 768),),
