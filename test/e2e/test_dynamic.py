@@ -524,3 +524,32 @@ def test_trilu_k_at_run_time(tmp_path, upper):
         got = model(x, np.array(k, np.int64))[0]
         want = np.triu(x, k) if upper else np.tril(x, k)
         np.testing.assert_array_equal(got, want, err_msg=f"k={k}")
+
+
+def test_slice_start_at_run_time(tmp_path):
+    # Starts from a graph input, ends the starts plus 2: a window of two
+    # columns from every start (negative: from the end) against NumPy;
+    # starts past the last window read the last one (clamped).
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("Constant", [], ["two"],
+                     value=h.make_tensor("two", T.INT64, [1], [2])),
+         h.make_node("Add", ["i", "two"], ["e"]),
+         h.make_node("Constant", [], ["axes"],
+                     value=h.make_tensor("axes", T.INT64, [1], [1])),
+         h.make_node("Slice", ["x", "i", "e", "axes"], ["y"])], "window",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 8]),
+         h.make_tensor_value_info("i", T.INT64, [1])],
+        [h.make_tensor_value_info("y", T.FLOAT, [3, 2])])
+    path = tmp_path / "window.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 13)]),
+              str(path))
+    model = tcc.load(compile_model(path))
+    x = np.random.default_rng(0).standard_normal((3, 8), np.float32)
+    for i in (0, 3, 6, -2, -8):
+        got = model(x, np.array([i], np.int64))[0]
+        np.testing.assert_array_equal(got, x[:, i:i + 2 if i != -2 else None],
+                                      err_msg=f"start {i}")
+    got = model(x, np.array([7], np.int64))[0]
+    np.testing.assert_array_equal(got, x[:, 6:8])

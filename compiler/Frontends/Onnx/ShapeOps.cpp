@@ -205,12 +205,108 @@ static LogicalResult importSplit(NodeContext &ctx) {
   return success();
 }
 
+/// `end - start` when the graph makes it a constant: `end` is `start`
+/// plus a constant, seen through the reshapes Unsqueeze makes (a loop
+/// body's Slice(x, i, i + 1)).
+static std::optional<SmallVector<int64_t>> constantDifference(Value end,
+                                                              Value start) {
+  auto shapeTo = [](Value v) {
+    while (auto r = v.getDefiningOp<ReshapeOp>())
+      v = r.getInput();
+    return v;
+  };
+  auto add = shapeTo(end).getDefiningOp<AddOp>();
+  if (!add)
+    return std::nullopt;
+  for (auto [from, by] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+    DenseIntElementsAttr c;
+    if (shapeTo(from) != shapeTo(start) || !matchPattern(by, m_Constant(&c)))
+      continue;
+    SmallVector<int64_t> diff;
+    for (const APInt &v : c.getValues<APInt>())
+      diff.push_back(v.getSExtValue());
+    int64_t n = shapes::numElements(shapeOf(start));
+    if (diff.size() == 1 && n > 1)
+      diff.assign(n, diff.front());
+    if ((int64_t)diff.size() == n)
+      return diff;
+  }
+  return std::nullopt;
+}
+
+/// Slice whose starts are known only at run time but whose ends are the
+/// starts plus constants: the sizes are those constants (steps of 1), the
+/// elements gathered from the run's starts, each clamped so that the
+/// window lies inside its dimension.
+static LogicalResult importRunTimeSlice(NodeContext &ctx) {
+  Value x = ctx.input(0), starts = ctx.input(1);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  std::optional<SmallVector<int64_t>> sizes =
+      constantDifference(ctx.input(2), starts);
+  SmallVector<int64_t> axes;
+  if (ctx.input(3)) {
+    FailureOr<SmallVector<int64_t>> a = ctx.constInts(3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, sizes->size()));
+  }
+  if (ctx.input(4)) {
+    FailureOr<SmallVector<int64_t>> st = ctx.constInts(4);
+    if (failed(st))
+      return failure();
+    if (llvm::any_of(*st, [](int64_t v) { return v != 1; }))
+      return ctx.emitError() << "a slice from starts known only at run time "
+                                "takes steps of 1 only";
+  }
+  if (axes.size() != sizes->size())
+    return ctx.emitError() << "starts, ends and axes differ in length";
+  Type i64 = ctx.b.getI64Type();
+  Value flat = ctx.reshape(ctx.castTo(starts, i64), {(int64_t)axes.size()});
+  Value y = x;
+  SmallVector<int64_t> seen;
+  for (auto [k, a] : llvm::enumerate(axes)) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+    if (failed(axis))
+      return failure();
+    if (llvm::is_contained(seen, *axis))
+      return ctx.emitError() << "axis " << a << " is sliced twice";
+    seen.push_back(*axis);
+    int64_t d = shape[*axis];
+    if (ShapedType::isDynamic(d))
+      return ctx.emitError()
+             << "slicing dynamic dimension " << *axis << " is not supported";
+    int64_t n = std::clamp<int64_t>((*sizes)[k], 0, d);
+    if (n == d)
+      continue; // the whole dimension, wherever it starts
+    // start (negative: from the end), clamped to [0, d - n].
+    Value s =
+        ctx.reshape(ctx.check(ctx.builder().sliceAxis(flat, 0, k, 1)), {});
+    s = ctx.select(ctx.compare(ComparePredicate::lt, s, ctx.scalar(i64, 0)),
+                   ctx.binary<AddOp>(s, ctx.scalar(i64, d)), s);
+    s = ctx.binary<MinOp>(ctx.binary<MaxOp>(s, ctx.scalar(i64, 0)),
+                          ctx.scalar(i64, d - n));
+    Value index = ctx.binary<AddOp>(ctx.iota(n, i64), s);
+    y = ctx.gather(y, index, *axis);
+  }
+  return ctx.result(y);
+}
+
 static LogicalResult importSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
   SmallVector<int64_t> starts, ends, axes, steps;
   bool hasAxes;
+  // (Other bounds known only at run time are refused below: "must be a
+  // constant".)
+  if (ctx.opset >= 10 && ctx.input(1) && ctx.input(2) &&
+      !matchPattern(ctx.input(1), m_Constant()) &&
+      constantDifference(ctx.input(2), ctx.input(1)))
+    return importRunTimeSlice(ctx);
   if (ctx.opset < 10) {
     starts = ctx.getInts("starts");
     ends = ctx.getInts("ends");
