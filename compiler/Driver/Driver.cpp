@@ -286,11 +286,13 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   // every size uses.
   int64_t bucket = 0;
   StringRef padded;
+  bool computed = false;
   if (auto pad = module->getAttrOfType<DictionaryAttr>("tcc.padded")) {
     if (auto buckets = pad.getAs<DenseI64ArrayAttr>("buckets"))
       bucket = buckets.empty() ? 0 : buckets[0];
     if (auto name = pad.getAs<StringAttr>("name"))
       padded = name.getValue();
+    computed = pad.get("computed") != nullptr;
   }
   if (json) {
     llvm::json::OStream j(os);
@@ -319,7 +321,10 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   }
   os << "memory plan of '" << model << "': " << entries.size()
      << " buffers in one arena";
-  if (bucket)
+  if (bucket && computed)
+    os << " (" << padded << ", a size the run computes, planned at its bound, "
+       << bucket << ")";
+  else if (bucket)
     os << " (" << padded << " padded to its largest bucket, " << bucket
        << "; an upper bound every size uses)";
   if (slab)

@@ -150,10 +150,12 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     info.symbols.push_back({name.str(), lo.getInt(), hi.getInt()});
     mainName += "_chunk" + std::to_string(info.chunks.front());
   }
+  bool computed = padded && padded.get("computed");
   if (padded)
     info.symbols.push_back({padded.getAs<StringAttr>("name").str(),
                             padded.getAs<IntegerAttr>("min").getInt(),
-                            padded.getAs<IntegerAttr>("max").getInt()});
+                            padded.getAs<IntegerAttr>("max").getInt(),
+                            computed});
   func::FuncOp main = module.lookupSymbol<func::FuncOp>(mainName);
   if (!main)
     return module.emitError()
@@ -208,8 +210,8 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     }
   };
   // A padded graph's last input is the run's size, not a tensor of the
-  // interface.
-  unsigned inputs = type.getNumInputs() - (paddedInputs ? 1 : 0);
+  // interface; a computed size is its last result instead.
+  unsigned inputs = type.getNumInputs() - (paddedInputs && !computed ? 1 : 0);
   for (unsigned i = 0; i < inputs; ++i) {
     if (failed(describe(type.getInput(i), main.getArgAttrDict(i),
                         "input" + Twine(i), info.inputs)))
@@ -218,7 +220,7 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
       makeSymbolic(info.inputs.back());
     makePadded(info.inputs.back(), paddedInputs, i);
   }
-  for (unsigned i = 0; i < type.getNumResults(); ++i) {
+  for (unsigned i = 0; i < type.getNumResults() - (computed ? 1 : 0); ++i) {
     if (failed(describe(type.getResult(i), main.getResultAttrDict(i),
                         "output" + Twine(i), info.outputs)))
       return failure();
@@ -278,8 +280,8 @@ public:
         i64(llvm::Type::getInt64Ty(ctx)) {
     tensorType = llvm::StructType::create(ctx, {ptr, i32, i32, ptr, ptr},
                                           "tcc_tensor_desc_t");
-    symbolType =
-        llvm::StructType::create(ctx, {ptr, i64, i64}, "tcc_symbol_desc_t");
+    symbolType = llvm::StructType::create(ctx, {ptr, i64, i64, i32},
+                                          "tcc_symbol_desc_t");
     descType = llvm::StructType::create(ctx,
                                         {i32, i32, ptr, ptr, ptr, i32, i32, ptr,
                                          ptr, i64, i64, ptr, i32, ptr, ptr},
@@ -335,7 +337,8 @@ public:
       entries.push_back(llvm::ConstantStruct::get(
           symbolType, {string(s.name, "symbol" + Twine(i) + ".name"),
                        llvm::ConstantInt::get(i64, s.min),
-                       llvm::ConstantInt::get(i64, s.max)}));
+                       llvm::ConstantInt::get(i64, s.max),
+                       llvm::ConstantInt::get(i32, s.computed ? 1 : 0)}));
     return global(
         llvm::ConstantArray::get(
             llvm::ArrayType::get(symbolType, entries.size()), entries),
@@ -708,6 +711,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   };
   auto constant = [&](int64_t v) { return llvm::ConstantInt::get(d.i64, v); };
   bool hasBatch = !info.chunks.empty(), hasPad = !info.buckets.empty();
+  // A size the graph computes (one bucket, returning it last).
+  bool computed = !info.symbols.empty() && info.symbols.back().computed;
   // A padded graph takes the run's size (a tensor<i64>) after its inputs.
   llvm::Value *nSlot =
       hasPad ? b.CreateAlloca(d.i64, nullptr, "padded_size") : nullptr;
@@ -716,9 +721,11 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
                        ArrayRef<llvm::Value *> tensorPointers) {
     SmallVector<llvm::Value *> callArgs(
         tensorPointers.take_front(info.inputs.size()));
-    if (nSlot)
+    if (nSlot && !computed)
       callArgs.push_back(nSlot);
     llvm::append_range(callArgs, tensorPointers.drop_front(info.inputs.size()));
+    if (nSlot && computed) // (its last result)
+      callArgs.push_back(nSlot);
     if (graph->arg_size() > callArgs.size() + (cuda.tls ? 1 : 0))
       callArgs.push_back(workspace);
     if (cuda.tls)
@@ -742,6 +749,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     llvm::Value *inBounds = b.getTrue();
     for (auto [k, s] : llvm::enumerate(info.symbols)) {
       sym.push_back(b.CreateLoad(d.i64, b.CreateConstGEP1_64(d.i64, sizes, k)));
+      if (s.computed)
+        continue; // (written by the run)
       inBounds = b.CreateAnd(
           inBounds, b.CreateAnd(b.CreateICmpSGE(sym.back(), constant(s.min)),
                                 b.CreateICmpSLE(sym.back(), constant(s.max))));
@@ -798,7 +807,43 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
           }
           return test;
         };
-    if (!hasPad) {
+    if (computed) {
+      // The one bucket, its outputs in the workspace after the arena; the
+      // size it returns, reported, and the first that many of each output
+      // copied to the caller's buffers (sized for the bound).
+      int64_t size = info.buckets.front();
+      SmallVector<uint64_t> offsets;
+      info.stagingBytes(size, &offsets);
+      llvm::IRBuilder<> cb(start);
+      llvm::Value *base = cb.CreateConstGEP1_64(
+          cb.getInt8Ty(), workspace,
+          llvm::alignTo(info.arenaBytes, info.workspaceAlign));
+      SmallVector<llvm::Value *> staging(pointers);
+      for (auto [i, t] : llvm::enumerate(described))
+        if (info.isPadded(*t))
+          staging[i] = cb.CreateConstGEP1_64(cb.getInt8Ty(), base, offsets[i]);
+      callGraph(cb, graphs.front(), staging);
+      llvm::Value *n = cb.CreateLoad(d.i64, nSlot);
+      auto *report = llvm::BasicBlock::Create(ctx, "report", run);
+      auto *broken = llvm::BasicBlock::Create(ctx, "size_out_of_bounds", run);
+      cb.CreateCondBr(
+          cb.CreateAnd(cb.CreateICmpSGE(n, constant(info.symbols.back().min)),
+                       cb.CreateICmpSLE(n, constant(size))),
+          report, broken);
+      llvm::IRBuilder<> rb(report);
+      rb.CreateStore(
+          n, rb.CreateConstGEP1_64(d.i64, sizes, info.symbols.size() - 1));
+      SmallVector<llvm::Value *> user(sym), copy(sym);
+      user.back() = n;
+      copy.back() = constant(size);
+      for (auto [i, t] : llvm::enumerate(described))
+        if (i >= info.inputs.size() && info.isPadded(*t))
+          emitBoxCopy(rb, *t, pointers[i], user, staging[i], copy, user);
+      finish(rb, 0);
+      // (A compiler bug: the graph computed a size past its bound.)
+      llvm::IRBuilder<> xb(broken);
+      finish(xb, 3);
+    } else if (!hasPad) {
       // A batch: n rows as slabs, each on its rows of the batched tensors.
       llvm::BasicBlock *done = emitSlabs(
           start, [&](llvm::IRBuilder<> &sb, size_t k, llvm::Value *row) {

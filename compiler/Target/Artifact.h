@@ -36,6 +36,9 @@ struct TensorInfo {
 struct SymbolInfo {
   std::string name;
   int64_t min = 1, max = 1;
+  /// A size the graph computes (its padded bucket returns it last), which
+  /// the run reports; else one the inputs' shapes give.
+  bool computed = false;
 };
 
 struct ArtifactInfo {

@@ -311,7 +311,11 @@ private:
       positions.push_back((i / digit.inner) % bucket);
     auto type = RankedTensorType::get(shape, b.getI64Type());
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(cast<BlockArgument>(n).getOwner());
+    // (A size the graph computes: just after it, before what it trims.)
+    if (auto arg = dyn_cast<BlockArgument>(n))
+      b.setInsertionPointToStart(arg.getOwner());
+    else
+      b.setInsertionPointAfter(n.getDefiningOp());
     Value at =
         b.create<ConstantOp>(loc, cast<ElementsAttr>(DenseElementsAttr::get(
                                       type, ArrayRef<int64_t>(positions))));
@@ -450,6 +454,28 @@ private:
     if (op->getNumRegions() > 0)
       return Refusal{"has regions reading the dynamic dimension"};
 
+    if (auto trim = dyn_cast<TrimOp>(op)) {
+      // The size's source: its input, at the upper bound (the bucket), is
+      // the value from here on.
+      Value in = trim.getInput();
+      int64_t d = trim.getDimension();
+      if (trim.getSize() != n)
+        return Refusal{"trims to another size known only at run time (tcc "
+                       "compiles one)"};
+      if (!in.hasOneUse() || anyPad(layoutOf(in)))
+        return Refusal{"trims a value used otherwise"};
+      if (cast<RankedTensorType>(in.getType()).getDimSize(d) != bucket)
+        return Refusal{
+            "trims dimension " + std::to_string(d) + " of size " +
+            std::to_string(cast<RankedTensorType>(in.getType()).getDimSize(d)) +
+            ", not the upper bound " + std::to_string(bucket)};
+      Layout l = layoutOf(in);
+      l[d] = Digit{};
+      layouts[in] = std::move(l);
+      trim.getResult().replaceAllUsesWith(in);
+      op->erase();
+      return std::nullopt;
+    }
     if (auto iota = dyn_cast<IotaOp>(op)) {
       Layout out;
       if (auto r = broadcastLayout(op, out))
@@ -954,6 +980,10 @@ struct TccPadDynamicDimsPass
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main || main.isExternal())
       return;
+    SmallVector<TrimOp> trims;
+    main.walk([&](TrimOp t) { trims.push_back(t); });
+    if (!trims.empty())
+      return padToComputedSize(module, main, trims);
     std::string name, batchName;
     if (failed(symbolOf(main, name, batchName)))
       return signalPassFailure();
@@ -1043,6 +1073,71 @@ struct TccPadDynamicDimsPass
     module->setAttr("tcc.padded",
                     dynamicDimAttr(b, name, lo, hi, "buckets", buckets,
                                    dims(inputLayouts), dims(outputLayouts)));
+    main.erase();
+  }
+
+  /// Sizes the graph computes (tcc.trim: NonZero's count): one bucket,
+  /// the upper bound, taking the size from the graph rather than from an
+  /// argument, and returning it last for the artifact to report.
+  void padToComputedSize(ModuleOp module, func::FuncOp main,
+                         ArrayRef<TrimOp> trims) {
+    TrimOp first = trims.front();
+    auto bound = [](TrimOp t) {
+      return cast<RankedTensorType>(t.getInput().getType())
+          .getDimSize(t.getDimension());
+    };
+    for (TrimOp t : trims.drop_front())
+      if (t.getSize() != first.getSize() || bound(t) != bound(first)) {
+        t.emitError() << "'tcc.trim' trims to another size known only at run "
+                         "time than '"
+                      << first.getName()
+                      << "'; tcc compiles one such size per graph";
+        return signalPassFailure();
+      }
+    for (Type t : main.getArgumentTypes())
+      if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
+        first.emitError() << "'tcc.trim' makes a size known only at run "
+                             "time in a graph with dynamic dimensions; tcc "
+                             "compiles one or the other";
+        return signalPassFailure();
+      }
+    int64_t hi = bound(first);
+    std::string name = first.getName().str();
+    OpBuilder b(main);
+    IRMapping map;
+    auto copy = cast<func::FuncOp>(main->clone(map));
+    copy.setSymName(("main_pad" + Twine(hi)).str());
+    b.insert(copy);
+    Value n = map.lookup(first.getSize());
+    BucketBuilder builder(
+        copy, hi, n, [](unsigned, int64_t) { return false; },
+        /*batch=*/false);
+    builder.minSize = 0;
+    if (failed(builder.run()))
+      return signalPassFailure();
+    SmallVector<Layout> outputLayouts = builder.resultLayouts();
+    // The size, returned after the outputs.
+    Operation *ret = copy.getBody().front().getTerminator();
+    ret->insertOperands(ret->getNumOperands(), n);
+    copy.insertResult(
+        copy.getNumResults(), n.getType(),
+        b.getDictionaryAttr(b.getNamedAttr("tcc.name", b.getStringAttr(name))));
+    SmallVector<Attribute> outputs;
+    for (const Layout &l : outputLayouts) {
+      SmallVector<int64_t> d;
+      for (auto [i, digit] : llvm::enumerate(l))
+        if (pad(digit))
+          d.push_back(i);
+      outputs.push_back(b.getDenseI64ArrayAttr(d));
+    }
+    SmallVector<Attribute> inputs(main.getNumArguments(),
+                                  b.getDenseI64ArrayAttr({}));
+    DictionaryAttr attr =
+        dynamicDimAttr(b, name, 0, hi, "buckets", {hi}, b.getArrayAttr(inputs),
+                       b.getArrayAttr(outputs));
+    NamedAttrList entries(attr);
+    entries.set("computed", b.getUnitAttr());
+    module->setAttr("tcc.padded", entries.getDictionary(b.getContext()));
     main.erase();
   }
 

@@ -503,7 +503,15 @@ def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
     each; the pass follows it too (at a probe size through reshapes), and
     where a dimension holds both (`[S*B, D]`) masks it by splitting it into
     `[S, B]`. A matmul by a broadcast that only stacks a matrix multiplies
-    by the matrix first.
+    by the matrix first. Positions of dynamic size (`tcc.iota`) and
+    broadcasts to one take the digit of what they meet, and become each
+    bucket's constants.
+
+    A size the graph computes (`tcc.trim` of a value at its bound, e.g.
+    NonZero's count) is compiled as one bucket, the bound, with n the
+    count: the trimmed value is the untrimmed one, masked against the count
+    where it is read, and the bucket returns the count last (`tcc.padded`
+    then says `computed`).
 
     It records `tcc.padded` on the module: the dimension's name, its
     bounds (`tcc.dim_bounds`; an upper bound of at most `max-size` is

@@ -235,9 +235,25 @@ static tcc_status_t checkArgument(const tcc_model_t *model, const char *kind,
                       model->origin.c_str(), kind, index, desc.name);
   bool same = tensor->dtype == desc.dtype &&
               tensor->shape.size() == static_cast<size_t>(desc.rank);
-  for (int32_t k = 0; same && k < desc.rank; ++k)
-    same = tensor->shape[k] ==
-           (desc.shape[k] == -1 ? values[desc.symbols[k]] : desc.shape[k]);
+  // An output sized by a computed symbol may hold any size of it (a
+  // tensor a previous run trimmed) if its buffer holds the bound's.
+  bool computed = false;
+  for (int32_t k = 0; same && k < desc.rank; ++k) {
+    bool byRun =
+        desc.shape[k] == -1 &&
+        (model->desc->symbols[desc.symbols[k]].flags & TCC_SYMBOL_COMPUTED);
+    computed |= byRun;
+    same = byRun ||
+           tensor->shape[k] ==
+               (desc.shape[k] == -1 ? values[desc.symbols[k]] : desc.shape[k]);
+  }
+  if (same && computed) {
+    std::vector<int64_t> bound = tcc::concreteShape(desc, values);
+    size_t bytes = tcc_dtype_size(desc.dtype);
+    for (int64_t d : bound)
+      bytes *= static_cast<size_t>(d);
+    same = tensor->bufferBytes() >= bytes;
+  }
   if (same)
     return nullptr;
   std::vector<int64_t> shape = tcc::concreteShape(desc, values);
@@ -262,7 +278,7 @@ static bool aligned(const void *p) {
 /// Runs the artifact on the buffers of context->inputBuffers and
 /// outputBuffers, whose types have been checked, with the symbols' sizes
 /// `values` (NULL: none).
-static tcc_status_t runBuffers(tcc_context_t *context, const int64_t *values) {
+static tcc_status_t runBuffers(tcc_context_t *context, int64_t *values) {
   const tcc_model_t *model = context->model;
   const tcc_artifact_desc_t *desc = model->desc;
   const char *origin = model->origin.c_str();
@@ -400,9 +416,31 @@ static tcc_status_t run(tcc_context_t *context,
     if (tcc_status_t s = checkArgument(model, "output", i, desc->outputs[i],
                                        outputs[i], values.data()))
       return s;
-    context->outputBuffers[i] = {outputs[i]->data, outputs[i]->byteSize};
+    context->outputBuffers[i] = {outputs[i]->data, outputs[i]->bufferBytes()};
   }
-  return runBuffers(context, values.empty() ? nullptr : values.data());
+  if (tcc_status_t s =
+          runBuffers(context, values.empty() ? nullptr : values.data()))
+    return s;
+  // Sizes the run computed: the outputs they size take them (their buffers
+  // keep the bound's bytes for the next run).
+  for (uint32_t i = 0; i < numOutputs; ++i) {
+    const tcc_tensor_desc_t &d = desc->outputs[i];
+    bool computed = false;
+    for (int32_t k = 0; k < d.rank; ++k)
+      computed |= d.shape[k] == -1 &&
+                  (desc->symbols[d.symbols[k]].flags & TCC_SYMBOL_COMPUTED);
+    if (!computed)
+      continue;
+    tcc_tensor_t *t = outputs[i];
+    t->capacity = t->bufferBytes();
+    t->shape = tcc::concreteShape(d, values.data());
+    t->elementCount = 1;
+    for (int64_t n : t->shape)
+      t->elementCount *= n;
+    t->byteSize =
+        static_cast<size_t>(t->elementCount) * tcc_dtype_size(d.dtype);
+  }
+  return nullptr;
 }
 
 static tcc_status_t runBuffersOf(tcc_context_t *context,

@@ -429,7 +429,7 @@ static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
 /// copies are the host's and so is the run.
 template <typename CopyIn, typename CopyOut>
 static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
-                              const char *origin, const int64_t *symbols,
+                              const char *origin, int64_t *symbols,
                               CopyIn &&copyIn, CopyOut &&copyOut) {
   tcc::CudaDriver &cu = e->cu;
   std::optional<PopContext> pop;
@@ -481,7 +481,7 @@ static void *hostAddress(tcc::CUdeviceptr p) {
 tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                           const char *origin, const void *const *inputs,
                           const size_t *inputBytes, void *const *outputs,
-                          const size_t *outputBytes, const int64_t *symbols) {
+                          const size_t *outputBytes, int64_t *symbols) {
   CudaDriver &cu = e->cu;
   return runStaged(
       e, desc, origin, symbols,

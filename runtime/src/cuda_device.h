@@ -25,7 +25,7 @@ void destroyCudaExecutor(CudaExecutor *executor);
 tcc_status_t runCuda(CudaExecutor *executor, const tcc_artifact_desc_t *desc,
                      const char *origin, const void *const *inputs,
                      const size_t *inputBytes, void *const *outputs,
-                     const size_t *outputBytes, const int64_t *symbols);
+                     const size_t *outputBytes, int64_t *symbols);
 
 /// As runCuda, on buffers in device memory: copies on the device in and
 /// out of the executor's buffers.

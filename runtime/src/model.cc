@@ -87,6 +87,20 @@ static tcc_status_t validateDesc(const std::string &origin,
                         "%s: symbol %u has no name or bounds %lld..%lld",
                         origin.c_str(), i, static_cast<long long>(sym.min),
                         static_cast<long long>(sym.max));
+    if (sym.flags & ~TCC_SYMBOL_COMPUTED)
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: symbol %u has unknown flags %d", origin.c_str(), i,
+                        sym.flags);
+  }
+  // A computed size is the run's to give: no input may have it.
+  for (uint32_t i = 0; i < desc->num_inputs && desc->inputs; ++i) {
+    const tcc_tensor_desc_t &t = desc->inputs[i];
+    for (int32_t k = 0; t.symbols && k < t.rank; ++k)
+      if (t.symbols[k] >= 0 && uint32_t(t.symbols[k]) < desc->num_symbols &&
+          (desc->symbols[t.symbols[k]].flags & TCC_SYMBOL_COMPUTED))
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: input %u has the computed size %s",
+                          origin.c_str(), i, desc->symbols[t.symbols[k]].name);
   }
   if (const tcc_cuda_image_t *cuda = desc->cuda) {
     if (!cuda->arch || !cuda->ptx || !cuda->upload_weights ||
@@ -329,11 +343,16 @@ tcc_status_t tcc::bindSymbols(const tcc_model_t *model,
       from[sym] = i;
     }
   }
-  for (uint32_t sym = 0; sym < desc->num_symbols; ++sym)
-    if (from[sym] < 0)
+  for (uint32_t sym = 0; sym < desc->num_symbols; ++sym) {
+    // A size the run computes: outputs are sized for its bound until the
+    // run writes it.
+    if (desc->symbols[sym].flags & TCC_SYMBOL_COMPUTED)
+      values[sym] = desc->symbols[sym].max;
+    else if (from[sym] < 0)
       return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                         "%s: no input gives the size of %s", origin,
                         desc->symbols[sym].name);
+  }
   return nullptr;
 }
 

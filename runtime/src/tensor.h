@@ -4,6 +4,7 @@
 
 #include "tcc/runtime.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,10 @@ struct tcc_tensor_t {
   // with the tensor; NULL for wrapped caller memory.
   tcc_allocator_t *allocator;
   std::string name;
+  // The bytes of its buffer: byteSize, unless a run of a model with a
+  // computed size made the tensor smaller within it (its outputs).
+  size_t capacity = 0;
+  size_t bufferBytes() const { return std::max(byteSize, capacity); }
 };
 
 namespace tcc {

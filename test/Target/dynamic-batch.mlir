@@ -12,11 +12,11 @@
 // 1 rows on the rows of the batched tensors; the header's function takes
 // the size; the memory report is the largest slab's.
 // CHECK-DAG: @m.symbol0.name = private constant [6 x i8] c"batch\00"
-// CHECK-DAG: @m.symbols = private constant [1 x %tcc_symbol_desc_t] [%tcc_symbol_desc_t { ptr @m.symbol0.name, i64 1, i64 5 }]
+// CHECK-DAG: @m.symbols = private constant [1 x %tcc_symbol_desc_t] [%tcc_symbol_desc_t { ptr @m.symbol0.name, i64 1, i64 5, i32 0 }]
 // CHECK-DAG: @m.inputs0.shape = private constant [2 x i64] [i64 -1, i64 3]
 // CHECK-DAG: @m.inputs0.symbols = private constant [2 x i32] [i32 0, i32 -1]
 // CHECK-DAG: @m.outputs1.shape = private constant [1 x i64] [i64 3]
-// CHECK-DAG: @m.desc = private constant %tcc_artifact_desc_t { i32 3, {{.*}}, ptr @m_run_entry, i32 1, ptr @m.symbols, ptr null }
+// CHECK-DAG: @m.desc = private constant %tcc_artifact_desc_t { i32 4, {{.*}}, ptr @m_run_entry, i32 1, ptr @m.symbols, ptr null }
 // CHECK-DAG: define internal {{.*}}i32 @m_run_entry(ptr
 
 // HEADER: *   0 "x": float32[batch,3]

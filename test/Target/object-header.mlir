@@ -18,5 +18,5 @@
 // SYMBOLS-NOT: T tcc_artifact_get
 // SYMBOLS-NOT: T main
 
-// PROG: abi 3 inputs 1 outputs 2 model affine
+// PROG: abi 4 inputs 1 outputs 2 model affine
 // PROG: 0.25 0 1.25 3.25 0 2.75 | 7.5

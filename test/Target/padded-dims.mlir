@@ -14,7 +14,7 @@
 // (or passes the caller's buffers at a bucket's size); the header's
 // function takes the size.
 // CHECK-DAG: @m.symbol0.name = private constant [4 x i8] c"seq\00"
-// CHECK-DAG: @m.symbols = private constant [1 x %tcc_symbol_desc_t] [%tcc_symbol_desc_t { ptr @m.symbol0.name, i64 1, i64 24 }]
+// CHECK-DAG: @m.symbols = private constant [1 x %tcc_symbol_desc_t] [%tcc_symbol_desc_t { ptr @m.symbol0.name, i64 1, i64 24, i32 0 }]
 // CHECK-DAG: @m.inputs0.shape = private constant [2 x i64] [i64 2, i64 -1]
 // CHECK-DAG: @m.inputs0.symbols = private constant [2 x i32] [i32 -1, i32 0]
 // CHECK-DAG: @m.outputs0.shape = private constant [2 x i64] [i64 2, i64 -1]

@@ -238,3 +238,29 @@ func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = tcc.relu %x : tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// A size the graph computes (tcc.trim, e.g. NonZero's count): one bucket,
+// the bound; past the trim the value is the untrimmed one, masked with the
+// count where it is reduced; the count is returned last, named.
+// CHECK: tcc.padded = {buckets = array<i64: 6>, computed, inputs = [array<i64>], max = 6 : i64, min = 0 : i64, name = "y", outputs = [array<i64: 0>, array<i64>]}
+// CHECK-LABEL: func.func @main_pad6
+// CHECK-SAME: (%[[X:.*]]: tensor<6xf32>) -> (tensor<6xf32>, tensor<f32>, tensor<i64> {tcc.name = "y"})
+// CHECK: %[[N:.*]] = tcc.reduce_sum
+// CHECK: %[[POS:.*]] = tcc.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+// CHECK: %[[V:.*]] = tcc.cmp lt, %[[POS]], %[[N]]
+// CHECK: %[[R:.*]] = tcc.relu %[[X]]
+// CHECK: %[[M:.*]] = tcc.select %[[V]], %[[R]], %{{.*}}
+// CHECK: %[[S:.*]] = tcc.reduce_sum %[[M]]
+// CHECK: return %[[R]], %[[S]], %[[N]] : tensor<6xf32>, tensor<f32>, tensor<i64>
+module {
+  func.func @main(%x: tensor<6xf32>) -> (tensor<?xf32>, tensor<f32>) {
+    %c = tcc.cast %x : tensor<6xf32> -> tensor<6xi64>
+    %n = tcc.reduce_sum %c axes = [0] : tensor<6xi64> -> tensor<i64>
+    %r = tcc.relu %x : tensor<6xf32>
+    %t = tcc.trim %r, %n {dimension = 0 : i64, name = "y"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    %s = tcc.reduce_sum %t axes = [0] : tensor<?xf32> -> tensor<f32>
+    return %t, %s : tensor<?xf32>, tensor<f32>
+  }
+}

@@ -553,3 +553,69 @@ def test_slice_start_at_run_time(tmp_path):
                                       err_msg=f"start {i}")
     got = model(x, np.array([7], np.int64))[0]
     np.testing.assert_array_equal(got, x[:, 6:8])
+
+
+def _save(graph, path, opset=13):
+    onnx = pytest.importorskip("onnx")
+    h = onnx.helper
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]),
+              str(path))
+    return path
+
+
+def test_nonzero_at_run_time(tmp_path):
+    # NonZero of a graph input: its count depends on the data. The artifact
+    # computes the coordinates at their bound (every element) and reports
+    # the count; the binding returns [rank, count] against NumPy's, for no,
+    # some and every element set, run after run on one loaded model.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("NonZero", ["x"], ["y"])], "nonzero",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 4])],
+        [h.make_tensor_value_info("y", T.INT64, [2, None])])
+    so = compile_model(_save(graph, tmp_path / "nz.onnx"))
+    model = tcc.load(so)
+    assert model.outputs[0].shape == (2, "y")
+    rng = np.random.default_rng(0)
+    for x in (np.zeros((3, 4), np.float32), np.ones((3, 4), np.float32),
+              (rng.random((3, 4)) > 0.6).astype(np.float32) * 2.5,
+              np.eye(3, 4, dtype=np.float32)):
+        got = model(x)[0]
+        np.testing.assert_array_equal(got, np.array(np.nonzero(x)))
+    # tcc-run writes the output at the run's size.
+    x = np.eye(3, 4, dtype=np.float32)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    np.save(folder / "input_0.npy", x)
+    out = tmp_path / "out"
+    r = subprocess.run([TCC_RUN, so, "--inputs", str(folder), "--outputs",
+                        str(out), "--bench", "3"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "i64[2x3]" in r.stdout, r.stdout
+
+
+def test_compress_at_run_time(tmp_path):
+    # Compress with a condition from a graph input, along an axis and
+    # flattened, against NumPy's compress.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for axis, length in ((0, 4), (1, 6), (None, 24), (1, 3)):
+        attrs = {} if axis is None else {"axis": axis}
+        out_shape = [None] if axis is None else \
+            ([None, 6] if axis == 0 else [4, None])
+        graph = h.make_graph(
+            [h.make_node("Compress", ["x", "c"], ["y"], **attrs)], "compress",
+            [h.make_tensor_value_info("x", T.FLOAT, [4, 6]),
+             h.make_tensor_value_info("c", T.BOOL, [length])],
+            [h.make_tensor_value_info("y", T.FLOAT, out_shape)])
+        model = tcc.load(compile_model(
+            _save(graph, tmp_path / f"c{axis}_{length}.onnx")))
+        rng = np.random.default_rng(length)
+        for c in (np.zeros(length, bool), np.ones(length, bool),
+                  rng.random(length) > 0.5):
+            got = model(x, c)[0]
+            np.testing.assert_array_equal(got, np.compress(c, x, axis=axis),
+                                          err_msg=f"axis {axis}, {c}")

@@ -557,8 +557,74 @@ static FailureOr<SmallVector<double>> constValues(NodeContext &ctx,
   return out;
 }
 
+/// The positions where the rank-1 boolean `set` holds, in order, compacted
+/// to the front of an [n] int64 tensor (zeros after them), and their count
+/// (an int64 scalar): a running count gives each set position its place.
+static std::pair<Value, Value> compactedPositions(NodeContext &ctx, Value set) {
+  int64_t n = shapeOf(set)[0];
+  Type i64 = ctx.b.getI64Type();
+  Value running = ctx.check(ctx.builder().cumulative<CumsumOp>(
+      ctx.castTo(set, i64), 0, false, false));
+  Value count =
+      ctx.reshape(ctx.check(ctx.builder().sliceAxis(running, 0, n - 1, 1)), {});
+  // Unset positions go to a spare slot past the end.
+  Value at = ctx.select(set, ctx.binary<SubOp>(running, ctx.scalar(i64, 1)),
+                        ctx.scalar(i64, n));
+  Value positions = ctx.scatter(ctx.constant({n + 1}, i64, {0.0}), at,
+                                ctx.iota(n, i64), 0, ScatterReduction::none);
+  return {ctx.check(ctx.builder().sliceAxis(positions, 0, 0, n)), count};
+}
+
+/// `v` cut to its first `count` along `dimension` at run time (tcc.trim):
+/// a size that depends on the data, named after the node's output.
+static Value trimmed(NodeContext &ctx, Value v, Value count,
+                     int64_t dimension) {
+  SmallVector<int64_t> shape(shapeOf(v));
+  shape[dimension] = ShapedType::kDynamic;
+  return ctx.create<TrimOp>(
+      {v, count},
+      {ctx.attr("dimension", ctx.b.getI64IntegerAttr(dimension)),
+       ctx.attr("name", ctx.b.getStringAttr(ctx.node.output(0)))},
+      {RankedTensorType::get(shape, elementTypeOf(v))});
+}
+
+/// Whether input `i` is known only at run time (not a constant).
+static bool atRunTime(NodeContext &ctx, unsigned i) {
+  return ctx.input(i) && !matchPattern(ctx.input(i), m_Constant());
+}
+
 static LogicalResult importCompress(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (atRunTime(ctx, 1)) {
+    // The condition known at run time: the selected slices gathered to the
+    // front of the whole axis, trimmed to their count.
+    if (failed(ctx.requireStatic(x)))
+      return failure();
+    Value data = x;
+    int64_t axis = 0;
+    if (ctx.hasAttr("axis")) {
+      FailureOr<int64_t> a =
+          ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(x).size());
+      if (failed(a))
+        return failure();
+      axis = *a;
+    } else {
+      data = ctx.reshape(x, {shapes::numElements(shapeOf(x))});
+    }
+    Value cond = ctx.input(1);
+    if (shapeOf(cond).size() != 1 || !elementTypeOf(cond).isInteger(1))
+      return ctx.emitError() << "condition must be a rank-1 bool tensor; got "
+                             << cond.getType();
+    int64_t m = std::min(shapeOf(cond)[0], shapeOf(data)[axis]);
+    if (m == 0)
+      return ctx.result(ctx.check(ctx.builder().sliceAxis(data, axis, 0, 0)));
+    if (m < shapeOf(data)[axis])
+      data = ctx.check(ctx.builder().sliceAxis(data, axis, 0, m));
+    auto [positions, count] = compactedPositions(
+        ctx, ctx.check(ctx.builder().sliceAxis(cond, 0, 0, m)));
+    return ctx.result(
+        trimmed(ctx, ctx.gather(data, positions, axis), count, axis));
+  }
   FailureOr<SmallVector<double>> cond = constValues(ctx, 1);
   if (failed(cond) || failed(ctx.requireStatic(x)))
     return failure();
@@ -588,6 +654,35 @@ static LogicalResult importCompress(NodeContext &ctx) {
 
 static LogicalResult importNonZero(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (atRunTime(ctx, 0)) {
+    // Known at run time: the coordinates of every element, the set ones
+    // compacted to the front ([rank, numel]), trimmed to their count.
+    if (failed(ctx.requireStatic(x)))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(x);
+    int64_t rank = shape.size(), n = shapes::numElements(shape);
+    if (rank == 0 || n == 0)
+      return ctx.emitError() << "input " << shapes::str(shape)
+                             << " known only at run time has no elements "
+                                "to count; tcc takes a non-empty tensor";
+    Value flat = ctx.reshape(x, {n});
+    Value set =
+        elementTypeOf(x).isInteger(1)
+            ? flat
+            : ctx.compare(ComparePredicate::ne, flat, ctx.scalarLike(flat, 0));
+    auto [positions, count] = compactedPositions(ctx, set);
+    Type i64 = ctx.b.getI64Type();
+    SmallVector<double> strides, sizes;
+    for (int64_t d : stridesOf(shape))
+      strides.push_back(d);
+    for (int64_t d : shape)
+      sizes.push_back(d);
+    Value coords = ctx.binary<RemOp>(
+        ctx.binary<DivOp>(ctx.reshape(positions, {1, n}),
+                          ctx.constant({rank, 1}, i64, strides)),
+        ctx.constant({rank, 1}, i64, sizes));
+    return ctx.result(trimmed(ctx, coords, count, 1));
+  }
   FailureOr<SmallVector<double>> values = constValues(ctx, 0);
   if (failed(values))
     return failure();

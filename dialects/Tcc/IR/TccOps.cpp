@@ -561,6 +561,28 @@ LogicalResult IotaOp::verify() {
   return success();
 }
 
+LogicalResult TrimOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  RankedTensorType out = getType();
+  int64_t d = getDimension();
+  if (cast<RankedTensorType>(getSize().getType()).getRank() != 0)
+    return emitOpError() << "size must be a tensor<i64> of rank 0";
+  if (in.getRank() != out.getRank() || d < 0 || d >= in.getRank())
+    return emitOpError() << "dimension " << d << " must be one of the rank-"
+                         << in.getRank() << " input's, and the result of "
+                         << "the same rank";
+  if (!in.hasStaticShape())
+    return emitOpError() << "input must have a static shape (the upper bound)";
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (i == d ? !out.isDynamicDim(i) : out.getDimSize(i) != in.getDimSize(i))
+      return emitOpError() << "result " << shapes::str(out.getShape())
+                           << " must be the input's "
+                           << shapes::str(in.getShape()) << " with dimension "
+                           << d << " dynamic";
+  }
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   for (Value v : getInputs())
     if (getElementTypeOrSelf(v) != getType().getElementType())

@@ -657,6 +657,31 @@ def Tcc_IotaOp : Tcc_Op<"iota", [Pure]> {
   let hasFolder = 1;
 }
 
+def Tcc_TrimOp : Tcc_Op<"trim", [Pure,
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "the first n elements along one dimension, n known at run time";
+  let description = [{
+    A result whose size depends on the data (ONNX `NonZero`, `Compress`):
+    `input` holds it at its upper bound, of which the first `size`
+    elements along `dimension` are the result (`size` is computed by the
+    graph, between 0 and the input's size there). The result's dimension
+    is dynamic; tcc-pad-dynamic-dims compiles the graph at the input's size
+    (one bucket), masking what reads past `size`, and the artifact reports
+    `size` after the run.
+
+    ```mlir
+    %r = tcc.trim %coords, %count {dimension = 1 : i64, name = "y"} : (tensor<2x12xi64>, tensor<i64>) -> tensor<2x?xi64>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, TensorOf<[I64]>:$size,
+                       I64Attr:$dimension, StrAttr:$name);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $size attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_InfersResultType]> {
   let summary = "joining tensors along an axis";
   let description = [{

@@ -21,7 +21,7 @@ extern "C" {
 
 /* Bumped on any incompatible change to the structs below. A loader refuses
  * an artifact whose abi_version differs from the one it was built with. */
-#define TCC_ABI_VERSION 3u
+#define TCC_ABI_VERSION 4u
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum tcc_dtype_e {
@@ -54,11 +54,17 @@ typedef struct tcc_tensor_desc_t {
 } tcc_tensor_desc_t;
 
 /* A symbolic dimension (e.g. the batch): each run gives its size, the same
- * wherever the symbol occurs, within [min, max]. */
+ * wherever the symbol occurs, within [min, max]. A computed one
+ * (TCC_SYMBOL_COMPUTED: a size that depends on the data, e.g. NonZero's
+ * count) sizes outputs only: the caller passes buffers for its `max`, and
+ * the run writes its size into tcc_run_args_t.symbols, the outputs holding
+ * their tensors at that size. */
+#define TCC_SYMBOL_COMPUTED 1
 typedef struct tcc_symbol_desc_t {
   const char *name;
   int64_t min;
   int64_t max;
+  int32_t flags; /* TCC_SYMBOL_COMPUTED, or 0 */
 } tcc_symbol_desc_t;
 
 typedef void (*tcc_parallel_fn_t)(void *ctx, int64_t begin, int64_t end);
@@ -147,8 +153,8 @@ typedef struct tcc_run_args_t {
   void *workspace;
   const tcc_host_api_t *host; /* may be NULL */
   /* num_symbols sizes, in the order of the artifact's `symbols`; may be
-   * NULL when it has none. */
-  const int64_t *symbols;
+   * NULL when it has none. The run writes the computed ones. */
+  int64_t *symbols;
 } tcc_run_args_t;
 
 typedef struct tcc_artifact_desc_t {

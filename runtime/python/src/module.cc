@@ -371,6 +371,9 @@ public:
       }
     } else {
       auto given = outputs.cast<std::vector<py::object>>();
+      if (computesSizes())
+        throw py::type_error(origin() + " computes the sizes of its outputs "
+                                        "as it runs; call it without outputs");
       if (given.size() != numOut)
         throw py::type_error(origin() + " has " + count(numOut, "output") +
                              " (" + names(false) + "), got " +
@@ -387,7 +390,22 @@ public:
       py::gil_scoped_release released;
       lease.context->run(in, out);
     }
+    // Sizes the run computed: the outputs as it shaped them.
+    if (computesSizes()) {
+      results = py::list();
+      for (uint32_t i = 0; i < numOut; ++i)
+        results.append(
+            arrayOf(out[i], numpyDtype(model.output(i), what("output", i))));
+    }
     return results;
+  }
+
+  /// Whether a symbol of the model is a size its run computes.
+  bool computesSizes() const {
+    for (uint32_t k = 0; k < model.numSymbols(); ++k)
+      if (tcc_model_symbol(model.get(), k)->flags & TCC_SYMBOL_COMPUTED)
+        return true;
+    return false;
   }
 
   /// Runs on tensors given by their data addresses, in the model's own
@@ -476,6 +494,11 @@ public:
       Lease lease{*this, acquire()};
       py::gil_scoped_release released;
       lease.context->run(in, out);
+      // (Sizes the run computed: the shapes it gave; the rank is the same.)
+      for (uint32_t i = 0; i < numOut; ++i) {
+        std::vector<int64_t> shape = out[i].shape();
+        std::copy(shape.begin(), shape.end(), made[i]->shape.begin());
+      }
     }
     py::tuple results(numOut);
     for (uint32_t i = 0; i < numOut; ++i) {

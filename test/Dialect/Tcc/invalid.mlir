@@ -845,3 +845,22 @@ func.func @iota_bool() {
   %r = tcc.iota {dimension = 0 : i64} : tensor<4xi1>
   return
 }
+
+// -----
+
+// Tests that a trim keeps every dimension but the trimmed one, made
+// dynamic.
+func.func @trim_static(%x: tensor<2x6xi64>, %n: tensor<i64>) {
+  // expected-error @+1 {{result 2x4 must be the input's 2x6 with dimension 1 dynamic}}
+  %r = tcc.trim %x, %n {dimension = 1 : i64, name = "y"} : (tensor<2x6xi64>, tensor<i64>) -> tensor<2x4xi64>
+  return
+}
+
+// -----
+
+// Tests that a trim's size is one int64.
+func.func @trim_size(%x: tensor<6xf32>, %n: tensor<1xi64>) {
+  // expected-error @+1 {{size must be a tensor<i64> of rank 0}}
+  %r = tcc.trim %x, %n {dimension = 0 : i64, name = "y"} : (tensor<6xf32>, tensor<1xi64>) -> tensor<?xf32>
+  return
+}

@@ -196,6 +196,24 @@ TEST(Model, WrapValidatesDescriptor) {
          d.desc.symbols = batch;
          d.inputs[0].symbols = symbols;
        }},
+      {"symbol 0 has unknown flags 6",
+       [](Descriptor &d) {
+         static const tcc_symbol_desc_t odd[] = {{"n", 0, 8, 6}};
+         d.desc.num_symbols = 1;
+         d.desc.symbols = odd;
+       }},
+      // A size the run computes cannot come from an input.
+      {"input 0 has the computed size count",
+       [](Descriptor &d) {
+         static const tcc_symbol_desc_t count[] = {
+             {"count", 0, 8, TCC_SYMBOL_COMPUTED}};
+         static const int64_t shape[] = {-1, 3};
+         static const int32_t symbols[] = {0, -1};
+         d.desc.num_symbols = 1;
+         d.desc.symbols = count;
+         d.inputs[0].shape = shape;
+         d.inputs[0].symbols = symbols;
+       }},
   };
   for (const Case &c : cases) {
     Descriptor d;
