@@ -505,6 +505,8 @@ OwningOpRef<ModuleOp> tcc::importModel(MLIRContext &ctx,
       importOptions.inputShapes[entry.getKey()] = entry.getValue();
     for (const auto &entry : opts.inputDimNames)
       importOptions.inputDimNames[entry.getKey()] = entry.getValue();
+    for (const auto &entry : opts.dimBounds)
+      importOptions.dimBounds[entry.getKey()] = entry.getValue();
     return onnx::importOnnxFile(ctx, opts.inputPath, importOptions);
   }
   emitError(UnknownLoc::get(&ctx))

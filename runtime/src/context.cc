@@ -359,9 +359,21 @@ static tcc_status_t runBuffers(tcc_context_t *context, int64_t *values) {
 
   tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
                       context->workspace, &context->host, values};
-  if (int32_t rc = desc->run(&args))
+  if (int32_t rc = desc->run(&args)) {
+    // 3: a size the run computed (abi.md) is past its bound.
+    for (uint32_t k = 0; rc == 3 && k < desc->num_symbols; ++k)
+      if (desc->symbols[k].flags & TCC_SYMBOL_COMPUTED)
+        return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                          "%s: the size %s the run computed from its inputs "
+                          "is outside %lld..%lld (compile with a larger "
+                          "--dim %s=MAX)",
+                          origin, desc->symbols[k].name,
+                          static_cast<long long>(desc->symbols[k].min),
+                          static_cast<long long>(desc->symbols[k].max),
+                          desc->symbols[k].name);
     return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
                       origin, rc);
+  }
   for (size_t i = 0; i < outputs.size(); ++i)
     if (context->outputData[i] != outputs[i].data)
       std::memcpy(outputs[i].data, context->outputData[i], outputs[i].bytes);

@@ -619,3 +619,116 @@ def test_compress_at_run_time(tmp_path):
             got = model(x, c)[0]
             np.testing.assert_array_equal(got, np.compress(c, x, axis=axis),
                                           err_msg=f"axis {axis}, {c}")
+
+
+def test_slice_bounds_at_run_time(tmp_path):
+    # Starts and ends from graph inputs on one axis: the result's size is
+    # computed by the run (ONNX's clamping), against NumPy's slicing, for
+    # steps forward and backward and bounds past either end.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    x = np.arange(30, dtype=np.float32).reshape(3, 10)
+    big = np.iinfo(np.int64).max
+    for step, bounds in (
+            (1, [(0, 10), (2, 5), (-3, big), (7, 2), (-100, 4), (5, 5)]),
+            (3, [(0, 10), (1, -1), (9, 100)]),
+            (-2, [(9, -big), (-1, 0), (3, 8), (100, 2)])):
+        graph = h.make_graph(
+            [h.make_node("Constant", [], ["axes"],
+                         value=h.make_tensor("axes", T.INT64, [1], [1])),
+             h.make_node("Constant", [], ["steps"],
+                         value=h.make_tensor("steps", T.INT64, [1], [step])),
+             h.make_node("Slice", ["x", "s", "e", "axes", "steps"], ["y"])],
+            "bounds",
+            [h.make_tensor_value_info("x", T.FLOAT, [3, 10]),
+             h.make_tensor_value_info("s", T.INT64, [1]),
+             h.make_tensor_value_info("e", T.INT64, [1])],
+            [h.make_tensor_value_info("y", T.FLOAT, [3, None])])
+        model = tcc.load(compile_model(
+            _save(graph, tmp_path / f"bounds{step}.onnx")))
+        for s, e in bounds:
+            got = model(x, np.array([s], np.int64), np.array([e], np.int64))[0]
+            np.testing.assert_array_equal(got, x[:, s:e:step],
+                                          err_msg=f"{s}:{e}:{step}")
+
+
+def test_sizes_from_values_need_a_bound(tmp_path):
+    # Range, ConstantOfShape and OneHot whose limit, shape or depth is a
+    # graph input: the length is computed by the run, up to the bound
+    # --dim gives the output's size; without one, the error names the flag.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("Range", ["start", "limit", "delta"], ["r"]),
+         h.make_node("ConstantOfShape", ["n"], ["c"],
+                     value=h.make_tensor("v", T.FLOAT, [1], [2.5])),
+         h.make_node("OneHot", ["idx", "depth", "onoff"], ["o"])],
+        "sizes",
+        [h.make_tensor_value_info("start", T.FLOAT, []),
+         h.make_tensor_value_info("limit", T.FLOAT, []),
+         h.make_tensor_value_info("delta", T.FLOAT, []),
+         h.make_tensor_value_info("n", T.INT64, [1]),
+         h.make_tensor_value_info("idx", T.INT64, [3]),
+         h.make_tensor_value_info("depth", T.INT64, []),
+         h.make_tensor_value_info("onoff", T.FLOAT, [2])],
+        [h.make_tensor_value_info("r", T.FLOAT, [None]),
+         h.make_tensor_value_info("c", T.FLOAT, [None]),
+         h.make_tensor_value_info("o", T.FLOAT, [3, None])])
+    path = _save(graph, tmp_path / "sizes.onnx")
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "s.so")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "(Range, opset 13): the length of the range is known only at " \
+        "run time: give its upper bound with --dim r=MAX" in r.stderr
+    assert not os.path.exists(tmp_path / "s.so")
+    # (One size the run computes per graph: each op in a model of its own.)
+    cases = {
+        "r": (["start", "limit", "delta"], 0),
+        "c": (["n"], 1),
+        "o": (["idx", "depth", "onoff"], 2),
+    }
+    f32 = np.float32
+    for out, (names, k) in cases.items():
+        node = graph.node[k]
+        inputs = [i for i in graph.input if i.name in names]
+        g = h.make_graph([node], out, inputs,
+                         [o for o in graph.output if o.name == out])
+        model = tcc.load(compile_model(_save(g, tmp_path / f"{out}.onnx"),
+                                       "--dim", f"{out}=64"))
+        if out == "r":
+            for a, b, d in ((0, 5, 1), (1.5, 9, 2.5), (3, -4, -0.5),
+                            (2, 2, 1), (5, 0, 1)):
+                got = model(f32(a), f32(b), f32(d))[0]
+                np.testing.assert_allclose(got, np.arange(a, b, d, f32),
+                                           rtol=1e-6)
+        elif out == "c":
+            for n in (0, 1, 17, 64):
+                got = model(np.array([n], np.int64))[0]
+                np.testing.assert_array_equal(got, np.full(n, 2.5, f32))
+        else:
+            idx = np.array([0, 4, -1], np.int64)
+            for depth in (5, 9):
+                got = model(idx, np.array(depth, np.int64),
+                            np.array([0, 1], f32))[0]
+                want = np.eye(depth, dtype=f32)[idx % depth]
+                np.testing.assert_array_equal(got, want)
+
+
+def test_a_computed_size_past_its_bound_is_an_error(tmp_path):
+    # ConstantOfShape asked for more than --dim allows: a ValueError that
+    # names the size and the flag, not a write past the buffers.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("ConstantOfShape", ["n"], ["c"])], "fill",
+        [h.make_tensor_value_info("n", T.INT64, [1])],
+        [h.make_tensor_value_info("c", T.FLOAT, [None])])
+    model = tcc.load(compile_model(_save(graph, tmp_path / "fill.onnx"),
+                                   "--dim", "c=8"))
+    np.testing.assert_array_equal(model(np.array([8], np.int64))[0],
+                                  np.zeros(8, np.float32))
+    for n in (9, -1):
+        with pytest.raises(Exception, match=r"the size c the run computed "
+                           r"from its inputs is outside 0\.\.8 \(compile "
+                           r"with a larger --dim c=MAX\)"):
+            model(np.array([n], np.int64))

@@ -41,6 +41,7 @@ import argparse
 import collections
 import concurrent.futures
 import json
+import math
 import os
 import re
 import shutil
@@ -66,6 +67,7 @@ CLEAN_DIAGNOSTIC = re.compile(
     r"|node '[^']*' \([\w.]+\)': "                 # later passes: node, op
     r"|(graph input|graph output|initializer|attribute) '[^']*'.*"
     r"(data type|has type|is a |is not supported)")
+NEEDS_BOUND = re.compile(r"give its upper bound with --dim (\w+)=MAX")
 NEEDS_CONSTANT = re.compile(
     r"input \d+ \('([^']*)'\) must be a constant"
     r"(?: \(tcc needs its value at compile time\); it is computed from "
@@ -141,6 +143,18 @@ def shape_flags(inputs, set_dir: Path) -> list[str]:
         dims = list(load_tensor(f).dims)
         flags.append(f"--input-shape={vi.name}=" + "x".join(map(str, dims)))
     return flags
+
+
+def output_bound(sets: list[Path]) -> int:
+    """The most elements of any expected output of the data sets (at least
+    1): a bound on every size the outputs have."""
+    most = 1
+    for set_dir in sets:
+        for f in set_dir.glob("output_*.pb"):
+            t = onnx.TensorProto()
+            t.ParseFromString(f.read_bytes())
+            most = max(most, math.prod(t.dims))
+    return most
 
 
 def first_error(stderr: str) -> str:
@@ -222,6 +236,13 @@ class Runner:
             if rc == 0:
                 break
             diag = first_error(err)
+            # A size the run computes from values needs a bound: the test's
+            # largest expected output's element count holds it.
+            b = NEEDS_BOUND.search(diag)
+            if rc == 1 and b and not any(f.startswith(f"--dim={b.group(1)}=")
+                                         for f in flags):
+                flags.append(f"--dim={b.group(1)}={output_bound(sets)}")
+                continue
             m = NEEDS_CONSTANT.search(diag)
             names = [vi.name for vi in inputs]
             wanted = []
@@ -531,7 +552,10 @@ def cmd_docs(args) -> int:
             "* a graph input that the importer needs as a constant (a shape, "
             "axes, pads, sizes, repeats, ...: it reports \"must be a "
             "constant\") is made an initializer holding the test's own "
-            "`input_K.pb`, and the other inputs are fed at run time.",
+            "`input_K.pb`, and the other inputs are fed at run time;",
+            "* a size the run computes from values that needs a bound (the "
+            "importer asks for `--dim NAME=MAX`) gets the most elements of "
+            "the test's expected outputs.",
             "",
             "## Node tests by op",
             "",

@@ -233,6 +233,31 @@ static LogicalResult importTensorScatter(NodeContext &ctx) {
 
 static LogicalResult importOneHot(NodeContext &ctx) {
   Value indices = ctx.input(0), values = ctx.input(2);
+  if (ctx.input(1) && !matchPattern(ctx.input(1), m_Constant())) {
+    // The depth known only at run time: a size the run computes, up to the
+    // bound --dim gives it.
+    FailureOr<int64_t> bound = ctx.computedSizeBound("the depth");
+    if (failed(bound))
+      return failure();
+    if (shapes::numElements(shapeOf(values)) != 2)
+      return ctx.emitError() << "values must hold two elements (off, on)";
+    int64_t rank = shapeOf(indices).size() + 1;
+    FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+    if (failed(axis))
+      return failure();
+    Type i64 = ctx.b.getI64Type();
+    Value depth = ctx.castTo(
+        ctx.reshape(ctx.castTo(ctx.input(1), ctx.b.getF64Type()), {}), i64);
+    Value idx = wrapNegative(ctx, ctx.castTo(indices, i64), depth);
+    SmallVector<int64_t> expanded(shapeOf(indices));
+    expanded.insert(expanded.begin() + *axis, 1);
+    Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),
+                            ctx.iota(*bound, i64, *axis, rank));
+    Value flat = ctx.reshape(values, {2});
+    Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
+    Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
+    return ctx.result(ctx.trim(ctx.select(hot, on, off), depth, *axis));
+  }
   FailureOr<double> depthValue = ctx.constScalar(1);
   if (failed(depthValue))
     return failure();
@@ -575,19 +600,6 @@ static std::pair<Value, Value> compactedPositions(NodeContext &ctx, Value set) {
   return {ctx.check(ctx.builder().sliceAxis(positions, 0, 0, n)), count};
 }
 
-/// `v` cut to its first `count` along `dimension` at run time (tcc.trim):
-/// a size that depends on the data, named after the node's output.
-static Value trimmed(NodeContext &ctx, Value v, Value count,
-                     int64_t dimension) {
-  SmallVector<int64_t> shape(shapeOf(v));
-  shape[dimension] = ShapedType::kDynamic;
-  return ctx.create<TrimOp>(
-      {v, count},
-      {ctx.attr("dimension", ctx.b.getI64IntegerAttr(dimension)),
-       ctx.attr("name", ctx.b.getStringAttr(ctx.node.output(0)))},
-      {RankedTensorType::get(shape, elementTypeOf(v))});
-}
-
 /// Whether input `i` is known only at run time (not a constant).
 static bool atRunTime(NodeContext &ctx, unsigned i) {
   return ctx.input(i) && !matchPattern(ctx.input(i), m_Constant());
@@ -622,8 +634,7 @@ static LogicalResult importCompress(NodeContext &ctx) {
       data = ctx.check(ctx.builder().sliceAxis(data, axis, 0, m));
     auto [positions, count] = compactedPositions(
         ctx, ctx.check(ctx.builder().sliceAxis(cond, 0, 0, m)));
-    return ctx.result(
-        trimmed(ctx, ctx.gather(data, positions, axis), count, axis));
+    return ctx.result(ctx.trim(ctx.gather(data, positions, axis), count, axis));
   }
   FailureOr<SmallVector<double>> cond = constValues(ctx, 1);
   if (failed(cond) || failed(ctx.requireStatic(x)))
@@ -681,7 +692,7 @@ static LogicalResult importNonZero(NodeContext &ctx) {
         ctx.binary<DivOp>(ctx.reshape(positions, {1, n}),
                           ctx.constant({rank, 1}, i64, strides)),
         ctx.constant({rank, 1}, i64, sizes));
-    return ctx.result(trimmed(ctx, coords, count, 1));
+    return ctx.result(ctx.trim(coords, count, 1));
   }
   FailureOr<SmallVector<double>> values = constValues(ctx, 0);
   if (failed(values))

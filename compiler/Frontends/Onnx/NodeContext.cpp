@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/APSInt.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
 
@@ -396,6 +397,43 @@ Value NodeContext::iota(int64_t n, Type et, int64_t axis, int64_t rank,
   if (n == 1)
     return constant(shape, et, {0.0});
   return constant(shape, et, values);
+}
+
+/// `name` as an identifier (`--dim` takes letters, digits and '_').
+static std::string sizeName(llvm::StringRef name) {
+  std::string s;
+  for (char c : name)
+    s += llvm::isAlnum(c) ? c : '_';
+  if (s.empty() || llvm::isDigit(s[0]))
+    s.insert(s.begin(), '_');
+  return s;
+}
+
+Value NodeContext::trim(Value v, Value count, int64_t dimension) {
+  SmallVector<int64_t> shape(shapeOf(v));
+  shape[dimension] = ShapedType::kDynamic;
+  return create<TrimOp>(
+      {v, count},
+      {attr("dimension", b.getI64IntegerAttr(dimension)),
+       attr("name", b.getStringAttr(sizeName(node.output(0))))},
+      {RankedTensorType::get(shape, elementTypeOf(v))});
+}
+
+FailureOr<int64_t> NodeContext::computedSizeBound(llvm::StringRef what) {
+  std::string name = sizeName(node.output(0));
+  if (!dimBounds || !dimBounds->count(name)) {
+    emitError() << what << " is known only at run time: give its upper bound "
+                << "with --dim " << name << "=MAX";
+    return failure();
+  }
+  int64_t max = dimBounds->lookup(name).second;
+  if (max > limits.maxElements) {
+    emitError() << "--dim " << name << " bounds its size by " << max
+                << ", more than the limit of " << limits.maxElements
+                << " elements; raise it with --max-elements";
+    return failure();
+  }
+  return max;
 }
 
 Value NodeContext::scatter(Value data, Value indices, Value updates,

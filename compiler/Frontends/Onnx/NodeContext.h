@@ -174,6 +174,8 @@ public:
   const Location loc;
   /// The caps on each tensor the node makes (tensorType checks them).
   SizeLimits limits;
+  /// `--dim` bounds by name (ImportOptions::dimBounds); may be null.
+  const llvm::StringMap<std::pair<int64_t, int64_t>> *dimBounds = nullptr;
 
   /// Imports a subgraph (an If branch, a Loop or Scan body) into `block`:
   /// `inputs` stand for its inputs in order, the names around it stay
@@ -298,6 +300,14 @@ public:
   /// other only, never index into data: masks, ranges).
   Value iota(int64_t n, Type et, int64_t axis = 0, int64_t rank = 1,
              bool dynamic = false);
+  /// `v` (a result at its upper bound) cut to its first `count` (an int64
+  /// scalar the graph computes) along `dimension`: a size that depends on
+  /// the data (tcc.trim), named after the node's first output.
+  Value trim(Value v, Value count, int64_t dimension);
+  /// The name of the size the run computes for the node's first output
+  /// (an identifier made of it), and its upper bound from `--dim NAME=MAX`;
+  /// an error asking for that flag when none is given.
+  FailureOr<int64_t> computedSizeBound(llvm::StringRef what);
   /// The rank-0 constant of one value of `like`'s element type.
   Value scalarLike(Value like, double value) {
     return scalar(elementTypeOf(like), value);

@@ -584,6 +584,7 @@ LogicalResult ModelImporter::importNode(int index) {
                    std::move(inputs), modelDir);
   node.sequenceInputs = std::move(seqInputs);
   node.limits = limits;
+  node.dimBounds = &opts.dimBounds;
   node.importSubgraph = [this, &node](const ::onnx::GraphProto &g,
                                       ValueRange args, Block *block) {
     return importSubgraph(g, args, block, node);

@@ -39,6 +39,10 @@ struct ImportOptions {
   /// (`--max-elements`, `--max-tensor-bytes`).
   int64_t maxElements = kDefaultMaxElements;
   int64_t maxTensorBytes = kDefaultMaxTensorBytes;
+  /// Bounds of sizes (`--dim NAME=MIN..MAX`): of dynamic input dimensions,
+  /// and of sizes the run computes from data, named after the output they
+  /// size (`Range` to a limit known only at run time).
+  llvm::StringMap<std::pair<int64_t, int64_t>> dimBounds;
 };
 
 /// Reads a binary .onnx ModelProto, or the ONNX textual syntax when the file

@@ -205,6 +205,14 @@ static LogicalResult importSplit(NodeContext &ctx) {
   return success();
 }
 
+/// Whether `v` is one size of a dynamic dimension (kRunTimeSize).
+static bool isRunTimeSize(Value v) {
+  DenseIntElementsAttr ints;
+  return v && matchPattern(v, m_Constant(&ints)) &&
+         ints.getNumElements() == 1 &&
+         (*ints.getValues<APInt>().begin()).getSExtValue() == kRunTimeSize;
+}
+
 /// `end - start` when the graph makes it a constant: `end` is `start`
 /// plus a constant, seen through the reshapes Unsqueeze makes (a loop
 /// body's Slice(x, i, i + 1)).
@@ -295,6 +303,89 @@ static LogicalResult importRunTimeSlice(NodeContext &ctx) {
   return ctx.result(y);
 }
 
+/// Slice of one axis whose starts or ends are known only at run time: a
+/// size that depends on the data, at most the axis. Every position from
+/// the start in the step's direction is gathered (the axis's size of
+/// them) and the result trimmed to the count ONNX's clamping gives.
+static LogicalResult importRunTimeBoundsSlice(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  int64_t a = 0, step = 1;
+  if (ctx.input(3)) {
+    FailureOr<SmallVector<int64_t>> axes = ctx.constInts(3);
+    if (failed(axes))
+      return failure();
+    a = axes->front();
+  }
+  if (ctx.input(4)) {
+    FailureOr<SmallVector<int64_t>> steps = ctx.constInts(4);
+    if (failed(steps))
+      return failure();
+    step = steps->front();
+  }
+  FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
+  if (failed(axis))
+    return failure();
+  int64_t d = shape[*axis];
+  if (step == 0)
+    return ctx.emitError() << "step of axis " << *axis << " is zero";
+  if (ShapedType::isDynamic(d))
+    return ctx.emitError() << "slicing dynamic dimension " << *axis
+                           << " is not supported";
+  if (d == 0)
+    return ctx.result(x);
+  Type i64 = ctx.b.getI64Type();
+  auto scalar = [&](unsigned i) {
+    return ctx.reshape(ctx.castTo(ctx.input(i), i64), {});
+  };
+  auto c = [&](int64_t v) { return ctx.scalar(i64, (double)v); };
+  auto clamp = [&](Value v, int64_t lo, int64_t hi) {
+    return ctx.binary<MinOp>(ctx.binary<MaxOp>(v, c(lo)), c(hi));
+  };
+  // Negative bounds count from the end, then clamp (ONNX).
+  auto fromEnd = [&](Value v) {
+    return ctx.select(ctx.compare(ComparePredicate::lt, v, c(0)),
+                      ctx.binary<AddOp>(v, c(d)), v);
+  };
+  Value start = fromEnd(scalar(1)), end = fromEnd(scalar(2)), span;
+  if (step > 0) {
+    start = clamp(start, 0, d);
+    end = clamp(end, 0, d);
+    span = ctx.binary<SubOp>(end, start);
+  } else {
+    start = clamp(start, 0, d - 1);
+    end = clamp(end, -1, d - 1);
+    span = ctx.binary<SubOp>(start, end);
+  }
+  int64_t magnitude = step > 0 ? step : -step;
+  Value count = ctx.binary<MaxOp>(
+      ctx.binary<DivOp>(ctx.binary<AddOp>(span, c(magnitude - 1)),
+                        c(magnitude)),
+      c(0));
+  Value index =
+      ctx.binary<AddOp>(ctx.binary<MulOp>(ctx.iota(d, i64), c(step)), start);
+  return ctx.result(ctx.trim(ctx.gather(x, index, *axis), count, *axis));
+}
+
+/// Whether a Slice (opset 10+) has bounds known only at run time on one
+/// axis, its axes and steps constant: a size the run computes.
+static bool oneAxisAtRunTime(NodeContext &ctx) {
+  auto oneConstant = [&](unsigned i) {
+    DenseIntElementsAttr v;
+    return !ctx.input(i) || (matchPattern(ctx.input(i), m_Constant(&v)) &&
+                             v.getNumElements() == 1);
+  };
+  auto one = [&](unsigned i) {
+    return ctx.input(i) && shapes::numElements(shapeOf(ctx.input(i))) == 1 &&
+           !isRunTimeSize(ctx.input(i));
+  };
+  return one(1) && one(2) &&
+         (!matchPattern(ctx.input(1), m_Constant()) ||
+          !matchPattern(ctx.input(2), m_Constant())) &&
+         oneConstant(3) && oneConstant(4);
+}
+
 static LogicalResult importSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -313,11 +404,8 @@ static LogicalResult importSlice(NodeContext &ctx) {
     hasAxes = ctx.hasAttr("axes");
     axes = ctx.getInts("axes");
   } else {
-    auto s = ctx.constInts(1), e = ctx.constInts(2);
-    if (failed(s) || failed(e))
-      return failure();
-    starts = *s;
-    ends = *e;
+    // (Axes and steps first: with them constant, bounds known only at run
+    // time on one axis compile.)
     hasAxes = (bool)ctx.input(3);
     if (hasAxes) {
       auto a = ctx.constInts(3);
@@ -331,6 +419,13 @@ static LogicalResult importSlice(NodeContext &ctx) {
         return failure();
       steps = *st;
     }
+    if (oneAxisAtRunTime(ctx))
+      return importRunTimeBoundsSlice(ctx);
+    auto s = ctx.constInts(1), e = ctx.constInts(2);
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
   }
   if (ctx.hasError())
     return failure();
@@ -546,6 +641,32 @@ static LogicalResult importConstant(NodeContext &ctx) {
 }
 
 static LogicalResult importConstantOfShape(NodeContext &ctx) {
+  // A rank-1 shape known only at run time: a length the run computes, up
+  // to the bound --dim gives it.
+  Value given = ctx.input(0);
+  if (!matchPattern(given, m_Constant()) && shapeOf(given).size() == 1 &&
+      shapeOf(given)[0] == 1) {
+    FailureOr<int64_t> bound = ctx.computedSizeBound("the size of the result");
+    if (failed(bound))
+      return failure();
+    Attribute fill = ctx.b.getF32FloatAttr(0);
+    if (ctx.hasAttr("value")) {
+      FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
+      if (failed(value))
+        return failure();
+      auto dense = dyn_cast<DenseElementsAttr>(*value);
+      if (!dense || dense.getNumElements() != 1)
+        return ctx.emitError() << "attribute 'value' must hold one element";
+      fill = dense.getSplatValue<Attribute>();
+    }
+    RankedTensorType type =
+        ctx.tensorType({*bound}, cast<TypedAttr>(fill).getType());
+    if (!type)
+      return failure();
+    Value count = ctx.reshape(ctx.castTo(given, ctx.b.getI64Type()), {});
+    return ctx.result(
+        ctx.trim(ctx.constant(DenseElementsAttr::get(type, fill)), count, 0));
+  }
   FailureOr<SmallVector<int64_t>> shape = ctx.constInts(0);
   if (failed(shape))
     return failure();
@@ -695,14 +816,6 @@ static LogicalResult importPad(NodeContext &ctx) {
   return success();
 }
 
-/// Whether `v` is one size of a dynamic dimension (kRunTimeSize).
-static bool isRunTimeSize(Value v) {
-  DenseIntElementsAttr ints;
-  return v && matchPattern(v, m_Constant(&ints)) &&
-         ints.getNumElements() == 1 &&
-         (*ints.getValues<APInt>().begin()).getSExtValue() == kRunTimeSize;
-}
-
 static LogicalResult importRange(NodeContext &ctx) {
   ctx.ignoreAttrs({"stash_type"}); // computed in double/int64 here
   Type et = elementTypeOf(ctx.input(0));
@@ -712,6 +825,30 @@ static LogicalResult importRange(NodeContext &ctx) {
   bool isFloat = isa<FloatType>(et);
   if (!isFloat && (!isa<IntegerType>(et) || et.isInteger(1)))
     return ctx.emitError() << "unsupported element type " << et;
+  // Bounds known only at run time (not a size from Shape): a length the
+  // run computes, up to the bound --dim gives it.
+  bool runTime = llvm::any_of(llvm::seq(0u, 3u), [&](unsigned i) {
+    return !matchPattern(ctx.input(i), m_Constant());
+  });
+  if (runTime) {
+    FailureOr<int64_t> bound = ctx.computedSizeBound("the length of the range");
+    if (failed(bound))
+      return failure();
+    Type f64 = ctx.b.getF64Type(), i64 = ctx.b.getI64Type();
+    auto scalar = [&](unsigned i, Type t) {
+      return ctx.castTo(ctx.reshape(ctx.input(i), {}), t);
+    };
+    // max(ceil((limit - start) / delta), 0), in double as ONNX defines it.
+    Value count = ctx.castTo(
+        ctx.binary<MaxOp>(ctx.unary<CeilOp>(ctx.binary<DivOp>(
+                              ctx.binary<SubOp>(scalar(1, f64), scalar(0, f64)),
+                              scalar(2, f64))),
+                          ctx.scalar(f64, 0)),
+        i64);
+    Value values = ctx.binary<AddOp>(
+        ctx.binary<MulOp>(ctx.iota(*bound, et), scalar(2, et)), scalar(0, et));
+    return ctx.result(ctx.trim(values, count, 0));
+  }
   FailureOr<double> start = ctx.constScalar(0), limit = ctx.constScalar(1),
                     delta = ctx.constScalar(2);
   if (failed(start) || failed(limit) || failed(delta))
