@@ -45,6 +45,19 @@ def export(model, example, path, dims, names=("x",)):
                          [{0: batch} if d else None for d in dims], names)
 
 
+def export_legacy(model, example, path, dims):
+    """`model` to ONNX through the TorchScript-based exporter, the input
+    `x` and output `y` dynamic in `dims` ({dimension: name})."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, example, str(path), input_names=["x"],
+                          output_names=["y"],
+                          dynamic_axes={"x": dims, "y": dims},
+                          dynamo=False, opset_version=17)
+    return path
+
+
 def compile_model(path, *flags):
     out = str(path).replace(".onnx", ".so")
     r = subprocess.run([TCC, str(path), "-o", out, *flags],
@@ -94,16 +107,11 @@ def encoder_legacy(tmp_path_factory):
     """The encoder through the TorchScript-based exporter, which computes
     its reshapes' targets from Shape: Shape -> Gather -> Unsqueeze ->
     Concat -> Reshape on the dynamic batch."""
-    import warnings
     torch.manual_seed(0)
     model = make_models._build_encoder().eval()
-    path = tmp_path_factory.mktemp("legacy") / "encoder.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (torch.randn(2, 16, 768),), str(path),
-                          input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
-                          dynamo=False, opset_version=17)
+    path = export_legacy(model, (torch.randn(2, 16, 768),),
+                         tmp_path_factory.mktemp("legacy") / "encoder.onnx",
+                         {0: "batch"})
     return model, compile_model(path)
 
 
@@ -328,17 +336,11 @@ def decoder_legacy_batch_seq(tmp_path_factory):
     """The decoder through the TorchScript-based exporter with a dynamic
     batch and sequence: its mask is ConstantOfShape of [S, S] (from Shape)
     and Trilu; its reshapes' targets come from Shape code."""
-    import warnings
     torch.manual_seed(0)
     model = make_models._build_decoder().eval()
-    path = tmp_path_factory.mktemp("declegacy") / "decoder.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, (torch.randn(2, 16, 768),), str(path),
-                          input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "batch", 1: "seq"},
-                                        "y": {0: "batch", 1: "seq"}},
-                          dynamo=False, opset_version=17)
+    path = export_legacy(model, (torch.randn(2, 16, 768),),
+                         tmp_path_factory.mktemp("declegacy") / "decoder.onnx",
+                         {0: "batch", 1: "seq"})
     return model, compile_model(path, "--dim", "seq=1..32", "--dim",
                                 "batch=1..4")
 
@@ -353,7 +355,6 @@ def test_decoder_legacy_any_batch_and_sequence(decoder_legacy_batch_seq,
 
 @pytest.fixture(scope="module", params=["dynamo", "legacy"])
 def buffer_mask(request, tmp_path_factory):
-    import warnings
     torch.manual_seed(0)
     model = make_models._build_buffer_mask_attention().eval()
     path = tmp_path_factory.mktemp("nano") / "nano.onnx"
@@ -362,12 +363,7 @@ def buffer_mask(request, tmp_path_factory):
         export_seq(model, example, path,
                    {1: torch.export.Dim("seq", min=1, max=32)})
     else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(model, example, str(path), input_names=["x"],
-                              output_names=["y"],
-                              dynamic_axes={"x": {1: "seq"}, "y": {1: "seq"}},
-                              dynamo=False, opset_version=17)
+        export_legacy(model, example, path, {1: "seq"})
     return model, compile_model(path, "--dim", "seq=1..32")
 
 

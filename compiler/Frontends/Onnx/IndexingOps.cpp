@@ -233,55 +233,44 @@ static LogicalResult importTensorScatter(NodeContext &ctx) {
 
 static LogicalResult importOneHot(NodeContext &ctx) {
   Value indices = ctx.input(0), values = ctx.input(2);
-  if (ctx.input(1) && !matchPattern(ctx.input(1), m_Constant())) {
-    // The depth known only at run time: a size the run computes, up to the
-    // bound --dim gives it.
+  Type i64 = ctx.b.getI64Type();
+  // The depth: a constant, else known only at run time, a size the run
+  // computes up to the bound --dim gives it (the positions compared).
+  bool runTime = ctx.input(1) && !matchPattern(ctx.input(1), m_Constant());
+  int64_t positions;
+  Value depth;
+  if (runTime) {
     FailureOr<int64_t> bound = ctx.computedSizeBound("the depth");
     if (failed(bound))
       return failure();
-    if (shapes::numElements(shapeOf(values)) != 2)
-      return ctx.emitError() << "values must hold two elements (off, on)";
-    int64_t rank = shapeOf(indices).size() + 1;
-    FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
-    if (failed(axis))
-      return failure();
-    Type i64 = ctx.b.getI64Type();
-    Value depth = ctx.castTo(
+    positions = *bound;
+    depth = ctx.castTo(
         ctx.reshape(ctx.castTo(ctx.input(1), ctx.b.getF64Type()), {}), i64);
-    Value idx = wrapNegative(ctx, ctx.castTo(indices, i64), depth);
-    SmallVector<int64_t> expanded(shapeOf(indices));
-    expanded.insert(expanded.begin() + *axis, 1);
-    Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),
-                            ctx.iota(*bound, i64, *axis, rank));
-    Value flat = ctx.reshape(values, {2});
-    Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
-    Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
-    return ctx.result(ctx.trim(ctx.select(hot, on, off), depth, *axis));
+  } else {
+    FailureOr<double> depthValue = ctx.constScalar(1);
+    if (failed(depthValue))
+      return failure();
+    positions = saturatingInt(*depthValue);
+    if (positions < 1)
+      return ctx.emitError() << "depth " << positions << " must be positive";
+    depth = ctx.scalar(i64, positions);
   }
-  FailureOr<double> depthValue = ctx.constScalar(1);
-  if (failed(depthValue))
-    return failure();
-  int64_t depth = saturatingInt(*depthValue);
-  if (depth < 1)
-    return ctx.emitError() << "depth " << depth << " must be positive";
   if (shapes::numElements(shapeOf(values)) != 2)
     return ctx.emitError() << "values must hold two elements (off, on)";
   int64_t rank = shapeOf(indices).size() + 1;
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
   if (failed(axis))
     return failure();
-  Type i64 = ctx.b.getI64Type();
-  Value idx = ctx.castTo(indices, i64);
-  idx = wrapNegative(ctx, idx, ctx.scalar(i64, depth));
+  Value idx = wrapNegative(ctx, ctx.castTo(indices, i64), depth);
   SmallVector<int64_t> expanded(shapeOf(indices));
   expanded.insert(expanded.begin() + *axis, 1);
   Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),
-                          ctx.iota(depth, i64, *axis, rank));
+                          ctx.iota(positions, i64, *axis, rank));
   Value flat = ctx.reshape(values, {2});
   Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
   Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
   Value y = ctx.select(hot, on, off);
-  return ctx.result(y);
+  return ctx.result(runTime ? ctx.trim(y, depth, *axis) : y);
 }
 
 /// The integer of an optional constant scalar input, `dflt` when absent.
@@ -607,22 +596,23 @@ static bool atRunTime(NodeContext &ctx, unsigned i) {
 
 static LogicalResult importCompress(NodeContext &ctx) {
   Value x = ctx.input(0);
+  if (failed(ctx.requireStatic(x)))
+    return failure();
+  // The data and the axis selected along (the flattened data without one).
+  Value data = x;
+  int64_t axis = 0;
+  if (ctx.hasAttr("axis")) {
+    FailureOr<int64_t> a =
+        ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(x).size());
+    if (failed(a))
+      return failure();
+    axis = *a;
+  } else {
+    data = ctx.reshape(x, {shapes::numElements(shapeOf(x))});
+  }
   if (atRunTime(ctx, 1)) {
     // The condition known at run time: the selected slices gathered to the
     // front of the whole axis, trimmed to their count.
-    if (failed(ctx.requireStatic(x)))
-      return failure();
-    Value data = x;
-    int64_t axis = 0;
-    if (ctx.hasAttr("axis")) {
-      FailureOr<int64_t> a =
-          ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(x).size());
-      if (failed(a))
-        return failure();
-      axis = *a;
-    } else {
-      data = ctx.reshape(x, {shapes::numElements(shapeOf(x))});
-    }
     Value cond = ctx.input(1);
     if (shapeOf(cond).size() != 1 || !elementTypeOf(cond).isInteger(1))
       return ctx.emitError() << "condition must be a rank-1 bool tensor; got "
@@ -637,19 +627,8 @@ static LogicalResult importCompress(NodeContext &ctx) {
     return ctx.result(ctx.trim(ctx.gather(data, positions, axis), count, axis));
   }
   FailureOr<SmallVector<double>> cond = constValues(ctx, 1);
-  if (failed(cond) || failed(ctx.requireStatic(x)))
+  if (failed(cond))
     return failure();
-  Value data = x;
-  int64_t axis = 0;
-  if (ctx.hasAttr("axis")) {
-    FailureOr<int64_t> a =
-        ctx.normalizeAxis(ctx.getInt("axis", 0), shapeOf(x).size());
-    if (failed(a))
-      return failure();
-    axis = *a;
-  } else {
-    data = ctx.reshape(x, {shapes::numElements(shapeOf(x))});
-  }
   int64_t d = shapeOf(data)[axis];
   SmallVector<double> picked;
   for (int64_t i = 0; i < (int64_t)cond->size() && i < d; ++i)

@@ -640,6 +640,21 @@ static LogicalResult importConstant(NodeContext &ctx) {
   return success();
 }
 
+/// ConstantOfShape's fill: its `value` (one element), else 0.0f.
+static FailureOr<Attribute> fillOf(NodeContext &ctx) {
+  if (!ctx.hasAttr("value"))
+    return Attribute(ctx.b.getF32FloatAttr(0));
+  FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
+  if (failed(value))
+    return failure();
+  auto dense = dyn_cast<DenseElementsAttr>(*value);
+  if (!dense || dense.getNumElements() != 1) {
+    ctx.emitError() << "attribute 'value' must hold one element";
+    return failure();
+  }
+  return dense.getSplatValue<Attribute>();
+}
+
 static LogicalResult importConstantOfShape(NodeContext &ctx) {
   // A rank-1 shape known only at run time: a length the run computes, up
   // to the bound --dim gives it.
@@ -649,23 +664,16 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
     FailureOr<int64_t> bound = ctx.computedSizeBound("the size of the result");
     if (failed(bound))
       return failure();
-    Attribute fill = ctx.b.getF32FloatAttr(0);
-    if (ctx.hasAttr("value")) {
-      FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
-      if (failed(value))
-        return failure();
-      auto dense = dyn_cast<DenseElementsAttr>(*value);
-      if (!dense || dense.getNumElements() != 1)
-        return ctx.emitError() << "attribute 'value' must hold one element";
-      fill = dense.getSplatValue<Attribute>();
-    }
+    FailureOr<Attribute> fill = fillOf(ctx);
+    if (failed(fill))
+      return failure();
     RankedTensorType type =
-        ctx.tensorType({*bound}, cast<TypedAttr>(fill).getType());
+        ctx.tensorType({*bound}, cast<TypedAttr>(*fill).getType());
     if (!type)
       return failure();
     Value count = ctx.reshape(ctx.castTo(given, ctx.b.getI64Type()), {});
     return ctx.result(
-        ctx.trim(ctx.constant(DenseElementsAttr::get(type, fill)), count, 0));
+        ctx.trim(ctx.constant(DenseElementsAttr::get(type, *fill)), count, 0));
   }
   FailureOr<SmallVector<int64_t>> shape = ctx.constInts(0);
   if (failed(shape))
@@ -680,16 +688,10 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
       return ctx.emitError() << "shape has a negative dimension " << d;
     }
   }
-  Attribute fill = ctx.b.getF32FloatAttr(0);
-  if (ctx.hasAttr("value")) {
-    FailureOr<ElementsAttr> value = ctx.convertTensorAttr("value");
-    if (failed(value))
-      return failure();
-    auto dense = dyn_cast<DenseElementsAttr>(*value);
-    if (!dense || dense.getNumElements() != 1)
-      return ctx.emitError() << "attribute 'value' must hold one element";
-    fill = dense.getSplatValue<Attribute>();
-  }
+  FailureOr<Attribute> fillValue = fillOf(ctx);
+  if (failed(fillValue))
+    return failure();
+  Attribute fill = *fillValue;
   Type et = cast<TypedAttr>(fill).getType();
   RankedTensorType type = ctx.tensorType(*shape, et);
   if (!type)
