@@ -728,3 +728,41 @@ def test_a_computed_size_past_its_bound_is_an_error(tmp_path):
                            r"from its inputs is outside 0\.\.8 \(compile "
                            r"with a larger --dim c=MAX\)"):
             model(np.array([n], np.int64))
+
+
+def test_shapes_from_one_value(tmp_path):
+    # Reshape to one dimension, Expand where one dimension takes its size
+    # from the shape, and Tile of a vector, their shape operands graph
+    # inputs: the first is static (every element in a row), the others a
+    # size the run computes up to --dim; against NumPy.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    f32 = np.float32
+    x = np.arange(6, dtype=f32).reshape(2, 3)
+    cases = [
+        ("Reshape", [h.make_tensor_value_info("x", T.FLOAT, [2, 3]),
+                     h.make_tensor_value_info("s", T.INT64, [1])], [6], [],
+         [(x, np.array([-1], np.int64), x.reshape(-1)),
+          (x, np.array([6], np.int64), x.reshape(-1))]),
+        ("Expand", [h.make_tensor_value_info("x", T.FLOAT, [3, 1]),
+                    h.make_tensor_value_info("s", T.INT64, [2])], [3, None],
+         ["--dim", "y=16"],
+         [(x[0].reshape(3, 1), np.array([3, n], np.int64),
+           np.broadcast_to(x[0].reshape(3, 1), (3, n))) for n in (0, 1, 5, 16)]
+         + [(x[0].reshape(3, 1), np.array([1, 4], np.int64),
+             np.broadcast_to(x[0].reshape(3, 1), (3, 4)))]),
+        ("Tile", [h.make_tensor_value_info("x", T.FLOAT, [3]),
+                  h.make_tensor_value_info("s", T.INT64, [1])], [None],
+         ["--dim", "y=20"],
+         [(x[1], np.array([r], np.int64), np.tile(x[1], r))
+          for r in (0, 1, 4, 6)]),
+    ]
+    for op, inputs, out_shape, flags, runs in cases:
+        graph = h.make_graph(
+            [h.make_node(op, ["x", "s"], ["y"])], op.lower(), inputs,
+            [h.make_tensor_value_info("y", T.FLOAT, out_shape)])
+        model = tcc.load(compile_model(
+            _save(graph, tmp_path / f"{op}.onnx"), *flags))
+        for a, s, want in runs:
+            np.testing.assert_array_equal(model(a, s)[0], want,
+                                          err_msg=f"{op} {s}")

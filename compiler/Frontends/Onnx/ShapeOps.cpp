@@ -28,6 +28,13 @@ static LogicalResult importReshape(NodeContext &ctx) {
   if (ctx.opset < 5) {
     ctx.ignoreAttrs({"consumed_inputs"});
     target = ctx.getInts("shape");
+  } else if (!matchPattern(ctx.input(1), m_Constant()) &&
+             shapes::numElements(shapeOf(ctx.input(1))) == 1 &&
+             cast<RankedTensorType>(x.getType()).hasStaticShape()) {
+    // One dimension, its size known only at run time: every element in a
+    // row (the value can only be their count or -1), whatever it is.
+    ctx.ignoreAttrs({"allowzero"});
+    return ctx.result(ctx.reshape(x, {shapes::numElements(shapeOf(x))}));
   } else {
     FailureOr<SmallVector<int64_t>> shape = ctx.constInts(1);
     if (failed(shape))
@@ -708,8 +715,53 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
   return success();
 }
 
+/// Expand to a shape known only at run time where one dimension of the
+/// result takes its size from it (the input's is 1 there; where it is not,
+/// the result keeps it): a size the run computes, up to the bound --dim
+/// gives it. Null (doing nothing) when more than one does.
+static FailureOr<Value> expandAtRunTime(NodeContext &ctx) {
+  Value x = ctx.input(0), given = ctx.input(1);
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t length = shapeOf(given)[0];
+  int64_t rank = std::max<int64_t>(in.size(), length);
+  SmallVector<int64_t> out(rank, 1);
+  int64_t computed = -1;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t at = i - (rank - (int64_t)in.size());
+    int64_t d = at >= 0 ? in[at] : 1;
+    out[i] = d;
+    if (d != 1 || i < rank - length)
+      continue;
+    if (computed >= 0)
+      return Value(); // (two sizes from values)
+    computed = i;
+  }
+  if (computed < 0)
+    return ctx.broadcastTo(x, out); // every size is the input's
+  FailureOr<int64_t> bound = ctx.computedSizeBound("the expanded size");
+  if (failed(bound))
+    return failure();
+  out[computed] = *bound;
+  Type i64 = ctx.b.getI64Type();
+  Value count = ctx.reshape(
+      ctx.check(ctx.builder().sliceAxis(ctx.castTo(given, i64), 0,
+                                        computed - (rank - length), 1)),
+      {});
+  return ctx.trim(ctx.broadcastTo(x, out), count, computed);
+}
+
 static LogicalResult importExpand(NodeContext &ctx) {
   Value x = ctx.input(0);
+  Value given = ctx.input(1);
+  if (given && !matchPattern(given, m_Constant()) &&
+      shapeOf(given).size() == 1 && !ShapedType::isDynamic(shapeOf(given)[0]) &&
+      cast<RankedTensorType>(x.getType()).hasStaticShape()) {
+    FailureOr<Value> y = expandAtRunTime(ctx);
+    if (failed(y))
+      return failure();
+    if (*y)
+      return ctx.result(*y);
+  }
   FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
   if (failed(target))
     return failure();
@@ -927,6 +979,25 @@ static LogicalResult importTile(NodeContext &ctx) {
       return failure();
     repeats.assign(rank, 1);
     repeats[*a] = saturatingInt(*tiles);
+  } else if (rank == 1 && !matchPattern(ctx.input(1), m_Constant()) &&
+             shapes::numElements(shapeOf(ctx.input(1))) == 1 &&
+             !ShapedType::isDynamic(shape[0])) {
+    // Repeats of a vector known only at run time: d * r elements, a size
+    // the run computes up to the bound --dim gives it (copies enough to
+    // hold it, trimmed).
+    FailureOr<int64_t> bound = ctx.computedSizeBound("the tiled length");
+    if (failed(bound))
+      return failure();
+    int64_t d = shape[0];
+    if (d == 0)
+      return ctx.result(x);
+    int64_t copies = std::max<int64_t>(1, (*bound + d - 1) / d);
+    Type i64 = ctx.b.getI64Type();
+    Value count = ctx.binary<MulOp>(
+        ctx.reshape(ctx.castTo(ctx.input(1), i64), {}), ctx.scalar(i64, d));
+    Value y = ctx.reshape(ctx.broadcastTo(ctx.reshape(x, {1, d}), {copies, d}),
+                          {copies * d});
+    return ctx.result(ctx.trim(y, count, 0));
   } else {
     FailureOr<SmallVector<int64_t>> r = ctx.constInts(1);
     if (failed(r))
