@@ -971,6 +971,20 @@ private:
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Value> validCache;
 };
 
+/// The dimensions of each value that the padded symbol sizes (for
+/// tcc.padded's inputs and outputs).
+ArrayAttr paddedDims(Builder &b, ArrayRef<Layout> layouts) {
+  SmallVector<Attribute> out;
+  for (const Layout &l : layouts) {
+    SmallVector<int64_t> d;
+    for (auto [i, digit] : llvm::enumerate(l))
+      if (pad(digit))
+        d.push_back(i);
+    out.push_back(b.getDenseI64ArrayAttr(d));
+  }
+  return b.getArrayAttr(out);
+}
+
 struct TccPadDynamicDimsPass
     : mlir::tcc::impl::TccPadDynamicDimsBase<TccPadDynamicDimsPass> {
   using TccPadDynamicDimsBase::TccPadDynamicDimsBase;
@@ -1058,17 +1072,8 @@ struct TccPadDynamicDimsPass
       inputLayouts = builder.argumentLayouts();
       outputLayouts = builder.resultLayouts();
     }
-    // The dimensions of each input and output that the symbol sizes.
     auto dims = [&](ArrayRef<Layout> layouts) {
-      SmallVector<Attribute> out;
-      for (const Layout &l : layouts) {
-        SmallVector<int64_t> d;
-        for (auto [i, digit] : llvm::enumerate(l))
-          if (pad(digit))
-            d.push_back(i);
-        out.push_back(b.getDenseI64ArrayAttr(d));
-      }
-      return b.getArrayAttr(out);
+      return paddedDims(b, layouts);
     };
     module->setAttr("tcc.padded",
                     dynamicDimAttr(b, name, lo, hi, "buckets", buckets,
@@ -1122,19 +1127,11 @@ struct TccPadDynamicDimsPass
     copy.insertResult(
         copy.getNumResults(), n.getType(),
         b.getDictionaryAttr(b.getNamedAttr("tcc.name", b.getStringAttr(name))));
-    SmallVector<Attribute> outputs;
-    for (const Layout &l : outputLayouts) {
-      SmallVector<int64_t> d;
-      for (auto [i, digit] : llvm::enumerate(l))
-        if (pad(digit))
-          d.push_back(i);
-      outputs.push_back(b.getDenseI64ArrayAttr(d));
-    }
     SmallVector<Attribute> inputs(main.getNumArguments(),
                                   b.getDenseI64ArrayAttr({}));
     DictionaryAttr attr =
         dynamicDimAttr(b, name, 0, hi, "buckets", {hi}, b.getArrayAttr(inputs),
-                       b.getArrayAttr(outputs));
+                       paddedDims(b, outputLayouts));
     NamedAttrList entries(attr);
     entries.set("computed", b.getUnitAttr());
     module->setAttr("tcc.padded", entries.getDictionary(b.getContext()));
