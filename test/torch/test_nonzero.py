@@ -1,6 +1,7 @@
 """Results whose size only the run knows (aten.nonzero, argwhere,
 nonzero(as_tuple=True)): tcc computes them at their upper bound with a
-count, and the caller trims them. nonzero_static has a static size."""
+count, and the caller trims them (an exported artifact reports the count
+itself). nonzero_static has a static size."""
 
 import pytest
 import torch
@@ -77,10 +78,24 @@ def test_without_fallback_a_consumer_of_nonzero_is_an_error():
     assert "known only at run time" in str(e.value)
 
 
-def test_export_refuses_a_result_of_run_time_size(tmp_path):
+def test_export_a_result_of_run_time_size(tmp_path):
+    """torch.export of nonzero: the artifact computes the count and reports
+    it (a computed symbol, abi.md); loaded, it returns the rows at that
+    size, run after run, against torch for inputs of the example's shape."""
+    import numpy as np
+    import tcc
+
     class M(torch.nn.Module):
         def forward(self, x):
             return torch.nonzero(x)
-    with pytest.raises(tcc.torch.Unsupported) as e:
-        tcc.torch.export(M(), (INPUTS["matrix"],), str(tmp_path / "m.so"))
-    assert "known only at run time" in str(e.value)
+
+    so = str(tmp_path / "m.so")
+    tcc.torch.export(M(), (torch.randn(3, 4),), so)
+    model = tcc.load(so)
+    assert model.outputs[0].shape[1] == 2
+    assert isinstance(model.outputs[0].shape[0], str)
+    gen = torch.Generator().manual_seed(3)
+    for x in (torch.zeros(3, 4), torch.ones(3, 4),
+              (torch.rand(3, 4, generator=gen) > 0.5).float()):
+        got, = model(x.numpy())
+        np.testing.assert_array_equal(got, M()(x).numpy())

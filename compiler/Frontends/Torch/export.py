@@ -83,11 +83,8 @@ def import_exported(ep, name="model", input_names=None, dim_names=None):
                               f"{spec.kind.name}); export it in eval mode")
     graph, sig = importer.import_graph(ep.graph_module, name, _weights(ep),
                                        input_names, dim_names=dim_names,
-                                       dim_ranges=ep.range_constraints)
-    if sig.trims:
-        raise Unsupported("an output's size is known only at run time (e.g. "
-                          "nonzero's); an artifact's outputs have static "
-                          "shapes")
+                                       dim_ranges=ep.range_constraints,
+                                       computed_sizes=True)
     if any(o[0] != "result" for o in sig.outputs):
         raise Unsupported("an output is an input or None; an artifact's "
                           "outputs are computed tensors")

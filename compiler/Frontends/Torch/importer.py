@@ -69,7 +69,8 @@ def describe(node):
 
 
 def import_graph(gm, name="graph", constants=None, input_names=None,
-                 input_layouts=False, dim_names=None, dim_ranges=None):
+                 input_layouts=False, dim_names=None, dim_ranges=None,
+                 computed_sizes=False):
     """Imports `gm` into a new tcc Graph; `constants` maps placeholder names
     to tensors that become constants instead of inputs, `input_names`
     placeholder names to the names the artifact gives its inputs (default:
@@ -80,7 +81,11 @@ def import_graph(gm, name="graph", constants=None, input_names=None,
     `dim_names` maps the symbols of dynamic dimensions (their sympy
     expressions) to the names the artifact gives them (default: torch's,
     e.g. "s0"), `dim_ranges` to their sizes' ValueRanges (default: the
-    shape environment's). Returns the Graph and its Signature. Raises Unsupported (with the node) for what tcc
+    shape environment's). With `computed_sizes`, an output whose size
+    depends on the data (nonzero's) is the artifact's own (tcc.trim: its
+    run computes and reports the size; abi.md) instead of a padded result
+    and its length for the caller to cut (Signature.trims).
+    Returns the Graph and its Signature. Raises Unsupported (with the node) for what tcc
     cannot compile, and tcc.CompileError for what its builder refuses."""
     constants = constants or {}
     input_names = input_names or {}
@@ -100,7 +105,7 @@ def import_graph(gm, name="graph", constants=None, input_names=None,
         elif node.op == "call_function":
             _import_call(ctx, node)
         elif node.op == "output":
-            _import_output(ctx, node, index, g, sig)
+            _import_output(ctx, node, index, g, sig, computed_sizes)
         elif node.op == "get_attr":
             value = getattr(gm, node.target)
             if isinstance(value, torch.fx.GraphModule):
@@ -226,7 +231,13 @@ def _refused(node, reason):
     return e
 
 
-def _import_output(ctx, node, index, g, sig):
+def _identifier(name):
+    """`name` as a symbol's name (letters, digits and '_')."""
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else "_" + out
+
+
+def _import_output(ctx, node, index, g, sig, computed_sizes=False):
     results, names, trims = [], [], []
     seen = {}
     outputs = node.args[0]
@@ -246,6 +257,20 @@ def _import_output(ctx, node, index, g, sig):
             if value is None:
                 raise Unsupported(f"output '{out.name}' is not a tensor tcc "
                                   "made")
+            if isinstance(value, ops.Trimmed) and computed_sizes:
+                rows = list(value.padded.shape)
+                value = ctx.g.op(
+                    "tcc.trim", [value.padded, value.length],
+                    {"dimension": 0, "name": f'"{_identifier(out.name)}"'},
+                    [("int64", [-1, *rows[1:]])])[0]
+                if out not in seen:
+                    seen[out] = len(results)
+                    results.append(value)
+                    names.append(out.name)
+                    sig.result_types.append((torch.int64, (-1, *rows[1:])))
+                    sig.layouts.append(None)
+                sig.outputs.append(("result", seen[out]))
+                continue
             if isinstance(value, ops.Trimmed):
                 if out not in seen:
                     seen[out] = len(results)
