@@ -202,7 +202,10 @@ TCC_API const tcc_symbol_desc_t *tcc_model_symbol(const tcc_model_t *model,
  * entries). INVALID_ARGUMENT, naming the input, the dimension and the
  * symbol, when an input's rank or a fixed dimension differs from the
  * model's, when inputs give one symbol two sizes, or when a size lies
- * outside the symbol's bounds. Dtypes are checked by tcc_context_run. */
+ * outside the symbol's bounds. Dtypes are checked by tcc_context_run. A
+ * size the run computes (TCC_SYMBOL_COMPUTED) is set to its bound, for
+ * allocating outputs; tcc_context_run then gives those outputs the run's
+ * size. */
 TCC_API tcc_status_t tcc_model_bind_inputs(const tcc_model_t *model,
                                            const tcc_tensor_t *const *inputs,
                                            size_t num_inputs, int64_t *values);
@@ -292,8 +295,12 @@ tcc_context_set_parallel_for(tcc_context_t *context, int32_t num_threads,
 /* Runs the model once. The tensors must match the model's inputs and
  * outputs in count, dtype and shape (INVALID_ARGUMENT naming the tensor
  * otherwise) and outputs must not overlap inputs or each other. Misaligned
- * buffers are copied through aligned temporaries. A failure reported by
- * the artifact is INTERNAL; outputs are then unspecified. */
+ * buffers are copied through aligned temporaries. An output sized by a
+ * computed symbol takes any size of it within a buffer that holds its
+ * bound, and after the run has the size the run computed (shape, element
+ * count and byte size; the buffer is kept); a computed size outside its
+ * bounds is INVALID_ARGUMENT naming it. A failure reported by the
+ * artifact is INTERNAL; outputs are then unspecified. */
 TCC_API tcc_status_t tcc_context_run(tcc_context_t *context,
                                      const tcc_tensor_t *const *inputs,
                                      size_t num_inputs,
