@@ -144,3 +144,40 @@ module {
     return %t, %u : tensor<?xf32>, tensor<?xf32>
   }
 }
+
+// -----
+
+// A size the graph computes beside dynamic input dimensions is refused.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
+  func.func @main(%x: tensor<?x4xf32> {tcc.dims = ["seq", ""]}, %v: tensor<6xf32>, %n: tensor<i64>) -> (tensor<?x4xf32>, tensor<?xf32>) {
+    // expected-error @+1 {{'tcc.trim' makes a size known only at run time in a graph with dynamic dimensions; tcc compiles one or the other}}
+    %t = tcc.trim %v, %n {dimension = 0 : i64, name = "y"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    return %x, %t : tensor<?x4xf32>, tensor<?xf32>
+  }
+}
+
+// -----
+
+// The value a trim cuts must have no other use (past the trim it stands
+// for the trimmed one).
+module {
+  func.func @main(%v: tensor<6xf32>, %n: tensor<i64>) -> (tensor<?xf32>, tensor<6xf32>) {
+    %r = tcc.relu %v : tensor<6xf32>
+    // expected-error @+1 {{'tcc.trim' trims a value used otherwise}}
+    %t = tcc.trim %r, %n {dimension = 0 : i64, name = "y"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    %u = tcc.neg %r : tensor<6xf32>
+    return %t, %u : tensor<?xf32>, tensor<6xf32>
+  }
+}
+
+// -----
+
+// A fixed dimension cut to the dynamic size from an offset is refused.
+module attributes {tcc.dim_bounds = {seq = array<i64: 1, 8>}} {
+  func.func @main(%x: tensor<?xf32> {tcc.dims = ["seq"]}, %m: tensor<32xf32>) -> tensor<?xf32> {
+    // expected-error @+1 {{'tcc.slice' slices dimension 0 to the dynamic size from an offset or in steps}}
+    %s = tcc.slice %m offsets = [2] steps = [1] : tensor<32xf32> -> tensor<?xf32>
+    %0 = tcc.mul %x, %s : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+    return %0 : tensor<?xf32>
+  }
+}

@@ -579,6 +579,11 @@ def test_nonzero_at_run_time(tmp_path):
               np.eye(3, 4, dtype=np.float32)):
         got = model(x)[0]
         np.testing.assert_array_equal(got, np.array(np.nonzero(x)))
+    # Its outputs' sizes come from the run: none may be given.
+    with pytest.raises(TypeError, match="computes the sizes of its outputs "
+                       "as it runs; call it without outputs"):
+        model.run([np.eye(3, 4, dtype=np.float32)],
+                  [np.zeros((2, 12), np.int64)])
     # tcc-run writes the output at the run's size.
     x = np.eye(3, 4, dtype=np.float32)
     folder = tmp_path / "in"

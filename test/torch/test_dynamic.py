@@ -199,6 +199,28 @@ def test_export_refuses_a_range_of_another_length(tmp_path):
     assert not os.path.exists(tmp_path / "s.so")
 
 
+def test_export_refuses_a_buffer_cut_from_an_offset(tmp_path):
+    """A fixed buffer cut to the sequence from an offset (b[1:s+1]) has no
+    bucket's prefix to take: refused, naming the slice."""
+
+    class Cut(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("b", torch.randn(64))
+
+        def forward(self, x):
+            return x * self.b[1:x.shape[0] + 1]
+
+    with pytest.raises(tcc.torch.Unsupported) as e:
+        tcc.torch.export(Cut(), (torch.randn(8),), str(tmp_path / "c.so"),
+                         dynamic_shapes={"x": {0: Dim("seq", max=32)}})
+    assert "aten.slice.Tensor (node 'slice_1'): a slice of " in str(e.value)
+    assert "elements of a fixed dimension of 64 (tcc takes the first " \
+        "elements of a dynamic dimension's size, from 0 in steps of 1)" in \
+        str(e.value)
+    assert not os.path.exists(tmp_path / "c.so")
+
+
 def test_export_refuses_mixing_the_batch(tmp_path):
     """A program whose rows depend on each other cannot run as slabs: the
     compiler's error names the op."""
