@@ -239,9 +239,7 @@ static tcc_status_t checkArgument(const tcc_model_t *model, const char *kind,
   // tensor a previous run trimmed) if its buffer holds the bound's.
   bool computed = false;
   for (int32_t k = 0; same && k < desc.rank; ++k) {
-    bool byRun =
-        desc.shape[k] == -1 &&
-        (model->desc->symbols[desc.symbols[k]].flags & TCC_SYMBOL_COMPUTED);
+    bool byRun = tcc::sizedByRun(*model->desc, desc, k);
     computed |= byRun;
     same = byRun ||
            tensor->shape[k] ==
@@ -437,11 +435,7 @@ static tcc_status_t run(tcc_context_t *context,
   // keep the bound's bytes for the next run).
   for (uint32_t i = 0; i < numOutputs; ++i) {
     const tcc_tensor_desc_t &d = desc->outputs[i];
-    bool computed = false;
-    for (int32_t k = 0; k < d.rank; ++k)
-      computed |= d.shape[k] == -1 &&
-                  (desc->symbols[d.symbols[k]].flags & TCC_SYMBOL_COMPUTED);
-    if (!computed)
+    if (!tcc::sizedByRun(*desc, d))
       continue;
     tcc_tensor_t *t = outputs[i];
     t->capacity = t->bufferBytes();

@@ -95,9 +95,8 @@ static tcc_status_t validateDesc(const std::string &origin,
   // A computed size is the run's to give: no input may have it.
   for (uint32_t i = 0; i < desc->num_inputs && desc->inputs; ++i) {
     const tcc_tensor_desc_t &t = desc->inputs[i];
-    for (int32_t k = 0; t.symbols && k < t.rank; ++k)
-      if (t.symbols[k] >= 0 && uint32_t(t.symbols[k]) < desc->num_symbols &&
-          (desc->symbols[t.symbols[k]].flags & TCC_SYMBOL_COMPUTED))
+    for (int32_t k = 0; t.shape && k < t.rank; ++k)
+      if (tcc::sizedByRun(*desc, t, k))
         return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                           "%s: input %u has the computed size %s",
                           origin.c_str(), i, desc->symbols[t.symbols[k]].name);
@@ -354,6 +353,19 @@ tcc_status_t tcc::bindSymbols(const tcc_model_t *model,
                         desc->symbols[sym].name);
   }
   return nullptr;
+}
+
+bool tcc::sizedByRun(const tcc_artifact_desc_t &desc,
+                     const tcc_tensor_desc_t &d, int32_t k) {
+  if (k < 0) {
+    for (int32_t i = 0; i < d.rank; ++i)
+      if (sizedByRun(desc, d, i))
+        return true;
+    return false;
+  }
+  int32_t sym = d.symbols ? d.symbols[k] : -1;
+  return d.shape[k] == -1 && sym >= 0 && uint32_t(sym) < desc.num_symbols &&
+         (desc.symbols[sym].flags & TCC_SYMBOL_COMPUTED);
 }
 
 std::vector<int64_t> tcc::concreteShape(const tcc_tensor_desc_t &d,

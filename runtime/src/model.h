@@ -33,6 +33,10 @@ struct ShapeRef {
 /// or a size outside its bounds.
 tcc_status_t bindSymbols(const tcc_model_t *model,
                          const std::vector<ShapeRef> &inputs, int64_t *values);
+/// Whether dimension `k` of `d` is sized by a symbol the run computes
+/// (TCC_SYMBOL_COMPUTED); with k = -1, whether any of its dimensions is.
+bool sizedByRun(const tcc_artifact_desc_t &desc, const tcc_tensor_desc_t &d,
+                int32_t k = -1);
 /// `d`'s shape with its symbols' sizes.
 std::vector<int64_t> concreteShape(const tcc_tensor_desc_t &d,
                                    const int64_t *values);

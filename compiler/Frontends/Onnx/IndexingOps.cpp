@@ -37,13 +37,6 @@ static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
-/// `idx` (i64) with negative entries counted from the end of `size`.
-static Value wrapNegative(NodeContext &ctx, Value idx, Value size) {
-  Value zero = ctx.scalarLike(idx, 0);
-  Value neg = ctx.compare(ComparePredicate::lt, idx, zero);
-  return ctx.select(neg, ctx.binary<AddOp>(idx, size), idx);
-}
-
 static LogicalResult importGatherElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   if (failed(requireIndices(ctx, indices)) || failed(ctx.requireStatic(data)) ||
@@ -65,8 +58,8 @@ static LogicalResult importGatherElements(NodeContext &ctx) {
              << shapes::str(dshape) << " in dimension " << d;
   Type i64 = ctx.b.getI64Type();
   SmallVector<int64_t> strides = stridesOf(dshape);
-  Value idx = wrapNegative(ctx, ctx.castTo(indices, i64),
-                           ctx.scalar(i64, dshape[*axis]));
+  Value idx = ctx.wrapNegative(ctx.castTo(indices, i64),
+                               ctx.scalar(i64, dshape[*axis]));
   // Out-of-range indices are clamped by tcc.gather; keep them in range of
   // the axis so they never reach another row.
   idx = ctx.clamp(idx, 0.0, double(dshape[*axis] - 1));
@@ -113,7 +106,7 @@ static LogicalResult importGatherND(NodeContext &ctx) {
   for (int64_t s : stridesOf(indexed))
     strides.push_back(s);
   Value idx = ctx.reshape(ctx.castTo(indices, i64), {batch, positions, k});
-  idx = wrapNegative(ctx, idx, ctx.constant({k}, i64, dims));
+  idx = ctx.wrapNegative(idx, ctx.constant({k}, i64, dims));
   Value linear = ctx.reduce<ReduceSumOp>(
       ctx.binary<MulOp>(idx, ctx.constant({k}, i64, strides)), {2}, false);
   if (batch > 1)
@@ -189,7 +182,7 @@ static LogicalResult importScatterND(NodeContext &ctx) {
   for (int64_t s : stridesOf(dshape.take_front(k)))
     strides.push_back(s);
   Value idx = ctx.reshape(ctx.castTo(indices, i64), {positions, k});
-  idx = wrapNegative(ctx, idx, ctx.constant({k}, i64, dims));
+  idx = ctx.wrapNegative(idx, ctx.constant({k}, i64, dims));
   Value linear = ctx.reduce<ReduceSumOp>(
       ctx.binary<MulOp>(idx, ctx.constant({k}, i64, strides)), {1}, true);
   linear = ctx.broadcastTo(linear, {positions, slice});
@@ -261,7 +254,7 @@ static LogicalResult importOneHot(NodeContext &ctx) {
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
   if (failed(axis))
     return failure();
-  Value idx = wrapNegative(ctx, ctx.castTo(indices, i64), depth);
+  Value idx = ctx.wrapNegative(ctx.castTo(indices, i64), depth);
   SmallVector<int64_t> expanded(shapeOf(indices));
   expanded.insert(expanded.begin() + *axis, 1);
   Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),

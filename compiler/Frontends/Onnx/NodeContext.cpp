@@ -1,6 +1,7 @@
 //===- NodeContext.cpp - what an ONNX op handler sees ---------------------===//
 
 #include "compiler/Frontends/Onnx/NodeContext.h"
+#include "compiler/Frontends/Onnx/RunTimeSize.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -417,6 +418,25 @@ Value NodeContext::trim(Value v, Value count, int64_t dimension) {
       {attr("dimension", b.getI64IntegerAttr(dimension)),
        attr("name", b.getStringAttr(sizeName(node.output(0))))},
       {RankedTensorType::get(shape, elementTypeOf(v))});
+}
+
+/// Whether `v` is a small integer constant holding kRunTimeSize.
+bool mlir::tcc::onnx::holdsRunTimeSize(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.getElementType().isInteger(64) || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxDenseElements)
+    return false;
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto ints = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                       : DenseIntElementsAttr();
+  return ints && llvm::any_of(ints.getValues<APInt>(), [](const APInt &d) {
+           return d.getSExtValue() == kRunTimeSize;
+         });
+}
+
+Value NodeContext::wrapNegative(Value idx, Value size) {
+  return select(compare(ComparePredicate::lt, idx, scalarLike(idx, 0)),
+                binary<AddOp>(idx, size), idx);
 }
 
 FailureOr<int64_t> NodeContext::computedSizeBound(llvm::StringRef what) {

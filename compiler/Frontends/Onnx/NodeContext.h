@@ -160,6 +160,10 @@ inline Type elementTypeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getElementType();
 }
 
+/// Whether `v` is a small integer constant holding kRunTimeSize (the size
+/// of a dynamic dimension, from Shape) in some element.
+bool holdsRunTimeSize(Value v);
+
 class NodeContext {
 public:
   NodeContext(const ::onnx::NodeProto &node, std::string prefix, int64_t opset,
@@ -304,6 +308,8 @@ public:
   /// scalar the graph computes) along `dimension`: a size that depends on
   /// the data (tcc.trim), named after the node's first output.
   Value trim(Value v, Value count, int64_t dimension);
+  /// `idx` (i64) with negative entries counted from the end of `size`.
+  Value wrapNegative(Value idx, Value size);
   /// The name of the size the run computes for the node's first output
   /// (an identifier made of it), and its upper bound from `--dim NAME=MAX`;
   /// an error asking for that flag when none is given.

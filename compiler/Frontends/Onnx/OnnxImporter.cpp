@@ -527,20 +527,6 @@ LogicalResult ModelImporter::checkNewSizes(NodeContext &node,
   return success();
 }
 
-/// Whether `v` is a small integer constant holding kRunTimeSize.
-static bool holdsRunTimeSize(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || !type.getElementType().isInteger(64) || !type.hasStaticShape() ||
-      type.getNumElements() > kMaxDenseElements)
-    return false;
-  auto constant = v.getDefiningOp<ConstantOp>();
-  auto ints = constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
-                       : DenseIntElementsAttr();
-  return ints && llvm::any_of(ints.getValues<APInt>(), [](const APInt &d) {
-           return d.getSExtValue() == kRunTimeSize;
-         });
-}
-
 LogicalResult ModelImporter::checkRunTimeSizes(NodeContext &node,
                                                StringRef opType) {
   // Shape code passes them on; Reshape and Expand take them as the

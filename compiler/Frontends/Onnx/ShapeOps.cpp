@@ -214,10 +214,7 @@ static LogicalResult importSplit(NodeContext &ctx) {
 
 /// Whether `v` is one size of a dynamic dimension (kRunTimeSize).
 static bool isRunTimeSize(Value v) {
-  DenseIntElementsAttr ints;
-  return v && matchPattern(v, m_Constant(&ints)) &&
-         ints.getNumElements() == 1 &&
-         (*ints.getValues<APInt>().begin()).getSExtValue() == kRunTimeSize;
+  return v && shapes::numElements(shapeOf(v)) == 1 && holdsRunTimeSize(v);
 }
 
 /// `end - start` when the graph makes it a constant: `end` is `start`
@@ -300,8 +297,7 @@ static LogicalResult importRunTimeSlice(NodeContext &ctx) {
     // start (negative: from the end), clamped to [0, d - n].
     Value s =
         ctx.reshape(ctx.check(ctx.builder().sliceAxis(flat, 0, k, 1)), {});
-    s = ctx.select(ctx.compare(ComparePredicate::lt, s, ctx.scalar(i64, 0)),
-                   ctx.binary<AddOp>(s, ctx.scalar(i64, d)), s);
+    s = ctx.wrapNegative(s, ctx.scalar(i64, d));
     s = ctx.binary<MinOp>(ctx.binary<MaxOp>(s, ctx.scalar(i64, 0)),
                           ctx.scalar(i64, d - n));
     Value index = ctx.binary<AddOp>(ctx.iota(n, i64), s);
@@ -351,11 +347,8 @@ static LogicalResult importRunTimeBoundsSlice(NodeContext &ctx) {
     return ctx.binary<MinOp>(ctx.binary<MaxOp>(v, c(lo)), c(hi));
   };
   // Negative bounds count from the end, then clamp (ONNX).
-  auto fromEnd = [&](Value v) {
-    return ctx.select(ctx.compare(ComparePredicate::lt, v, c(0)),
-                      ctx.binary<AddOp>(v, c(d)), v);
-  };
-  Value start = fromEnd(scalar(1)), end = fromEnd(scalar(2)), span;
+  Value start = ctx.wrapNegative(scalar(1), c(d)),
+        end = ctx.wrapNegative(scalar(2), c(d)), span;
   if (step > 0) {
     start = clamp(start, 0, d);
     end = clamp(end, 0, d);
