@@ -294,6 +294,31 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
       padded = name.getValue();
     computed = pad.get("computed") != nullptr;
   }
+  // Sizes the run computes, each planned at its bound: "(Y, a size the run
+  // computes, planned at its bound, 12)", or for several "(sizes the run
+  // computes, planned at their bounds: Y_0 9 and Y_1 12)".
+  std::string computedSizes;
+  if (computed) {
+    auto pad = module->getAttrOfType<DictionaryAttr>("tcc.padded");
+    auto names = pad.getAs<ArrayAttr>("computed_names");
+    auto maxima = pad.getAs<DenseI64ArrayAttr>("computed_max");
+    size_t count =
+        names && maxima ? std::min<size_t>(names.size(), maxima.size()) : 0;
+    llvm::raw_string_ostream out(computedSizes);
+    if (count <= 1) {
+      out << padded << ", a size the run computes, planned at its bound, "
+          << bucket;
+    } else {
+      out << "sizes the run computes, planned at their bounds: ";
+      for (size_t k = 0; k < count; ++k) {
+        auto name = dyn_cast<StringAttr>(names[k]);
+        out << (k == 0           ? ""
+                : k + 1 == count ? " and "
+                                 : ", ")
+            << (name ? name.getValue() : StringRef("?")) << " " << maxima[k];
+      }
+    }
+  }
   if (json) {
     llvm::json::OStream j(os);
     j.object([&] {
@@ -322,8 +347,7 @@ static void printMemoryReport(ModuleOp module, StringRef model, bool json) {
   os << "memory plan of '" << model << "': " << entries.size()
      << " buffers in one arena";
   if (bucket && computed)
-    os << " (" << padded << ", a size the run computes, planned at its bound, "
-       << bucket << ")";
+    os << " (" << computedSizes << ")";
   else if (bucket)
     os << " (" << padded << " padded to its largest bucket, " << bucket
        << "; an upper bound every size uses)";

@@ -151,11 +151,30 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     mainName += "_chunk" + std::to_string(info.chunks.front());
   }
   bool computed = padded && padded.get("computed");
-  if (padded)
+  // Sizes the graph computes: one symbol each (their order is the order of
+  // the sizes the graph returns last).
+  unsigned numComputed = 0;
+  ArrayAttr outputSymbols;
+  if (computed) {
+    auto names = padded.getAs<ArrayAttr>("computed_names");
+    auto maxima = padded.getAs<DenseI64ArrayAttr>("computed_max");
+    outputSymbols = padded.getAs<ArrayAttr>("output_symbols");
+    if (!names || !maxima || names.size() != maxima.size() || names.empty() ||
+        !outputSymbols)
+      return module.emitError() << "malformed tcc.padded attribute " << padded;
+    for (auto [name, max] : llvm::zip_equal(names, maxima.asArrayRef())) {
+      auto s = dyn_cast<StringAttr>(name);
+      if (!s)
+        return module.emitError()
+               << "malformed tcc.padded attribute " << padded;
+      info.symbols.push_back({s.str(), 0, max, true});
+    }
+    numComputed = names.size();
+  } else if (padded) {
     info.symbols.push_back({padded.getAs<StringAttr>("name").str(),
                             padded.getAs<IntegerAttr>("min").getInt(),
-                            padded.getAs<IntegerAttr>("max").getInt(),
-                            computed});
+                            padded.getAs<IntegerAttr>("max").getInt()});
+  }
   func::FuncOp main = module.lookupSymbol<func::FuncOp>(mainName);
   if (!main)
     return module.emitError()
@@ -195,19 +214,32 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
     t.symbols.assign(t.shape.size(), -1);
     t.symbols[0] = 0;
   };
-  // The padded dimensions of tensor `i` of `list` (tcc.padded).
-  int32_t paddedSymbol = info.symbols.size() - 1;
-  auto makePadded = [&](TensorInfo &t, ArrayAttr list, unsigned i) {
+  // The padded dimensions of tensor `i` of `list` (tcc.padded), with the
+  // symbols of the sizes the graph computes from `syms` (else the one
+  // padded symbol's).
+  int32_t paddedSymbol = info.symbols.size() - std::max(numComputed, 1u);
+  auto makePadded = [&](TensorInfo &t, ArrayAttr list, unsigned i,
+                        ArrayAttr syms = {}) -> LogicalResult {
     auto dims = list && i < list.size() ? dyn_cast<DenseI64ArrayAttr>(list[i])
                                         : DenseI64ArrayAttr();
     if (!dims || dims.empty())
-      return;
+      return success();
+    auto which = syms && i < syms.size() ? dyn_cast<DenseI64ArrayAttr>(syms[i])
+                                         : DenseI64ArrayAttr();
+    if (syms && (!which || which.size() != dims.size()))
+      return module.emitError() << "malformed tcc.padded attribute " << padded;
     if (t.symbols.empty())
       t.symbols.assign(t.shape.size(), -1);
-    for (int64_t d : dims.asArrayRef()) {
+    for (auto [k, d] : llvm::enumerate(dims.asArrayRef())) {
+      int64_t sym = which ? which[k] : 0;
+      if (d < 0 || d >= int64_t(t.shape.size()) || sym < 0 ||
+          sym >= int64_t(std::max(numComputed, 1u)))
+        return module.emitError()
+               << "malformed tcc.padded attribute " << padded;
       t.shape[d] = -1;
-      t.symbols[d] = paddedSymbol;
+      t.symbols[d] = paddedSymbol + sym;
     }
+    return success();
   };
   // A padded graph's last input is the run's size, not a tensor of the
   // interface; a computed size is its last result instead.
@@ -218,15 +250,18 @@ FailureOr<ArtifactInfo> tcc::describeArtifact(ModuleOp module) {
       return failure();
     if (batched(batchedInputs, i))
       makeSymbolic(info.inputs.back());
-    makePadded(info.inputs.back(), paddedInputs, i);
+    if (failed(makePadded(info.inputs.back(), paddedInputs, i)))
+      return failure();
   }
-  for (unsigned i = 0; i < type.getNumResults() - (computed ? 1 : 0); ++i) {
+  for (unsigned i = 0; i < type.getNumResults() - numComputed; ++i) {
     if (failed(describe(type.getResult(i), main.getResultAttrDict(i),
                         "output" + Twine(i), info.outputs)))
       return failure();
     if (batched(batchedOutputs, i))
       makeSymbolic(info.outputs.back());
-    makePadded(info.outputs.back(), paddedOutputs, i);
+    if (failed(
+            makePadded(info.outputs.back(), paddedOutputs, i, outputSymbols)))
+      return failure();
   }
   return info;
 }
@@ -240,17 +275,22 @@ uint64_t ArtifactInfo::bytesAt(const TensorInfo &t,
 }
 
 bool ArtifactInfo::isPadded(const TensorInfo &t) const {
+  // (The padded symbol, or the sizes the graph computes, come after the
+  // batch's.)
+  int32_t first = chunks.empty() ? 0 : 1;
   return !buckets.empty() &&
-         llvm::is_contained(t.symbols, int32_t(symbols.size() - 1));
+         llvm::any_of(t.symbols, [&](int32_t s) { return s >= first; });
 }
 
 uint64_t ArtifactInfo::stagingBytes(int64_t bucket,
                                     SmallVectorImpl<uint64_t> *offsets) const {
-  // Staged a slab at a time: the largest slab of a batch beside it.
+  // Staged a slab at a time: the largest slab of a batch beside it; sizes
+  // the graph computes, at their bounds.
   SmallVector<int64_t> sizes;
-  if (!chunks.empty())
-    sizes.push_back(chunks.front());
-  sizes.push_back(bucket);
+  for (auto [k, s] : llvm::enumerate(symbols))
+    sizes.push_back(k == 0 && !chunks.empty() ? chunks.front()
+                    : s.computed              ? s.max
+                                              : bucket);
   uint64_t at = 0;
   for (const TensorInfo &t : llvm::concat<const TensorInfo>(inputs, outputs)) {
     bool staged = isPadded(t);
@@ -622,9 +662,13 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     llvm::Function *graph = module.getFunction(name);
     // Each takes its workspace only if its plan has buffers (and a CUDA
     // graph its weight buffer last).
-    // (and a padded graph the run's size after its inputs).
+    // (and a padded graph the run's size after its inputs, or the sizes it
+    // computes after its outputs).
+    size_t computedSizes = llvm::count_if(
+        info.symbols, [](const SymbolInfo &s) { return s.computed; });
     size_t extra =
-        (info.cudaArch.empty() ? 0 : 1) + (info.buckets.empty() ? 0 : 1);
+        (info.cudaArch.empty() ? 0 : 1) +
+        (info.buckets.empty() ? 0 : std::max<size_t>(computedSizes, 1));
     if (!graph || (graph->arg_size() != tensors + extra &&
                    !(info.workspaceBytes > 0 &&
                      graph->arg_size() == tensors + extra + 1))) {
@@ -711,11 +755,21 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
   };
   auto constant = [&](int64_t v) { return llvm::ConstantInt::get(d.i64, v); };
   bool hasBatch = !info.chunks.empty(), hasPad = !info.buckets.empty();
-  // A size the graph computes (one bucket, returning it last).
+  // Sizes the graph computes (one bucket, returning them last).
   bool computed = !info.symbols.empty() && info.symbols.back().computed;
   // A padded graph takes the run's size (a tensor<i64>) after its inputs.
   llvm::Value *nSlot =
       hasPad ? b.CreateAlloca(d.i64, nullptr, "padded_size") : nullptr;
+  // The computed sizes' slots (the first is nSlot), in symbol order.
+  SmallVector<llvm::Value *> computedSlots;
+  size_t firstComputed = info.symbols.size();
+  if (computed) {
+    while (firstComputed > 0 && info.symbols[firstComputed - 1].computed)
+      --firstComputed;
+    computedSlots.push_back(nSlot);
+    for (size_t k = firstComputed + 1; k < info.symbols.size(); ++k)
+      computedSlots.push_back(b.CreateAlloca(d.i64, nullptr, "computed_size"));
+  }
   // The call of `graph` on tensors at `tensorPointers`.
   auto callGraph = [&](llvm::IRBuilder<> &cb, llvm::Function *graph,
                        ArrayRef<llvm::Value *> tensorPointers) {
@@ -724,8 +778,8 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
     if (nSlot && !computed)
       callArgs.push_back(nSlot);
     llvm::append_range(callArgs, tensorPointers.drop_front(info.inputs.size()));
-    if (nSlot && computed) // (its last result)
-      callArgs.push_back(nSlot);
+    if (computed) // (its last results)
+      llvm::append_range(callArgs, computedSlots);
     if (graph->arg_size() > callArgs.size() + (cuda.tls ? 1 : 0))
       callArgs.push_back(workspace);
     if (cuda.tls)
@@ -809,8 +863,7 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
         };
     if (computed) {
       // The one bucket, its outputs in the workspace after the arena; the
-      // size it returns, reported, and the first that many of each output
-      // copied to the caller's buffers (sized for the bound).
+      // sizes it returns, reported.
       int64_t size = info.buckets.front();
       SmallVector<uint64_t> offsets;
       info.stagingBytes(size, &offsets);
@@ -823,24 +876,32 @@ LogicalResult tcc::addArtifactEntry(llvm::Module &module,
         if (info.isPadded(*t))
           staging[i] = cb.CreateConstGEP1_64(cb.getInt8Ty(), base, offsets[i]);
       callGraph(cb, graphs.front(), staging);
-      llvm::Value *n = cb.CreateLoad(d.i64, nSlot);
+      // Each size reported (the runtime names one outside its bounds), then
+      // checked against its bound.
+      SmallVector<llvm::Value *> user(sym), copy(sym);
+      llvm::Value *fits = cb.getTrue();
+      for (auto [j, slot] : llvm::enumerate(computedSlots)) {
+        size_t k = firstComputed + j;
+        llvm::Value *n = cb.CreateLoad(d.i64, slot);
+        cb.CreateStore(n, cb.CreateConstGEP1_64(d.i64, sizes, k));
+        fits = cb.CreateAnd(
+            fits,
+            cb.CreateAnd(cb.CreateICmpSGE(n, constant(info.symbols[k].min)),
+                         cb.CreateICmpSLE(n, constant(info.symbols[k].max))));
+        user[k] = n;
+        copy[k] = constant(info.symbols[k].max);
+      }
       auto *report = llvm::BasicBlock::Create(ctx, "report", run);
       auto *broken = llvm::BasicBlock::Create(ctx, "size_out_of_bounds", run);
-      cb.CreateCondBr(
-          cb.CreateAnd(cb.CreateICmpSGE(n, constant(info.symbols.back().min)),
-                       cb.CreateICmpSLE(n, constant(size))),
-          report, broken);
+      cb.CreateCondBr(fits, report, broken);
+      // The first that many of each output copied to the caller's buffers
+      // (sized for the bounds).
       llvm::IRBuilder<> rb(report);
-      rb.CreateStore(
-          n, rb.CreateConstGEP1_64(d.i64, sizes, info.symbols.size() - 1));
-      SmallVector<llvm::Value *> user(sym), copy(sym);
-      user.back() = n;
-      copy.back() = constant(size);
       for (auto [i, t] : llvm::enumerate(described))
         if (i >= info.inputs.size() && info.isPadded(*t))
           emitBoxCopy(rb, *t, pointers[i], user, staging[i], copy, user);
       finish(rb, 0);
-      // (A compiler bug: the graph computed a size past its bound.)
+      // A size past its bound: the run fails (abi.md), the outputs unset.
       llvm::IRBuilder<> xb(broken);
       finish(xb, 3);
     } else if (!hasPad) {

@@ -17,7 +17,15 @@ namespace {
 struct TccCopyResultsPass
     : mlir::tcc::impl::TccCopyResultsBase<TccCopyResultsPass> {
   void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
+    // The caller's inputs are read, never written: bufferization copies an
+    // argument before anything would update it in place (a loop carrying
+    // it).
+    func::FuncOp f = getOperation();
+    for (BlockArgument arg : f.getArguments())
+      if (isa<TensorType>(arg.getType()))
+        f.setArgAttr(arg.getArgNumber(), "bufferization.writable",
+                     BoolAttr::get(f.getContext(), false));
+    f.walk([](func::ReturnOp ret) {
       DenseSet<Value> seen;
       OpBuilder b(ret);
       for (OpOperand &operand : ret->getOpOperands()) {

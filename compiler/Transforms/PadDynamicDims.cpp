@@ -52,8 +52,12 @@ struct Digit {
   /// A batch's (beside the padded symbol): followed, never padded, its
   /// dimension left dynamic for tcc-specialize-batch.
   bool batch = false;
+  /// Which padded symbol (sizes the graph computes may be several, each
+  /// with its own bound and count).
+  unsigned sym = 0;
   bool operator==(const Digit &o) const {
-    return outer == o.outer && inner == o.inner && batch == o.batch;
+    return outer == o.outer && inner == o.inner && batch == o.batch &&
+           sym == o.sym;
   }
   bool operator!=(const Digit &o) const { return !(*this == o); }
   int64_t size(int64_t n) const { return outer * n * inner; }
@@ -93,13 +97,21 @@ public:
   /// which stay dynamic (tcc-specialize-batch makes slabs of them next).
   BucketBuilder(func::FuncOp f, int64_t bucket, Value n,
                 llvm::function_ref<bool(unsigned, int64_t)> padded, bool batch)
-      : f(f), bucket(bucket), n(n), padded(padded), batch(batch) {}
+      : f(f), buckets{bucket}, ns{n}, padded(padded), batch(batch) {}
+
+  /// One more padded symbol (a size the graph computes, `n`, at its bound
+  /// `bucket`); returns its index.
+  unsigned addSymbol(int64_t bucket, Value n) {
+    buckets.push_back(bucket);
+    ns.push_back(n);
+    return buckets.size() - 1;
+  }
 
   /// Specializes `f` (a copy of @main) to the bucket: fixes every padded
   /// dimension, inserts the masks. Fails after reporting on the op.
   LogicalResult run() {
     for (BlockArgument arg : f.getArguments()) {
-      if (arg == n)
+      if (llvm::is_contained(ns, arg))
         continue;
       auto t = dyn_cast<RankedTensorType>(arg.getType());
       if (!t || t.hasStaticShape())
@@ -137,7 +149,7 @@ public:
   SmallVector<Layout> argumentLayouts() {
     SmallVector<Layout> out;
     for (Value v : f.getArguments())
-      if (v != n)
+      if (!llvm::is_contained(ns, v))
         out.push_back(layoutOf(v));
     return out;
   }
@@ -149,6 +161,10 @@ public:
   }
 
 private:
+  /// The bucket and the run's count of the padded symbol `d` holds.
+  int64_t bucketOf(const Digit &d) const { return buckets[d.sym]; }
+  Value nOf(const Digit &d) const { return ns[d.sym]; }
+
   Layout layoutOf(Value v) {
     auto it = layouts.find(v);
     if (it != layouts.end())
@@ -161,7 +177,7 @@ private:
     SmallVector<int64_t> shape(t.getShape());
     for (auto [d, digit] : llvm::enumerate(l))
       if (pad(digit) && !merged(*digit))
-        shape[d] = digit->size(bucket);
+        shape[d] = digit->size(bucketOf(*digit));
     return t.clone(shape);
   }
 
@@ -300,10 +316,11 @@ private:
   /// holding `digit` there) is valid: an i1 tensor, size 1 elsewhere.
   Value validAlong(OpBuilder &b, Location loc, int64_t rank, int64_t dim,
                    Digit digit) {
-    auto key = std::make_tuple(rank, dim, digit.outer, digit.inner);
+    auto key = std::make_tuple(rank, dim, digit.outer, digit.inner, digit.sym);
     if (auto it = validCache.find(key); it != validCache.end())
       return it->second;
-    int64_t size = digit.size(bucket);
+    int64_t bucket = bucketOf(digit), size = digit.size(bucket);
+    Value n = nOf(digit);
     SmallVector<int64_t> shape(rank, 1);
     shape[dim] = size;
     SmallVector<int64_t> positions;
@@ -361,12 +378,13 @@ private:
     if (digit.outer != 1)
       split.push_back(factor(digit.outer));
     int64_t at = split.size();
-    split.push_back(bucket);
+    split.push_back(bucketOf(digit));
     if (digit.inner != 1)
       split.push_back(factor(digit.inner));
     llvm::append_range(split, t.getShape().drop_front(d + 1));
     Value parts = b.create<ReshapeOp>(loc, t.clone(split), v);
-    Value valid = validAlong(b, loc, split.size(), at, Digit{});
+    Value valid =
+        validAlong(b, loc, split.size(), at, Digit{1, 1, false, digit.sym});
     Value sel = b.create<SelectOp>(loc, valid, parts,
                                    fillValue(b, loc, t.getElementType(), fill));
     return b.create<ReshapeOp>(loc, t, sel);
@@ -459,18 +477,19 @@ private:
       // the value from here on.
       Value in = trim.getInput();
       int64_t d = trim.getDimension();
-      if (trim.getSize() != n)
-        return Refusal{"trims to another size known only at run time (tcc "
-                       "compiles one)"};
-      if (!in.hasOneUse() || anyPad(layoutOf(in)))
+      auto sym = llvm::find(ns, trim.getSize());
+      if (sym == ns.end())
+        return Refusal{"trims to a size the pass was not given"};
+      unsigned k = sym - ns.begin();
+      if (!in.hasOneUse() || layoutOf(in)[d])
         return Refusal{"trims a value used otherwise"};
-      if (cast<RankedTensorType>(in.getType()).getDimSize(d) != bucket)
+      if (cast<RankedTensorType>(in.getType()).getDimSize(d) != buckets[k])
         return Refusal{
             "trims dimension " + std::to_string(d) + " of size " +
             std::to_string(cast<RankedTensorType>(in.getType()).getDimSize(d)) +
-            ", not the upper bound " + std::to_string(bucket)};
+            ", not the upper bound " + std::to_string(buckets[k])};
       Layout l = layoutOf(in);
-      l[d] = Digit{};
+      l[d] = Digit{1, 1, false, k};
       layouts[in] = std::move(l);
       trim.getResult().replaceAllUsesWith(in);
       op->erase();
@@ -607,7 +626,7 @@ private:
   std::optional<Refusal> returned(Operation *op) {
     for (auto [i, v] : llvm::enumerate(op->getOperands()))
       for (const std::optional<Digit> &d : layoutOf(v))
-        if (pad(d) && *d != Digit{})
+        if (pad(d) && (d->outer != 1 || d->inner != 1))
           return Refusal{"returns output " + std::to_string(i) +
                          " with the dynamic dimension merged into another "
                          "(outputs must hold it as a dimension of its own)"};
@@ -739,9 +758,14 @@ private:
       return r;
     Type et = t.getElementType();
     auto scalar = RankedTensorType::get({}, et);
-    Value count = b.create<CastOp>(loc, scalar, n);
-    for (int64_t i = 1; i < powers; ++i)
-      count = b.create<MulOp>(loc, count, count);
+    // (Each padded dimension's own count: n^2 over [S, S].)
+    Value count;
+    for (int64_t d : op.getAxes()) {
+      if (!pad(in[d]))
+        continue;
+      Value c = b.create<CastOp>(loc, scalar, nOf(*in[d]));
+      count = count ? b.create<MulOp>(loc, count, c).getResult() : c;
+    }
     bool lost;
     llvm::APFloat restFloat(rest);
     restFloat.convert(cast<FloatType>(et).getFloatSemantics(),
@@ -791,9 +815,9 @@ private:
         out[d] = Digit{};
       if (!pad(out[d]) || merged(*out[d]))
         return Refusal{"slices the batch from a fixed dimension"};
-      if (out[d]->size(bucket) > inType.getDimSize(d))
+      if (out[d]->size(bucketOf(*out[d])) > inType.getDimSize(d))
         return Refusal{"slices the dynamic dimension's " +
-                       std::to_string(out[d]->size(bucket)) +
+                       std::to_string(out[d]->size(bucketOf(*out[d]))) +
                        " elements from a dimension of " +
                        std::to_string(inType.getDimSize(d)) +
                        " (bound the dimension by " +
@@ -825,7 +849,7 @@ private:
     auto rt = cast<RankedTensorType>(r.getType());
     Layout in = layoutOf(r.getInput());
     auto extentOf = [&](const Digit &g) {
-      return g.batch ? kBatchProbe : bucket;
+      return g.batch ? kBatchProbe : bucketOf(g);
     };
     SmallVector<int64_t> inShape(it.getShape());
     for (int64_t d = 0; d < it.getRank(); ++d)
@@ -851,13 +875,13 @@ private:
         batchUnits.push_back({g.inner * inStride[d], kBatchProbe});
         continue;
       }
-      units.push_back({g.inner * inStride[d], bucket});
+      units.push_back({g.inner * inStride[d], bucketOf(g)});
       if (g.inner % kBatchProbe == 0)
         batchUnits.push_back(
             {g.inner / kBatchProbe * inStride[d], kBatchProbe});
       else if (g.outer % kBatchProbe == 0)
         batchUnits.push_back(
-            {g.outer / kBatchProbe * bucket * g.inner * inStride[d],
+            {g.outer / kBatchProbe * bucketOf(g) * g.inner * inStride[d],
              kBatchProbe});
     }
     SmallVector<std::pair<int64_t, int64_t>> all(units);
@@ -927,13 +951,14 @@ private:
       if (!pad(in[d]))
         continue;
       int64_t unit = in[d]->inner * inStride[d]; // Stride of one step.
+      int64_t bucket = bucketOf(*in[d]);
       int64_t j = place(unit, bucket);
       if (j < 0)
         return Refusal{"reshapes across the dynamic dimension"};
       if (out[j])
         return Refusal{"merges the dynamic dimension with itself"};
       int64_t inner = unit / outStride[j];
-      out[j] = Digit{shape[j] / (inner * bucket), inner};
+      out[j] = Digit{shape[j] / (inner * bucket), inner, false, in[d]->sym};
       if (zeroAlong.contains({r.getInput(), d}))
         zeros.push_back(j);
     }
@@ -962,13 +987,16 @@ public:
 
 private:
   func::FuncOp f;
-  int64_t bucket;
-  Value n;
+  /// Per padded symbol: its bucket and the run's count (one, but for sizes
+  /// the graph computes).
+  SmallVector<int64_t> buckets;
+  SmallVector<Value> ns;
   llvm::function_ref<bool(unsigned, int64_t)> padded;
   bool batch;
   DenseMap<Value, Layout> layouts;
   DenseSet<std::pair<Value, int64_t>> zeroAlong;
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Value> validCache;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, unsigned>, Value>
+      validCache;
 };
 
 /// The dimensions of each value that the padded symbol sizes (for
@@ -1081,59 +1109,97 @@ struct TccPadDynamicDimsPass
     main.erase();
   }
 
-  /// Sizes the graph computes (tcc.trim: NonZero's count): one bucket,
-  /// the upper bound, taking the size from the graph rather than from an
-  /// argument, and returning it last for the artifact to report.
+  /// Sizes the graph computes (tcc.trim: NonZero's count, a Pad's sizes):
+  /// one bucket, each size at its upper bound, taking the sizes from the
+  /// graph rather than from arguments, and returning them last, in order,
+  /// for the artifact to report.
   void padToComputedSize(ModuleOp module, func::FuncOp main,
                          ArrayRef<TrimOp> trims) {
-    TrimOp first = trims.front();
     auto bound = [](TrimOp t) {
       return cast<RankedTensorType>(t.getInput().getType())
           .getDimSize(t.getDimension());
     };
-    for (TrimOp t : trims.drop_front())
-      if (t.getSize() != first.getSize() || bound(t) != bound(first)) {
-        t.emitError() << "'tcc.trim' trims to another size known only at run "
-                         "time than '"
-                      << first.getName()
-                      << "'; tcc compiles one such size per graph";
+    // The symbols: one per count, named by its first trim.
+    SmallVector<Value> counts;
+    SmallVector<TrimOp> firsts;
+    for (TrimOp t : trims) {
+      auto it = llvm::find(counts, t.getSize());
+      if (it == counts.end()) {
+        for (TrimOp f : firsts)
+          if (f.getName() == t.getName()) {
+            t.emitError() << "'tcc.trim' names another size known only at "
+                             "run time '"
+                          << t.getName() << "' too";
+            return signalPassFailure();
+          }
+        counts.push_back(t.getSize());
+        firsts.push_back(t);
+        continue;
+      }
+      TrimOp first = firsts[it - counts.begin()];
+      if (bound(t) != bound(first) || t.getName() != first.getName()) {
+        t.emitError() << "'tcc.trim' trims to the size of '" << first.getName()
+                      << "' at another bound or name";
         return signalPassFailure();
       }
+    }
     for (Type t : main.getArgumentTypes())
       if (auto rt = dyn_cast<RankedTensorType>(t); rt && !rt.hasStaticShape()) {
-        first.emitError() << "'tcc.trim' makes a size known only at run "
-                             "time in a graph with dynamic dimensions; tcc "
-                             "compiles one or the other";
+        firsts.front().emitError()
+            << "'tcc.trim' makes a size known only at run time in a graph "
+               "with dynamic dimensions; tcc compiles one or the other";
         return signalPassFailure();
       }
-    int64_t hi = bound(first);
-    std::string name = first.getName().str();
+    int64_t hi = bound(firsts.front());
     OpBuilder b(main);
     IRMapping map;
     auto copy = cast<func::FuncOp>(main->clone(map));
     copy.setSymName(("main_pad" + Twine(hi)).str());
     b.insert(copy);
-    Value n = map.lookup(first.getSize());
+    SmallVector<Value> ns;
+    for (Value c : counts)
+      ns.push_back(map.lookup(c));
     BucketBuilder builder(
-        copy, hi, n, [](unsigned, int64_t) { return false; },
+        copy, hi, ns.front(), [](unsigned, int64_t) { return false; },
         /*batch=*/false);
+    for (auto [k, t] : llvm::enumerate(firsts))
+      if (k > 0)
+        builder.addSymbol(bound(t), ns[k]);
     builder.minSize = 0;
     if (failed(builder.run()))
       return signalPassFailure();
     SmallVector<Layout> outputLayouts = builder.resultLayouts();
-    // The size, returned after the outputs.
+    // The sizes, returned after the outputs.
     Operation *ret = copy.getBody().front().getTerminator();
-    ret->insertOperands(ret->getNumOperands(), n);
-    copy.insertResult(
-        copy.getNumResults(), n.getType(),
-        b.getDictionaryAttr(b.getNamedAttr("tcc.name", b.getStringAttr(name))));
+    SmallVector<Attribute> names;
+    SmallVector<int64_t> maxima;
+    for (auto [n, t] : llvm::zip_equal(ns, firsts)) {
+      ret->insertOperands(ret->getNumOperands(), n);
+      copy.insertResult(copy.getNumResults(), n.getType(),
+                        b.getDictionaryAttr(b.getNamedAttr(
+                            "tcc.name", b.getStringAttr(t.getName()))));
+      names.push_back(b.getStringAttr(t.getName()));
+      maxima.push_back(bound(t));
+    }
+    // Which symbol sizes each listed dimension of each output.
+    SmallVector<Attribute> outputSymbols;
+    for (const Layout &l : outputLayouts) {
+      SmallVector<int64_t> syms;
+      for (const std::optional<Digit> &digit : l)
+        if (pad(digit))
+          syms.push_back(digit->sym);
+      outputSymbols.push_back(b.getDenseI64ArrayAttr(syms));
+    }
     SmallVector<Attribute> inputs(main.getNumArguments(),
                                   b.getDenseI64ArrayAttr({}));
-    DictionaryAttr attr =
-        dynamicDimAttr(b, name, 0, hi, "buckets", {hi}, b.getArrayAttr(inputs),
-                       paddedDims(b, outputLayouts));
+    DictionaryAttr attr = dynamicDimAttr(
+        b, firsts.front().getName().str(), 0, hi, "buckets", {hi},
+        b.getArrayAttr(inputs), paddedDims(b, outputLayouts));
     NamedAttrList entries(attr);
     entries.set("computed", b.getUnitAttr());
+    entries.set("computed_names", b.getArrayAttr(names));
+    entries.set("computed_max", b.getDenseI64ArrayAttr(maxima));
+    entries.set("output_symbols", b.getArrayAttr(outputSymbols));
     module->setAttr("tcc.padded", entries.getDictionary(b.getContext()));
     main.erase();
   }

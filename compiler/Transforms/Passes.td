@@ -163,13 +163,16 @@ def TccCopyResults : Pass<"tcc-copy-results", "func::FuncOp"> {
     bufferization. A result the function does not compute itself (an
     argument, a constant, a value returned more than once) gets an explicit
     `linalg.copy` into a new tensor, so each output buffer is written exactly
-    once. Runs on linalg/tensor IR, right before bufferization.
+    once. Its tensor arguments are marked `bufferization.writable = false`:
+    the caller's inputs are never written (an update in place of one, such
+    as a loop carrying it, is made on a copy). Runs on linalg/tensor IR,
+    right before bufferization.
 
     Before:
     ```mlir
     return %arg0, %arg0 : tensor<4xf32>, tensor<4xf32>
     ```
-    After:
+    After (with `{bufferization.writable = false}` on `%arg0`):
     ```mlir
     %e0 = tensor.empty() : tensor<4xf32>
     %0 = linalg.copy ins(%arg0 : tensor<4xf32>) outs(%e0 : tensor<4xf32>) -> tensor<4xf32>
@@ -507,11 +510,13 @@ def TccPadDynamicDims : Pass<"tcc-pad-dynamic-dims", "ModuleOp"> {
     broadcasts to one take the digit of what they meet, and become each
     bucket's constants.
 
-    A size the graph computes (`tcc.trim` of a value at its bound, e.g.
-    NonZero's count) is compiled as one bucket, the bound, with n the
-    count: the trimmed value is the untrimmed one, masked against the count
-    where it is read, and the bucket returns the count last (`tcc.padded`
-    then says `computed`).
+    Sizes the graph computes (`tcc.trim` of a value at its bound, e.g.
+    NonZero's count, or one per dimension of a Pad by run-time pads) are
+    compiled as one bucket, each size at its bound, with n the count: the
+    trimmed value is the untrimmed one, masked against each dimension's
+    own count where it is read, and the bucket returns the counts last, in
+    order (`tcc.padded` then says `computed`, and lists their names,
+    bounds and which of them sizes each output dimension).
 
     It records `tcc.padded` on the module: the dimension's name, its
     bounds (`tcc.dim_bounds`; an upper bound of at most `max-size` is

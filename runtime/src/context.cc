@@ -358,17 +358,34 @@ static tcc_status_t runBuffers(tcc_context_t *context, int64_t *values) {
   tcc_run_args_t args{context->inputData.data(), context->outputData.data(),
                       context->workspace, &context->host, values};
   if (int32_t rc = desc->run(&args)) {
-    // 3: a size the run computed (abi.md) is past its bound.
+    // 3: a size the run computed (abi.md) is past its bound: the one the
+    // run reported outside its bounds (else the first).
+    uint32_t named = desc->num_symbols;
     for (uint32_t k = 0; rc == 3 && k < desc->num_symbols; ++k)
-      if (desc->symbols[k].flags & TCC_SYMBOL_COMPUTED)
+      if (desc->symbols[k].flags & TCC_SYMBOL_COMPUTED) {
+        if (named == desc->num_symbols)
+          named = k;
+        if (values[k] < desc->symbols[k].min ||
+            values[k] > desc->symbols[k].max) {
+          named = k;
+          break;
+        }
+      }
+    if (rc == 3 && named < desc->num_symbols) {
+      const tcc_symbol_desc_t &sym = desc->symbols[named];
+      long long size = values[named];
+      if (size < sym.min) // (a count below zero: no valid size at all)
         return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
                           "%s: the size %s the run computed from its inputs "
-                          "is outside %lld..%lld (compile with a larger "
-                          "--dim %s=MAX)",
-                          origin, desc->symbols[k].name,
-                          static_cast<long long>(desc->symbols[k].min),
-                          static_cast<long long>(desc->symbols[k].max),
-                          desc->symbols[k].name);
+                          "is %lld: the inputs give it no valid size",
+                          origin, sym.name, size);
+      return makeStatus(TCC_STATUS_INVALID_ARGUMENT,
+                        "%s: the size %s the run computed from its inputs "
+                        "is %lld, outside %lld..%lld (compile with a larger "
+                        "--dim %s=MAX)",
+                        origin, sym.name, size, static_cast<long long>(sym.min),
+                        static_cast<long long>(sym.max), sym.name);
+    }
     return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
                       origin, rc);
   }

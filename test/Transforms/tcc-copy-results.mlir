@@ -2,9 +2,10 @@
 
 // Tests that results the function does not compute (an argument, a
 // constant, a value returned twice) get their own copies, and computed ones
-// are left alone.
+// are left alone, and that the tensor arguments are marked not writable
+// (the caller's inputs are never updated in place).
 // CHECK-LABEL: func @main
-// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32> {bufferization.writable = false})
 // CHECK: %[[C:.*]] = arith.constant
 // CHECK: %[[Y:.*]] = math.exp
 // CHECK: %[[A:.*]] = linalg.copy ins(%[[X]] : tensor<4xf32>)
@@ -17,3 +18,4 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2xf3
   %y = math.exp %x : tensor<4xf32>
   return %x, %x, %c, %y, %y : tensor<4xf32>, tensor<4xf32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>
 }
+

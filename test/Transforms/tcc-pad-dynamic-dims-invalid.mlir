@@ -133,14 +133,27 @@ module attributes {tcc.dim_bounds = {seq = array<i64: 1, 64>}} {
 
 // -----
 
-// Two sizes the graph computes are refused (one is compiled).
+// Two sizes the graph computes under one name are refused (the name is
+// the symbol's).
 module {
   func.func @main(%x: tensor<6xf32>, %m: tensor<i64>, %n: tensor<i64>) -> (tensor<?xf32>, tensor<?xf32>) {
     %a = tcc.relu %x : tensor<6xf32>
     %b = tcc.neg %x : tensor<6xf32>
     %t = tcc.trim %a, %m {dimension = 0 : i64, name = "a"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
-    // expected-error @+1 {{'tcc.trim' trims to another size known only at run time than 'a'; tcc compiles one such size per graph}}
-    %u = tcc.trim %b, %n {dimension = 0 : i64, name = "b"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    // expected-error @+1 {{'tcc.trim' names another size known only at run time 'a' too}}
+    %u = tcc.trim %b, %n {dimension = 0 : i64, name = "a"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    return %t, %u : tensor<?xf32>, tensor<?xf32>
+  }
+}
+
+// -----
+
+// One size at two bounds is refused.
+module {
+  func.func @main(%x: tensor<6xf32>, %y: tensor<8xf32>, %m: tensor<i64>) -> (tensor<?xf32>, tensor<?xf32>) {
+    %t = tcc.trim %x, %m {dimension = 0 : i64, name = "a"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
+    // expected-error @+1 {{'tcc.trim' trims to the size of 'a' at another bound or name}}
+    %u = tcc.trim %y, %m {dimension = 0 : i64, name = "a"} : (tensor<8xf32>, tensor<i64>) -> tensor<?xf32>
     return %t, %u : tensor<?xf32>, tensor<?xf32>
   }
 }

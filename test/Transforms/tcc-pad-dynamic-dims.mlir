@@ -244,7 +244,7 @@ func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 // A size the graph computes (tcc.trim, e.g. NonZero's count): one bucket,
 // the bound; past the trim the value is the untrimmed one, masked with the
 // count where it is reduced; the count is returned last, named.
-// CHECK: tcc.padded = {buckets = array<i64: 6>, computed, inputs = [array<i64>], max = 6 : i64, min = 0 : i64, name = "y", outputs = [array<i64: 0>, array<i64>]}
+// CHECK: tcc.padded = {buckets = array<i64: 6>, computed, computed_max = array<i64: 6>, computed_names = ["y"], inputs = [array<i64>], max = 6 : i64, min = 0 : i64, name = "y", output_symbols = [array<i64: 0>, array<i64>], outputs = [array<i64: 0>, array<i64>]}
 // CHECK-LABEL: func.func @main_pad6
 // CHECK-SAME: (%[[X:.*]]: tensor<6xf32>) -> (tensor<6xf32>, tensor<f32>, tensor<i64> {tcc.name = "y"})
 // CHECK: %[[N:.*]] = tcc.reduce_sum
@@ -262,5 +262,39 @@ module {
     %t = tcc.trim %r, %n {dimension = 0 : i64, name = "y"} : (tensor<6xf32>, tensor<i64>) -> tensor<?xf32>
     %s = tcc.reduce_sum %t axes = [0] : tensor<?xf32> -> tensor<f32>
     return %t, %s : tensor<?xf32>, tensor<f32>
+  }
+}
+
+// -----
+
+// Two sizes the graph computes (a Pad's two dimensions): each its own
+// symbol at its own bound, masked with its own count (a sum over one, a
+// mean over both divides by their product), both returned in order.
+// CHECK: tcc.padded = {buckets = array<i64: 4>, computed, computed_max = array<i64: 4, 6>, computed_names = ["y_0", "y_1"], {{.*}}output_symbols = [array<i64: 0, 1>, array<i64: 0>, array<i64>], outputs = [array<i64: 0, 1>, array<i64: 0>, array<i64>]}
+// CHECK-LABEL: func.func @main_pad4
+// CHECK-SAME: -> (tensor<4x6xf32>, tensor<4xf32>, tensor<f32>, tensor<i64> {tcc.name = "y_0"}, tensor<i64> {tcc.name = "y_1"})
+// CHECK: %[[P0:.*]] = tcc.constant dense<{{\[}}[0], [1], [2], [3]]> : tensor<4x1xi64>
+// CHECK: %[[V0:.*]] = tcc.cmp lt, %[[P0]], %arg1
+// CHECK: %[[P1:.*]] = tcc.constant dense<{{\[}}[0, 1, 2, 3, 4, 5]]> : tensor<1x6xi64>
+// CHECK: %[[V1:.*]] = tcc.cmp lt, %[[P1]], %arg2
+// CHECK: %[[R:.*]] = tcc.relu %arg0
+// CHECK: %[[M1:.*]] = tcc.select %[[V1]], %[[R]]
+// CHECK: %[[S:.*]] = tcc.reduce_sum %[[M1]] axes = [1]
+// CHECK: %[[BOTH:.*]] = tcc.and %[[V0]], %[[V1]]
+// CHECK: %[[M:.*]] = tcc.select %[[BOTH]], %[[R]]
+// CHECK: %[[SUM:.*]] = tcc.reduce_sum %[[M]] axes = [0, 1]
+// CHECK: %[[C0:.*]] = tcc.cast %arg1 : tensor<i64> -> tensor<f32>
+// CHECK: %[[C1:.*]] = tcc.cast %arg2 : tensor<i64> -> tensor<f32>
+// CHECK: %[[C:.*]] = tcc.mul %[[C0]], %[[C1]]
+// CHECK: %[[MEAN:.*]] = tcc.div %[[SUM]], %{{.*}}
+// CHECK: return %[[R]], %[[S]], %[[MEAN]], %arg1, %arg2
+module {
+  func.func @main(%x: tensor<4x6xf32>, %m: tensor<i64>, %n: tensor<i64>) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<f32>) {
+    %r = tcc.relu %x : tensor<4x6xf32>
+    %a = tcc.trim %r, %m {dimension = 0 : i64, name = "y_0"} : (tensor<4x6xf32>, tensor<i64>) -> tensor<?x6xf32>
+    %t = tcc.trim %a, %n {dimension = 1 : i64, name = "y_1"} : (tensor<?x6xf32>, tensor<i64>) -> tensor<?x?xf32>
+    %s = tcc.reduce_sum %t axes = [1] : tensor<?x?xf32> -> tensor<?xf32>
+    %e = tcc.reduce_mean %t axes = [0, 1] : tensor<?x?xf32> -> tensor<f32>
+    return %t, %s, %e : tensor<?x?xf32>, tensor<?xf32>, tensor<f32>
   }
 }

@@ -728,11 +728,14 @@ def test_a_computed_size_past_its_bound_is_an_error(tmp_path):
                                    "--dim", "c=8"))
     np.testing.assert_array_equal(model(np.array([8], np.int64))[0],
                                   np.zeros(8, np.float32))
-    for n in (9, -1):
-        with pytest.raises(Exception, match=r"the size c the run computed "
-                           r"from its inputs is outside 0\.\.8 \(compile "
-                           r"with a larger --dim c=MAX\)"):
-            model(np.array([n], np.int64))
+    with pytest.raises(Exception, match=r"the size c the run computed "
+                       r"from its inputs is 9, outside 0\.\.8 \(compile "
+                       r"with a larger --dim c=MAX\)"):
+        model(np.array([9], np.int64))
+    with pytest.raises(Exception, match=r"the size c the run computed "
+                       r"from its inputs is -1: the inputs give it no valid "
+                       r"size"):
+        model(np.array([-1], np.int64))
 
 
 def test_shapes_from_one_value(tmp_path):
@@ -771,3 +774,193 @@ def test_shapes_from_one_value(tmp_path):
         for a, s, want in runs:
             np.testing.assert_array_equal(model(a, s)[0], want,
                                           err_msg=f"{op} {s}")
+
+
+def test_loop_iterations_at_run_time(tmp_path):
+    # A Loop whose number of iterations the run decides (a trip count that
+    # is a graph input, a condition the body computes) stacks one scan row
+    # per iteration made: a size the run computes, up to --dim. The body
+    # also swaps two carried values. Against the same loop in Python.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    f32 = np.float32
+    body = h.make_graph(
+        [h.make_node("Mul", ["x", "two"], ["x2"]),
+         h.make_node("ReduceMax", ["x2"], ["top"], keepdims=0),
+         h.make_node("Less", ["top", "limit"], ["go"]),
+         h.make_node("Identity", ["a"], ["b_next"]),
+         h.make_node("Identity", ["b"], ["a_next"]),
+         h.make_node("Identity", ["x"], ["row"])],
+        "body",
+        [h.make_tensor_value_info("i", T.INT64, []),
+         h.make_tensor_value_info("c", T.BOOL, []),
+         h.make_tensor_value_info("x", T.FLOAT, [2]),
+         h.make_tensor_value_info("a", T.FLOAT, [2]),
+         h.make_tensor_value_info("b", T.FLOAT, [2])],
+        [h.make_tensor_value_info("go", T.BOOL, []),
+         h.make_tensor_value_info("x2", T.FLOAT, [2]),
+         h.make_tensor_value_info("a_next", T.FLOAT, [2]),
+         h.make_tensor_value_info("b_next", T.FLOAT, [2]),
+         h.make_tensor_value_info("row", T.FLOAT, [2])])
+    graph = h.make_graph(
+        [h.make_node("Loop", ["m", "", "x0", "a0", "b0"],
+                     ["x", "a", "b", "rows"], body=body)],
+        "loop",
+        [h.make_tensor_value_info("m", T.INT64, []),
+         h.make_tensor_value_info("x0", T.FLOAT, [2]),
+         h.make_tensor_value_info("a0", T.FLOAT, [2]),
+         h.make_tensor_value_info("b0", T.FLOAT, [2])],
+        [h.make_tensor_value_info("x", T.FLOAT, [2]),
+         h.make_tensor_value_info("a", T.FLOAT, [2]),
+         h.make_tensor_value_info("b", T.FLOAT, [2]),
+         h.make_tensor_value_info("rows", T.FLOAT, [None, 2])],
+        [h.make_tensor("two", T.FLOAT, [], [2.0]),
+         h.make_tensor("limit", T.FLOAT, [], [100.0])])
+    path = _save(graph, tmp_path / "loop.onnx")
+    r = subprocess.run([TCC, str(path), "-o", str(tmp_path / "l.so")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "(Loop, opset 13): the number of iterations is known only at " \
+        "run time: give its upper bound with --dim rows=MAX" in r.stderr
+    model = tcc.load(compile_model(path, "--dim", "rows=10"))
+
+    def reference(m, x, a, b):
+        rows = []
+        for _ in range(m):
+            rows.append(x)
+            x = x * 2
+            a, b = b, a
+            if x.max() >= 100:
+                break
+        return x, a, b, np.array(rows, f32).reshape(-1, 2)
+
+    a0, b0 = np.array([1, 2], f32), np.array([3, 4], f32)
+    for m, x0 in ((0, [1, 3]), (1, [1, 3]), (3, [1, 3]), (10, [1, 3]),
+                  (10, [60, 1]), (10, [200, 1]), (10, [0.25, 0.125])):
+        x0 = np.array(x0, f32)
+        given = x0.copy()
+        got = model(np.array(m, np.int64), x0, a0, b0)
+        # (The loop carries x0 from the input: the input stays as given.)
+        np.testing.assert_array_equal(x0, given)
+        for g, w in zip(got, reference(m, x0, a0, b0)):
+            np.testing.assert_array_equal(g, w, err_msg=f"m={m} x0={x0}")
+    # Eleven iterations do not fit a bound of ten: an error, not a cut.
+    with pytest.raises(Exception, match=r"the size rows the run computed "
+                       r"from its inputs is 11, outside 0\.\.10"):
+        model(np.array(11, np.int64), np.array([0.001, 0], f32), a0, b0)
+
+
+def test_shapes_from_several_values(tmp_path):
+    # Pad by pads, Reshape to a shape, Expand to a shape and Tile by
+    # repeats that are graph inputs, several sizes of one result known only
+    # at run time: one size the run computes per dimension, each bounded
+    # by --dim (NAME_<d>=MAX, else NAME=MAX for every dimension); against
+    # NumPy.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    f32, i64 = np.float32, np.int64
+    x = np.arange(1, 13, dtype=f32).reshape(3, 4)
+
+    def build(name, nodes, inputs, opset=18, *flags):
+        graph = h.make_graph(nodes, name, inputs,
+                             [h.make_tensor_value_info("y", T.FLOAT, None)])
+        return tcc.load(compile_model(
+            _save(graph, tmp_path / f"{name}.onnx", opset), *flags))
+
+    data = h.make_tensor_value_info("x", T.FLOAT, [3, 4])
+    pads = h.make_tensor_value_info("p", T.INT64, [4])
+    for mode, np_mode in (("constant", "constant"), ("edge", "edge"),
+                          ("reflect", "reflect"), ("wrap", "wrap")):
+        model = build(f"pad_{mode}",
+                      [h.make_node("Pad", ["x", "p", "v"], ["y"], mode=mode)],
+                      [data, pads, h.make_tensor_value_info("v", T.FLOAT, [])],
+                      19, "--dim", "y_0=9", "--dim", "y_1=12")
+        for p in ([0, 0, 0, 0], [1, 2, 0, 3], [2, 3, 3, 3], [0, 0, 6, 0]):
+            if mode == "reflect" and max(p[0], p[2]) > 2:
+                continue  # (NumPy reflects further than ONNX allows)
+            got = model(x, np.array(p, i64), f32(-5))[0]
+            kw = {"constant_values": -5} if mode == "constant" else {}
+            want = np.pad(x, ((p[0], p[2]), (p[1], p[3])), np_mode, **kw)
+            np.testing.assert_array_equal(got, want, err_msg=f"{mode} {p}")
+        # Negative pads crop.
+        got = model(x, np.array([-1, 0, 0, -2], i64), f32(0))[0]
+        np.testing.assert_array_equal(got, x[1:, :2], err_msg=mode)
+
+    model = build("reshape", [h.make_node("Reshape", ["x", "s"], ["y"])],
+                  [data, h.make_tensor_value_info("s", T.INT64, [3])], 18,
+                  "--dim", "y=12")
+    for s in ([2, 3, 2], [0, -1, 2], [12, 1, 1], [1, 1, 12], [-1, 2, 2]):
+        want = x.reshape([d or x.shape[k] for k, d in enumerate(s)])
+        np.testing.assert_array_equal(model(x, np.array(s, i64))[0], want,
+                                      err_msg=str(s))
+    for s in ([5, 5, 1], [-1, -1, 3], [3, 4, -2]):
+        with pytest.raises(Exception, match=r"the size y_0 the run computed "
+                           r"from its inputs is -1: the inputs give it no "
+                           r"valid size"):
+            model(x, np.array(s, i64))
+
+    model = build("expand", [h.make_node("Expand", ["x", "s"], ["y"])],
+                  [h.make_tensor_value_info("x", T.FLOAT, [1, 4, 1]),
+                   h.make_tensor_value_info("s", T.INT64, [3])], 18,
+                  "--dim", "y=8")
+    col = x[0].reshape(1, 4, 1)
+    for s in ([1, 4, 1], [3, 1, 5], [8, 4, 8], [0, 1, 2]):
+        np.testing.assert_array_equal(
+            model(col, np.array(s, i64))[0],
+            col * np.ones(s, f32), err_msg=str(s))
+
+    model = build("tile", [h.make_node("Tile", ["x", "r"], ["y"])],
+                  [data, h.make_tensor_value_info("r", T.INT64, [2])], 18,
+                  "--dim", "y_0=9", "--dim", "y_1=8")
+    for r in ([1, 1], [2, 1], [3, 2], [0, 2]):
+        np.testing.assert_array_equal(model(x, np.array(r, i64))[0],
+                                      np.tile(x, r), err_msg=str(r))
+    with pytest.raises(Exception, match=r"the size y_0 the run computed "
+                       r"from its inputs is 12, outside 0\.\.9 \(compile with "
+                       r"a larger --dim y_0=MAX\)"):
+        model(x, np.array([4, 1], i64))
+
+
+@pytest.mark.parametrize("mode,ctm,nearest", [
+    ("nearest", "half_pixel", "round_prefer_floor"),
+    ("nearest", "asymmetric", "floor"),
+    ("nearest", "align_corners", "round_prefer_ceil"),
+    ("nearest", "half_pixel_symmetric", "ceil"),
+    ("linear", "half_pixel", None),
+    ("linear", "align_corners", None),
+    ("linear", "pytorch_half_pixel", None),
+    ("linear", "asymmetric", None),
+])
+def test_resize_at_run_time(tmp_path, mode, ctm, nearest):
+    # Resize by scales or sizes that are graph inputs: the taps computed as
+    # the model runs, each resized axis a size the run computes; against
+    # ONNX's reference implementation (which the backend suite's data
+    # comes from).
+    onnx = pytest.importorskip("onnx")
+    reference = pytest.importorskip("onnx.reference")
+    h, T = onnx.helper, onnx.TensorProto
+    x = np.random.default_rng(1).standard_normal((1, 2, 4, 5), np.float32)
+    attrs = {"mode": mode, "coordinate_transformation_mode": ctm,
+             "axes": [2, 3]}
+    if nearest:
+        attrs["nearest_mode"] = nearest
+    for which, dtype, values in (
+            ("sizes", T.INT64, [[8, 10], [2, 3], [4, 5], [7, 13], [1, 1]]),
+            ("scales", T.FLOAT, [[2.0, 2.0], [0.5, 0.6], [1.5, 2.5],
+                                 [3.0, 1.0]])):
+        inputs = ["x", "", "", "s"] if which == "sizes" else ["x", "", "s"]
+        graph = h.make_graph(
+            [h.make_node("Resize", inputs, ["y"], **attrs)], "resize",
+            [h.make_tensor_value_info("x", T.FLOAT, [1, 2, 4, 5]),
+             h.make_tensor_value_info("s", dtype, [2])],
+            [h.make_tensor_value_info("y", T.FLOAT, None)])
+        path = _save(graph, tmp_path / f"resize_{which}.onnx", 19)
+        model = tcc.load(compile_model(path, "--dim", "y_2=16",
+                                       "--dim", "y_3=16"))
+        ref = reference.ReferenceEvaluator(str(path))
+        for v in values:
+            s = np.array(v, np.int64 if which == "sizes" else np.float32)
+            want = ref.run(None, {"x": x, "s": s})[0]
+            got = model(x, s)[0]
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{which} {v}")

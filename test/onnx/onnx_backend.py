@@ -18,7 +18,11 @@ static-shape compilation, and both recorded per test in the results:
   * a graph input the importer needs as a constant (it says "input K ('X')
     must be a constant") becomes an initializer holding the test's own
     input_K.pb (one artifact per data set when sets differ); the remaining
-    inputs are fed to tcc-run in order.
+    inputs are fed to tcc-run in order;
+  * a size the run computes from values that needs a bound (the importer
+    asks for `--dim NAME=MAX`) gets the most elements of the test's
+    expected outputs, and each dimension of the output NAME names its
+    largest size in them (`--dim NAME_<d>=...`).
 
 Expectations: test/onnx/expected_failures.txt lists every test expected to
 fail, one `folder/test  reason` line each. The reason must occur in the
@@ -69,9 +73,10 @@ CLEAN_DIAGNOSTIC = re.compile(
     r"(data type|has type|is a |is not supported)")
 NEEDS_BOUND = re.compile(r"give its upper bound with --dim (\w+)=MAX")
 NEEDS_CONSTANT = re.compile(
-    r"input \d+ \('([^']*)'\) must be a constant"
+    r"input \d+ \('([^']*)'\) (?:must be a constant"
     r"(?: \(tcc needs its value at compile time\); it is computed from "
-    r"graph inputs? (.*))?")
+    r"graph inputs? (.*))?|holds a size the run computes.*; it is computed "
+    r"from graph inputs? (.*))")
 
 
 def package_data_dir() -> Path:
@@ -157,6 +162,28 @@ def output_bound(sets: list[Path]) -> int:
     return most
 
 
+def output_dim_bounds(model, name: str, sets: list[Path]) -> list[int]:
+    """Per dimension, the largest size the expected output that tcc names
+    `name` (its name made an identifier) has in the data sets; empty when
+    there is no such output."""
+    for k, vi in enumerate(model.graph.output):
+        ident = re.sub(r"\W", "_", vi.name)
+        if ident[:1].isdigit() or not ident:
+            ident = "_" + ident
+        if ident != name:
+            continue
+        most: list[int] = []
+        for set_dir in sets:
+            f = set_dir / f"output_{k}.pb"
+            if not f.exists():
+                continue
+            dims = list(load_tensor(f).dims)
+            most = [max(a, b) for a, b in zip(most, dims)] \
+                if len(most) == len(dims) else dims
+        return most
+    return []
+
+
 def first_error(stderr: str) -> str:
     for line in stderr.splitlines():
         if line.startswith("error: "):
@@ -234,6 +261,8 @@ class Runner:
             if rc is None:
                 return "timeout", f"tcc ran longer than {COMPILE_TIMEOUT_S} s"
             if rc == 0:
+                result["bounds"] = [f.split("=", 1)[1] for f in flags
+                                    if f.startswith("--dim=")]
                 break
             diag = first_error(err)
             # A size the run computes from values needs a bound: the test's
@@ -242,13 +271,17 @@ class Runner:
             if rc == 1 and b and not any(f.startswith(f"--dim={b.group(1)}=")
                                          for f in flags):
                 flags.append(f"--dim={b.group(1)}={output_bound(sets)}")
+                # (Sizes of several dimensions: each its own, NAME_<d>.)
+                for d, size in enumerate(
+                        output_dim_bounds(model, b.group(1), sets)):
+                    flags.append(f"--dim={b.group(1)}_{d}={max(size, 1)}")
                 continue
             m = NEEDS_CONSTANT.search(diag)
             names = [vi.name for vi in inputs]
             wanted = []
             if rc == 1 and m:
                 wanted = [m.group(1)] if m.group(1) in names else \
-                    re.findall(r"'([^']*)'", m.group(2) or "")
+                    re.findall(r"'([^']*)'", m.group(2) or m.group(3) or "")
             wanted = [n for n in wanted
                       if n in names and names.index(n) not in frozen]
             if wanted:
@@ -257,8 +290,11 @@ class Runner:
                     result["frozen"].append(n)
                 model_path = self._freeze(model, inputs, frozen, sets[0],
                                           work / "model.onnx")
+                # (Bounds asked for before may concern sizes the frozen
+                # inputs now fix: asked for again if still needed.)
                 flags = [f for f in flags
-                         if f.split("=", 2)[1] not in result["frozen"]]
+                         if f.split("=", 2)[1] not in result["frozen"]
+                         and not f.startswith("--dim=")]
                 continue
             if rc == 1:
                 status = "unsupported" if CLEAN_DIAGNOSTIC.search(diag) \
@@ -555,7 +591,8 @@ def cmd_docs(args) -> int:
             "`input_K.pb`, and the other inputs are fed at run time;",
             "* a size the run computes from values that needs a bound (the "
             "importer asks for `--dim NAME=MAX`) gets the most elements of "
-            "the test's expected outputs.",
+            "the test's expected outputs, and each dimension of that output "
+            "its largest size in them (`--dim NAME_<d>=...`).",
             "",
             "## Node tests by op",
             "",

@@ -116,13 +116,9 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
   rewriter.setInsertionPoint(yield);
   SmallVector<Value> next = {rewriter.create<arith::AddIOp>(
       loc, i, rewriter.create<arith::ConstantIndexOp>(loc, 1))};
-  // Each carried value is written into its block argument's tensor, so that
-  // bufferization keeps one buffer per carried value across iterations.
-  for (size_t k = 0; k < n; ++k)
-    next.push_back(rewriter
-                       .create<linalg::CopyOp>(loc, yield->getOperand(1 + k),
-                                               after->getArgument(1 + k))
-                       .getResult(0));
+  // The scan rows first: they may read this iteration's carried values,
+  // which the copies below overwrite.
+  SmallVector<Value> rows;
   for (auto [k, t] : llvm::enumerate(scanTypes)) {
     Value slice = yield->getOperand(1 + n + k);
     Value buffer = after->getArgument(1 + n + k);
@@ -133,9 +129,32 @@ static void lowerLoop(IRRewriter &rewriter, LoopOp op) {
     for (int64_t d : t.getShape().drop_front())
       sizes.push_back(rewriter.getIndexAttr(d));
     SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
-    next.push_back(rewriter.create<tensor::InsertSliceOp>(
+    rows.push_back(rewriter.create<tensor::InsertSliceOp>(
         loc, slice, buffer, offsets, sizes, strides));
   }
+  // Each carried value is written into its block argument's tensor, so that
+  // bufferization keeps one buffer per carried value across iterations. A
+  // value that is another carried one as it came in (a swap) is copied
+  // out first, before any copy overwrites it.
+  SmallVector<Value> carried;
+  for (size_t k = 0; k < n; ++k) {
+    Value v = yield->getOperand(1 + k);
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getOwner() == after && arg != after->getArgument(1 + k))
+      v = rewriter
+              .create<linalg::CopyOp>(
+                  loc, v,
+                  emptyTensor(rewriter, loc,
+                              cast<RankedTensorType>(v.getType())))
+              .getResult(0);
+    carried.push_back(v);
+  }
+  for (size_t k = 0; k < n; ++k)
+    next.push_back(
+        rewriter
+            .create<linalg::CopyOp>(loc, carried[k], after->getArgument(1 + k))
+            .getResult(0));
+  llvm::append_range(next, rows);
   next.push_back(extractScalar(rewriter, loc, yield->getOperand(0)));
   rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, next);
   rewriter.replaceOp(op, loop.getResults().slice(1, condAt - 1));

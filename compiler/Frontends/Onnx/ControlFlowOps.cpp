@@ -5,7 +5,10 @@
 // per-iteration slices with tcc.gather at the iteration number and its
 // stacked outputs are the loop's scan outputs, reversed or transposed as
 // its attributes ask. Loop-carried values and branch results must keep one
-// type; scan outputs need a static trip count and no early exit.
+// type. A Loop's scan outputs stack one row per iteration: with a constant
+// trip count and a condition that stays true their length is static;
+// otherwise it is the number of iterations the run makes, a size the run
+// computes (tcc.trim), the rows computed at the bound --dim gives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -184,32 +187,69 @@ static LogicalResult importLoop(NodeContext &ctx) {
   SmallVector<Type> args = {scalar(i64), scalar(i1)};
   for (Value v : inits)
     args.push_back(v.getType());
-  FailureOr<ImportedRegion> body = importRegion(ctx, *g, args);
+  // Two more carried values, used when the number of iterations sizes the
+  // scan outputs at run time: the iterations made and the condition.
+  args.push_back(scalar(i64));
+  args.push_back(scalar(i1));
+  size_t carried = 2 + inits.size();
+  FailureOr<ImportedRegion> body =
+      importRegion(ctx, *g, args, [&](Block *block) {
+        return SmallVector<Value>(block->getArguments().take_front(carried));
+      });
   if (failed(body))
     return failure();
   size_t scans =
       body->results.size() - std::min(body->results.size(), 1 + inits.size());
-  if (scans) {
-    // The stacked outputs need the iteration count at compile time.
-    Value bodyCond = body->results.empty() ? Value() : body->results[0];
-    bool staysTrue =
-        bodyCond == body->block->getArgument(1) || isConstantTrue(bodyCond);
-    // The trip count (and the first condition) decide the scan outputs'
-    // shapes: ask for them as constants (naming the graph inputs they come
-    // from).
-    if (!knownTrip) {
-      (void)ctx.constInput(0);
+  Value bodyCond = body->results.empty() ? Value() : body->results[0];
+  bool staysTrue =
+      bodyCond == body->block->getArgument(1) || isConstantTrue(bodyCond);
+  if (scans && knownTrip && (*knownTrip < 0 || *knownTrip > kMaxElements))
+    return ctx.emitError() << "trip count " << *knownTrip << " is out of range";
+  if (scans && !(knownTrip && alwaysGoes && staysTrue)) {
+    // The scan outputs' length is the number of iterations the run makes:
+    // rows computed up to the bound, cut to that count.
+    unsigned firstScan = inits.size();
+    FailureOr<int64_t> bound =
+        ctx.computedSizeBound("the number of iterations", firstScan);
+    if (failed(bound))
       return failure();
+    if (!elementTypeOf(bodyCond).isInteger(1) ||
+        shapes::numElements(shapeOf(bodyCond)) != 1)
+      return ctx.emitError() << "the body's condition must be one bool";
+    {
+      OpBuilder::InsertionGuard guard(ctx.b);
+      ctx.b.setInsertionPointToEnd(body->block.get());
+      Value counter = body->block->getArgument(carried);
+      Value next = ctx.binary<AddOp>(counter, ctx.scalar(i64, 1));
+      Value goesOn = ctx.reshape(bodyCond, {});
+      body->results.insert(body->results.begin() + 1 + inits.size(),
+                           {next, goesOn});
     }
-    if (!alwaysGoes && ctx.input(1) && !ctx.constInput(1))
+    SmallVector<Value> all(inits);
+    all.push_back(ctx.scalar(i64, 0));
+    all.push_back(cond);
+    FailureOr<LoopOp> op = buildLoop(ctx, trip, cond, all, *body, *bound);
+    if (failed(op))
       return failure();
-    if (!alwaysGoes || !staysTrue)
-      return ctx.emitError() << "scan outputs need a condition that stays "
-                                "true";
-    if (*knownTrip < 0 || *knownTrip > kMaxElements)
-      return ctx.emitError()
-             << "trip count " << *knownTrip << " is out of range";
+    // Iterations made; one past the bound when the loop stopped there with
+    // more to make (the run then fails naming the bound).
+    Value made = op->getResult(inits.size());
+    Value more = op->getResult(inits.size() + 1);
+    Value cap = ctx.scalar(i64, (double)*bound);
+    Value cut = ctx.binary<AndOp>(
+        ctx.binary<AndOp>(ctx.compare(ComparePredicate::eq, made, cap), more),
+        ctx.compare(ComparePredicate::lt, cap, trip));
+    Value count =
+        ctx.select(cut, ctx.binary<AddOp>(cap, ctx.scalar(i64, 1)), made);
+    for (unsigned i = 0; i < inits.size(); ++i)
+      ctx.setResult(i, op->getResult(i));
+    for (unsigned i = 0; i < scans; ++i)
+      ctx.setResult(firstScan + i,
+                    ctx.trim(op->getResult(carried + i), count, 0, firstScan));
+    return success();
   }
+  // (Otherwise the two extra carried values are not needed.)
+  body->block->eraseArguments(carried, 2);
   FailureOr<LoopOp> op =
       buildLoop(ctx, trip, cond, inits, *body, knownTrip.value_or(0));
   if (failed(op))

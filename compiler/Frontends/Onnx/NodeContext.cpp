@@ -88,7 +88,7 @@ InFlightDiagnostic NodeContext::emitError() {
   return diag;
 }
 
-DenseElementsAttr NodeContext::constInput(unsigned i) {
+DenseElementsAttr NodeContext::constInput(unsigned i, StringRef why) {
   Value v = input(i);
   Attribute attr;
   bool isConstant = v && matchPattern(v, m_Constant(&attr));
@@ -113,6 +113,8 @@ DenseElementsAttr NodeContext::constInput(unsigned i) {
     for (auto [k, name] : llvm::enumerate(sources))
       diag << (k ? ", '" : " '") << name << "'";
   }
+  if (!why.empty())
+    diag << "; " << why;
   return {};
 }
 
@@ -410,14 +412,29 @@ static std::string sizeName(llvm::StringRef name) {
   return s;
 }
 
-Value NodeContext::trim(Value v, Value count, int64_t dimension) {
+/// `v` at its bound cut to `count` along `dimension`, the size named `name`.
+static Value trimTo(NodeContext &ctx, Value v, Value count, int64_t dimension,
+                    StringRef name) {
   SmallVector<int64_t> shape(shapeOf(v));
   shape[dimension] = ShapedType::kDynamic;
-  return create<TrimOp>(
+  return ctx.create<TrimOp>(
       {v, count},
-      {attr("dimension", b.getI64IntegerAttr(dimension)),
-       attr("name", b.getStringAttr(sizeName(node.output(0))))},
+      {ctx.attr("dimension", ctx.b.getI64IntegerAttr(dimension)),
+       ctx.attr("name", ctx.b.getStringAttr(name))},
       {RankedTensorType::get(shape, elementTypeOf(v))});
+}
+
+Value NodeContext::trim(Value v, Value count, int64_t dimension,
+                        unsigned output) {
+  return trimTo(*this, v, count, dimension, sizeName(node.output(output)));
+}
+
+Value NodeContext::trimDim(Value v, Value count, int64_t dim, unsigned output) {
+  // (A vector's one size is the output's name.)
+  std::string name = sizeName(node.output(output));
+  if (shapeOf(v).size() != 1)
+    name += "_" + std::to_string(dim);
+  return trimTo(*this, v, count, dim, name);
 }
 
 /// Whether `v` is a small integer constant holding kRunTimeSize.
@@ -439,21 +456,59 @@ Value NodeContext::wrapNegative(Value idx, Value size) {
                 binary<AddOp>(idx, size), idx);
 }
 
-FailureOr<int64_t> NodeContext::computedSizeBound(llvm::StringRef what) {
-  std::string name = sizeName(node.output(0));
-  if (!dimBounds || !dimBounds->count(name)) {
-    emitError() << what << " is known only at run time: give its upper bound "
-                << "with --dim " << name << "=MAX";
-    return failure();
+/// The bound `--dim` gives the first of `names` it names; an error asking
+/// for `--dim <names.back()>=MAX` when none.
+static FailureOr<int64_t> boundOf(NodeContext &ctx, StringRef what,
+                                  ArrayRef<std::string> names) {
+  for (const std::string &name : names) {
+    if (!ctx.dimBounds || !ctx.dimBounds->count(name))
+      continue;
+    int64_t max = ctx.dimBounds->lookup(name).second;
+    if (max > ctx.limits.maxElements) {
+      ctx.emitError() << "--dim " << name << " bounds its size by " << max
+                      << ", more than the limit of " << ctx.limits.maxElements
+                      << " elements; raise it with --max-elements";
+      return failure();
+    }
+    return max;
   }
-  int64_t max = dimBounds->lookup(name).second;
-  if (max > limits.maxElements) {
-    emitError() << "--dim " << name << " bounds its size by " << max
-                << ", more than the limit of " << limits.maxElements
-                << " elements; raise it with --max-elements";
-    return failure();
+  ctx.emitError() << what << " is known only at run time: give its upper "
+                  << "bound with --dim " << names.back() << "=MAX";
+  return failure();
+}
+
+FailureOr<int64_t> NodeContext::computedSizeBound(llvm::StringRef what,
+                                                  unsigned output) {
+  return boundOf(*this, what, {sizeName(node.output(output))});
+}
+
+FailureOr<int64_t> NodeContext::computedDimBound(llvm::StringRef what,
+                                                 int64_t dim, unsigned output) {
+  std::string name = sizeName(node.output(output));
+  return boundOf(*this, what, {name + "_" + std::to_string(dim), name});
+}
+
+FailureOr<SmallVector<int64_t>>
+NodeContext::computedBox(llvm::StringRef what, llvm::ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> box(shape);
+  int64_t total = 1;
+  for (auto [d, size] : llvm::enumerate(box)) {
+    if (ShapedType::isDynamic(size)) {
+      FailureOr<int64_t> b = computedDimBound(what, d);
+      if (failed(b))
+        return failure();
+      size = *b;
+    }
+    if (size && total > limits.maxElements / size) {
+      emitError() << "the bounds of " << what << " give " << shapes::str(box)
+                  << ", more than the limit of " << limits.maxElements
+                  << " elements; lower them with --dim or raise it with "
+                     "--max-elements";
+      return failure();
+    }
+    total *= size;
   }
-  return max;
+  return box;
 }
 
 Value NodeContext::scatter(Value data, Value indices, Value updates,

@@ -211,8 +211,9 @@ public:
     return i < sequenceInputs.size() && sequenceInputs[i] ? &*sequenceInputs[i]
                                                           : nullptr;
   }
-  /// The value of a constant input; an error when it is computed at run time.
-  DenseElementsAttr constInput(unsigned i);
+  /// The value of a constant input; an error when it is computed at run time
+  /// (ending "; <why>" when given: what needs the value).
+  DenseElementsAttr constInput(unsigned i, llvm::StringRef why = {});
   /// The names of the graph inputs `v` is computed from (sorted).
   llvm::SmallVector<std::string> graphInputsBehind(Value v);
   /// The integers of a constant integer input.
@@ -306,14 +307,26 @@ public:
              bool dynamic = false);
   /// `v` (a result at its upper bound) cut to its first `count` (an int64
   /// scalar the graph computes) along `dimension`: a size that depends on
-  /// the data (tcc.trim), named after the node's first output.
-  Value trim(Value v, Value count, int64_t dimension);
+  /// the data (tcc.trim), named after the node's output `output`.
+  Value trim(Value v, Value count, int64_t dimension, unsigned output = 0);
   /// `idx` (i64) with negative entries counted from the end of `size`.
   Value wrapNegative(Value idx, Value size);
-  /// The name of the size the run computes for the node's first output
+  /// The name of the size the run computes for the node's output `output`
   /// (an identifier made of it), and its upper bound from `--dim NAME=MAX`;
   /// an error asking for that flag when none is given.
-  FailureOr<int64_t> computedSizeBound(llvm::StringRef what);
+  FailureOr<int64_t> computedSizeBound(llvm::StringRef what,
+                                       unsigned output = 0);
+  /// The same for an output with several such sizes, one per dimension:
+  /// dimension `dim`'s is named "<output>_<dim>" (a vector's, "<output>")
+  /// and bounded by `--dim <output>_<dim>=MAX`, else by `--dim
+  /// <output>=MAX` (every dimension); `trimDim` cuts `v` to it.
+  FailureOr<int64_t> computedDimBound(llvm::StringRef what, int64_t dim,
+                                      unsigned output = 0);
+  Value trimDim(Value v, Value count, int64_t dim, unsigned output = 0);
+  /// `shape` (of output 0) with each dynamic dimension at its bound
+  /// (computedDimBound), refused past the element limit.
+  FailureOr<SmallVector<int64_t>> computedBox(llvm::StringRef what,
+                                              llvm::ArrayRef<int64_t> shape);
   /// The rank-0 constant of one value of `like`'s element type.
   Value scalarLike(Value like, double value) {
     return scalar(elementTypeOf(like), value);

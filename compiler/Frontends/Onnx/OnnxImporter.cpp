@@ -200,8 +200,11 @@ private:
   /// The value of each name imported so far (a subgraph also sees the
   /// names of the graphs around it).
   llvm::StringMap<Value> values;
-  /// Values holding kRunTimeSize (from Shape of a dynamic dimension).
+  /// Values holding kRunTimeSize (from Shape of a dynamic dimension), and
+  /// for those that hold sizes the run computes (Shape of a tcc.trim-med
+  /// value), the graph inputs the sizes are computed from.
   DenseSet<Value> runTimeSizes;
+  DenseMap<Value, SmallVector<std::string>> runTimeSizeSources;
   /// The tensors of each sequence-typed name (sequences exist only at
   /// import time: their positions are constants).
   llvm::StringMap<SmallVector<Value>> sequences;
@@ -545,6 +548,20 @@ LogicalResult ModelImporter::checkRunTimeSizes(NodeContext &node,
       continue;
     if (passOn.contains(opType) || consumes(i))
       continue;
+    auto sources = runTimeSizeSources.find(v);
+    if (sources != runTimeSizeSources.end()) {
+      // (Giving those inputs' values makes the sizes constants.)
+      InFlightDiagnostic diag = node.emitError();
+      diag << "input " << i << " ('" << node.node.input(i)
+           << "') holds a size the run computes, known only at run time; "
+              "tcc takes such sizes only as the target shape of Reshape, "
+              "Expand or ConstantOfShape and as the limit of Range; it is "
+              "computed from graph input"
+           << (sources->second.size() > 1 ? "s" : "");
+      for (auto [k, name] : llvm::enumerate(sources->second))
+        diag << (k ? ", '" : " '") << name << "'";
+      return diag;
+    }
     return node.emitError()
            << "input " << i << " ('" << node.node.input(i)
            << "') holds the size of a dynamic dimension, known only at run "
@@ -672,8 +689,40 @@ LogicalResult ModelImporter::importNode(int index) {
   for (int i = 0; i < proto.output_size(); ++i) {
     if (!node.hasOutput(i))
       continue;
-    if (i < (int)results.size() && results[i] && holdsRunTimeSize(results[i]))
+    if (i < (int)results.size() && results[i] && holdsRunTimeSize(results[i])) {
       runTimeSizes.insert(results[i]);
+      // Where the sizes come from: the counts of the trims behind Shape's
+      // input, or what the inputs carrying them came from.
+      SmallVector<std::string> sources;
+      auto add = [&](ArrayRef<std::string> names) {
+        for (const std::string &n : names)
+          if (!llvm::is_contained(sources, n))
+            sources.push_back(n);
+      };
+      for (unsigned k = 0; k < node.numInputs(); ++k)
+        if (Value in = node.input(k)) {
+          auto it = runTimeSizeSources.find(in);
+          if (it != runTimeSizeSources.end())
+            add(it->second);
+        }
+      if (proto.op_type() == "Shape" && node.input(0)) {
+        SmallVector<Value> stack = {node.input(0)};
+        DenseSet<Value> seen;
+        while (!stack.empty() && seen.size() < 10000) {
+          Value cur = stack.pop_back_val();
+          Operation *def = cur.getDefiningOp();
+          if (!def || !seen.insert(cur).second)
+            continue;
+          if (auto trim = dyn_cast<TrimOp>(def))
+            add(node.graphInputsBehind(trim.getSize()));
+          llvm::append_range(stack, def->getOperands());
+        }
+      }
+      if (!sources.empty()) {
+        llvm::sort(sources);
+        runTimeSizeSources[results[i]] = std::move(sources);
+      }
+    }
     auto seq = node.sequenceResults.find(i);
     if (seq != node.sequenceResults.end()) {
       sequenceTensors += seq->second.size();

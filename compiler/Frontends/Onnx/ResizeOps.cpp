@@ -7,7 +7,10 @@
 // Nearest resizing becomes a tcc.gather of the one source index per output;
 // the others a tcc.matmul of the weights with the data viewed as
 // [before, in, after]. tf_crop_and_resize positions outside the input take
-// extrapolation_value. Scales, sizes and roi must be constants.
+// extrapolation_value. Scales or sizes known only at run time (graph
+// inputs) give sizes the run computes: nearest and linear taps are then
+// computed as the model runs, at the --dim bound of each resized axis, and
+// trimmed (resizeAtRunTime).
 //
 //===----------------------------------------------------------------------===//
 
@@ -278,6 +281,133 @@ static LogicalResult checkSpatial(NodeContext &ctx, Value x) {
                          << " must be static; fix it with --input-shape";
 }
 
+/// Resize by scales or sizes known only at run time (`given`, one entry
+/// per axis of `axes`; `isSizes` for sizes): each resized axis holds its
+/// --dim bound of output positions, whose source coordinates, taps and
+/// weights are computed as the model runs (nearest: one gathered index;
+/// linear: two, blended), trimmed to the run's size.
+static LogicalResult resizeAtRunTime(NodeContext &ctx, const ResizeParams &p,
+                                     Value x, ArrayRef<int64_t> axes,
+                                     unsigned givenAt, bool isSizes,
+                                     StringRef policy) {
+  Value given = ctx.input(givenAt);
+  // (What only constant scales or sizes support asks for them.)
+  auto refuse = [&](StringRef what) {
+    (void)ctx.constInput(givenAt, (what + " needs it").str());
+    return failure();
+  };
+  if (p.mode == "cubic")
+    return refuse("mode = 'cubic'");
+  if (p.antialias)
+    return refuse("antialias");
+  if (p.excludeOutside)
+    return refuse("exclude_outside");
+  if (policy != "stretch")
+    return refuse("keep_aspect_ratio_policy = '" + policy.str() + "'");
+  static const char *const modes[] = {"half_pixel", "asymmetric",
+                                      "align_corners", "pytorch_half_pixel",
+                                      "half_pixel_symmetric"};
+  if (!llvm::is_contained(modes, p.ctm))
+    return refuse("coordinate_transformation_mode = '" + p.ctm + "'");
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  SmallVector<int64_t> computed(shape);
+  for (int64_t a : axes) {
+    if (shape[a] == 0)
+      return ctx.emitError()
+             << "cannot resize the empty dimension " << a << " by "
+             << (isSizes ? "sizes" : "scales") << " known only at run time";
+    computed[a] = ShapedType::kDynamic;
+  }
+  FailureOr<SmallVector<int64_t>> box =
+      ctx.computedBox("the resized size", computed);
+  if (failed(box))
+    return failure();
+  Type f64 = ctx.b.getF64Type(), i64 = ctx.b.getI64Type();
+  Type et = elementTypeOf(x);
+  Type ft = isa<FloatType>(et) ? et : ctx.b.getF32Type();
+  auto f = [&](double v) { return ctx.scalar(f64, v); };
+  Value y = p.mode == "linear" ? ctx.castTo(x, ft) : x;
+  SmallVector<Value> counts;
+  for (auto [k, a] : llvm::enumerate(axes)) {
+    int64_t in = shape[a], bound = (*box)[a];
+    Value entry =
+        ctx.castTo(ctx.reshape(ctx.slice(given, 0, int64_t(k), 1), {}),
+                   isSizes ? i64 : f64);
+    // The run's size and scale (ONNX: size = floor(scale * in); a scale
+    // from sizes is size / in).
+    Value size, scale;
+    if (isSizes) {
+      size = entry;
+      scale = ctx.binary<DivOp>(ctx.castTo(entry, f64), f(double(in)));
+    } else {
+      scale = entry;
+      size =
+          ctx.castTo(ctx.unary<FloorOp>(ctx.binary<MulOp>(entry, f(in))), i64);
+    }
+    Value out = ctx.castTo(ctx.iota(bound, i64), f64);
+    Value outWidth = ctx.binary<MulOp>(scale, f(double(in)));
+    Value centered = ctx.binary<SubOp>(
+        ctx.binary<DivOp>(ctx.binary<AddOp>(out, f(0.5)), scale), f(0.5));
+    Value coord;
+    if (p.ctm == "asymmetric") {
+      coord = ctx.binary<DivOp>(out, scale);
+    } else if (p.ctm == "align_corners") {
+      Value one = ctx.compare(ComparePredicate::eq, outWidth, f(1));
+      Value den = ctx.select(one, f(1), ctx.binary<SubOp>(outWidth, f(1)));
+      coord = ctx.select(
+          one, f(0),
+          ctx.binary<DivOp>(ctx.binary<MulOp>(out, f(double(in - 1))), den));
+    } else if (p.ctm == "pytorch_half_pixel") {
+      coord = ctx.select(ctx.compare(ComparePredicate::eq, outWidth, f(1)),
+                         f(-0.5), centered);
+    } else if (p.ctm == "half_pixel_symmetric") {
+      Value adjustment = ctx.binary<DivOp>(ctx.castTo(size, f64), outWidth);
+      coord = ctx.binary<AddOp>(
+          ctx.binary<MulOp>(f(in / 2.0), ctx.binary<SubOp>(f(1), adjustment)),
+          centered);
+    } else { // half_pixel
+      coord = centered;
+    }
+    Value floor = ctx.unary<FloorOp>(coord);
+    Value ratio = ctx.binary<SubOp>(coord, floor);
+    auto index = [&](Value v) {
+      return ctx.binary<MinOp>(
+          ctx.binary<MaxOp>(ctx.castTo(v, i64), ctx.scalar(i64, 0)),
+          ctx.scalar(i64, double(in - 1)));
+    };
+    if (p.mode == "nearest") {
+      Value pick;
+      if (p.nearestMode == "floor") {
+        pick = floor;
+      } else if (p.nearestMode == "ceil") {
+        pick = ctx.unary<CeilOp>(coord);
+      } else {
+        auto predicate = p.nearestMode == "round_prefer_floor"
+                             ? ComparePredicate::le
+                             : ComparePredicate::lt;
+        pick = ctx.select(ctx.compare(predicate, ratio, f(0.5)), floor,
+                          ctx.binary<AddOp>(floor, f(1)));
+      }
+      y = ctx.gather(y, index(pick), a);
+    } else {
+      SmallVector<int64_t> at(rank, 1);
+      at[a] = bound;
+      Value w = ctx.reshape(ctx.castTo(ratio, ft), at);
+      Value lo = ctx.gather(y, index(floor), a);
+      Value hi = ctx.gather(y, index(ctx.binary<AddOp>(floor, f(1))), a);
+      y = ctx.binary<AddOp>(lo,
+                            ctx.binary<MulOp>(ctx.binary<SubOp>(hi, lo), w));
+    }
+    counts.push_back(size);
+  }
+  if (ft != et && p.mode == "linear")
+    y = ctx.castTo(y, et);
+  for (auto [k, a] : llvm::enumerate(axes))
+    y = ctx.trimDim(y, counts[k], a);
+  return ctx.result(y);
+}
+
 static LogicalResult importResize(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (failed(checkSpatial(ctx, x)))
@@ -326,6 +456,17 @@ static LogicalResult importResize(NodeContext &ctx) {
     a = *n;
   }
   unsigned scalesAt = ctx.opset >= 11 ? 2 : 1;
+  // Scales or sizes known only at run time: sizes the run computes.
+  for (unsigned i : {scalesAt, 3u}) {
+    Value v = i < ctx.numInputs() ? ctx.input(i) : Value();
+    if (!v || (i == 3 && ctx.opset < 11) ||
+        shapes::numElements(shapeOf(v)) == 0 || matchPattern(v, m_Constant()))
+      continue;
+    if (shapeOf(v) != ArrayRef<int64_t>{int64_t(axes.size())})
+      return ctx.emitError() << (i == 3 ? "sizes" : "scales") << " must hold "
+                             << axes.size() << " values; got " << v.getType();
+    return resizeAtRunTime(ctx, p, x, axes, i, i == 3, policy);
+  }
   FailureOr<SmallVector<double>> scalesIn = constFloats(ctx, scalesAt);
   FailureOr<SmallVector<double>> sizesIn =
       ctx.opset >= 11 ? constFloats(ctx, 3) : SmallVector<double>();

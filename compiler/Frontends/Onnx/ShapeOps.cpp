@@ -22,6 +22,82 @@ using namespace mlir::tcc::onnx;
 
 static constexpr int64_t kDyn = ShapedType::kDynamic;
 
+/// Reshape to a shape of several dimensions known only at run time: each
+/// a size the run computes (0 copies the input's, -1 takes the rest), the
+/// result at their --dim bounds, position (i0, i1, ...) taking the input's
+/// element at the row-major index the run's sizes give, trimmed to them. A
+/// shape that does not hold the input's elements makes every size -1,
+/// which the run reports as an error.
+static LogicalResult reshapeAtRunTime(NodeContext &ctx, Value x, Value shape,
+                                      bool allowZero) {
+  if (failed(ctx.requireStatic(x)))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t numel = shapes::numElements(in);
+  if (!elementTypeOf(shape).isInteger(64) || shapeOf(shape).size() != 1 ||
+      ShapedType::isDynamic(shapeOf(shape)[0]))
+    return ctx.emitError() << "the shape must be a static vector of int64; got "
+                           << shape.getType();
+  if (numel == 0) { // (Its sizes could be anything: they must be given.)
+    (void)ctx.constInput(1, "an empty input needs it");
+    return failure();
+  }
+  int64_t rank = shapeOf(shape)[0];
+  FailureOr<SmallVector<int64_t>> box = ctx.computedBox(
+      "the reshaped size", SmallVector<int64_t>(rank, ShapedType::kDynamic));
+  if (failed(box))
+    return failure();
+  Type i64 = ctx.b.getI64Type();
+  auto c = [&](int64_t v) { return ctx.scalar(i64, double(v)); };
+  auto eq = [&](Value a, Value b) {
+    return ctx.compare(ComparePredicate::eq, a, b);
+  };
+  // The sizes asked for, 0 copying the input's dimension.
+  SmallVector<Value> asked;
+  for (int64_t j = 0; j < rank; ++j) {
+    Value t = ctx.reshape(ctx.slice(shape, 0, j, 1), {});
+    if (!allowZero && j < int64_t(in.size()))
+      t = ctx.select(eq(t, c(0)), c(in[j]), t);
+    asked.push_back(t);
+  }
+  // -1 takes what the others leave.
+  Value known = c(1), unknowns = c(0),
+        negative = ctx.constant({}, ctx.b.getI1Type(), {0.0});
+  for (Value t : asked) {
+    Value isRest = eq(t, c(-1));
+    known = ctx.binary<MulOp>(known, ctx.select(isRest, c(1), t));
+    unknowns = ctx.binary<AddOp>(unknowns, ctx.castTo(isRest, i64));
+    negative = ctx.binary<OrOp>(
+        negative, ctx.binary<AndOp>(ctx.compare(ComparePredicate::lt, t, c(0)),
+                                    ctx.unary<NotOp>(isRest)));
+  }
+  Value rest = ctx.binary<DivOp>(c(numel), ctx.binary<MaxOp>(known, c(1)));
+  SmallVector<Value> sizes;
+  Value total = c(1);
+  for (Value t : asked) {
+    sizes.push_back(ctx.select(eq(t, c(-1)), rest, t));
+    total = ctx.binary<MulOp>(total, sizes.back());
+  }
+  Value ok = ctx.binary<AndOp>(
+      ctx.binary<AndOp>(eq(total, c(numel)),
+                        ctx.compare(ComparePredicate::le, unknowns, c(1))),
+      ctx.unary<NotOp>(negative));
+  // The input's row-major index of each result position.
+  Value index, stride = c(1);
+  for (int64_t j = rank - 1; j >= 0; --j) {
+    Value at = ctx.binary<MulOp>(ctx.iota((*box)[j], i64, j, rank), stride);
+    index = index ? ctx.binary<AddOp>(index, at) : at;
+    stride = ctx.binary<MulOp>(stride, sizes[j]);
+  }
+  if (!index) // (rank 0: the one element)
+    index = c(0);
+  index = ctx.binary<MinOp>(ctx.binary<MaxOp>(index, c(0)), c(numel - 1));
+  Value y = ctx.gather(ctx.reshape(x, {numel}), index, 0);
+  for (int64_t j = 0; j < rank; ++j)
+    y = ctx.trimDim(y, ctx.select(ok, sizes[j], c(-1)), j);
+  return ctx.result(y);
+}
+
 static LogicalResult importReshape(NodeContext &ctx) {
   Value x = ctx.input(0);
   SmallVector<int64_t> target;
@@ -29,12 +105,17 @@ static LogicalResult importReshape(NodeContext &ctx) {
     ctx.ignoreAttrs({"consumed_inputs"});
     target = ctx.getInts("shape");
   } else if (!matchPattern(ctx.input(1), m_Constant()) &&
+             !holdsRunTimeSize(ctx.input(1)) &&
              shapes::numElements(shapeOf(ctx.input(1))) == 1 &&
              cast<RankedTensorType>(x.getType()).hasStaticShape()) {
     // One dimension, its size known only at run time: every element in a
     // row (the value can only be their count or -1), whatever it is.
     ctx.ignoreAttrs({"allowzero"});
     return ctx.result(ctx.reshape(x, {shapes::numElements(shapeOf(x))}));
+  } else if (!matchPattern(ctx.input(1), m_Constant()) &&
+             !holdsRunTimeSize(ctx.input(1))) {
+    return reshapeAtRunTime(ctx, x, ctx.input(1),
+                            ctx.opset >= 14 && ctx.getInt("allowzero", 0));
   } else {
     FailureOr<SmallVector<int64_t>> shape = ctx.constInts(1);
     if (failed(shape))
@@ -708,39 +789,42 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
   return success();
 }
 
-/// Expand to a shape known only at run time where one dimension of the
-/// result takes its size from it (the input's is 1 there; where it is not,
-/// the result keeps it): a size the run computes, up to the bound --dim
-/// gives it. Null (doing nothing) when more than one does.
+/// Expand to a shape known only at run time: where the input's size is 1
+/// (or it has no dimension) the result takes its size from the shape, a
+/// size the run computes up to the bound --dim gives it; where it is not,
+/// the result keeps the input's.
 static FailureOr<Value> expandAtRunTime(NodeContext &ctx) {
   Value x = ctx.input(0), given = ctx.input(1);
   ArrayRef<int64_t> in = shapeOf(x);
   int64_t length = shapeOf(given)[0];
   int64_t rank = std::max<int64_t>(in.size(), length);
   SmallVector<int64_t> out(rank, 1);
-  int64_t computed = -1;
+  SmallVector<int64_t> computed;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t at = i - (rank - (int64_t)in.size());
     int64_t d = at >= 0 ? in[at] : 1;
     out[i] = d;
     if (d != 1 || i < rank - length)
       continue;
-    if (computed >= 0)
-      return Value(); // (two sizes from values)
-    computed = i;
+    computed.push_back(i);
+    out[i] = kDyn;
   }
-  if (computed < 0)
+  if (computed.empty())
     return ctx.broadcastTo(x, out); // every size is the input's
-  FailureOr<int64_t> bound = ctx.computedSizeBound("the expanded size");
-  if (failed(bound))
+  FailureOr<SmallVector<int64_t>> box =
+      ctx.computedBox("the expanded size", out);
+  if (failed(box))
     return failure();
-  out[computed] = *bound;
   Type i64 = ctx.b.getI64Type();
-  Value count = ctx.reshape(
-      ctx.check(ctx.builder().sliceAxis(ctx.castTo(given, i64), 0,
-                                        computed - (rank - length), 1)),
-      {});
-  return ctx.trim(ctx.broadcastTo(x, out), count, computed);
+  Value y = ctx.broadcastTo(x, *box);
+  for (int64_t i : computed) {
+    Value count =
+        ctx.reshape(ctx.check(ctx.builder().sliceAxis(ctx.castTo(given, i64), 0,
+                                                      i - (rank - length), 1)),
+                    {});
+    y = ctx.trimDim(y, count, i);
+  }
+  return y;
 }
 
 static LogicalResult importExpand(NodeContext &ctx) {
@@ -773,6 +857,107 @@ static LogicalResult importExpand(NodeContext &ctx) {
   return ctx.result(y);
 }
 
+/// Pad (opset 11+) by pads known only at run time: along each padded axis
+/// the result holds its --dim bound of positions, each taking the input
+/// element its mode maps it to (a gather of clamped indices; outside the
+/// input, the constant), trimmed to in + before + after.
+static LogicalResult padAtRunTime(NodeContext &ctx, PadMode mode) {
+  Value x = ctx.input(0);
+  if (failed(ctx.requireStatic(x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  Type i64 = ctx.b.getI64Type();
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (ctx.input(3)) {
+    FailureOr<SmallVector<int64_t>> a = ctx.constInts(3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+    if (failed(ctx.normalizeAxes(axes, rank)))
+      return failure();
+    for (int64_t &a : axes)
+      a = a < 0 ? a + rank : a;
+  }
+  size_t n = axes.size();
+  Value pads = ctx.input(1);
+  if (!elementTypeOf(pads).isInteger(64) || shapeOf(pads).size() != 1 ||
+      shapeOf(pads)[0] != int64_t(2 * n))
+    return ctx.emitError() << "pads must be " << 2 * n << " int64 values; got "
+                           << pads.getType();
+  // (The constant may be known only at run time too: it decides no shape.)
+  Value fill =
+      ctx.input(2) ? ctx.reshape(ctx.input(2), {}) : ctx.scalarLike(x, 0);
+  if (elementTypeOf(fill) != elementTypeOf(x))
+    return ctx.emitError() << "the constant value's type " << fill.getType()
+                           << " differs from the data's";
+  SmallVector<int64_t> computed(shape);
+  for (int64_t a : axes)
+    computed[a] = ShapedType::kDynamic;
+  FailureOr<SmallVector<int64_t>> box =
+      ctx.computedBox("the padded size", computed);
+  if (failed(box))
+    return failure();
+  SmallVector<int64_t> bounds;
+  for (int64_t a : axes)
+    bounds.push_back((*box)[a]);
+  auto pad = [&](size_t k) {
+    return ctx.reshape(ctx.slice(pads, 0, k, 1), {});
+  };
+  Value y = x, valid;
+  SmallVector<Value> counts;
+  for (auto [k, a] : llvm::enumerate(axes)) {
+    int64_t size = shape[a];
+    if (size == 0 && mode != PadMode::constant)
+      return ctx.emitError() << stringifyPadMode(mode)
+                             << " padding of dimension " << a << " of size 0";
+    Value before = pad(k), after = pad(k + n);
+    Value in = ctx.scalar(i64, double(size));
+    counts.push_back(ctx.binary<AddOp>(ctx.binary<AddOp>(in, before), after));
+    // The source position of each result position, in [0, size).
+    Value j = ctx.binary<SubOp>(ctx.iota(bounds[k], i64), before);
+    Value last = ctx.scalar(i64, double(std::max<int64_t>(size - 1, 0)));
+    Value zero = ctx.scalar(i64, 0);
+    auto clamped = [&](Value v) {
+      return ctx.binary<MinOp>(ctx.binary<MaxOp>(v, zero), last);
+    };
+    Value src;
+    if (mode == PadMode::constant || mode == PadMode::edge) {
+      src = clamped(j);
+    } else if (mode == PadMode::wrap) {
+      src = ctx.binary<RemOp>(j, in); // (Python's %: in [0, size))
+    } else { // reflect: |j| folded back at both ends, period 2 (size - 1)
+      Value period =
+          ctx.scalar(i64, double(std::max<int64_t>(2 * (size - 1), 1)));
+      Value m = ctx.binary<RemOp>(ctx.unary<AbsOp>(j), period);
+      src = ctx.select(ctx.compare(ComparePredicate::lt, m, in), m,
+                       ctx.binary<SubOp>(period, m));
+      src = clamped(src);
+    }
+    if (size == 0) { // (Nothing to gather: every position is the constant.)
+      SmallVector<int64_t> full(shapeOf(y));
+      full[a] = bounds[k];
+      y = ctx.broadcastTo(fill, full);
+    } else {
+      y = ctx.gather(y, src, a);
+    }
+    if (mode == PadMode::constant) {
+      SmallVector<int64_t> at(rank, 1);
+      at[a] = bounds[k];
+      Value inside = ctx.reshape(
+          ctx.binary<AndOp>(ctx.compare(ComparePredicate::ge, j, zero),
+                            ctx.compare(ComparePredicate::lt, j, in)),
+          at);
+      valid = valid ? ctx.binary<AndOp>(valid, inside) : inside;
+    }
+  }
+  if (valid)
+    y = ctx.select(valid, y, fill);
+  for (auto [k, a] : llvm::enumerate(axes))
+    y = ctx.trimDim(y, counts[k], a);
+  return ctx.result(y);
+}
+
 static LogicalResult importPad(NodeContext &ctx) {
   Value x = ctx.input(0);
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -787,6 +972,11 @@ static LogicalResult importPad(NodeContext &ctx) {
     pads = ctx.getInts(ctx.opset < 2 ? "paddings" : "pads");
     value = ctx.getFloat("value", 0);
   } else {
+    // Pads known only at run time (not sizes from Shape): each padded
+    // dimension a size the run computes.
+    if (!matchPattern(ctx.input(1), m_Constant()) &&
+        !holdsRunTimeSize(ctx.input(1)))
+      return padAtRunTime(ctx, *mode);
     FailureOr<SmallVector<int64_t>> p = ctx.constInts(1);
     if (failed(p))
       return failure();
@@ -972,25 +1162,36 @@ static LogicalResult importTile(NodeContext &ctx) {
       return failure();
     repeats.assign(rank, 1);
     repeats[*a] = saturatingInt(*tiles);
-  } else if (rank == 1 && !matchPattern(ctx.input(1), m_Constant()) &&
-             shapes::numElements(shapeOf(ctx.input(1))) == 1 &&
-             !ShapedType::isDynamic(shape[0])) {
-    // Repeats of a vector known only at run time: d * r elements, a size
-    // the run computes up to the bound --dim gives it (copies enough to
-    // hold it, trimmed).
-    FailureOr<int64_t> bound = ctx.computedSizeBound("the tiled length");
-    if (failed(bound))
+  } else if (!matchPattern(ctx.input(1), m_Constant()) &&
+             !llvm::any_of(shape, ShapedType::isDynamic) &&
+             shapeOf(ctx.input(1)) == ArrayRef<int64_t>{rank}) {
+    // Repeats known only at run time: each dimension d * r, a size the run
+    // computes up to the bound --dim gives it; position i takes element
+    // i mod d (a gather along each dimension), trimmed.
+    Value repeatsValue = ctx.castTo(ctx.input(1), ctx.b.getI64Type());
+    SmallVector<int64_t> computed(shape);
+    for (int64_t d = 0; d < rank; ++d)
+      if (shape[d] != 0)
+        computed[d] = kDyn;
+    FailureOr<SmallVector<int64_t>> box =
+        ctx.computedBox("the tiled size", computed);
+    if (failed(box))
       return failure();
-    int64_t d = shape[0];
-    if (d == 0)
-      return ctx.result(x);
-    int64_t copies = std::max<int64_t>(1, (*bound + d - 1) / d);
     Type i64 = ctx.b.getI64Type();
-    Value count = ctx.binary<MulOp>(
-        ctx.reshape(ctx.castTo(ctx.input(1), i64), {}), ctx.scalar(i64, d));
-    Value y = ctx.reshape(ctx.broadcastTo(ctx.reshape(x, {1, d}), {copies, d}),
-                          {copies * d});
-    return ctx.result(ctx.trim(y, count, 0));
+    Value y = x;
+    SmallVector<Value> counts(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (shape[d] == 0)
+        continue; // (empty whatever the repeats)
+      Value size = ctx.scalar(i64, double(shape[d]));
+      counts[d] = ctx.binary<MulOp>(
+          ctx.reshape(ctx.slice(repeatsValue, 0, d, 1), {}), size);
+      y = ctx.gather(y, ctx.binary<RemOp>(ctx.iota((*box)[d], i64), size), d);
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      if (counts[d])
+        y = ctx.trimDim(y, counts[d], d);
+    return ctx.result(y);
   } else {
     FailureOr<SmallVector<int64_t>> r = ctx.constInts(1);
     if (failed(r))

@@ -888,6 +888,33 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       });
 }
 
+LogicalResult SplitOp::fold(FoldAdaptor adaptor,
+                            SmallVectorImpl<OpFoldResult> &results) {
+  // One piece is the whole; pieces of a small constant are constants (shape
+  // code splits a shape into its sizes).
+  if (getNumResults() == 1 && getResult(0).getType() == getInput().getType()) {
+    results.push_back(getInput());
+    return success();
+  }
+  DenseElementsAttr dense = smallDense(adaptor.getInput());
+  if (!dense)
+    return failure();
+  int64_t axis = getAxis(), start = 0;
+  SmallVector<OpFoldResult> pieces;
+  for (Value r : getResults()) {
+    auto type = cast<RankedTensorType>(r.getType());
+    if (!type.hasStaticShape())
+      return failure();
+    pieces.push_back(remapElements(
+        dense, type, [&](int64_t dim, int64_t coord, ArrayRef<int64_t> st) {
+          return (coord + (dim == axis ? start : 0)) * st[dim];
+        }));
+    start += type.getDimSize(axis);
+  }
+  llvm::append_range(results, pieces);
+  return success();
+}
+
 OpFoldResult PadOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();

@@ -571,8 +571,11 @@ LogicalResult TrimOp::verify() {
     return emitOpError() << "dimension " << d << " must be one of the rank-"
                          << in.getRank() << " input's, and the result of "
                          << "the same rank";
-  if (!in.hasStaticShape())
-    return emitOpError() << "input must have a static shape (the upper bound)";
+  // (Other dimensions may be trimmed already: a Pad's sizes, one per
+  // dimension.)
+  if (in.isDynamicDim(d))
+    return emitOpError() << "input must have a static size in dimension " << d
+                         << " (the upper bound)";
   for (int64_t i = 0; i < in.getRank(); ++i) {
     if (i == d ? !out.isDynamicDim(i) : out.getDimSize(i) != in.getDimSize(i))
       return emitOpError() << "result " << shapes::str(out.getShape())

@@ -667,7 +667,9 @@ def Tcc_TrimOp : Tcc_Op<"trim", [Pure,
     graph, between 0 and the input's size there). The result's dimension
     is dynamic; tcc-pad-dynamic-dims compiles the graph at the input's size
     (one bucket), masking what reads past `size`, and the artifact reports
-    `size` after the run.
+    `size` after the run. A result with several such sizes (a `Pad` by
+    pads known only at run time) is trimmed once per dimension, each trim's
+    input static in its own dimension.
 
     ```mlir
     %r = tcc.trim %coords, %count {dimension = 1 : i64, name = "y"} : (tensor<2x12xi64>, tensor<i64>) -> tensor<2x?xi64>
@@ -739,6 +741,7 @@ def Tcc_SplitOp : Tcc_Op<"split", [Pure]> {
     $input `axis` `=` $axis attr-dict `:` type($input) `->` type($results)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tcc_GatherOp : Tcc_Op<"gather", [Pure,

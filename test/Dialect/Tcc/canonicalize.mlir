@@ -250,6 +250,29 @@ func.func @slice(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2xi64>, tensor<2xi
 
 // -----
 
+// Tests that a split into one piece is its input and that the pieces of a
+// constant fold to constants (along an inner axis too); a split of a
+// value known only at run time stays.
+// CHECK-LABEL: func @split
+// CHECK-SAME: (%[[X:.*]]: tensor<4xi64>)
+func.func @split(%x: tensor<4xi64>) -> (tensor<4xi64>, tensor<1xi64>, tensor<3xi64>, tensor<2x1xi64>, tensor<2x2xi64>, tensor<2xi64>) {
+  %0 = tcc.split %x axis = 0 : tensor<4xi64> -> tensor<4xi64>
+  %c = tcc.constant dense<[2, 3, 4, 5]> : tensor<4xi64>
+  // CHECK-DAG: %[[A:.*]] = tcc.constant dense<2> : tensor<1xi64>
+  // CHECK-DAG: %[[B:.*]] = tcc.constant dense<[3, 4, 5]> : tensor<3xi64>
+  %1:2 = tcc.split %c axis = 0 : tensor<4xi64> -> tensor<1xi64>, tensor<3xi64>
+  %m = tcc.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  // CHECK-DAG: %[[C:.*]] = tcc.constant dense<{{\[}}[1], [4]]> : tensor<2x1xi64>
+  // CHECK-DAG: %[[D:.*]] = tcc.constant dense<{{\[}}[2, 3], [5, 6]]> : tensor<2x2xi64>
+  %2:2 = tcc.split %m axis = 1 : tensor<2x3xi64> -> tensor<2x1xi64>, tensor<2x2xi64>
+  // CHECK: %[[R:.*]]:2 = tcc.split %[[X]] axis = 0
+  %3:2 = tcc.split %x axis = 0 : tensor<4xi64> -> tensor<2xi64>, tensor<2xi64>
+  // CHECK: return %[[X]], %[[A]], %[[B]], %[[C]], %[[D]], %[[R]]#0
+  return %0, %1#0, %1#1, %2#0, %2#1, %3#0 : tensor<4xi64>, tensor<1xi64>, tensor<3xi64>, tensor<2x1xi64>, tensor<2x2xi64>, tensor<2xi64>
+}
+
+// -----
+
 // Tests that padding by nothing folds.
 // CHECK-LABEL: func @pad_nothing
 // CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)

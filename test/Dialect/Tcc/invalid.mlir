@@ -858,6 +858,17 @@ func.func @trim_static(%x: tensor<2x6xi64>, %n: tensor<i64>) {
 
 // -----
 
+// Tests that a trimmed dimension is static in the input (its upper bound);
+// others may be trimmed already.
+func.func @trim_bound(%x: tensor<?x6xi64>, %n: tensor<i64>) {
+  %ok = tcc.trim %x, %n {dimension = 1 : i64, name = "y"} : (tensor<?x6xi64>, tensor<i64>) -> tensor<?x?xi64>
+  // expected-error @+1 {{input must have a static size in dimension 0 (the upper bound)}}
+  %r = tcc.trim %x, %n {dimension = 0 : i64, name = "z"} : (tensor<?x6xi64>, tensor<i64>) -> tensor<?x6xi64>
+  return
+}
+
+// -----
+
 // Tests that a trim's size is one int64.
 func.func @trim_size(%x: tensor<6xf32>, %n: tensor<1xi64>) {
   // expected-error @+1 {{size must be a tensor<i64> of rank 0}}
