@@ -964,3 +964,46 @@ def test_resize_at_run_time(tmp_path, mode, ctm, nearest):
             got = model(x, s)[0]
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6,
                                        err_msg=f"{which} {v}")
+
+
+@pytest.mark.parametrize("center", [0, 1])
+def test_non_max_suppression_at_run_time(tmp_path, center):
+    # NonMaxSuppression of boxes and scores that are graph inputs (and its
+    # limits too): the selected (batch, class, box) rows are a size the run
+    # computes, bounded by every candidate; against ONNX's reference.
+    onnx = pytest.importorskip("onnx")
+    reference = pytest.importorskip("onnx.reference")
+    h, T = onnx.helper, onnx.TensorProto
+    batches, classes, n = 2, 3, 12
+    graph = h.make_graph(
+        [h.make_node("NonMaxSuppression", ["boxes", "scores", "m", "iou",
+                                           "smin"], ["y"],
+                     center_point_box=center)],
+        "nms",
+        [h.make_tensor_value_info("boxes", T.FLOAT, [batches, n, 4]),
+         h.make_tensor_value_info("scores", T.FLOAT, [batches, classes, n]),
+         h.make_tensor_value_info("m", T.INT64, [1]),
+         h.make_tensor_value_info("iou", T.FLOAT, [1]),
+         h.make_tensor_value_info("smin", T.FLOAT, [1])],
+        [h.make_tensor_value_info("y", T.INT64, [None, 3])])
+    path = _save(graph, tmp_path / "nms.onnx", 13)
+    model = tcc.load(compile_model(path))
+    ref = reference.ReferenceEvaluator(str(path))
+    rng = np.random.default_rng(center)
+    for trial in range(12):
+        corners = rng.uniform(0, 10, (batches, n, 4)).astype(np.float32)
+        if trial % 3 == 0:  # (ties: equal scores keep the lower index first)
+            scores = rng.integers(0, 4, (batches, classes, n)) \
+                .astype(np.float32) / 4
+        else:
+            scores = rng.uniform(0, 1, (batches, classes, n)) \
+                .astype(np.float32)
+        feeds = {"boxes": corners, "scores": scores,
+                 "m": np.array([[0, 1, 3, 20][trial % 4]], np.int64),
+                 "iou": np.array([[0.0, 0.3, 0.5, 0.9][trial % 4]],
+                                 np.float32),
+                 "smin": np.array([[-1.0, 0.2, 0.5][trial % 3]], np.float32)}
+        want = ref.run(None, feeds)[0]
+        got = model(*feeds.values())[0]
+        np.testing.assert_array_equal(got, want.reshape(-1, 3),
+                                      err_msg=f"trial {trial}")

@@ -16,9 +16,10 @@ static-shape compilation, and both recorded per test in the results:
   * graph inputs whose declared shape is missing or has symbolic dimensions
     get `--input-shape NAME=...` from the test's own input_K.pb;
   * a graph input the importer needs as a constant (it says "input K ('X')
-    must be a constant") becomes an initializer holding the test's own
-    input_K.pb (one artifact per data set when sets differ); the remaining
-    inputs are fed to tcc-run in order;
+    must be a constant", or of a value it needs as a constant or static,
+    "it is computed from graph input 'X'") becomes an initializer holding
+    the test's own input_K.pb (one artifact per data set when sets
+    differ); the remaining inputs are fed to tcc-run in order;
   * a size the run computes from values that needs a bound (the importer
     asks for `--dim NAME=MAX`) gets the most elements of the test's
     expected outputs, and each dimension of the output NAME names its
@@ -72,11 +73,10 @@ CLEAN_DIAGNOSTIC = re.compile(
     r"|(graph input|graph output|initializer|attribute) '[^']*'.*"
     r"(data type|has type|is a |is not supported)")
 NEEDS_BOUND = re.compile(r"give its upper bound with --dim (\w+)=MAX")
-NEEDS_CONSTANT = re.compile(
-    r"input \d+ \('([^']*)'\) (?:must be a constant"
-    r"(?: \(tcc needs its value at compile time\); it is computed from "
-    r"graph inputs? (.*))?|holds a size the run computes.*; it is computed "
-    r"from graph inputs? (.*))")
+NEEDS_CONSTANT = re.compile(r"input \d+ \('([^']*)'\) must be a constant")
+# A value needed as a constant, or a size the run computes where a static
+# one is needed: the importer names the graph inputs it comes from.
+COMPUTED_FROM = re.compile(r"it is computed from graph inputs? ('.*)")
 
 
 def package_data_dir() -> Path:
@@ -277,11 +277,13 @@ class Runner:
                     flags.append(f"--dim={b.group(1)}_{d}={max(size, 1)}")
                 continue
             m = NEEDS_CONSTANT.search(diag)
+            c = COMPUTED_FROM.search(diag)
             names = [vi.name for vi in inputs]
             wanted = []
-            if rc == 1 and m:
-                wanted = [m.group(1)] if m.group(1) in names else \
-                    re.findall(r"'([^']*)'", m.group(2) or m.group(3) or "")
+            if rc == 1 and m and m.group(1) in names:
+                wanted = [m.group(1)]
+            elif rc == 1 and c:
+                wanted = re.findall(r"'([^']*)'", c.group(1))
             wanted = [n for n in wanted
                       if n in names and names.index(n) not in frozen]
             if wanted:
@@ -585,10 +587,12 @@ def cmd_docs(args) -> int:
             "",
             "* graph inputs with symbolic or missing dimensions are fixed "
             "with `--input-shape` from the test's own `input_K.pb`;",
-            "* a graph input that the importer needs as a constant (a shape, "
-            "axes, pads, sizes, repeats, ...: it reports \"must be a "
-            "constant\") is made an initializer holding the test's own "
-            "`input_K.pb`, and the other inputs are fed at run time;",
+            "* a graph input that the importer needs as a constant (axes, "
+            "split sizes, ...: it reports \"must be a constant\", or for a "
+            "value computed from it that must be constant or static, \"it is "
+            "computed from graph input\") is made an initializer holding the "
+            "test's own `input_K.pb`, and the other inputs are fed at run "
+            "time;",
             "* a size the run computes from values that needs a bound (the "
             "importer asks for `--dim NAME=MAX`) gets the most elements of "
             "the test's expected outputs, and each dimension of that output "

@@ -801,12 +801,189 @@ static bool suppresses(ArrayRef<double> a, ArrayRef<double> b, bool center,
   return inter / uni > threshold;
 }
 
+/// NonMaxSuppression of boxes and scores known only at run time: the
+/// candidates of each (batch, class) sorted by score (tcc.topk, stable),
+/// the IoU of every pair of boxes compared with the threshold once, then
+/// one greedy step per sorted position (a tcc.loop over as many positions
+/// as the most candidates above the score threshold): a candidate is kept
+/// when it passes the threshold, no kept box suppresses it and fewer than
+/// the maximum are kept. The kept ones, in (batch, class, score) order, are
+/// the rows of a result at its bound (every candidate), tcc.trim-med to
+/// their count.
+static LogicalResult nonMaxSuppressionAtRunTime(NodeContext &ctx, bool center) {
+  Value boxes = ctx.input(0), scores = ctx.input(1);
+  if (failed(ctx.requireStatic(boxes, "boxes")) ||
+      failed(ctx.requireStatic(scores, "scores")))
+    return failure();
+  ArrayRef<int64_t> bs = shapeOf(boxes), ss = shapeOf(scores);
+  if (bs.size() != 3 || bs[2] != 4 || ss.size() != 3 || ss[0] != bs[0] ||
+      ss[2] != bs[1])
+    return ctx.emitError() << "boxes " << shapes::str(bs) << " and scores "
+                           << shapes::str(ss) << " do not match";
+  if (!isa<FloatType>(elementTypeOf(boxes)) ||
+      !isa<FloatType>(elementTypeOf(scores)))
+    return ctx.emitError() << "boxes and scores must be floating-point";
+  int64_t batches = bs[0], n = bs[1], classes = ss[1];
+  Type i64 = ctx.b.getI64Type(), f64 = ctx.b.getF64Type(),
+       i1 = ctx.b.getI1Type();
+  int64_t total = batches * classes * n;
+  if (total == 0)
+    return ctx.result(ctx.constant({0, 3}, i64, {0.0}));
+  auto scalarInput = [&](unsigned i, Type t) -> Value {
+    Value v = i < ctx.numInputs() ? ctx.input(i) : Value();
+    if (!v || shapes::numElements(shapeOf(v)) == 0)
+      return {};
+    return ctx.castTo(ctx.reshape(v, {}), t);
+  };
+  Value limit = scalarInput(2, i64);
+  if (!limit) // (none given: nothing is selected)
+    limit = ctx.scalar(i64, 0);
+  Value iou = scalarInput(3, f64);
+  if (!iou)
+    iou = ctx.scalar(f64, 0);
+  Value scoreMin = scalarInput(4, f64);
+  // Candidates by score, best first (equal scores: the lower index first).
+  RankedTensorType sortedType = ctx.tensorType(ss, f64);
+  RankedTensorType orderType = ctx.tensorType(ss, i64);
+  if (!sortedType || !orderType)
+    return failure();
+  FailureOr<SmallVector<Value>> topk = ctx.builder().create(
+      TopKOp::getOperationName(), {ctx.castTo(scores, f64)},
+      {ctx.attr("axis", ctx.b.getI64IntegerAttr(2)),
+       ctx.attr("largest", ctx.b.getUnitAttr())},
+      {sortedType, orderType});
+  if (failed(topk))
+    return failure();
+  Value sorted = (*topk)[0], order = (*topk)[1];
+  // Above the score threshold: a prefix of each sorted row.
+  Value valid = scoreMin ? ctx.compare(ComparePredicate::gt, sorted, scoreMin)
+                         : ctx.constant(ss, i1, {1.0});
+  // Corners of every box ([B, N] each).
+  Value b64 = ctx.castTo(boxes, f64);
+  auto coord = [&](int64_t k) {
+    return ctx.reshape(ctx.slice(b64, 2, k, 1), {batches, n});
+  };
+  Value x0, x1, y0, y1;
+  if (center) {
+    Value half = ctx.scalar(f64, 0.5);
+    Value w = ctx.binary<MulOp>(coord(2), half),
+          h = ctx.binary<MulOp>(coord(3), half);
+    x0 = ctx.binary<SubOp>(coord(0), w), x1 = ctx.binary<AddOp>(coord(0), w);
+    y0 = ctx.binary<SubOp>(coord(1), h), y1 = ctx.binary<AddOp>(coord(1), h);
+  } else {
+    x0 = ctx.binary<MinOp>(coord(1), coord(3));
+    x1 = ctx.binary<MaxOp>(coord(1), coord(3));
+    y0 = ctx.binary<MinOp>(coord(0), coord(2));
+    y1 = ctx.binary<MaxOp>(coord(0), coord(2));
+  }
+  // Whether box j suppresses box i ([B, N, N], symmetric).
+  auto rows = [&](Value v) { return ctx.reshape(v, {batches, n, 1}); };
+  auto cols = [&](Value v) { return ctx.reshape(v, {batches, 1, n}); };
+  Value ix0 = ctx.binary<MaxOp>(rows(x0), cols(x0));
+  Value ix1 = ctx.binary<MinOp>(rows(x1), cols(x1));
+  Value iy0 = ctx.binary<MaxOp>(rows(y0), cols(y0));
+  Value iy1 = ctx.binary<MinOp>(rows(y1), cols(y1));
+  Value zero = ctx.scalar(f64, 0);
+  Value inter = ctx.binary<MulOp>(ctx.binary<SubOp>(ix1, ix0),
+                                  ctx.binary<SubOp>(iy1, iy0));
+  Value area =
+      ctx.binary<MulOp>(ctx.binary<SubOp>(x1, x0), ctx.binary<SubOp>(y1, y0));
+  Value uni =
+      ctx.binary<SubOp>(ctx.binary<AddOp>(rows(area), cols(area)), inter);
+  auto gt = [&](Value a, Value b) {
+    return ctx.compare(ComparePredicate::gt, a, b);
+  };
+  Value overlaps = ctx.binary<AndOp>(gt(ix1, ix0), gt(iy1, iy0));
+  overlaps = ctx.binary<AndOp>(overlaps, gt(inter, zero));
+  overlaps = ctx.binary<AndOp>(
+      overlaps, ctx.binary<AndOp>(gt(rows(area), zero), gt(cols(area), zero)));
+  overlaps = ctx.binary<AndOp>(overlaps, gt(uni, zero));
+  Value safeUnion = ctx.select(gt(uni, zero), uni, ctx.scalar(f64, 1));
+  Value suppress =
+      ctx.binary<AndOp>(overlaps, gt(ctx.binary<DivOp>(inter, safeUnion), iou));
+  Value suppressRows = ctx.reshape(suppress, {batches * n, n});
+  // Row b*N + box of each (b, c, position): where that box's row lies.
+  SmallVector<double> batchBase;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c)
+      batchBase.push_back(double(b * n));
+  Value base = ctx.constant({batches, classes}, i64, batchBase);
+  // The greedy steps, over as many positions as the most candidates.
+  Value steps = ctx.reduce<ReduceMaxOp>(
+      ctx.reduce<ReduceSumOp>(ctx.castTo(valid, i64), {2}, false), {0, 1},
+      false);
+  auto tensorOf = [&](ArrayRef<int64_t> shape, Type t) {
+    return RankedTensorType::get(shape, t);
+  };
+  Type scalarI64 = tensorOf({}, i64), scalarI1 = tensorOf({}, i1);
+  Type keptType = tensorOf(ss, i1),
+       countType = tensorOf({batches, classes}, i64);
+  Value keptInit = ctx.constant(ss, i1, {0.0});
+  Value boxKeptInit = ctx.constant(ss, i1, {0.0});
+  Value countInit = ctx.constant({batches, classes}, i64, {0.0});
+  auto loop =
+      ctx.b.create<LoopOp>(ctx.loc, TypeRange{keptType, keptType, countType},
+                           steps, ctx.constant({}, i1, {1.0}),
+                           ValueRange{keptInit, boxKeptInit, countInit});
+  Block *body = new Block();
+  loop.getBody().push_back(body);
+  Value step = body->addArgument(scalarI64, ctx.loc);
+  Value goOn = body->addArgument(scalarI1, ctx.loc);
+  Value kept = body->addArgument(keptType, ctx.loc);    // by sorted position
+  Value boxKept = body->addArgument(keptType, ctx.loc); // by box
+  Value count = body->addArgument(countType, ctx.loc);
+  {
+    OpBuilder::InsertionGuard guard(ctx.b);
+    ctx.b.setInsertionPointToEnd(body);
+    // The box at this position of each (b, c), and the boxes it overlaps.
+    Value box = ctx.gather(order, step, 2); // [B, C]
+    Value row = ctx.gather(suppressRows, ctx.binary<AddOp>(base, box), 0);
+    Value suppressed = ctx.reduce<ReduceMaxOp>(
+        ctx.castTo(ctx.binary<AndOp>(boxKept, row), i64), {2}, false);
+    Value ok = ctx.binary<AndOp>(
+        ctx.binary<AndOp>(
+            ctx.gather(valid, step, 2),
+            ctx.compare(ComparePredicate::eq, suppressed, ctx.scalar(i64, 0))),
+        ctx.compare(ComparePredicate::lt, count, limit));
+    Value okCol = ctx.reshape(ok, {batches, classes, 1});
+    Value positions = ctx.iota(n, i64, 2, 3); // [1, 1, N]
+    Value atStep = ctx.compare(ComparePredicate::eq, positions, step);
+    Value atBox = ctx.compare(ComparePredicate::eq, positions,
+                              ctx.reshape(box, {batches, classes, 1}));
+    Value nextKept = ctx.select(atStep, okCol, kept);
+    Value nextBoxKept = ctx.select(atBox, okCol, boxKept);
+    Value nextCount = ctx.binary<AddOp>(count, ctx.castTo(ok, i64));
+    ctx.b.create<YieldOp>(ctx.loc,
+                          ValueRange{goOn, nextKept, nextBoxKept, nextCount});
+  }
+  // The kept candidates' rows (batch, class, box), in order, first.
+  Value set = ctx.reshape(loop.getResult(0), {total});
+  auto [positions, selected] = compactedPositions(ctx, set);
+  SmallVector<double> bIndex, cIndex;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c)
+      for (int64_t i = 0; i < n; ++i) {
+        bIndex.push_back(double(b));
+        cIndex.push_back(double(c));
+      }
+  auto column = [&](Value v) { return ctx.reshape(v, {total, 1}); };
+  Value triples = ctx.concat(
+      {column(ctx.gather(ctx.constant({total}, i64, bIndex), positions, 0)),
+       column(ctx.gather(ctx.constant({total}, i64, cIndex), positions, 0)),
+       column(ctx.gather(ctx.reshape(order, {total}), positions, 0))},
+      1);
+  return ctx.result(ctx.trim(triples, selected, 0));
+}
+
 /// NonMaxSuppression on constant boxes and scores (the number of selected
-/// boxes is the result's shape).
+/// boxes is the result's shape), else at run time (above).
 static LogicalResult importNonMaxSuppression(NodeContext &ctx) {
   bool center = ctx.getInt("center_point_box", 0);
   if (ctx.hasError())
     return failure();
+  if (llvm::any_of(llvm::seq(0u, std::min(ctx.numInputs(), 5u)),
+                   [&](unsigned i) { return atRunTime(ctx, i); }))
+    return nonMaxSuppressionAtRunTime(ctx, center);
   FailureOr<SmallVector<double>> boxes = constValues(ctx, 0);
   if (failed(boxes))
     return failure();

@@ -108,14 +108,38 @@ DenseElementsAttr NodeContext::constInput(unsigned i, StringRef why) {
   if (!sources.empty() &&
       !(isa<BlockArgument>(v) && sources.size() == 1 &&
         i < (unsigned)node.input_size() && sources[0] == node.input(i))) {
-    diag << "; it is computed from graph input"
-         << (sources.size() > 1 ? "s" : "");
-    for (auto [k, name] : llvm::enumerate(sources))
-      diag << (k ? ", '" : " '") << name << "'";
+    diag << "; ";
+    describeSources(diag, sources);
   }
   if (!why.empty())
     diag << "; " << why;
   return {};
+}
+
+SmallVector<std::string> NodeContext::computedSizeSources(Value v) {
+  SmallVector<std::string> names;
+  SmallVector<Value> stack = {v};
+  DenseSet<Value> seen;
+  while (!stack.empty() && seen.size() < 10000) {
+    Value cur = stack.pop_back_val();
+    Operation *def = cur.getDefiningOp();
+    if (!def || !seen.insert(cur).second)
+      continue;
+    if (auto trim = dyn_cast<TrimOp>(def))
+      for (std::string &name : graphInputsBehind(trim.getSize()))
+        if (!llvm::is_contained(names, name))
+          names.push_back(std::move(name));
+    llvm::append_range(stack, def->getOperands());
+  }
+  llvm::sort(names);
+  return names;
+}
+
+void NodeContext::describeSources(InFlightDiagnostic &diag,
+                                  ArrayRef<std::string> names) {
+  diag << "it is computed from graph input" << (names.size() > 1 ? "s" : "");
+  for (auto [k, name] : llvm::enumerate(names))
+    diag << (k ? ", '" : " '") << name << "'";
 }
 
 SmallVector<std::string> NodeContext::graphInputsBehind(Value v) {
@@ -364,8 +388,17 @@ LogicalResult NodeContext::requireFloat(Value v, StringRef what) {
 LogicalResult NodeContext::requireStatic(Value v, StringRef what) {
   if (cast<RankedTensorType>(v.getType()).hasStaticShape())
     return success();
-  return emitError() << what << " shape " << shapes::str(shapeOf(v))
-                     << " must be static; fix it with --input-shape";
+  // Sizes the run computes (tcc.trim) come from graph inputs' values, not
+  // from dynamic input dimensions: say which.
+  SmallVector<std::string> sources = computedSizeSources(v);
+  if (sources.empty())
+    return emitError() << what << " shape " << shapes::str(shapeOf(v))
+                       << " must be static; fix it with --input-shape";
+  InFlightDiagnostic diag = emitError();
+  diag << what << " shape " << shapes::str(shapeOf(v))
+       << " must be static; its sizes are known only at run time: ";
+  describeSources(diag, sources);
+  return diag;
 }
 
 Value NodeContext::constant(ArrayRef<int64_t> shape, Type et,

@@ -216,6 +216,12 @@ public:
   DenseElementsAttr constInput(unsigned i, llvm::StringRef why = {});
   /// The names of the graph inputs `v` is computed from (sorted).
   llvm::SmallVector<std::string> graphInputsBehind(Value v);
+  /// The graph inputs the sizes the run computes behind `v` (the counts of
+  /// the tcc.trims it is made from) are computed from (sorted).
+  llvm::SmallVector<std::string> computedSizeSources(Value v);
+  /// Appends "it is computed from graph input(s) 'a', 'b'" to `diag`.
+  static void describeSources(InFlightDiagnostic &diag,
+                              llvm::ArrayRef<std::string> names);
   /// The integers of a constant integer input.
   FailureOr<llvm::SmallVector<int64_t>> constInts(unsigned i);
   /// The single number of a constant input with one element.

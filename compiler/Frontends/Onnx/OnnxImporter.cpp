@@ -555,11 +555,8 @@ LogicalResult ModelImporter::checkRunTimeSizes(NodeContext &node,
       diag << "input " << i << " ('" << node.node.input(i)
            << "') holds a size the run computes, known only at run time; "
               "tcc takes such sizes only as the target shape of Reshape, "
-              "Expand or ConstantOfShape and as the limit of Range; it is "
-              "computed from graph input"
-           << (sources->second.size() > 1 ? "s" : "");
-      for (auto [k, name] : llvm::enumerate(sources->second))
-        diag << (k ? ", '" : " '") << name << "'";
+              "Expand or ConstantOfShape and as the limit of Range; ";
+      NodeContext::describeSources(diag, sources->second);
       return diag;
     }
     return node.emitError()
@@ -705,19 +702,8 @@ LogicalResult ModelImporter::importNode(int index) {
           if (it != runTimeSizeSources.end())
             add(it->second);
         }
-      if (proto.op_type() == "Shape" && node.input(0)) {
-        SmallVector<Value> stack = {node.input(0)};
-        DenseSet<Value> seen;
-        while (!stack.empty() && seen.size() < 10000) {
-          Value cur = stack.pop_back_val();
-          Operation *def = cur.getDefiningOp();
-          if (!def || !seen.insert(cur).second)
-            continue;
-          if (auto trim = dyn_cast<TrimOp>(def))
-            add(node.graphInputsBehind(trim.getSize()));
-          llvm::append_range(stack, def->getOperands());
-        }
-      }
+      if (proto.op_type() == "Shape" && node.input(0))
+        add(node.computedSizeSources(node.input(0)));
       if (!sources.empty()) {
         llvm::sort(sources);
         runTimeSizeSources[results[i]] = std::move(sources);
