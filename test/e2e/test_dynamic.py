@@ -623,9 +623,9 @@ def test_compress_at_run_time(tmp_path):
 
 
 def test_slice_bounds_at_run_time(tmp_path):
-    # Starts and ends from graph inputs on one axis: the result's size is
-    # computed by the run (ONNX's clamping), against NumPy's slicing, for
-    # steps forward and backward and bounds past either end.
+    # Starts and ends from graph inputs on one axis, then on two: each
+    # sliced size is computed by the run (ONNX's clamping), against NumPy's
+    # slicing, for steps forward and backward and bounds past either end.
     onnx = pytest.importorskip("onnx")
     h, T = onnx.helper, onnx.TensorProto
     x = np.arange(30, dtype=np.float32).reshape(3, 10)
@@ -651,6 +651,20 @@ def test_slice_bounds_at_run_time(tmp_path):
             got = model(x, np.array([s], np.int64), np.array([e], np.int64))[0]
             np.testing.assert_array_equal(got, x[:, s:e:step],
                                           err_msg=f"{s}:{e}:{step}")
+    # Both axes (no axes input: the first two), one size each (y_0, y_1).
+    graph = h.make_graph(
+        [h.make_node("Slice", ["x", "s", "e"], ["y"])], "both",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 10]),
+         h.make_tensor_value_info("s", T.INT64, [2]),
+         h.make_tensor_value_info("e", T.INT64, [2])],
+        [h.make_tensor_value_info("y", T.FLOAT, [None, None])])
+    model = tcc.load(compile_model(_save(graph, tmp_path / "both.onnx")))
+    for (s0, s1), (e0, e1) in (((0, 0), (3, 10)), ((1, 2), (3, 5)),
+                               ((-1, -4), (big, big)), ((2, 7), (1, 2))):
+        got = model(x, np.array([s0, s1], np.int64),
+                    np.array([e0, e1], np.int64))[0]
+        np.testing.assert_array_equal(got, x[s0:e0, s1:e1],
+                                      err_msg=f"{s0}:{e0}, {s1}:{e1}")
 
 
 def test_sizes_from_values_need_a_bound(tmp_path):

@@ -387,84 +387,107 @@ static LogicalResult importRunTimeSlice(NodeContext &ctx) {
   return ctx.result(y);
 }
 
-/// Slice of one axis whose starts or ends are known only at run time: a
-/// size that depends on the data, at most the axis. Every position from
-/// the start in the step's direction is gathered (the axis's size of
-/// them) and the result trimmed to the count ONNX's clamping gives.
+/// Slice whose starts or ends are known only at run time (axes and steps
+/// constant): along each sliced axis a size that depends on the data, at
+/// most the axis. Every position from the start in the step's direction
+/// is gathered (the axis's size of them) and the result trimmed to the
+/// count ONNX's clamping gives (one axis: the output's size; several: one
+/// per dimension, NAME_<d>).
 static LogicalResult importRunTimeBoundsSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   ArrayRef<int64_t> shape = shapeOf(x);
   int64_t rank = shape.size();
-  int64_t a = 0, step = 1;
+  int64_t k = shapes::numElements(shapeOf(ctx.input(1)));
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, k));
+  SmallVector<int64_t> steps(k, 1);
   if (ctx.input(3)) {
-    FailureOr<SmallVector<int64_t>> axes = ctx.constInts(3);
-    if (failed(axes))
+    FailureOr<SmallVector<int64_t>> a = ctx.constInts(3);
+    if (failed(a))
       return failure();
-    a = axes->front();
+    axes = *a;
   }
   if (ctx.input(4)) {
-    FailureOr<SmallVector<int64_t>> steps = ctx.constInts(4);
-    if (failed(steps))
+    FailureOr<SmallVector<int64_t>> st = ctx.constInts(4);
+    if (failed(st))
       return failure();
-    step = steps->front();
+    steps = *st;
   }
-  FailureOr<int64_t> axis = ctx.normalizeAxis(a, rank);
-  if (failed(axis))
-    return failure();
-  int64_t d = shape[*axis];
-  if (step == 0)
-    return ctx.emitError() << "step of axis " << *axis << " is zero";
-  if (ShapedType::isDynamic(d))
-    return ctx.emitError() << "slicing dynamic dimension " << *axis
-                           << " is not supported";
-  if (d == 0)
-    return ctx.result(x);
+  if (int64_t(axes.size()) != k || int64_t(steps.size()) != k)
+    return ctx.emitError() << "starts, ends, axes and steps differ in length";
   Type i64 = ctx.b.getI64Type();
-  auto scalar = [&](unsigned i) {
-    return ctx.reshape(ctx.castTo(ctx.input(i), i64), {});
-  };
   auto c = [&](int64_t v) { return ctx.scalar(i64, (double)v); };
   auto clamp = [&](Value v, int64_t lo, int64_t hi) {
     return ctx.binary<MinOp>(ctx.binary<MaxOp>(v, c(lo)), c(hi));
   };
-  // Negative bounds count from the end, then clamp (ONNX).
-  Value start = ctx.wrapNegative(scalar(1), c(d)),
-        end = ctx.wrapNegative(scalar(2), c(d)), span;
-  if (step > 0) {
-    start = clamp(start, 0, d);
-    end = clamp(end, 0, d);
-    span = ctx.binary<SubOp>(end, start);
-  } else {
-    start = clamp(start, 0, d - 1);
-    end = clamp(end, -1, d - 1);
-    span = ctx.binary<SubOp>(start, end);
+  Value starts = ctx.reshape(ctx.castTo(ctx.input(1), i64), {k});
+  Value ends = ctx.reshape(ctx.castTo(ctx.input(2), i64), {k});
+  Value y = x;
+  SmallVector<int64_t> seen;
+  SmallVector<std::pair<int64_t, Value>> counts;
+  for (int64_t j = 0; j < k; ++j) {
+    FailureOr<int64_t> axis = ctx.normalizeAxis(axes[j], rank);
+    if (failed(axis))
+      return failure();
+    if (llvm::is_contained(seen, *axis))
+      return ctx.emitError() << "axis " << axes[j] << " is sliced twice";
+    seen.push_back(*axis);
+    int64_t d = shape[*axis], step = steps[j];
+    if (step == 0)
+      return ctx.emitError() << "step of axis " << *axis << " is zero";
+    if (ShapedType::isDynamic(d))
+      return ctx.emitError()
+             << "slicing dynamic dimension " << *axis << " is not supported";
+    if (d == 0)
+      continue; // (empty whatever the bounds)
+    // Negative bounds count from the end, then clamp (ONNX).
+    Value start = ctx.wrapNegative(ctx.reshape(ctx.slice(starts, 0, j, 1), {}),
+                                   c(d)),
+          end =
+              ctx.wrapNegative(ctx.reshape(ctx.slice(ends, 0, j, 1), {}), c(d)),
+          span;
+    if (step > 0) {
+      start = clamp(start, 0, d);
+      end = clamp(end, 0, d);
+      span = ctx.binary<SubOp>(end, start);
+    } else {
+      start = clamp(start, 0, d - 1);
+      end = clamp(end, -1, d - 1);
+      span = ctx.binary<SubOp>(start, end);
+    }
+    int64_t magnitude = step > 0 ? step : -step;
+    Value count = ctx.binary<MaxOp>(
+        ctx.binary<DivOp>(ctx.binary<AddOp>(span, c(magnitude - 1)),
+                          c(magnitude)),
+        c(0));
+    // (Positions past the count are clamped into the axis: trimmed away.)
+    Value index = clamp(
+        ctx.binary<AddOp>(ctx.binary<MulOp>(ctx.iota(d, i64), c(step)), start),
+        0, d - 1);
+    y = ctx.gather(y, index, *axis);
+    counts.push_back({*axis, count});
   }
-  int64_t magnitude = step > 0 ? step : -step;
-  Value count = ctx.binary<MaxOp>(
-      ctx.binary<DivOp>(ctx.binary<AddOp>(span, c(magnitude - 1)),
-                        c(magnitude)),
-      c(0));
-  Value index =
-      ctx.binary<AddOp>(ctx.binary<MulOp>(ctx.iota(d, i64), c(step)), start);
-  return ctx.result(ctx.trim(ctx.gather(x, index, *axis), count, *axis));
+  for (auto [axis, count] : counts)
+    y = counts.size() == 1 ? ctx.trim(y, count, axis)
+                           : ctx.trimDim(y, count, axis);
+  return ctx.result(y);
 }
 
-/// Whether a Slice (opset 10+) has bounds known only at run time on one
-/// axis, its axes and steps constant: a size the run computes.
-static bool oneAxisAtRunTime(NodeContext &ctx) {
-  auto oneConstant = [&](unsigned i) {
-    DenseIntElementsAttr v;
-    return !ctx.input(i) || (matchPattern(ctx.input(i), m_Constant(&v)) &&
-                             v.getNumElements() == 1);
+/// Whether a Slice (opset 10+) has bounds known only at run time, its axes
+/// and steps constant: sizes the run computes.
+static bool boundsAtRunTime(NodeContext &ctx) {
+  auto constant = [&](unsigned i) {
+    return !ctx.input(i) || matchPattern(ctx.input(i), m_Constant());
   };
-  auto one = [&](unsigned i) {
-    return ctx.input(i) && shapes::numElements(shapeOf(ctx.input(i))) == 1 &&
+  auto vector = [&](unsigned i) {
+    return ctx.input(i) && shapeOf(ctx.input(i)).size() <= 1 &&
+           cast<RankedTensorType>(ctx.input(i).getType()).hasStaticShape() &&
+           shapes::numElements(shapeOf(ctx.input(i))) >= 1 &&
            !isRunTimeSize(ctx.input(i));
   };
-  return one(1) && one(2) &&
-         (!matchPattern(ctx.input(1), m_Constant()) ||
-          !matchPattern(ctx.input(2), m_Constant())) &&
-         oneConstant(3) && oneConstant(4);
+  return vector(1) && vector(2) &&
+         shapes::numElements(shapeOf(ctx.input(1))) ==
+             shapes::numElements(shapeOf(ctx.input(2))) &&
+         (!constant(1) || !constant(2)) && constant(3) && constant(4);
 }
 
 static LogicalResult importSlice(NodeContext &ctx) {
@@ -486,7 +509,7 @@ static LogicalResult importSlice(NodeContext &ctx) {
     axes = ctx.getInts("axes");
   } else {
     // (Axes and steps first: with them constant, bounds known only at run
-    // time on one axis compile.)
+    // time compile.)
     hasAxes = (bool)ctx.input(3);
     if (hasAxes) {
       auto a = ctx.constInts(3);
@@ -500,7 +523,7 @@ static LogicalResult importSlice(NodeContext &ctx) {
         return failure();
       steps = *st;
     }
-    if (oneAxisAtRunTime(ctx))
+    if (boundsAtRunTime(ctx))
       return importRunTimeBoundsSlice(ctx);
     auto s = ctx.constInts(1), e = ctx.constInts(2);
     if (failed(s) || failed(e))
