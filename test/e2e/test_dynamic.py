@@ -1021,3 +1021,29 @@ def test_non_max_suppression_at_run_time(tmp_path, center):
         got = model(*feeds.values())[0]
         np.testing.assert_array_equal(got, want.reshape(-1, 3),
                                       err_msg=f"trial {trial}")
+
+
+def test_top_k_at_run_time(tmp_path):
+    # TopK whose k is a graph input: every element sorted, values and
+    # indices cut to k (one size the run computes, bounded by the axis);
+    # against NumPy, ties keeping the lower index first.
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)], "topk",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 6]),
+         h.make_tensor_value_info("k", T.INT64, [1])],
+        [h.make_tensor_value_info("v", T.FLOAT, [3, None]),
+         h.make_tensor_value_info("i", T.INT64, [3, None])])
+    model = tcc.load(compile_model(_save(graph, tmp_path / "topk.onnx")))
+    x = np.array([[3, 1, 4, 1, 5, 9], [2, 6, 5, 3, 5, 8], [9, 7, 9, 3, 2, 3]],
+                 np.float32)
+    order = np.argsort(-x, axis=1, kind="stable")
+    for k in (0, 1, 4, 6):
+        v, i = model(x, np.array([k], np.int64))
+        np.testing.assert_array_equal(i, order[:, :k], err_msg=f"k={k}")
+        np.testing.assert_array_equal(
+            v, np.take_along_axis(x, order[:, :k], 1), err_msg=f"k={k}")
+    with pytest.raises(Exception, match=r"the size v the run computed from "
+                       r"its inputs is 7, outside 0\.\.6"):
+        model(x, np.array([7], np.int64))

@@ -341,6 +341,11 @@ static LogicalResult importEyeLike(NodeContext &ctx) {
   return success();
 }
 
+/// Whether input `i` is known only at run time (not a constant).
+static bool atRunTime(NodeContext &ctx, unsigned i) {
+  return ctx.input(i) && !matchPattern(ctx.input(i), m_Constant());
+}
+
 static LogicalResult importTopK(NodeContext &ctx) {
   Value x = ctx.input(0);
   int64_t rank = shapeOf(x).size();
@@ -356,6 +361,11 @@ static LogicalResult importTopK(NodeContext &ctx) {
     if (!ctx.hasAttr("k"))
       return ctx.emitError() << "attribute 'k' is required";
     k = ctx.getInt("k", 0);
+  } else if (atRunTime(ctx, 1)) {
+    // k known only at run time: every element in order, the first k a
+    // size the run computes (at most the axis; out of range, an error
+    // from the run).
+    k = ShapedType::kDynamic;
   } else {
     FailureOr<int64_t> given = optionalConstInt(ctx, 1, -1);
     if (failed(given))
@@ -363,6 +373,9 @@ static LogicalResult importTopK(NodeContext &ctx) {
     k = *given;
   }
   int64_t d = shapeOf(x)[*axis];
+  bool runTimeK = ShapedType::isDynamic(k);
+  if (runTimeK && !ShapedType::isDynamic(d))
+    k = d;
   if (elementTypeOf(x).isInteger(1))
     return ctx.emitError() << "input must be a numeric tensor; got "
                            << x.getType();
@@ -384,6 +397,13 @@ static LogicalResult importTopK(NodeContext &ctx) {
       TopKOp::getOperationName(), {x}, attrs, {values, indices});
   if (failed(topk))
     return failure();
+  if (runTimeK) {
+    // (Both results are cut to one size, named after the values.)
+    Value count = ctx.reshape(ctx.castTo(ctx.input(1), ctx.b.getI64Type()), {});
+    ctx.setResult(0, ctx.trim((*topk)[0], count, *axis));
+    ctx.setResult(1, ctx.trim((*topk)[1], count, *axis));
+    return success();
+  }
   ctx.setResult(0, (*topk)[0]);
   ctx.setResult(1, (*topk)[1]);
   return success();
@@ -580,11 +600,6 @@ static std::pair<Value, Value> compactedPositions(NodeContext &ctx, Value set) {
   Value positions = ctx.scatter(ctx.constant({n + 1}, i64, {0.0}), at,
                                 ctx.iota(n, i64), 0, ScatterReduction::none);
   return {ctx.check(ctx.builder().sliceAxis(positions, 0, 0, n)), count};
-}
-
-/// Whether input `i` is known only at run time (not a constant).
-static bool atRunTime(NodeContext &ctx, unsigned i) {
-  return ctx.input(i) && !matchPattern(ctx.input(i), m_Constant());
 }
 
 static LogicalResult importCompress(NodeContext &ctx) {
