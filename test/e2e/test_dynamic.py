@@ -1047,3 +1047,42 @@ def test_top_k_at_run_time(tmp_path):
     with pytest.raises(Exception, match=r"the size v the run computed from "
                        r"its inputs is 7, outside 0\.\.6"):
         model(x, np.array([7], np.int64))
+
+
+@pytest.mark.parametrize("sorted_", [1, 0])
+def test_unique_at_run_time(tmp_path, sorted_):
+    # Unique of a graph input: the unique elements, their first indices and
+    # counts are one size the run computes (bounded by the elements), the
+    # inverse indices one per element; against NumPy (ONNX's definition:
+    # sorted, or in the order of first occurrence).
+    onnx = pytest.importorskip("onnx")
+    h, T = onnx.helper, onnx.TensorProto
+    graph = h.make_graph(
+        [h.make_node("Unique", ["x"], ["y", "indices", "inverse", "counts"],
+                     sorted=sorted_)], "unique",
+        [h.make_tensor_value_info("x", T.FLOAT, [3, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [None]),
+         h.make_tensor_value_info("indices", T.INT64, [None]),
+         h.make_tensor_value_info("inverse", T.INT64, [12]),
+         h.make_tensor_value_info("counts", T.INT64, [None])])
+    model = tcc.load(compile_model(_save(graph, tmp_path / "unique.onnx")))
+
+    def expected(x):
+        y, first, inverse, counts = np.unique(
+            x.reshape(-1), return_index=True, return_inverse=True,
+            return_counts=True)
+        if not sorted_:
+            by_first = np.argsort(first, kind="stable")
+            rank = np.argsort(by_first)
+            y, first, counts = y[by_first], first[by_first], counts[by_first]
+            inverse = rank[inverse]
+        return y, first, inverse.reshape(-1), counts
+
+    rng = np.random.default_rng(sorted_)
+    for x in (rng.integers(0, 4, (3, 4)).astype(np.float32),
+              rng.integers(-50, 50, (3, 4)).astype(np.float32),
+              np.full((3, 4), 2.5, np.float32),
+              np.arange(12, 0, -1, dtype=np.float32).reshape(3, 4)):
+        for name, g, w in zip(("y", "indices", "inverse", "counts"),
+                              model(x), expected(x)):
+            np.testing.assert_array_equal(g, w, err_msg=f"{name} of {x}")

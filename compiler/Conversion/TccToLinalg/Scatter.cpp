@@ -43,7 +43,8 @@ struct ScatterToLoops : OpConversionPattern<ScatterOp> {
             .create<linalg::CopyOp>(loc, adaptor.getData(),
                                     emptyTensor(rewriter, loc, dataType))
             .getResult(0);
-    if (updType.getNumElements() == 0) {
+    // (Nothing to update, or nowhere to: every index is out of range.)
+    if (updType.getNumElements() == 0 || size == 0) {
       rewriter.replaceOp(op, result);
       return success();
     }
@@ -92,24 +93,20 @@ struct ScatterToLoops : OpConversionPattern<ScatterOp> {
           // Unsigned compare: also false for what is still negative.
           Value inRange =
               b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, idx, n);
+          // An index out of range writes its own element back: one insert,
+          // no branch (bufferization then updates the copy in place, where
+          // branches yielding either a new buffer or the old one would
+          // need ownership tracked at run time).
+          Value zeroIndex = b.create<arith::ConstantIndexOp>(l, 0);
           SmallVector<Value> target(ivs);
-          target[axis] = idx;
-          auto ifOp = b.create<scf::IfOp>(
-              l, inRange,
-              [&](OpBuilder &tb, Location tl) {
-                Value upd = tb.create<tensor::ExtractOp>(tl, updates, ivs);
-                if (reduction != ScatterReduction::none)
-                  upd = combine(
-                      tb, tl, tb.create<tensor::ExtractOp>(tl, acc[0], target),
-                      upd);
-                tb.create<scf::YieldOp>(
-                    tl, tb.create<tensor::InsertOp>(tl, upd, acc[0], target)
-                            .getResult());
-              },
-              [&](OpBuilder &eb, Location el) {
-                eb.create<scf::YieldOp>(el, acc[0]);
-              });
-          return {ifOp.getResult(0)};
+          target[axis] = b.create<arith::SelectOp>(l, inRange, idx, zeroIndex);
+          Value old = b.create<tensor::ExtractOp>(l, acc[0], target);
+          Value upd = b.create<tensor::ExtractOp>(l, updates, ivs);
+          if (reduction != ScatterReduction::none)
+            upd = combine(b, l, old, upd);
+          Value value = b.create<arith::SelectOp>(l, inRange, upd, old);
+          return {
+              b.create<tensor::InsertOp>(l, value, acc[0], target).getResult()};
         });
     rewriter.replaceOp(op, nest.results);
     return success();

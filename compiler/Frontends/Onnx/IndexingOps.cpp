@@ -705,10 +705,97 @@ static LogicalResult importNonZero(NodeContext &ctx) {
   return success();
 }
 
+/// Unique of elements known only at run time (flattened, or a vector):
+/// the elements sorted (tcc.topk, stable), the first of each run of equal
+/// ones gathered first (their count the size the run computes), the
+/// inverse and counts scattered from the runs' numbers; unsorted, the
+/// runs reordered by their first index.
+static LogicalResult uniqueAtRunTime(NodeContext &ctx, bool sorted) {
+  Value x = ctx.input(0);
+  if (failed(ctx.requireStatic(x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  if (ctx.hasAttr("axis")) {
+    // (Along the one axis of a vector: its elements.)
+    if (failed(ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size())))
+      return failure();
+    if (shape.size() > 1) {
+      (void)ctx.constInput(0, "Unique along an axis of a matrix needs it");
+      return failure();
+    }
+  }
+  if (elementTypeOf(x).isInteger(1))
+    return ctx.emitError() << "input must be a numeric tensor; got "
+                           << x.getType();
+  int64_t n = shapes::numElements(shape);
+  Type i64 = ctx.b.getI64Type(), et = elementTypeOf(x);
+  if (n == 0) {
+    ctx.setResult(0, ctx.constant({0}, et, {0.0}));
+    for (unsigned i = 1; i < 4; ++i)
+      ctx.setResult(i, ctx.constant({0}, i64, {0.0}));
+    return success();
+  }
+  auto sortAscending = [&](Value v) -> FailureOr<SmallVector<Value>> {
+    RankedTensorType values = ctx.tensorType({n}, elementTypeOf(v));
+    RankedTensorType indices = ctx.tensorType({n}, i64);
+    if (!values || !indices)
+      return failure();
+    return ctx.builder().create(TopKOp::getOperationName(), {v},
+                                {ctx.attr("axis", ctx.b.getI64IntegerAttr(0))},
+                                {values, indices});
+  };
+  FailureOr<SmallVector<Value>> sortedX = sortAscending(ctx.reshape(x, {n}));
+  if (failed(sortedX))
+    return failure();
+  Value vals = (*sortedX)[0], order = (*sortedX)[1];
+  // The first of each run of equal elements, and each position's run.
+  Value first = ctx.constant({n}, ctx.b.getI1Type(), {1.0});
+  if (n > 1)
+    first = ctx.concat(
+        {ctx.constant({1}, ctx.b.getI1Type(), {1.0}),
+         ctx.compare(ComparePredicate::ne, ctx.slice(vals, 0, 1, n - 1),
+                     ctx.slice(vals, 0, 0, n - 1))},
+        0);
+  Value run = ctx.binary<SubOp>(ctx.check(ctx.builder().cumulative<CumsumOp>(
+                                    ctx.castTo(first, i64), 0, false, false)),
+                                ctx.scalar(i64, 1));
+  auto [starts, count] = compactedPositions(ctx, first);
+  Value y = ctx.gather(vals, starts, 0);
+  Value index = ctx.gather(order, starts, 0); // (stable: the first index)
+  Value zeros = ctx.constant({n}, i64, {0.0});
+  Value counts = ctx.scatter(zeros, run, ctx.constant({n}, i64, {1.0}), 0,
+                             ScatterReduction::add);
+  Value inverse = ctx.scatter(zeros, order, run, 0, ScatterReduction::none);
+  if (!sorted) {
+    // Runs by their first index (those past the count last).
+    Value key = ctx.select(
+        ctx.compare(ComparePredicate::lt, ctx.iota(n, i64), count), index,
+        ctx.binary<AddOp>(ctx.iota(n, i64), ctx.scalar(i64, double(n))));
+    FailureOr<SmallVector<Value>> byFirst = sortAscending(key);
+    if (failed(byFirst))
+      return failure();
+    Value perm = (*byFirst)[1];
+    Value rank =
+        ctx.scatter(zeros, perm, ctx.iota(n, i64), 0, ScatterReduction::none);
+    y = ctx.gather(y, perm, 0);
+    index = ctx.gather(index, perm, 0);
+    counts = ctx.gather(counts, perm, 0);
+    inverse = ctx.gather(rank, inverse, 0);
+  }
+  // (Y, indices and counts: one size, named after Y.)
+  ctx.setResult(0, ctx.trim(y, count, 0));
+  ctx.setResult(1, ctx.trim(index, count, 0));
+  ctx.setResult(2, inverse);
+  ctx.setResult(3, ctx.trim(counts, count, 0));
+  return success();
+}
+
 static LogicalResult importUnique(NodeContext &ctx) {
   Value x = ctx.input(0);
-  FailureOr<SmallVector<double>> values = constValues(ctx, 0);
   bool sorted = ctx.getInt("sorted", 1);
+  if (atRunTime(ctx, 0))
+    return uniqueAtRunTime(ctx, sorted);
+  FailureOr<SmallVector<double>> values = constValues(ctx, 0);
   if (failed(values) || ctx.hasError())
     return failure();
   ArrayRef<int64_t> shape = shapeOf(x);
