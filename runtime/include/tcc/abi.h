@@ -171,7 +171,9 @@ typedef struct tcc_artifact_desc_t {
   uint64_t workspace_align;
   /* Runs the model once. Returns 0 on success, 2 when a symbol's size is
    * missing or outside its bounds, 3 when a CUDA artifact gets no CUDA
-   * services. Reentrant: concurrent calls are safe as
+   * services or a size the run computed is outside its symbol's bounds
+   * (each computed symbol's slot then holds what was computed; the
+   * outputs are not written). Reentrant: concurrent calls are safe as
    * long as each has its own outputs and workspace. */
   int32_t (*run)(const tcc_run_args_t *args);
   uint32_t num_symbols;
