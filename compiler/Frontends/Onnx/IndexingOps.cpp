@@ -260,8 +260,8 @@ static LogicalResult importOneHot(NodeContext &ctx) {
   Value hot = ctx.compare(ComparePredicate::eq, ctx.reshape(idx, expanded),
                           ctx.iota(positions, i64, *axis, rank));
   Value flat = ctx.reshape(values, {2});
-  Value off = ctx.reshape(ctx.slice(flat, 0, 0, 1), {});
-  Value on = ctx.reshape(ctx.slice(flat, 0, 1, 1), {});
+  Value off = ctx.elementAt(flat, 0);
+  Value on = ctx.elementAt(flat, 1);
   Value y = ctx.select(hot, on, off);
   return ctx.result(runTime ? ctx.trim(y, depth, *axis) : y);
 }
@@ -592,8 +592,7 @@ static std::pair<Value, Value> compactedPositions(NodeContext &ctx, Value set) {
   Type i64 = ctx.b.getI64Type();
   Value running = ctx.check(ctx.builder().cumulative<CumsumOp>(
       ctx.castTo(set, i64), 0, false, false));
-  Value count =
-      ctx.reshape(ctx.check(ctx.builder().sliceAxis(running, 0, n - 1, 1)), {});
+  Value count = ctx.elementAt(running, n - 1);
   // Unset positions go to a spare slot past the end.
   Value at = ctx.select(set, ctx.binary<SubOp>(running, ctx.scalar(i64, 1)),
                         ctx.scalar(i64, n));

@@ -355,6 +355,11 @@ public:
               int64_t step = 1) {
     return v ? check(tb.sliceAxis(v, axis, start, size, step)) : Value();
   }
+  /// Element `k` of a vector, as a rank-0 tensor (a size, a pad, a bound
+  /// known only at run time).
+  Value elementAt(Value vector, int64_t k) {
+    return reshape(slice(vector, 0, k, 1), {});
+  }
   Value gather(Value data, Value indices, int64_t axis) {
     if (!data || !indices)
       return {};

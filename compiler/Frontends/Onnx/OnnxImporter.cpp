@@ -205,6 +205,8 @@ private:
   /// value), the graph inputs the sizes are computed from.
   DenseSet<Value> runTimeSizes;
   DenseMap<Value, SmallVector<std::string>> runTimeSizeSources;
+  /// Whether a node made a tcc.trim yet (else no Shape can see one).
+  bool madeTrims = false;
   /// The tensors of each sequence-typed name (sequences exist only at
   /// import time: their positions are constants).
   llvm::StringMap<SmallVector<Value>> sequences;
@@ -683,6 +685,8 @@ LogicalResult ModelImporter::importNode(int index) {
   if (failed(verifyNewOps(node, firstNew)) ||
       failed(checkNewSizes(node, firstNew)))
     return failure();
+  for (Operation &op : llvm::make_range(firstNew, body->end()))
+    madeTrims |= isa<TrimOp>(op);
   for (int i = 0; i < proto.output_size(); ++i) {
     if (!node.hasOutput(i))
       continue;
@@ -702,7 +706,7 @@ LogicalResult ModelImporter::importNode(int index) {
           if (it != runTimeSizeSources.end())
             add(it->second);
         }
-      if (proto.op_type() == "Shape" && node.input(0))
+      if (madeTrims && proto.op_type() == "Shape" && node.input(0))
         add(node.computedSizeSources(node.input(0)));
       if (!sources.empty()) {
         llvm::sort(sources);

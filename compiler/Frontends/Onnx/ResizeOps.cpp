@@ -332,8 +332,7 @@ static LogicalResult resizeAtRunTime(NodeContext &ctx, const ResizeParams &p,
   for (auto [k, a] : llvm::enumerate(axes)) {
     int64_t in = shape[a], bound = (*box)[a];
     Value entry =
-        ctx.castTo(ctx.reshape(ctx.slice(given, 0, int64_t(k), 1), {}),
-                   isSizes ? i64 : f64);
+        ctx.castTo(ctx.elementAt(given, int64_t(k)), isSizes ? i64 : f64);
     // The run's size and scale (ONNX: size = floor(scale * in); a scale
     // from sizes is size / in).
     Value size, scale;

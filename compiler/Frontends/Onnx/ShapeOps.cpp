@@ -55,7 +55,7 @@ static LogicalResult reshapeAtRunTime(NodeContext &ctx, Value x, Value shape,
   // The sizes asked for, 0 copying the input's dimension.
   SmallVector<Value> asked;
   for (int64_t j = 0; j < rank; ++j) {
-    Value t = ctx.reshape(ctx.slice(shape, 0, j, 1), {});
+    Value t = ctx.elementAt(shape, j);
     if (!allowZero && j < int64_t(in.size()))
       t = ctx.select(eq(t, c(0)), c(in[j]), t);
     asked.push_back(t);
@@ -376,8 +376,7 @@ static LogicalResult importRunTimeSlice(NodeContext &ctx) {
     if (n == d)
       continue; // the whole dimension, wherever it starts
     // start (negative: from the end), clamped to [0, d - n].
-    Value s =
-        ctx.reshape(ctx.check(ctx.builder().sliceAxis(flat, 0, k, 1)), {});
+    Value s = ctx.elementAt(flat, k);
     s = ctx.wrapNegative(s, ctx.scalar(i64, d));
     s = ctx.binary<MinOp>(ctx.binary<MaxOp>(s, ctx.scalar(i64, 0)),
                           ctx.scalar(i64, d - n));
@@ -440,11 +439,8 @@ static LogicalResult importRunTimeBoundsSlice(NodeContext &ctx) {
     if (d == 0)
       continue; // (empty whatever the bounds)
     // Negative bounds count from the end, then clamp (ONNX).
-    Value start = ctx.wrapNegative(ctx.reshape(ctx.slice(starts, 0, j, 1), {}),
-                                   c(d)),
-          end =
-              ctx.wrapNegative(ctx.reshape(ctx.slice(ends, 0, j, 1), {}), c(d)),
-          span;
+    Value start = ctx.wrapNegative(ctx.elementAt(starts, j), c(d)),
+          end = ctx.wrapNegative(ctx.elementAt(ends, j), c(d)), span;
     if (step > 0) {
       start = clamp(start, 0, d);
       end = clamp(end, 0, d);
@@ -841,11 +837,8 @@ static FailureOr<Value> expandAtRunTime(NodeContext &ctx) {
   Type i64 = ctx.b.getI64Type();
   Value y = ctx.broadcastTo(x, *box);
   for (int64_t i : computed) {
-    Value count =
-        ctx.reshape(ctx.check(ctx.builder().sliceAxis(ctx.castTo(given, i64), 0,
-                                                      i - (rank - length), 1)),
-                    {});
-    y = ctx.trimDim(y, count, i);
+    y = ctx.trimDim(
+        y, ctx.elementAt(ctx.castTo(given, i64), i - (rank - length)), i);
   }
   return y;
 }
@@ -859,8 +852,7 @@ static LogicalResult importExpand(NodeContext &ctx) {
     FailureOr<Value> y = expandAtRunTime(ctx);
     if (failed(y))
       return failure();
-    if (*y)
-      return ctx.result(*y);
+    return ctx.result(*y);
   }
   FailureOr<SmallVector<int64_t>> target = ctx.constInts(1);
   if (failed(target))
@@ -924,9 +916,6 @@ static LogicalResult padAtRunTime(NodeContext &ctx, PadMode mode) {
   SmallVector<int64_t> bounds;
   for (int64_t a : axes)
     bounds.push_back((*box)[a]);
-  auto pad = [&](size_t k) {
-    return ctx.reshape(ctx.slice(pads, 0, k, 1), {});
-  };
   Value y = x, valid;
   SmallVector<Value> counts;
   for (auto [k, a] : llvm::enumerate(axes)) {
@@ -934,7 +923,7 @@ static LogicalResult padAtRunTime(NodeContext &ctx, PadMode mode) {
     if (size == 0 && mode != PadMode::constant)
       return ctx.emitError() << stringifyPadMode(mode)
                              << " padding of dimension " << a << " of size 0";
-    Value before = pad(k), after = pad(k + n);
+    Value before = ctx.elementAt(pads, k), after = ctx.elementAt(pads, k + n);
     Value in = ctx.scalar(i64, double(size));
     counts.push_back(ctx.binary<AddOp>(ctx.binary<AddOp>(in, before), after));
     // The source position of each result position, in [0, size).
@@ -1207,8 +1196,7 @@ static LogicalResult importTile(NodeContext &ctx) {
       if (shape[d] == 0)
         continue; // (empty whatever the repeats)
       Value size = ctx.scalar(i64, double(shape[d]));
-      counts[d] = ctx.binary<MulOp>(
-          ctx.reshape(ctx.slice(repeatsValue, 0, d, 1), {}), size);
+      counts[d] = ctx.binary<MulOp>(ctx.elementAt(repeatsValue, d), size);
       y = ctx.gather(y, ctx.binary<RemOp>(ctx.iota((*box)[d], i64), size), d);
     }
     for (int64_t d = 0; d < rank; ++d)
