@@ -605,6 +605,290 @@ planeFlatDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
 }
 #endif
 
+//===----------------------------------------------------------------------===//
+// Planes as lanes
+//===----------------------------------------------------------------------===//
+//
+// kVL planes at a time, one in each lane: their input rows are transposed
+// into a zero-padded band of vectors (vector (r, c) holds pixel (r, c) of
+// every plane), where each tap of each output is one whole aligned vector
+// load and a plane's width costs no lanes (a 7-wide row filled 7 of 16 in
+// the row paths, and 5x5 taps did not fit the registers beside a row's
+// accumulators). A tap's weights are a vector as well, one per plane. The
+// sums are transposed back and finished a plane row at a time. The
+// transposes cost about 4 shuffles a vector each way (AVX-512), which the
+// K*K multiply-adds of a vector amortise from K = 5, or from K = 3 where
+// the row paths waste lanes.
+
+/// Vectors the lanes path's buffers (the input band and the sums) take.
+constexpr int64_t kLaneBufVecs = (40 * 1024 / 4) / kVL;
+/// Output columns a block of accumulators, the wider and the narrower
+/// choice: beside a row of K <= 7 weights and an input vector, 8 fit in
+/// AVX-512's 32 registers and 7 in AVX2's 16. A row takes the one that
+/// wastes fewer columns (7 for rows of 7, 14, 28).
+constexpr int kLaneColsWide = kVL == 16 ? 8 : 7;
+constexpr int kLaneColsNarrow = kLaneColsWide - 1;
+
+/// The block width for rows of `ow` outputs.
+int laneCols(int64_t ow) {
+  const int64_t wide = ceilDiv(ow, kLaneColsWide) * kLaneColsWide;
+  const int64_t narrow = ceilDiv(ow, kLaneColsNarrow) * kLaneColsNarrow;
+  return narrow < wide ? kLaneColsNarrow : kLaneColsWide;
+}
+
+/// Vectors a row of the lanes band: every column the outputs read, for
+/// whole blocks of `cols` outputs.
+int64_t lanePitch(const ConvShape &s, int64_t cols) {
+  return (ceilDiv(s.ow, cols) * cols - 1) * s.sw + s.kw;
+}
+
+/// Input rows a band of `out` output rows reads.
+int64_t laneRowsIn(const ConvShape &s, int64_t out) {
+  return (out - 1) * s.sh + s.kh;
+}
+
+/// Output rows a band of the lanes path (0: none fit).
+int64_t laneBand(const ConvShape &s) {
+  const int64_t pitch = lanePitch(s, laneCols(s.ow));
+  int64_t band = 0;
+  while (band < s.oh &&
+         laneRowsIn(s, band + 1) * pitch + (band + 1) * s.ow + kLaneColsWide <=
+             kLaneBufVecs)
+    ++band;
+  return band;
+}
+
+/// Outputs r of a block: acc[r] = sum over the K x K taps of the lanes'
+/// weights times the band vectors, in[ky * pitch + r * S + kx]. One tap row
+/// at a time: its K weights stay in registers while each input vector is
+/// loaded once for the outputs whose windows hold it.
+template <int K, int S, int R>
+TCC_UK_INLINE void laneBlock(const vf *in, int64_t pitch, const vf *wv,
+                             vf (&acc)[R]) {
+  TCC_UK_UNROLL
+  for (int r = 0; r < R; ++r)
+    acc[r] = vzero();
+  for (int ky = 0; ky < K; ++ky) {
+    const vf *row = in + ky * pitch;
+    vf w[K];
+    TCC_UK_UNROLL
+    for (int kx = 0; kx < K; ++kx)
+      w[kx] = wv[ky * K + kx];
+    TCC_UK_UNROLL
+    for (int j = 0; j < (R - 1) * S + K; ++j) {
+      const vf x = row[j];
+      TCC_UK_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const int kx = j - r * S;
+        if (kx >= 0 && kx < K)
+          acc[r] = vfma(w[kx], x, acc[r]);
+      }
+    }
+  }
+}
+
+/// The planes of one group: plane l's input, taps, output, residual and
+/// bias (lanes past `lanes` repeat lane 0 and store nothing).
+struct LaneGroup {
+  const float *x[kVL], *wt[kVL], *res[kVL];
+  float *y[kVL];
+  alignas(64) float bias[kVL];
+  int lanes;
+};
+
+/// finishInto's epilogue for a vector of sums without a residual or an
+/// output to add to.
+TCC_UK_INLINE vf finishLanes(vf x, const DepthwiseEpi &e, vf bias, vf lo,
+                             vf hi) {
+  x = vadd(x, bias);
+  if (e.act)
+    x = vactivate(e.act, x);
+  if (e.clamp)
+    x = vclamp(x, lo, hi);
+  return x;
+}
+
+/// Input rows [iy0, iy1) (inside the plane) into band rows from `row0`,
+/// columns pl.. of each: pixels in runs of kVL, flat across rows, each run
+/// transposed in registers and its vectors stored where they lie (columns
+/// no tap reads into `trash`).
+void lanesIn(const ConvShape &s, const LaneGroup &g, int64_t iy0, int64_t iy1,
+             vf *band, int64_t row0, int64_t pitch) {
+  // Locals: the vector stores may alias anything, and every field read
+  // after one would be reloaded.
+  const int64_t w = s.w, cols = minI(w, pitch - s.pl); // columns taps read
+  const int64_t end = iy1 * w;
+  const float *x[kVL];
+  for (int l = 0; l < kVL; ++l)
+    x[l] = g.x[l];
+  vf trash;
+  vf *rowAt = band + row0 * pitch + s.pl; // column 0 of the current row
+  int64_t ix = 0;
+  for (int64_t q = iy0 * w; q < end; q += kVL) {
+    const int n = static_cast<int>(minI(kVL, end - q));
+    vf r[kVL];
+    if (n == kVL) {
+      TCC_UK_UNROLL
+      for (int l = 0; l < kVL; ++l)
+        r[l] = vload(x[l] + q);
+    } else {
+      const vmask m = vmaskFirst(n);
+      TCC_UK_UNROLL
+      for (int l = 0; l < kVL; ++l)
+        r[l] = vloadMask(x[l] + q, m);
+    }
+    vtranspose(r);
+    vf *dst[kVL];
+    TCC_UK_UNROLL
+    for (int j = 0; j < kVL; ++j) {
+      dst[j] = j < n && ix < cols ? rowAt + ix : &trash;
+      if (++ix == w) {
+        ix = 0;
+        rowAt += pitch;
+      }
+    }
+    TCC_UK_UNROLL
+    for (int j = 0; j < kVL; ++j)
+      *dst[j] = r[j];
+  }
+}
+
+/// One group's planes (all rows): bands of output rows, each computing its
+/// sums into `sums` and transposing them out; the input rows two bands
+/// share are moved to the top of the band rather than transposed again.
+template <int K, int S, int R>
+void laneGroup(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
+               const DepthwisePlan &plan, vf *buf) {
+  const int64_t pitch = lanePitch(s, R);
+  vf *band = buf, *sums = buf + laneRowsIn(s, plan.bandOut) * pitch;
+  alignas(64) vf wv[K * K];
+  for (int64_t t = 0; t < K * K; t += kVL) {
+    vf r[kVL];
+    const int n = static_cast<int>(minI(kVL, K * K - t));
+    TCC_UK_UNROLL
+    for (int l = 0; l < kVL; ++l)
+      r[l] = vloadMask(g.wt[l] + t, vmaskFirst(n));
+    vtranspose(r);
+    for (int j = 0; j < n; ++j)
+      wv[t + j] = r[j];
+  }
+  const vf lo = vset1(e.lo), hi = vset1(e.hi);
+  const vf bias = vload(g.bias);
+  // With a residual or an output to add to, the epilogue runs on each
+  // plane's rows (where those lie); without, on the sums as they are.
+  const bool perPlane = e.accumulate || g.res[0];
+  const int lanes = g.lanes;
+  float *y[kVL];
+  for (int l = 0; l < kVL; ++l)
+    y[l] = g.y[l];
+  int64_t kept = 0; // band rows already holding their input rows
+  for (int64_t oy0 = 0; oy0 < s.oh; oy0 += plan.bandOut) {
+    const int64_t oy1 = minI(s.oh, oy0 + plan.bandOut);
+    const int64_t rows = laneRowsIn(s, oy1 - oy0);
+    const int64_t top = oy0 * S - s.pt; // input row of band row 0
+    // Band rows [kept, rows): zero where outside the plane, and the plane's
+    // padding columns.
+    for (int64_t r = kept; r < rows; ++r) {
+      const int64_t iy = top + r;
+      vf *row = band + r * pitch;
+      if (iy < 0 || iy >= s.h) {
+        for (int64_t c = 0; c < pitch; ++c)
+          row[c] = vzero();
+        continue;
+      }
+      for (int64_t c = 0; c < minI(s.pl, pitch); ++c)
+        row[c] = vzero();
+      for (int64_t c = s.pl + s.w; c < pitch; ++c)
+        row[c] = vzero();
+    }
+    const int64_t iy0 = maxI(0, top + kept), iy1 = minI(s.h, top + rows);
+    if (iy1 > iy0)
+      lanesIn(s, g, iy0, iy1, band, iy0 - top, pitch);
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      const vf *in = band + (oy - oy0) * S * pitch;
+      vf *out = sums + (oy - oy0) * s.ow;
+      for (int64_t ox = 0; ox < s.ow; ox += R) {
+        vf acc[R];
+        laneBlock<K, S, R>(in + ox * S, pitch, wv, acc);
+        // All R: those past the row are overwritten by the next row's
+        // (or land in the slack after the last).
+        TCC_UK_UNROLL
+        for (int r = 0; r < R; ++r)
+          out[ox + r] = acc[r];
+      }
+    }
+    // The band's outputs, flat, kVL pixels of every plane at a time.
+    const int64_t n = (oy1 - oy0) * s.ow, at0 = oy0 * s.ow;
+    for (int64_t q = 0; q < n; q += kVL) {
+      const int cnt = static_cast<int>(minI(kVL, n - q));
+      vf r[kVL];
+      TCC_UK_UNROLL
+      for (int j = 0; j < kVL; ++j)
+        r[j] = j < cnt ? sums[q + j] : vzero();
+      const bool full = cnt == kVL;
+      const vmask m = vmaskFirst(cnt);
+      const int64_t at = at0 + q;
+      if (!perPlane) {
+        // Bias, activation and clamp a vector of every plane at a time.
+        TCC_UK_UNROLL
+        for (int j = 0; j < kVL; ++j)
+          r[j] = finishLanes(r[j], e, bias, lo, hi);
+        vtranspose(r);
+        TCC_UK_UNROLL
+        for (int l = 0; l < kVL; ++l) {
+          if (l >= lanes)
+            break;
+          if (full)
+            vstore(y[l] + at, r[l]);
+          else
+            vstoreFirst(y[l] + at, r[l], m);
+        }
+        continue;
+      }
+      vtranspose(r);
+      for (int l = 0; l < g.lanes; ++l)
+        finishInto(g.y[l] + at, r[l], g.res[l] ? g.res[l] + at : NULL, full, m,
+                   e, vset1(g.bias[l]), lo, hi);
+    }
+    // Rows the next band reads too: to the top.
+    const int64_t next = (oy1 - oy0) * S;
+    kept = maxI(0, rows - next);
+    for (int64_t i = 0; i < kept * pitch; ++i)
+      band[i] = band[next * pitch + i];
+  }
+}
+
+template <int R>
+void laneGroupFor(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
+                  const DepthwisePlan &plan, vf *buf) {
+  switch (s.kh * 4 + s.sh) {
+  case 3 * 4 + 1:
+    return laneGroup<3, 1, R>(s, g, e, plan, buf);
+  case 3 * 4 + 2:
+    return laneGroup<3, 2, R>(s, g, e, plan, buf);
+  case 5 * 4 + 1:
+    return laneGroup<5, 1, R>(s, g, e, plan, buf);
+  case 5 * 4 + 2:
+    return laneGroup<5, 2, R>(s, g, e, plan, buf);
+  case 7 * 4 + 1:
+    return laneGroup<7, 1, R>(s, g, e, plan, buf);
+  case 7 * 4 + 2:
+    return laneGroup<7, 2, R>(s, g, e, plan, buf);
+  default:
+    break; // makePlan chose lanes for these shapes only
+  }
+}
+
+/// Whether a convolution runs in lanes mode: 5x5 and 7x7 kernels (2-5x the
+/// row paths' speed), and 3x3 where the row paths have no direct loads
+/// (AVX2) or where a row fills at most half a vector (7x7 outputs).
+/// Groups of planes need kVL planes to fill their lanes.
+bool useLanes(const ConvShape &s) {
+  if (!lanesShape(s) || s.n * s.f < kVL || laneBand(s) < 1)
+    return false;
+  return s.kh >= 5 || !hasDirectRows(s) || 2 * s.ow <= kVL;
+}
+
 /// planeRows for a k x k kernel (0: not unrolled) of row stride `stride`
 /// (0: not blocked).
 void planeRowsFor(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
@@ -633,6 +917,12 @@ void planeRowsFor(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
 
 DepthwisePlan makePlan(const ConvShape &s) {
   DepthwisePlan plan = {DepthwisePlan::kScalar, 0, 0};
+  if (useLanes(s)) {
+    plan.mode = DepthwisePlan::kLanes;
+    plan.nb = laneCols(s.ow);
+    plan.bandOut = laneBand(s);
+    return plan;
+  }
   if (runsFlatDirect(s)) {
     plan.mode = DepthwisePlan::kFlatDirect;
     return plan;
@@ -675,11 +965,49 @@ DepthwisePlan makePlan(const ConvShape &s) {
   return plan;
 }
 
+/// Planes [begin, end) in lanes mode, kVL at a time.
+__attribute__((noinline)) void runLanePlanes(const DepthwiseJob &job,
+                                             int64_t begin, int64_t end) {
+  const ConvShape &s = *job.s;
+  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+  alignas(64) vf buf[kLaneBufVecs];
+  for (int64_t g0 = begin; g0 < end; g0 += kVL) {
+    LaneGroup g;
+    g.lanes = static_cast<int>(minI(kVL, end - g0));
+    for (int l = 0; l < kVL; ++l) {
+      const int64_t plane = g0 + (l < g.lanes ? l : 0);
+      const int64_t img = plane / s.f, oc = plane % s.f;
+      g.x[l] = job.input + (img * s.c + oc / s.fg) * hw;
+      g.wt[l] = job.weight + oc * s.kh * s.kw;
+      g.y[l] = job.output + plane * ohw;
+      g.res[l] =
+          job.ep && job.ep->residual ? job.ep->residual + plane * ohw : NULL;
+      g.bias[l] = job.ep && job.ep->bias ? job.ep->bias[oc] : 0.0f;
+    }
+    if (job.plan.nb == kLaneColsWide)
+      laneGroupFor<kLaneColsWide>(s, g, job.e, job.plan, buf);
+    else
+      laneGroupFor<kLaneColsNarrow>(s, g, job.e, job.plan, buf);
+  }
+}
+
+/// Groups [begin, end) of kVL planes of a lanes-mode DepthwiseJob.
+void runDepthwiseLaneGroups(void *ctx, int64_t begin, int64_t end) {
+  const DepthwiseJob &job = *static_cast<const DepthwiseJob *>(ctx);
+  runLanePlanes(job, begin * kVL, minI(end * kVL, job.s->n * job.s->f));
+}
+
 } // namespace
+
+bool depthwiseRunsLanes(const ConvShape &s) {
+  return makePlan(s).mode == DepthwisePlan::kLanes;
+}
 
 void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
   const DepthwiseJob &job = *static_cast<const DepthwiseJob *>(ctx);
   const ConvShape &s = *job.s;
+  if (job.plan.mode == DepthwisePlan::kLanes)
+    return runLanePlanes(job, begin, end);
   const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
   // Square kernels of these sizes have unrolled taps (their weights as
   // vectors); in rows, with dilation 1 and stride 1 or 2, output rows are
@@ -726,6 +1054,8 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
       planeFlatDirect(s, p, job.e, wv, *job.taps);
 #endif
       break;
+    case DepthwisePlan::kLanes:
+      break; // above
     }
   }
 }
@@ -758,6 +1088,12 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
   // handing to another thread at a sixteenth of the GEMM's minimum: with
   // the GEMM's, 7x7 and 14x14 planes ran on one thread.
   const int64_t planeWork = maxI(1, s.oh * s.ow * s.kh * s.kw);
+  if (job.plan.mode == DepthwisePlan::kLanes) {
+    parallelFor(host, ceilDiv(s.n * s.f, kVL),
+                maxI(1, kMinTaskWork / 16 / (planeWork * kVL)),
+                runDepthwiseLaneGroups, &job);
+    return;
+  }
   parallelFor(host, s.n * s.f, maxI(1, kMinTaskWork / 16 / planeWork),
               runDepthwisePlanes, &job);
 }

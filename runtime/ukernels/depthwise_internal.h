@@ -22,9 +22,9 @@ struct DepthwiseEpi {
 
 /// How a convolution's planes are cut to fit the buffer.
 struct DepthwisePlan {
-  enum Mode { kScalar, kRows, kFlat, kDirect, kFlatDirect } mode;
+  enum Mode { kScalar, kRows, kFlat, kDirect, kFlatDirect, kLanes } mode;
   int64_t nb;      // output columns per block (rows mode)
-  int64_t bandOut; // output rows per band
+  int64_t bandOut; // output rows per band (rows, flat and lanes modes)
 };
 
 /// Whether the kernels of `isa` have the direct rows (rowsDirect) for this
@@ -36,6 +36,24 @@ inline bool hasDirectRows(int32_t isa, const ConvShape &s) {
 inline bool hasDirectRows(const ConvShape &s) {
   return hasDirectRows(TCC_UK_NATIVE_ISA, s);
 }
+
+/// Whether the lanes path (a plane in each lane) has this kernel unrolled:
+/// square 3x3, 5x5 or 7x7, dilation 1, stride 1 or 2.
+inline bool lanesShape(const ConvShape &s) {
+  return s.kh == s.kw && (s.kh == 3 || s.kh == 5 || s.kh == 7) && s.dh == 1 &&
+         s.dw == 1 && s.sh == s.sw && (s.sh == 1 || s.sh == 2);
+}
+
+/// Whether the kernels of `isa` compute this depthwise convolution a
+/// vector at a time without wasted lanes: the direct rows (3x3), or the
+/// lanes path for the larger kernels (depthwise.cc).
+inline bool depthwiseFast(int32_t isa, const ConvShape &s) {
+  return hasDirectRows(isa, s) || (lanesShape(s) && s.kh >= 5);
+}
+
+/// Whether a depthwise convolution runs in lanes mode (depthwise.cc), kVL
+/// planes a group.
+bool depthwiseRunsLanes(const ConvShape &s);
 
 /// Vectors of a plane the flat direct path takes at most (8 x 8 and
 /// shorter planes, or long ones of few columns).
@@ -100,7 +118,9 @@ struct DepthwiseJob {
   const FlatTaps *taps; // kFlatDirect
 };
 
-/// Planes [begin, end) of a DepthwiseJob (ctx): a tcc_parallel_fn_t.
+/// Planes [begin, end) of a DepthwiseJob (ctx): a tcc_parallel_fn_t. In
+/// lanes mode planes go kVL at a time from `begin`, so ranges that start
+/// at multiples of kVL fill every group but the last.
 void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end);
 
 /// The planes of `s` as runDepthwisePlanes takes them; `taps` holds the

@@ -63,7 +63,7 @@ int64_t partialFloats(int64_t m, int64_t n) { return ceilDiv(m * n, 16) * 16; }
 bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
                  const ConvShape &s) {
   const int64_t n = s.oh * s.ow;
-  return isa == TCC_UK_ISA_AVX512 && hasDirectRows(isa, s) && s.c >= 2 &&
+  return isa == TCC_UK_ISA_AVX512 && depthwiseFast(isa, s) && s.c >= 2 &&
          n >= tilesFor(isa).nr && 3 * p->f <= s.c &&
          2 * p->f * n * static_cast<int64_t>(sizeof(float)) <=
              kMaxPartialBytes &&
@@ -123,9 +123,17 @@ struct KSplitJob {
   std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone, sumNext;
 };
 
-/// Planes [k0, k1) of part q (the second takes the odd one).
+/// Planes a depthwise chunk holds a multiple of: whole groups of planes in
+/// lanes mode.
+int64_t planeUnit(const ConvShape &s) {
+  return depthwiseRunsLanes(s) ? kVL : 1;
+}
+
+/// Planes [k0, k1) of part q (the second takes the odd one, or the ragged
+/// group of planes).
 void kSplitHalf(const ConvShape &s, int64_t q, int64_t &k0, int64_t &k1) {
-  const int64_t split = s.c / 2;
+  const int64_t unit = planeUnit(s);
+  const int64_t split = minI(s.c, ceilDiv(s.c / 2, unit) * unit);
   k0 = q ? split : 0;
   k1 = q ? s.c : split;
 }
@@ -152,8 +160,10 @@ void runKSplitPart(KSplitJob &job, int64_t q) {
     const int64_t i = job.dwNext[q].fetch_add(1, std::memory_order_relaxed);
     if (i >= kKSplitDwChunks)
       break;
-    const int64_t p0 = i * planes / kKSplitDwChunks;
-    const int64_t p1 = (i + 1) * planes / kKSplitDwChunks;
+    const int64_t unit = job.dw[q].plan.mode == DepthwisePlan::kLanes ? kVL : 1;
+    const int64_t units = ceilDiv(planes, unit);
+    const int64_t p0 = minI(planes, i * units / kKSplitDwChunks * unit);
+    const int64_t p1 = minI(planes, (i + 1) * units / kKSplitDwChunks * unit);
     if (p1 > p0)
       runDepthwisePlanes(&job.dw[q], p0, p1);
     job.dwDone[q].fetch_add(1, std::memory_order_release);
@@ -245,7 +255,7 @@ void planKSplit(KSplitJob &job) {
       job.dw[1] = job.dw[0];
       job.dw[1].s = &half;
       job.dw[1].input = job.image + k0 * hw;
-      job.dw[1].weight = job.dwWeight + k0 * 9;
+      job.dw[1].weight = job.dwWeight + k0 * s.kh * s.kw;
       job.dw[1].output = job.mid + k0 * ohw;
       job.dw[1].ep = &job.halfEp[1];
     }
@@ -288,7 +298,7 @@ using namespace tcc::uk;
 extern "C" int32_t tcc_uk_dwpw_fast(int32_t isa,
                                     const tcc_uk_dwpw_params_t *p) {
   ConvShape s;
-  return resolvePair(p, s) && hasDirectRows(isa, s);
+  return resolvePair(p, s) && depthwiseFast(isa, s);
 }
 
 extern "C" int64_t tcc_uk_dwpw_scratch_bytes(int32_t isa,

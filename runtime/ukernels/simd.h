@@ -338,6 +338,79 @@ TCC_UK_INLINE void copyEven(float *dst, const float *src, int64_t n) {
     dst[t] = src[2 * t];
 }
 
+/// Transposes kVL vectors in place: lane j of r[i] goes to lane i of r[j]
+/// (kVL rows of kVL floats become kVL columns). AVX-512 in four rounds of
+/// sixteen shuffles, AVX2 in three of eight.
+TCC_UK_INLINE void vtranspose(vf (&r)[kVL]) {
+#if TCC_UK_NATIVE_ISA == 2
+  __m512 t[16];
+  // Pairs of rows interleaved, then quads: r[4i+k] holds, in 128-bit lane
+  // q, column 4q + k of rows 4i..4i+3.
+  TCC_UK_UNROLL
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  TCC_UK_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]);
+    const __m512d b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]);
+    const __m512d d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  // 128-bit lanes: even and odd ones of row quads 0 and 1 (2 and 3), then
+  // of those pairs.
+  TCC_UK_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0x88);
+    t[4 + k] = _mm512_shuffle_f32x4(r[k], r[4 + k], 0xDD);
+    t[8 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0x88);
+    t[12 + k] = _mm512_shuffle_f32x4(r[8 + k], r[12 + k], 0xDD);
+  }
+  TCC_UK_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+    r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xDD);
+    r[4 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0x88);
+    r[12 + k] = _mm512_shuffle_f32x4(t[4 + k], t[12 + k], 0xDD);
+  }
+#elif TCC_UK_NATIVE_ISA == 1
+  __m256 t[8];
+  TCC_UK_UNROLL
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  TCC_UK_UNROLL
+  for (int i = 0; i < 2; ++i) {
+    r[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  TCC_UK_UNROLL
+  for (int k = 0; k < 4; ++k) {
+    t[k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x20);
+    t[4 + k] = _mm256_permute2f128_ps(r[k], r[4 + k], 0x31);
+  }
+  TCC_UK_UNROLL
+  for (int k = 0; k < 8; ++k)
+    r[k] = t[k];
+#else
+  float m[4][4];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      m[j][i] = r[i][j];
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j)
+      r[i][j] = m[i][j];
+#endif
+}
+
 #if TCC_UK_NATIVE_ISA == 2
 /// The lanes l of row[at + l] (16 of them) that lie inside [0, w).
 TCC_UK_INLINE __mmask16 colsMask(int64_t w, int64_t at) {

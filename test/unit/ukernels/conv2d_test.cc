@@ -347,6 +347,44 @@ TEST_P(Conv2d, DepthwiseRowsTogether) {
           TCC_UK_ACCUMULATE));
 }
 
+// 5x5 and 7x7 kernels, and 3x3 ones whose output rows fill at most half a
+// vector (every 3x3 without AVX-512's direct rows), run a vector of planes
+// at a time, a plane in each lane, once there are planes to fill the
+// lanes: whole groups and a ragged last one, groups across two images, two
+// filters a channel, stride 2 with an input column no tap reads, planes
+// taller than one band (the rows two bands share kept), the epilogue
+// without a residual (applied to the sums, activations too) and with one
+// or accumulating (applied plane by plane).
+TEST_P(Conv2d, DepthwiseLanes) {
+  auto biasRelu = [](ConvCase c) {
+    c.bias = c.relu = true;
+    return c;
+  };
+  checkConv(*v, biasRelu(ConvCase{1, 20, 14, 14, 20, 5, 5}.pad(2).group(20)));
+  checkConv(*v, ConvCase{2, 24, 7, 7, 24, 5, 5}.pad(2).group(24).epilogue());
+  checkConv(*v, ConvCase{1, 16, 8, 8, 32, 5, 5}.pad(2).group(16));
+  checkConv(*v, ConvCase{1, 17, 32, 32, 17, 5, 5}.stride(2).group(17).withFlags(
+                    TCC_UK_ACCUMULATE));
+  checkConv(*v, biasRelu(ConvCase{1, 16, 90, 40, 16, 5, 5}.pad(2).group(16)));
+  checkConv(*v, ConvCase{1, 16, 61, 33, 16, 7, 7}
+                    .stride(2)
+                    .pads(3, 1, 2, 3)
+                    .group(16)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 18, 28, 28, 18, 7, 7}.pad(3).group(18));
+  checkConv(*v, biasRelu(ConvCase{1, 32, 7, 7, 32, 3, 3}.pad(1).group(32)));
+  checkConv(*v, ConvCase{2, 40, 14, 14, 40, 3, 3}.stride(2).pad(1).group(40));
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH}) {
+    ConvCase c = ConvCase{1, 24, 14, 14, 24, 5, 5}.pad(2).group(24);
+    c.bias = true;
+    checkConv(*v, c.activation(act));
+    checkConv(
+        *v,
+        ConvCase{1, 16, 7, 7, 16, 3, 3}.pad(1).group(16).epilogue().activation(
+            act));
+  }
+}
+
 // SiLU and hard swish after the bias and residual, before the clamp, in
 // every kind of convolution: a 1x1 and a strided 1x1 (GEMMs), im2col, a
 // depthwise plane through the rows and the scalar edge, Winograd (packed

@@ -230,7 +230,9 @@ TEST_P(DwPw, ThreadCountDoesNotChangeResults) {
       PairCase{1, 96, 40, 40, 24}.stride(2),
       PairCase{1, 480, 14, 14, 96}, // splits the output channels too
       PairCase{2, 16, 20, 20, 40}.unpacked(),
-      PairCase{1, 960, 7, 7, 160}.withResidual(), // B packed by rows first
+      PairCase{1, 960, 7, 7, 160}.withResidual(),   // B packed by rows first
+      PairCase{1, 120, 28, 28, 40}.kernel(5, 1, 2), // planes in lanes
+      PairCase{2, 72, 29, 29, 40}.kernel(5, 1, 2).stride(2).withResidual(),
   };
   for (const PairCase &c : cases) {
     SCOPED_TRACE(describe(c));
@@ -267,8 +269,9 @@ TEST_P(DwPw, TheDepthwisePartIsSplitByPlanes) {
 // of k, each after its half of the depthwise planes, into two partials
 // summed after: the scratch holds them, and the results match the
 // reference and do not change with the thread count. An odd c (uneven
-// halves), a residual, unpacked weights; the first pair of mobilenet_v2
-// (3f > c) keeps the one GEMM.
+// halves), a residual, unpacked weights, 5x5 planes in lanes (halves and
+// chunks of whole groups of planes, a ragged one); the first pair of
+// mobilenet_v2 (3f > c) keeps the one GEMM.
 TEST_P(DwPw, SplitsKWhereTheOutputIsSmall) {
   auto scratchFloats = [&](const PairCase &c) {
     const tcc_uk_dwpw_params_t p = c.params();
@@ -281,7 +284,9 @@ TEST_P(DwPw, SplitsKWhereTheOutputIsSmall) {
   EXPECT_EQ(scratchFloats(first), round16(32 * 112 * 112));
   for (const PairCase &c :
        {odd, PairCase{1, 97, 8, 8, 20}.unpacked(),
-        PairCase{2, 192, 14, 14, 64}.stride(2).withResidual()}) {
+        PairCase{2, 192, 14, 14, 64}.stride(2).withResidual(),
+        PairCase{1, 1152, 7, 7, 192}.kernel(5, 1, 2).withResidual(),
+        PairCase{1, 120, 28, 28, 40}.kernel(5, 1, 2)}) {
     SCOPED_TRACE(describe(c));
     checkPair(*v, c);
     const PairData d(*v, c);
@@ -303,7 +308,9 @@ TEST_P(DwPw, TheHalvesOfKAreClaimedAsTheyRun) {
   for (const PairCase &c :
        {PairCase{1, 576, 14, 14, 96}.withResidual(),
         PairCase{1, 960, 7, 7, 160}, PairCase{1, 97, 8, 8, 20}.unpacked(),
-        PairCase{2, 192, 14, 14, 64}.stride(2).withResidual()}) {
+        PairCase{2, 192, 14, 14, 64}.stride(2).withResidual(),
+        PairCase{1, 480, 14, 14, 80}.kernel(5, 1, 2).withResidual(),
+        PairCase{1, 100, 14, 14, 24}.kernel(7, 1, 3)}) {
     SCOPED_TRACE(describe(c));
     const PairData d(*v, c);
     const std::vector<float> serial = runPair(*v, c, d, nullptr);
@@ -333,7 +340,8 @@ TEST_P(DwPw, RejectsWhatIsNotAPair) {
 }
 
 // What a compiler asks before it makes the fused call: only the kernels
-// with vector rows beat two calls. Any build answers for any ISA.
+// with vector rows (3x3 on AVX-512) or planes in lanes (5x5 and 7x7 of
+// dilation 1, every ISA) beat two calls. Any build answers for any ISA.
 TEST_P(DwPw, FastOnlyWithVectorRows) {
   auto fast = [&](const PairCase &c, int32_t target) {
     const tcc_uk_dwpw_params_t p = c.params();
@@ -345,8 +353,13 @@ TEST_P(DwPw, FastOnlyWithVectorRows) {
   EXPECT_EQ(1, fast(s2, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(s1, TCC_UK_ISA_AVX2));
   EXPECT_EQ(0, fast(s1, TCC_UK_ISA_GENERIC));
-  EXPECT_EQ(
-      0, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 1, 2), TCC_UK_ISA_AVX512));
+  for (int32_t target :
+       {TCC_UK_ISA_AVX512, TCC_UK_ISA_AVX2, TCC_UK_ISA_GENERIC}) {
+    EXPECT_EQ(1, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 1, 2), target));
+    EXPECT_EQ(
+        1, fast(PairCase{1, 8, 15, 15, 12}.kernel(7, 1, 3).stride(2), target));
+    EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.kernel(5, 2, 4), target));
+  }
   EXPECT_EQ(
       0, fast(PairCase{1, 8, 15, 15, 12}.kernel(3, 2, 2), TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(PairCase{1, 8, 15, 15, 12}.stride(3), TCC_UK_ISA_AVX512));
