@@ -84,12 +84,58 @@ TCC_UK_INLINE vf loadColsLowest(const float *row, int64_t w, int64_t at) {
 
 #if TCC_UK_NATIVE_ISA == 2
 
+/// Whether a pooling is 2x2, stride 2, without padding: every window
+/// inside the plane (the pooling of small CNNs, where a row of 14 or 28
+/// outputs spent most of its time on the general path's edge masks and tap
+/// loops).
+bool plain2x2(const PoolShape &s) {
+  return s.kh == 2 && s.kw == 2 && s.sh == 2 && s.sw == 2 && s.dh == 1 &&
+         s.dw == 1 && s.pt == 0 && s.pl == 0 && 2 * s.oh <= s.h &&
+         2 * s.ow <= s.w;
+}
+
+/// max(a, b), NaN where either is (maxps returns b when one is NaN).
+TCC_UK_INLINE __m512 maxNaN(__m512 a, __m512 b) {
+  return _mm512_mask_add_ps(_mm512_max_ps(a, b),
+                            _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q), a, b);
+}
+
+/// Output rows [oy0, oy1) of a plain2x2 plane, 16 output columns a vector:
+/// the two input rows' 32 columns in two loads each (masked as the row's
+/// end needs, the masks the same for every row), their maximum, then that
+/// of its even and odd lanes.
+void plane2x2(const PoolShape &s, const float *x, float *y, int64_t oy0,
+              int64_t oy1) {
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                            20, 22, 24, 26, 28, 30);
+  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  const int64_t w = s.w, ow = s.ow;
+  for (int64_t ox = 0; ox < ow; ox += 16) {
+    const int n = static_cast<int>(minI(16, ow - ox));
+    const __mmask16 m0 = vmaskFirst(minI(16, 2 * n));
+    const __mmask16 m1 = vmaskFirst(static_cast<int>(maxI(0, 2 * n - 16)));
+    const __mmask16 mo = vmaskFirst(n);
+    for (int64_t oy = oy0; oy < oy1; ++oy) {
+      const float *r0 = x + 2 * oy * w + 2 * ox, *r1 = r0 + w;
+      const __m512 lo =
+          maxNaN(_mm512_maskz_loadu_ps(m0, r0), _mm512_maskz_loadu_ps(m0, r1));
+      const __m512 hi = maxNaN(_mm512_maskz_loadu_ps(m1, r0 + 16),
+                               _mm512_maskz_loadu_ps(m1, r1 + 16));
+      _mm512_mask_storeu_ps(y + oy * ow + ox, mo,
+                            maxNaN(_mm512_permutex2var_ps(lo, evenIdx, hi),
+                                   _mm512_permutex2var_ps(lo, oddIdx, hi)));
+    }
+  }
+}
+
 /// Output rows [oy0, oy1) of one plane, stride S, a vector of output
 /// columns at a time: for each valid tap row, kw taps (for stride 2 the
 /// even columns of two loads).
 template <int S>
 void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
                  int64_t oy1) {
+  if (S == 2 && plain2x2(s))
+    return plane2x2(s, x, y, oy0, oy1);
   const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
                                             20, 22, 24, 26, 28, 30);
   const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
