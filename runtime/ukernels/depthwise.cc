@@ -858,25 +858,25 @@ void laneGroup(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
   }
 }
 
+template <int K, int R>
+void laneGroupK(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
+                const DepthwisePlan &plan, vf *buf) {
+  if (s.sh == 1)
+    laneGroup<K, 1, R>(s, g, e, plan, buf);
+  else
+    laneGroup<K, 2, R>(s, g, e, plan, buf);
+}
+
+/// laneGroup for the plan's kernel size and stride (lanesShape's).
 template <int R>
 void laneGroupFor(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
                   const DepthwisePlan &plan, vf *buf) {
-  switch (s.kh * 4 + s.sh) {
-  case 3 * 4 + 1:
-    return laneGroup<3, 1, R>(s, g, e, plan, buf);
-  case 3 * 4 + 2:
-    return laneGroup<3, 2, R>(s, g, e, plan, buf);
-  case 5 * 4 + 1:
-    return laneGroup<5, 1, R>(s, g, e, plan, buf);
-  case 5 * 4 + 2:
-    return laneGroup<5, 2, R>(s, g, e, plan, buf);
-  case 7 * 4 + 1:
-    return laneGroup<7, 1, R>(s, g, e, plan, buf);
-  case 7 * 4 + 2:
-    return laneGroup<7, 2, R>(s, g, e, plan, buf);
-  default:
-    break; // makePlan chose lanes for these shapes only
-  }
+  if (s.kh == 3)
+    laneGroupK<3, R>(s, g, e, plan, buf);
+  else if (s.kh == 5)
+    laneGroupK<5, R>(s, g, e, plan, buf);
+  else
+    laneGroupK<7, R>(s, g, e, plan, buf);
 }
 
 /// Whether a convolution runs in lanes mode: 5x5 and 7x7 kernels (2-5x the
