@@ -636,7 +636,7 @@ int main(int argc, char **argv) {
     for (const ConvShapeDesc &d : convs)
       if (std::strstr(d.name, o.match.c_str()))
         benchConv(*v, o, pools, d);
-    std::printf("\ndepthwise 3x3 (bias, relu6) then 1x1 (bias), ms: one "
+    std::printf("\ndepthwise 3x3 or 5x5 (bias, relu6) then 1x1 (bias), ms: one "
                 "dwpw call, and two conv2d calls\n");
     const struct {
       const char *name;
@@ -650,6 +650,10 @@ int main(int argc, char **argv) {
         {"mbv2 dwpw 576 14 -> 96", conv(576, 14, 576, 3, 1, 1, 576), 96},
         {"mbv2 dwpw 384 14 -> 64", conv(384, 14, 384, 3, 1, 1, 384), 64},
         {"mbv2 dwpw 960 7 -> 160", conv(960, 7, 960, 3, 1, 1, 960), 160},
+        {"mnas dwpw 5x5 120 28 -> 40", conv(120, 28, 120, 5, 1, 2, 120), 40},
+        {"mnas dwpw 5x5 480 14 -> 80", conv(480, 14, 480, 5, 1, 2, 480), 80},
+        {"mnas dwpw 5x5 1152 7 -> 192", conv(1152, 7, 1152, 5, 1, 2, 1152),
+         192},
     };
     for (const auto &d : pairs)
       if (std::strstr(d.name, o.match.c_str()))
