@@ -846,9 +846,9 @@ void laneGroup(const ConvShape &s, const LaneGroup &g, const DepthwiseEpi &e,
         continue;
       }
       vtranspose(r);
-      for (int l = 0; l < g.lanes; ++l)
-        finishInto(g.y[l] + at, r[l], g.res[l] ? g.res[l] + at : NULL, full, m,
-                   e, vset1(g.bias[l]), lo, hi);
+      for (int l = 0; l < lanes; ++l)
+        finishInto(y[l] + at, r[l], g.res[l] ? g.res[l] + at : NULL, full, m, e,
+                   vset1(g.bias[l]), lo, hi);
     }
     // Rows the next band reads too: to the top.
     const int64_t next = (oy1 - oy0) * S;

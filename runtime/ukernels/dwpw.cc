@@ -117,25 +117,17 @@ struct KSplitJob {
   tcc_uk_epilogue_t halfEp[2];
   FlatTaps taps;
   DepthwiseJob dw[2];
+  int64_t split; // part 0 has planes [0, split), part 1 [split, c)
   int64_t sumRows, sumChunks;
   // Per part: the next depthwise chunk to claim, those done, whether its
   // GEMM is claimed; over both: GEMMs done; the next sum chunk.
   std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone, sumNext;
 };
 
-/// Planes a depthwise chunk holds a multiple of: whole groups of planes in
-/// lanes mode.
-int64_t planeUnit(const ConvShape &s) {
-  return depthwiseRunsLanes(s) ? kVL : 1;
-}
-
-/// Planes [k0, k1) of part q (the second takes the odd one, or the ragged
-/// group of planes).
-void kSplitHalf(const ConvShape &s, int64_t q, int64_t &k0, int64_t &k1) {
-  const int64_t unit = planeUnit(s);
-  const int64_t split = minI(s.c, ceilDiv(s.c / 2, unit) * unit);
-  k0 = q ? split : 0;
-  k1 = q ? s.c : split;
+/// Planes [k0, k1) of part q.
+void kSplitHalf(const KSplitJob &job, int64_t q, int64_t &k0, int64_t &k1) {
+  k0 = q ? job.split : 0;
+  k1 = q ? job.one->c : job.split;
 }
 
 /// Spins until `v` reaches `target` (another task finishing a piece it has
@@ -172,7 +164,7 @@ void runKSplitPart(KSplitJob &job, int64_t q) {
     return;
   waitUntil(job.dwDone[q], kKSplitDwChunks);
   int64_t k0, k1;
-  kSplitHalf(s, q, k0, k1);
+  kSplitHalf(job, q, k0, k1);
   const int64_t ohw = s.oh * s.ow;
   const MatrixB b = {job.mid + k0 * ohw, ohw, false};
   GemmArgs gq = g;
@@ -237,9 +229,13 @@ void runKSplit(void *ctx, int64_t begin, int64_t end) {
 void planKSplit(KSplitJob &job) {
   const ConvShape &s = *job.one;
   const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+  // Half the planes each (the second takes the odd one), in lanes mode
+  // whole groups of kVL (the second takes the ragged one).
+  const int64_t unit = depthwiseRunsLanes(s) ? kVL : 1;
+  job.split = minI(s.c, ceilDiv(s.c / 2, unit) * unit);
   for (int q = 0; q < 2; ++q) {
     int64_t k0, k1;
-    kSplitHalf(s, q, k0, k1);
+    kSplitHalf(job, q, k0, k1);
     ConvShape &half = job.half[q];
     half = s;
     half.c = half.f = half.groups = k1 - k0;
