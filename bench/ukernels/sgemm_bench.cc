@@ -466,8 +466,23 @@ void benchBlock(const Variant &v, const Options &o,
       v.dwpwConv2d(host, &p.pair, mid.data(), dwW.data(), pwPacked.data(),
                    y.data(), &ep);
     });
-    std::printf("   %7.3f (%7.3f) two calls %7.3f (%7.3f)", one.first * 1e3,
-                one.second * 1e3, two.first * 1e3, two.second * 1e3);
+    tcc_uk_conv2d_params_t dwAlone = dw, pwAlone = pw;
+    std::vector<float> dwOut(e * oh * ow);
+    tcc_uk_epilogue_t dwEp = {};
+    dwEp.bias = dwB.data();
+    dwEp.bias_per_row = 1;
+    dwEp.has_clamp = 1;
+    dwEp.clamp_max = 6.0f;
+    std::vector<char> pwScratch(v.convScratchBytes(v.isaFn(), &pwAlone) + 1);
+    pwAlone.scratch = pwScratch.data();
+    auto three = timeIt(o.seconds, [&] {
+      v.conv2d(host, &ex, x.data(), expPacked.data(), mid.data(), &exEp);
+      v.conv2d(host, &dwAlone, mid.data(), dwW.data(), dwOut.data(), &dwEp);
+      v.conv2d(host, &pwAlone, dwOut.data(), pwPacked.data(), y.data(), &ep);
+    });
+    std::printf("   %7.3f (%7.3f) two %7.3f (%7.3f) three %7.3f (%7.3f)",
+                one.first * 1e3, one.second * 1e3, two.first * 1e3,
+                two.second * 1e3, three.first * 1e3, three.second * 1e3);
   }
   std::printf("\n");
   std::fflush(stdout);
@@ -600,6 +615,9 @@ int main(int argc, char **argv) {
         {"mbv2 dw 3x3 32 112", conv(32, 112, 32, 3, 1, 1, 32)},
         {"mbv2 pw 1x1 32->16 112", conv(32, 112, 16, 1, 1, 0, 1)},
         {"mbv2 pw 1x1 16->96 112", conv(16, 112, 96, 1, 1, 0, 1)},
+        {"mnas pw 1x1 16->48 112", conv(16, 112, 48, 1, 1, 0, 1)},
+        {"mnas dw 3x3/2 48 112", conv(48, 112, 48, 3, 2, 1, 48)},
+        {"mnas pw 1x1 48->24 56", conv(48, 56, 24, 1, 1, 0, 1)},
         {"mbv2 dw 3x3/2 96 112", conv(96, 112, 96, 3, 2, 1, 96)},
         {"mbv2 dw 3x3 144 56", conv(144, 56, 144, 3, 1, 1, 144)},
         {"mbv2 pw 1x1 144->24 56", conv(144, 56, 24, 1, 1, 0, 1)},
@@ -659,8 +677,9 @@ int main(int argc, char **argv) {
     for (const auto &d : pairs)
       if (std::strstr(d.name, o.match.c_str()))
         benchDwpw(*v, o, pools, d.name, d.dw, d.f);
-    std::printf("\n1x1 expansion (bias, relu6), depthwise 3x3 (bias, relu6), "
-                "1x1 (bias), ms: one block call, and conv2d + dwpw\n");
+    std::printf(
+        "\n1x1 expansion (bias, relu6), depthwise 3x3 (bias, relu6), "
+        "1x1 (bias), ms: one block call, conv2d + dwpw, three conv2d calls\n");
     const struct {
       const char *name;
       int64_t c;
@@ -668,6 +687,10 @@ int main(int argc, char **argv) {
       int64_t f;
     } blocks[] = {
         {"mbv2 block 16 -> 96 /2 112 -> 24", 16, conv(96, 112, 96, 3, 2, 1, 96),
+         24},
+        {"mbv3 block 16 -> 64 /2 112 -> 24", 16, conv(64, 112, 64, 3, 2, 1, 64),
+         24},
+        {"mnas block 16 -> 48 /2 112 -> 24", 16, conv(48, 112, 48, 3, 2, 1, 48),
          24},
         {"mbv2 block 24 -> 144 56 -> 24", 24, conv(144, 56, 144, 3, 1, 1, 144),
          24},

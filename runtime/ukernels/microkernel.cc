@@ -8,53 +8,78 @@ namespace uk {
 inline namespace TCC_UK_ISA_NS {
 namespace {
 
+/// acc[i][v] = fn(acc[i][v], i, v) over the tile, unrolled.
+template <int MRe, int NVe, typename Fn>
+TCC_UK_INLINE void eachAcc(vf (&acc)[MRe][NVe], Fn fn) {
+  TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i)
+    TCC_UK_UNROLL
+  for (int v = 0; v < NVe; ++v)
+    acc[i][v] = fn(acc[i][v], i, v);
+}
+
 /// Stores one tile of accumulators, applying the tail. Full vectors but the
-/// last, which holds nr - (NV-1)*VL columns.
+/// last, which holds nr - (NV-1)*VL columns. The tail is read once and
+/// applied a step at a time over the whole tile (C, bias, residual,
+/// activation, clamp: each element sees them in that order, as one pass
+/// per element would), so each step is one test and straight-line code.
+/// Per element, re-reading the tail (stores to C might alias it) and
+/// branching on every field and activation made the epilogue of a 1x1
+/// expansion over 16 channels (a 16-step K loop) 30% of its time.
 template <int MRe, int NVe>
 TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc, int nr,
                              const Tail *tail) {
   const int lastN = nr - (NVe - 1) * kVL;
   const bool lastFull = lastN == kVL;
   const vmask lastMask = vmaskFirst(lastN);
-  if (!tail) {
-    TCC_UK_UNROLL
-    for (int i = 0; i < MRe; ++i)
-      TCC_UK_UNROLL
-    for (int v = 0; v < NVe; ++v) {
-      if (v < NVe - 1 || lastFull)
-        vstore(c + i * ldc + v * kVL, acc[i][v]);
-      else
-        vstoreMask(c + i * ldc + v * kVL, acc[i][v], lastMask);
+  auto load = [&](const float *p, int v) {
+    return v < NVe - 1 || lastFull ? vload(p) : vloadMask(p, lastMask);
+  };
+  if (tail) {
+    const Tail t = *tail;
+    if (t.loadC)
+      eachAcc(acc, [&](vf x, int i, int v) {
+        return vadd(load(c + i * ldc + v * kVL, v), x);
+      });
+    if (t.bias && t.biasPerRow)
+      eachAcc(acc, [&](vf x, int i, int) { return vadd(x, vset1(t.bias[i])); });
+    else if (t.bias)
+      eachAcc(acc, [&](vf x, int, int v) {
+        return vadd(x, load(t.bias + v * kVL, v));
+      });
+    if (t.res)
+      eachAcc(acc, [&](vf x, int i, int v) {
+        return vadd(x, load(t.res + i * t.ldr + v * kVL, v));
+      });
+    switch (t.act) {
+    case TCC_UK_ACT_GELU:
+      eachAcc(acc, [](vf x, int, int) { return vgelu(x); });
+      break;
+    case TCC_UK_ACT_GELU_TANH:
+      eachAcc(acc, [](vf x, int, int) { return vgeluTanh(x); });
+      break;
+    case TCC_UK_ACT_SILU:
+      eachAcc(acc, [](vf x, int, int) { return vsilu(x); });
+      break;
+    case TCC_UK_ACT_HARDSWISH:
+      eachAcc(acc, [](vf x, int, int) { return vhardswish(x); });
+      break;
+    default:
+      break;
     }
-    return;
+    if (t.clamp) {
+      const vf lo = vset1(t.lo), hi = vset1(t.hi);
+      eachAcc(acc, [&](vf x, int, int) { return vclamp(x, lo, hi); });
+    }
   }
-  const vf lo = vset1(tail->lo), hi = vset1(tail->hi);
   TCC_UK_UNROLL
-  for (int i = 0; i < MRe; ++i) {
-    float *cr = c + i * ldc;
+  for (int i = 0; i < MRe; ++i)
     TCC_UK_UNROLL
-    for (int v = 0; v < NVe; ++v) {
-      const bool full = v < NVe - 1 || lastFull;
-      auto load = [&](const float *p) {
-        return full ? vload(p) : vloadMask(p, lastMask);
-      };
-      vf x = acc[i][v];
-      if (tail->loadC)
-        x = vadd(load(cr + v * kVL), x);
-      if (tail->bias)
-        x = vadd(x, tail->biasPerRow ? vset1(tail->bias[i])
-                                     : load(tail->bias + v * kVL));
-      if (tail->res)
-        x = vadd(x, load(tail->res + i * tail->ldr + v * kVL));
-      if (tail->act)
-        x = vactivate(tail->act, x);
-      if (tail->clamp)
-        x = vclamp(x, lo, hi);
-      if (full)
-        vstore(cr + v * kVL, x);
-      else
-        vstoreMask(cr + v * kVL, x, lastMask);
-    }
+  for (int v = 0; v < NVe; ++v) {
+    if (v < NVe - 1 || lastFull)
+      vstore(c + i * ldc + v * kVL, acc[i][v]);
+    else
+      vstoreMask(c + i * ldc + v * kVL, acc[i][v], lastMask);
   }
 }
 
@@ -191,9 +216,13 @@ void narrowKernel(int64_t kc, const float *__restrict a,
     a += kMR;
     b += ldbp;
   }
+  // A local copy of the tail: its fields stay in registers across the
+  // columns' stores (which could alias *tail).
+  Tail t;
+  const Tail *tl = tail ? (t = *tail, &t) : NULL;
   TCC_UK_UNROLL
   for (int j = 0; j < R; ++j)
-    narrowStore<MRe>(acc[j], j, c, ldc, tail);
+    narrowStore<MRe>(acc[j], j, c, ldc, tl);
 }
 
 /// narrowKernel for G full row panels at once (a + g * aStride is panel g,
