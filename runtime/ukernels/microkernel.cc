@@ -475,7 +475,10 @@ void smallMRows(int64_t nc, int64_t k, const float *a, int64_t ars, int64_t acs,
 /// C[0:m, 0:nc] = clamp(act(C + bias + residual)); ep pointers are relative to
 /// row 0, column j0.
 void epilogueBlock(int64_t m, int64_t nc, float *c, int64_t ldc,
-                   const tcc_uk_epilogue_t *ep, int64_t j0) {
+                   const tcc_uk_epilogue_t *epilogue, int64_t j0) {
+  // A local copy: the stores to C could alias *epilogue, whose fields would
+  // otherwise be read again for every vector.
+  const tcc_uk_epilogue_t copy = *epilogue, *ep = &copy;
   const vf lo = vset1(ep->clamp_min), hi = vset1(ep->clamp_max);
   for (int64_t i = 0; i < m; ++i) {
     float *cr = c + i * ldc;
