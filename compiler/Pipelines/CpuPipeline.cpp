@@ -61,6 +61,7 @@ void mlir::tcc::buildLinalgToLLVMPipeline(OpPassManager &pm) {
 void mlir::tcc::buildBufferizationPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(tcc::createTccCopyResults());
   pm.addNestedPass<func::FuncOp>(tcc::createTccSplitEmptyTensors());
+  pm.addNestedPass<func::FuncOp>(tcc::createTccConcatInPlace());
   // Bufferize the whole module, with plain (identity-layout) memrefs at the
   // function boundary so the entry point takes dense buffers.
   bufferization::OneShotBufferizationOptions bufferization;
@@ -77,6 +78,10 @@ void mlir::tcc::buildBufferizationPipeline(OpPassManager &pm) {
     return success();
   };
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // A concatenation's inserts computed in place are copies of a slice onto
+  // the same slice: CSE makes them one view, and the canonicalizer drops
+  // the copy.
+  pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 }
 

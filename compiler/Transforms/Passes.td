@@ -185,6 +185,47 @@ def TccCopyResults : Pass<"tcc-copy-results", "func::FuncOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def TccConcatInPlace : Pass<"tcc-concat-in-place", "func::FuncOp"> {
+  let summary = "Let the producers of a concatenation write into its slices";
+  let description = [{
+    A concatenation lowers to a chain of `tensor.insert_slice` ops into a
+    `tensor.empty`, which bufferizes to one copy per input. Runs after
+    `tcc-split-empty-tensors`, right before bufferization: each input made
+    by a destination-style op (a `linalg` op or a `tcc.ukernel`) into a
+    `tensor.empty` of its own, used nowhere else, is computed into an
+    `extract_slice` of the concatenation instead, and its insert then
+    bufferizes to a copy of a buffer onto itself, which folds away. The
+    inserts are put in the order of their inputs' producers, each right
+    after its producer, so that the concatenation so far dominates the next
+    producer. A `tcc.ukernel` writes dense buffers, so it only takes a slice
+    that is contiguous: every dimension before the axis of size 1 (a batch
+    of one, concatenated along channels, as in SqueezeNet, GoogLeNet and
+    DenseNet).
+
+    Before:
+    ```mlir
+    %e0 = tensor.empty() : tensor<1x2x4xf32>
+    %a = linalg.exp ins(%x : tensor<1x2x4xf32>) outs(%e0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %e1 = tensor.empty() : tensor<1x2x4xf32>
+    %b = linalg.negf ins(%y : tensor<1x2x4xf32>) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %d = tensor.empty() : tensor<1x4x4xf32>
+    %i0 = tensor.insert_slice %a into %d[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+    %i1 = tensor.insert_slice %b into %i0[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+    ```
+    After:
+    ```mlir
+    %d = tensor.empty() : tensor<1x4x4xf32>
+    %s0 = tensor.extract_slice %d[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<1x4x4xf32> to tensor<1x2x4xf32>
+    %a = linalg.exp ins(%x : tensor<1x2x4xf32>) outs(%s0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %i0 = tensor.insert_slice %a into %d[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+    %s1 = tensor.extract_slice %i0[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x4x4xf32> to tensor<1x2x4xf32>
+    %b = linalg.negf ins(%y : tensor<1x2x4xf32>) outs(%s1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+    %i1 = tensor.insert_slice %b into %i0[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TccSplitEmptyTensors : Pass<"tcc-split-empty-tensors", "func::FuncOp"> {
   let summary = "Give every destination its own tensor.empty";
   let description = [{
