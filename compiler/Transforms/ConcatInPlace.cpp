@@ -52,41 +52,100 @@ bool plainPiece(tensor::InsertSliceOp insert) {
          insert.getSourceType().getRank() == insert.getDestType().getRank();
 }
 
+/// A concatenation as lowered: inserts into a tensor.empty, each result
+/// used only by the next insert as its destination.
+struct Chain {
+  tensor::EmptyOp empty;
+  SmallVector<tensor::InsertSliceOp> inserts;
+  // Op handles are values; their accessors are not const.
+  RankedTensorType type() const { return tensor::EmptyOp(empty).getType(); }
+  Value result() const {
+    return tensor::InsertSliceOp(inserts.back()).getResult();
+  }
+};
+
+/// The chain starting at `head`, if it is one this pass handles: static,
+/// in one block, at least two plain pieces.
+std::optional<Chain> chainAt(tensor::InsertSliceOp head) {
+  auto empty = head.getDest().getDefiningOp<tensor::EmptyOp>();
+  Block *block = head->getBlock();
+  if (!empty || !head.getDest().hasOneUse() ||
+      !empty.getDynamicSizes().empty() || empty->getBlock() != block)
+    return std::nullopt;
+  Chain c{empty, {head}};
+  for (;;) {
+    Value r = c.inserts.back().getResult();
+    if (!r.hasOneUse())
+      break;
+    auto next = dyn_cast<tensor::InsertSliceOp>(*r.getUsers().begin());
+    if (!next || next.getDest() != r || next->getBlock() != block)
+      break;
+    c.inserts.push_back(next);
+  }
+  if (c.inserts.size() < 2 || !llvm::all_of(c.inserts, plainPiece))
+    return std::nullopt;
+  return c;
+}
+
+/// Whether `small` is a leading slice of `big` along one axis holding the
+/// same pieces at the same places (DenseNet: each layer concatenates the
+/// block's input and every earlier layer's features, the next layer the
+/// same and its own): then `small` can be read out of `big`'s buffer.
+bool isPrefixOf(const Chain &small, const Chain &big) {
+  RankedTensorType s = small.type(), b = big.type();
+  if (s.getElementType() != b.getElementType() || s.getRank() != b.getRank() ||
+      small.empty->getBlock() != big.empty->getBlock())
+    return false;
+  int axis = -1;
+  for (int64_t d = 0; d < s.getRank(); ++d) {
+    if (s.getDimSize(d) == b.getDimSize(d))
+      continue;
+    if (axis >= 0 || s.getDimSize(d) > b.getDimSize(d))
+      return false;
+    axis = static_cast<int>(d);
+  }
+  if (axis < 0)
+    return false;
+  return llvm::all_of(small.inserts, [&](tensor::InsertSliceOp p) {
+    return llvm::any_of(big.inserts, [&](tensor::InsertSliceOp q) {
+      return p.getSource() == q.getSource() &&
+             p.getStaticOffsets() == q.getStaticOffsets() &&
+             p.getStaticSizes() == q.getStaticSizes();
+    });
+  });
+}
+
 struct TccConcatInPlacePass
     : mlir::tcc::impl::TccConcatInPlaceBase<TccConcatInPlacePass> {
   void runOnOperation() override {
-    SmallVector<tensor::InsertSliceOp> heads;
+    SmallVector<Chain> chains;
     getOperation().walk([&](tensor::InsertSliceOp op) {
-      if (op.getDest().getDefiningOp<tensor::EmptyOp>() &&
-          op.getDest().hasOneUse())
-        heads.push_back(op);
+      if (std::optional<Chain> c = chainAt(op))
+        chains.push_back(*c);
     });
-    for (tensor::InsertSliceOp head : heads)
-      rewriteChain(head);
+    // Largest first, each takes the chains that are leading slices of it.
+    llvm::stable_sort(chains, [](const Chain &a, const Chain &b) {
+      return a.type().getNumElements() > b.type().getNumElements();
+    });
+    SmallVector<bool> taken(chains.size(), false);
+    for (size_t i = 0; i < chains.size(); ++i) {
+      if (taken[i])
+        continue;
+      SmallVector<Chain> prefixes;
+      for (size_t j = i + 1; j < chains.size(); ++j)
+        if (!taken[j] && isPrefixOf(chains[j], chains[i])) {
+          taken[j] = true;
+          prefixes.push_back(chains[j]);
+        }
+      rewriteChain(chains[i], prefixes);
+    }
   }
 
-  void rewriteChain(tensor::InsertSliceOp head) {
-    auto empty = head.getDest().getDefiningOp<tensor::EmptyOp>();
-    Block *block = head->getBlock();
-    if (!empty.getDynamicSizes().empty() || empty->getBlock() != block)
-      return;
-    // The chain: each insert's result used only by the next as its
-    // destination; the last one's result is the concatenation.
-    SmallVector<tensor::InsertSliceOp> chain = {head};
-    for (;;) {
-      Value r = chain.back().getResult();
-      if (!r.hasOneUse())
-        break;
-      auto next = dyn_cast<tensor::InsertSliceOp>(*r.getUsers().begin());
-      if (!next || next.getDest() != r || next->getBlock() != block)
-        break;
-      chain.push_back(next);
-    }
-    if (chain.size() < 2 || !llvm::all_of(chain, plainPiece))
-      return;
-    Value result = chain.back().getResult();
+  void rewriteChain(Chain &chain, ArrayRef<Chain> prefixes) {
+    Block *block = chain.empty->getBlock();
+    tensor::EmptyOp empty = chain.empty;
     SmallVector<OpOperand *> outside = llvm::map_to_vector(
-        result.getUses(), [](OpOperand &use) { return &use; });
+        chain.result().getUses(), [](OpOperand &use) { return &use; });
 
     // The pieces in the order of their producers in the block (inputs from
     // outside it first).
@@ -94,7 +153,7 @@ struct TccConcatInPlacePass
       Operation *def = insert.getSource().getDefiningOp();
       return def ? block->findAncestorOpInBlock(*def) : nullptr;
     };
-    SmallVector<tensor::InsertSliceOp> order(chain);
+    SmallVector<tensor::InsertSliceOp> order(chain.inserts);
     llvm::stable_sort(order,
                       [&](tensor::InsertSliceOp a, tensor::InsertSliceOp b) {
                         Operation *pa = producer(a), *pb = producer(b);
@@ -102,44 +161,88 @@ struct TccConcatInPlacePass
                           return !pa && pb;
                         return pa != pb && pa->isBeforeInBlock(pb);
                       });
-    // Only pieces some producer can compute in place are worth moving: the
-    // destination then lives from the first of those producers on, not
-    // from the first of all (DenseNet's concatenations take every earlier
-    // layer's features, each also read elsewhere: none is in place).
+    // Where the concatenation starts: before the first of its producers
+    // that computes in place (only those are worth a longer life of the
+    // destination: DenseNet's features are each read by several
+    // concatenations, none of whose pieces is in place until the leading
+    // slices are read out of the last one), or before the first producer of
+    // all when there are leading slices to read out of it.
     Operation *first = nullptr;
     for (tensor::InsertSliceOp insert : order)
-      if (inPlaceProducer(insert)) {
+      if (!prefixes.empty() ? producer(insert) != nullptr
+                            : inPlaceProducer(insert, prefixes) != nullptr) {
         first = producer(insert);
         break;
       }
-    if (!first)
+    if (!first && prefixes.empty())
       return;
-    if (first->isBeforeInBlock(empty))
+    if (!first)
+      empty->moveBefore(&block->front());
+    else if (first->isBeforeInBlock(empty))
       empty->moveBefore(first);
+    // Each insert right after its producer (or the insert before it); each
+    // leading slice read out right after its last piece is in.
     Operation *cursor = empty;
     Value dest = empty.getResult();
+    SmallVector<unsigned> piecesLeft = llvm::map_to_vector(
+        prefixes, [](const Chain &p) { return unsigned(p.inserts.size()); });
     for (tensor::InsertSliceOp insert : order) {
       Operation *p = producer(insert);
       insert->moveAfter(p && cursor->isBeforeInBlock(p) ? p : cursor);
       insert.getDestMutable().assign(dest);
-      if (Operation *prod = inPlaceProducer(insert))
-        computeInPlace(insert, prod, dest);
       dest = insert.getResult();
       cursor = insert;
+      for (auto [k, prefix] : llvm::enumerate(prefixes)) {
+        for (tensor::InsertSliceOp q : prefix.inserts)
+          if (q.getSource() == insert.getSource() &&
+              q.getStaticOffsets() == insert.getStaticOffsets())
+            --piecesLeft[k];
+        if (piecesLeft[k] != 0)
+          continue;
+        piecesLeft[k] = ~0u; // read out once
+        OpBuilder b(insert->getContext());
+        b.setInsertionPointAfter(cursor);
+        RankedTensorType t = prefix.type();
+        SmallVector<OpFoldResult> zeros(t.getRank(), b.getIndexAttr(0)),
+            ones(t.getRank(), b.getIndexAttr(1)), sizes;
+        for (int64_t d : t.getShape())
+          sizes.push_back(b.getIndexAttr(d));
+        auto lead = b.create<tensor::ExtractSliceOp>(insert.getLoc(), t, dest,
+                                                     zeros, sizes, ones);
+        cursor = lead;
+        prefix.result().replaceAllUsesWith(lead.getResult());
+        for (tensor::InsertSliceOp q : llvm::reverse(prefix.inserts))
+          q->erase();
+        prefix.empty->erase();
+      }
     }
     for (OpOperand *use : outside)
       use->set(dest);
+    // Now that the leading slices no longer read the pieces, the producers
+    // that can compute into their slices.
+    for (tensor::InsertSliceOp insert : order)
+      if (Operation *prod = inPlaceProducer(insert, {}))
+        computeInPlace(insert, prod, insert.getDest());
   }
 
   /// The producer of `insert`'s source where it can compute it into the
   /// slice: a destination-style op in the same block writing it into a
-  /// tensor.empty of its own, the source read by the insert alone (and
-  /// for a micro-kernel, which addresses dense buffers, a contiguous slice:
-  /// a strided one would be staged through a copy of its own).
-  Operation *inPlaceProducer(tensor::InsertSliceOp insert) {
+  /// tensor.empty of its own, the source read by the insert alone, or
+  /// besides by the leading slices `prefixes` that will be read out of
+  /// this chain (and for a micro-kernel, which addresses dense buffers, a
+  /// contiguous slice: a strided one would be staged through a copy of its
+  /// own).
+  Operation *inPlaceProducer(tensor::InsertSliceOp insert,
+                             ArrayRef<Chain> prefixes) {
     auto source = dyn_cast<OpResult>(insert.getSource());
-    if (!source || !source.hasOneUse())
+    if (!source)
       return nullptr;
+    for (OpOperand &use : source.getUses())
+      if (use.getOwner() != insert &&
+          !llvm::any_of(prefixes, [&](const Chain &p) {
+            return llvm::is_contained(p.inserts, use.getOwner());
+          }))
+        return nullptr;
     Operation *prod = source.getOwner();
     auto dps = dyn_cast<DestinationStyleOpInterface>(prod);
     if (!dps || prod->getBlock() != insert->getBlock())

@@ -99,3 +99,50 @@ func.func @shared_piece(%x: tensor<1x2x4xf32>) -> tensor<1x4x4xf32> {
   %i1 = tensor.insert_slice %n into %i0[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
   return %i1 : tensor<1x4x4xf32>
 }
+
+// -----
+
+// Tests that a concatenation that is a leading slice of a larger one with
+// the same pieces at the same places (a dense block: each layer takes the
+// block's input and every earlier layer's features) is read out of the
+// larger one's chain, right after its last piece is in, and that its
+// pieces, now read by one insert each, are computed in place.
+// CHECK-LABEL: func @dense_block
+// CHECK: %[[D:.*]] = tensor.empty() : tensor<1x6x4xf32>
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[D]][0, 0, 0] [1, 2, 4]
+// CHECK: %[[X:.*]] = linalg.exp ins(%{{.*}} : tensor<1x2x4xf32>) outs(%[[S0]] : tensor<1x2x4xf32>)
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[X]] into %[[D]][0, 0, 0]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[I0]][0, 2, 0] [1, 2, 4]
+// CHECK: %[[F1:.*]] = linalg.negf ins(%{{.*}} : tensor<1x2x4xf32>) outs(%[[S1]] : tensor<1x2x4xf32>)
+// CHECK: %[[I1:.*]] = tensor.insert_slice %[[F1]] into %[[I0]][0, 2, 0]
+// CHECK: %[[C1:.*]] = tensor.extract_slice %[[I1]][0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<1x6x4xf32> to tensor<1x4x4xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[C1]] : tensor<1x4x4xf32>)
+// CHECK: %[[S2:.*]] = tensor.extract_slice %[[I1]][0, 4, 0] [1, 2, 4]
+// CHECK: linalg.exp ins(%{{.*}} : tensor<1x2x4xf32>) outs(%[[S2]] : tensor<1x2x4xf32>)
+// CHECK: %[[I2:.*]] = tensor.insert_slice
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[I2]], %[[R]]
+// BUF-LABEL: func @dense_block
+// BUF-NOT: memref.copy
+// BUF: return
+func.func @dense_block(%x: tensor<1x2x4xf32>, %y: tensor<1x2x4xf32>, %z: tensor<1x2x4xf32>) -> (tensor<1x6x4xf32>, tensor<1x2x4xf32>) {
+  %e0 = tensor.empty() : tensor<1x2x4xf32>
+  %a = linalg.exp ins(%x : tensor<1x2x4xf32>) outs(%e0 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %e1 = tensor.empty() : tensor<1x2x4xf32>
+  %f1 = linalg.negf ins(%y : tensor<1x2x4xf32>) outs(%e1 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %d1 = tensor.empty() : tensor<1x4x4xf32>
+  %c1a = tensor.insert_slice %a into %d1[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+  %c1 = tensor.insert_slice %f1 into %c1a[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x4x4xf32>
+  %er = tensor.empty() : tensor<1x2x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1 * 2, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c1 : tensor<1x4x4xf32>) outs(%er : tensor<1x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x2x4xf32>
+  %e2 = tensor.empty() : tensor<1x2x4xf32>
+  %f2 = linalg.exp ins(%r : tensor<1x2x4xf32>) outs(%e2 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %d2 = tensor.empty() : tensor<1x6x4xf32>
+  %c2a = tensor.insert_slice %a into %d2[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x6x4xf32>
+  %c2b = tensor.insert_slice %f1 into %c2a[0, 2, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x6x4xf32>
+  %c2 = tensor.insert_slice %f2 into %c2b[0, 4, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x6x4xf32>
+  return %c2, %r : tensor<1x6x4xf32>, tensor<1x2x4xf32>
+}
