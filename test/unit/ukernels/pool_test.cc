@@ -163,6 +163,31 @@ TEST_P(MaxPool, NaNWinsItsWindows) {
   x[1 * 20 + 5] = std::nanf("");
   x[4 * 20 + 12] = std::nanf("");
   checkPool(*v, pairs, nullptr, x);
+  // Stride 1 (separable on AVX-512: a NaN reduced across its rows first,
+  // then down), at a row's first and last columns too.
+  x[0 * 20 + 0] = std::nanf("");
+  x[5 * 20 + 19] = std::nanf("");
+  checkPool(*v, PoolCase{1, 1, 6, 20, 3, 3}.pad(1), nullptr, x);
+  checkPool(*v, PoolCase{1, 1, 6, 20, 3, 3}.stride(2).ceilMode(), nullptr, x);
+}
+
+// GoogLeNet's poolings: 3x3 stride 1 pad 1 inside the inception blocks,
+// 3x3 stride 2 with ceil mode between them; windows of 1 and the widest
+// rows the separable path takes (512 outputs) and one past them, rows in
+// several runs; windows of 7 and 8 rows and columns.
+TEST_P(MaxPool, SeparableShapes) {
+  checkPool(*v, PoolCase{1, 64, 28, 28, 3, 3}.pad(1));
+  checkPool(*v, PoolCase{1, 8, 57, 57, 3, 3}.stride(2).ceilMode());
+  checkPool(*v, PoolCase{1, 2, 9, 11, 1, 1}.stride(2));
+  checkPool(*v, PoolCase{1, 2, 5, 512, 3, 3}.pad(1));
+  // Wide rows whose band is reduced in several runs of output rows.
+  checkPool(*v, PoolCase{1, 1, 40, 500, 3, 3}.pad(1));
+  checkPool(*v, PoolCase{1, 1, 41, 1000, 3, 3}.stride(2).pad(1));
+  checkPool(*v, PoolCase{1, 2, 5, 513, 3, 3}.pad(1));
+  checkPool(*v, PoolCase{1, 2, 5, 1025, 3, 3}.stride(2).pad(1));
+  checkPool(*v, PoolCase{1, 3, 16, 20, 7, 8}.pad(3));
+  checkPool(*v, PoolCase{1, 3, 16, 20, 8, 7}.pads(4, 3, 3, 3));
+  checkPool(*v, PoolCase{2, 3, 12, 12, 5, 5}.stride(2).pad(2));
 }
 
 // Units are a band of output rows (one a thread) of a plane, band by band;
