@@ -193,7 +193,7 @@ TEST_P(MaxPool, SeparableShapes) {
 // Units are a band of output rows (one a thread) of a plane, band by band;
 // a plane with fewer output rows than threads has one a row.
 TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
-  const PoolCase c = PoolCase{2, 64, 28, 28, 3, 3}.stride(2).pad(1);
+  const PoolCase c = PoolCase{2, 64, 80, 80, 3, 3}.stride(2).pad(1);
   for (int threads : {2, 3}) {
     ThreadHost host(threads);
     checkPool(*v, c, host.get());
@@ -211,6 +211,21 @@ TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
 // A batch of small images, two or more a thread, splits by images (whole
 // planes, as the convolutions around it split such a batch); large images
 // keep the bands of rows.
+// Planes of up to 32x32 outputs, four or more a thread, are a unit each
+// (GoogLeNet's 28x28, 14x14 and 7x7 poolings); fewer are split in bands.
+TEST_P(MaxPool, SmallPlanesAreUnits) {
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    checkPool(*v, PoolCase{1, 256, 28, 28, 3, 3}.pad(1), host.get());
+    ASSERT_EQ(host.counts.size(), 1u);
+    EXPECT_EQ(host.counts[0], 256);
+  }
+  ThreadHost host(2);
+  checkPool(*v, PoolCase{1, 7, 28, 28, 3, 3}.pad(1), host.get());
+  ASSERT_EQ(host.counts.size(), 1u);
+  EXPECT_EQ(host.counts[0], 2 * 7); // two bands a plane
+}
+
 TEST_P(MaxPool, SmallImagesSplitByImages) {
   for (int threads : {2, 3}) {
     ThreadHost host(threads);
