@@ -184,6 +184,7 @@ struct TccConcatInPlacePass
     // leading slice read out right after its last piece is in.
     Operation *cursor = empty;
     Value dest = empty.getResult();
+    constexpr unsigned kReadOut = ~0u;
     SmallVector<unsigned> piecesLeft = llvm::map_to_vector(
         prefixes, [](const Chain &p) { return unsigned(p.inserts.size()); });
     for (tensor::InsertSliceOp insert : order) {
@@ -193,13 +194,15 @@ struct TccConcatInPlacePass
       dest = insert.getResult();
       cursor = insert;
       for (auto [k, prefix] : llvm::enumerate(prefixes)) {
+        if (piecesLeft[k] == kReadOut) // its inserts are gone
+          continue;
         for (tensor::InsertSliceOp q : prefix.inserts)
           if (q.getSource() == insert.getSource() &&
               q.getStaticOffsets() == insert.getStaticOffsets())
             --piecesLeft[k];
         if (piecesLeft[k] != 0)
           continue;
-        piecesLeft[k] = ~0u; // read out once
+        piecesLeft[k] = kReadOut;
         OpBuilder b(insert->getContext());
         b.setInsertionPointAfter(cursor);
         RankedTensorType t = prefix.type();

@@ -146,3 +146,50 @@ func.func @dense_block(%x: tensor<1x2x4xf32>, %y: tensor<1x2x4xf32>, %z: tensor<
   %c2 = tensor.insert_slice %f2 into %c2b[0, 4, 0] [1, 2, 4] [1, 1, 1] : tensor<1x2x4xf32> into tensor<1x6x4xf32>
   return %c2, %r : tensor<1x6x4xf32>, tensor<1x2x4xf32>
 }
+
+// -----
+
+// Tests three layers of a dense block: both smaller concatenations are read
+// out of the largest one, each as soon as its pieces are in, and no insert
+// of theirs is left.
+// CHECK-LABEL: func @dense_three
+// CHECK: %[[D:.*]] = tensor.empty() : tensor<1x4xf32>
+// CHECK: %[[I0:.*]] = tensor.insert_slice %{{.*}} into %[[D]][0, 0] [1, 1]
+// CHECK: %[[I1:.*]] = tensor.insert_slice %{{.*}} into %[[I0]][0, 1] [1, 1]
+// CHECK: %[[C1:.*]] = tensor.extract_slice %[[I1]][0, 0] [1, 2] [1, 1] : tensor<1x4xf32> to tensor<1x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[C1]] : tensor<1x2xf32>)
+// CHECK: %[[I2:.*]] = tensor.insert_slice %{{.*}} into %[[I1]][0, 2] [1, 1]
+// CHECK: %[[C2:.*]] = tensor.extract_slice %[[I2]][0, 0] [1, 3] [1, 1] : tensor<1x4xf32> to tensor<1x3xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[C2]] : tensor<1x3xf32>)
+// CHECK: %[[I3:.*]] = tensor.insert_slice %{{.*}} into %[[I2]][0, 3] [1, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[I3]]
+#first = affine_map<(d0, d1) -> (d0, 0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dense_three(%x: tensor<1x1xf32>, %y: tensor<1x1xf32>) -> tensor<1x4xf32> {
+  %e1 = tensor.empty() : tensor<1x1xf32>
+  %f1 = linalg.negf ins(%y : tensor<1x1xf32>) outs(%e1 : tensor<1x1xf32>) -> tensor<1x1xf32>
+  %d1 = tensor.empty() : tensor<1x2xf32>
+  %c1a = tensor.insert_slice %x into %d1[0, 0] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x2xf32>
+  %c1 = tensor.insert_slice %f1 into %c1a[0, 1] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x2xf32>
+  %e2 = tensor.empty() : tensor<1x1xf32>
+  %f2 = linalg.generic {indexing_maps = [#first, #id], iterator_types = ["parallel", "parallel"]} ins(%c1 : tensor<1x2xf32>) outs(%e2 : tensor<1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x1xf32>
+  %d2 = tensor.empty() : tensor<1x3xf32>
+  %c2a = tensor.insert_slice %x into %d2[0, 0] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x3xf32>
+  %c2b = tensor.insert_slice %f1 into %c2a[0, 1] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x3xf32>
+  %c2 = tensor.insert_slice %f2 into %c2b[0, 2] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x3xf32>
+  %e3 = tensor.empty() : tensor<1x1xf32>
+  %f3 = linalg.generic {indexing_maps = [#first, #id], iterator_types = ["parallel", "parallel"]} ins(%c2 : tensor<1x3xf32>) outs(%e3 : tensor<1x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x1xf32>
+  %d3 = tensor.empty() : tensor<1x4xf32>
+  %c3a = tensor.insert_slice %x into %d3[0, 0] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x4xf32>
+  %c3b = tensor.insert_slice %f1 into %c3a[0, 1] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x4xf32>
+  %c3c = tensor.insert_slice %f2 into %c3b[0, 2] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x4xf32>
+  %c3 = tensor.insert_slice %f3 into %c3c[0, 3] [1, 1] [1, 1] : tensor<1x1xf32> into tensor<1x4xf32>
+  return %c3 : tensor<1x4xf32>
+}
