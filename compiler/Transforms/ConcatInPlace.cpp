@@ -1,5 +1,4 @@
-//===- ConcatInPlace.cpp - the tcc-concat-in-place pass
-//--------------------===//
+//===- ConcatInPlace.cpp - the tcc-concat-in-place pass ------------------===//
 //
 // The inputs of a concatenation computed straight into its slices: see the
 // pass's description in Passes.td.
@@ -88,8 +87,8 @@ std::optional<Chain> chainAt(tensor::InsertSliceOp head) {
 }
 
 /// Whether `small` is a leading slice of `big` along one axis holding the
-/// same pieces at the same places (DenseNet: each layer concatenates the
-/// block's input and every earlier layer's features, the next layer the
+/// same pieces at the same places (a dense block: each layer concatenates
+/// the block's input and every earlier layer's features, the next layer the
 /// same and its own): then `small` can be read out of `big`'s buffer.
 bool isPrefixOf(const Chain &small, const Chain &big) {
   RankedTensorType s = small.type(), b = big.type();
@@ -163,14 +162,14 @@ struct TccConcatInPlacePass
                       });
     // Where the concatenation starts: before the first of its producers
     // that computes in place (only those are worth a longer life of the
-    // destination: DenseNet's features are each read by several
-    // concatenations, none of whose pieces is in place until the leading
-    // slices are read out of the last one), or before the first producer of
-    // all when there are leading slices to read out of it.
+    // destination: in a dense block each layer's features are read by
+    // several concatenations, so none is in place until the leading slices
+    // are read out of the last one), or before the first producer of all
+    // when there are leading slices to read out of it.
     Operation *first = nullptr;
     for (tensor::InsertSliceOp insert : order)
-      if (!prefixes.empty() ? producer(insert) != nullptr
-                            : inPlaceProducer(insert, prefixes) != nullptr) {
+      if (prefixes.empty() ? inPlaceProducer(insert) != nullptr
+                           : producer(insert) != nullptr) {
         first = producer(insert);
         break;
       }
@@ -224,28 +223,19 @@ struct TccConcatInPlacePass
     // Now that the leading slices no longer read the pieces, the producers
     // that can compute into their slices.
     for (tensor::InsertSliceOp insert : order)
-      if (Operation *prod = inPlaceProducer(insert, {}))
+      if (Operation *prod = inPlaceProducer(insert))
         computeInPlace(insert, prod, insert.getDest());
   }
 
   /// The producer of `insert`'s source where it can compute it into the
   /// slice: a destination-style op in the same block writing it into a
-  /// tensor.empty of its own, the source read by the insert alone, or
-  /// besides by the leading slices `prefixes` that will be read out of
-  /// this chain (and for a micro-kernel, which addresses dense buffers, a
-  /// contiguous slice: a strided one would be staged through a copy of its
-  /// own).
-  Operation *inPlaceProducer(tensor::InsertSliceOp insert,
-                             ArrayRef<Chain> prefixes) {
+  /// tensor.empty of its own, the source read by the insert alone (and for
+  /// a micro-kernel, which addresses dense buffers, a contiguous slice: a
+  /// strided one would be staged through a copy of its own).
+  Operation *inPlaceProducer(tensor::InsertSliceOp insert) {
     auto source = dyn_cast<OpResult>(insert.getSource());
-    if (!source)
+    if (!source || !source.hasOneUse())
       return nullptr;
-    for (OpOperand &use : source.getUses())
-      if (use.getOwner() != insert &&
-          !llvm::any_of(prefixes, [&](const Chain &p) {
-            return llvm::is_contained(p.inserts, use.getOwner());
-          }))
-        return nullptr;
     Operation *prod = source.getOwner();
     auto dps = dyn_cast<DestinationStyleOpInterface>(prod);
     if (!dps || prod->getBlock() != insert->getBlock())

@@ -199,8 +199,7 @@ def TccConcatInPlace : Pass<"tcc-concat-in-place", "func::FuncOp"> {
     after its producer, so that the concatenation so far dominates the next
     producer. A `tcc.ukernel` writes dense buffers, so it only takes a slice
     that is contiguous: every dimension before the axis of size 1 (a batch
-    of one, concatenated along channels, as in SqueezeNet, GoogLeNet and
-    DenseNet). A concatenation that is a leading slice of a larger one
+    of one, concatenated along channels). A concatenation that is a leading slice of a larger one
     along one axis, with the same pieces at the same places (a dense
     block's layers), becomes an `extract_slice` of the larger one's chain
     right after its last piece is in; its pieces, then read by one insert

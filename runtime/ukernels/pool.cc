@@ -148,11 +148,10 @@ bool separable(const PoolShape &s) {
 /// maximum of kh of those. planeVector reduced each window's kh x kw taps
 /// for every output row (each input row 3 times over for a 3x3 window of
 /// stride 1), computing the edge masks of every load and tracking NaNs per
-/// tap: GoogLeNet's 3x3 poolings took 16% of its run, 3.2 times ONNX
-/// Runtime's. The loads' offsets and masks are the same for every row and
-/// worked out once. maxps drops NaNs, so the loads are checked for them
-/// instead (the first and last tap's loads reach every column a window
-/// reads, and more): false, the band's outputs left for planeVector to
+/// tap (docs/ukernels.md has the figures). The loads' offsets and masks are the
+/// same for every row and worked out once. maxps drops NaNs, so the loads are
+/// checked for them instead (the first and last tap's loads reach every column
+/// a window reads, and more): false, the band's outputs left for planeVector to
 /// redo, when there is one.
 template <int S>
 bool planeSeparable(const PoolShape &s, const float *x, float *y, int64_t oy0,
@@ -434,8 +433,8 @@ extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
       s.c * s.oh * s.ow * s.kh * s.kw < kMinTaskWork * threads;
   // Small planes (up to 32x32 outputs), four or more a thread, are whole
   // units too: a band of a few rows cost more to set up than to pool
-  // (GoogLeNet's 28x28, 14x14 and 7x7 poolings: 2.7% of the model, paired;
-  // its 56x56 ones in bands as well gained less).
+  // (28x28, 14x14 and 7x7 planes; 56x56 ones as well gained less, see
+  // docs/ukernels.md).
   const bool smallPlanes =
       s.oh * s.ow <= kWholePlaneOutputs && s.n * s.c >= 4 * threads;
   const int64_t bands = byImages || smallPlanes ? 1 : minI(threads, s.oh);

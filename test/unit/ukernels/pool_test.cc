@@ -171,10 +171,9 @@ TEST_P(MaxPool, NaNWinsItsWindows) {
   checkPool(*v, PoolCase{1, 1, 6, 20, 3, 3}.stride(2).ceilMode(), nullptr, x);
 }
 
-// GoogLeNet's poolings: 3x3 stride 1 pad 1 inside the inception blocks,
-// 3x3 stride 2 with ceil mode between them; windows of 1 and the widest
-// rows the separable path takes (512 outputs) and one past them, rows in
-// several runs; windows of 7 and 8 rows and columns.
+// 3x3 windows of stride 1 with a pad of 1, and of stride 2 in ceil mode;
+// windows of 1 and the widest rows the separable path takes (512 outputs) and
+// one past them, rows in several runs; windows of 7 and 8 rows and columns.
 TEST_P(MaxPool, SeparableShapes) {
   checkPool(*v, PoolCase{1, 64, 28, 28, 3, 3}.pad(1));
   checkPool(*v, PoolCase{1, 8, 57, 57, 3, 3}.stride(2).ceilMode());
@@ -212,7 +211,7 @@ TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
 // planes, as the convolutions around it split such a batch); large images
 // keep the bands of rows.
 // Planes of up to 32x32 outputs, four or more a thread, are a unit each
-// (GoogLeNet's 28x28, 14x14 and 7x7 poolings); fewer are split in bands.
+// (28x28 planes here); fewer are split in bands.
 TEST_P(MaxPool, SmallPlanesAreUnits) {
   for (int threads : {2, 3}) {
     ThreadHost host(threads);
