@@ -22,11 +22,13 @@ bool padsInsideWindow(const ConvShape &s) {
 /// A block's depthwise convolution `s` (over x) and first convolution
 /// `es`, checked: one group, x's shape as its output, not one that
 /// tcc_uk_conv2d_nchw runs as Winograd (its packed weights are
-/// transformed), and every band of rows reads some input rows.
+/// transformed) or, on AVX-512, directly (packed in blocks of filters), and
+/// every band of rows reads some input rows.
 bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s, ConvShape &es) {
   return p && resolvePair(&p->pair, s) && resolveConv(&p->exp, es) &&
          es.groups == 1 && es.f == s.c && es.n == s.n && es.oh == s.h &&
-         es.ow == s.w && !winogradFits(es) && padsInsideWindow(s) &&
+         es.ow == s.w && !winogradFits(es) &&
+         !directFits(TCC_UK_ISA_AVX512, es) && padsInsideWindow(s) &&
          padsInsideWindow(es);
 }
 

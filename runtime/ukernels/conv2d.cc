@@ -211,7 +211,7 @@ int64_t subsampledFloats(const ConvShape &s) {
 }
 
 int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
-  if (isDepthwise(s))
+  if (isDepthwise(s) || (packedA && directFits(isa, s)))
     return 0;
   if (packedA && winogradFits(s))
     return winogradScratchBytes(isa, s);
@@ -325,7 +325,7 @@ void runGroups(void *ctx, int64_t begin, int64_t end) {
 /// too small for its own split to pay (under kMinTaskWork multiply-adds a
 /// thread): many narrow groups, or a batch of small images, whose GEMMs
 /// otherwise ran one at a time on one thread while the others waited
-/// (measurements in docs/ukernels.md).
+/// (measurements in docs/convolutions.md).
 bool groupsSideBySide(const tcc_host_api_t *host, const ConvShape &s) {
   const int threads = hostThreads(host);
   return threads > 1 && s.n * s.groups >= 2 * threads &&
@@ -379,6 +379,8 @@ tcc_uk_conv2d_pack_weights_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
     return 0;
   if (isDepthwise(s))
     return s.f * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
+  if (directFits(isa, s))
+    return directWeightBytes(s);
   if (winogradFits(s))
     return winogradWeightBytes(isa, s);
   return s.groups * tcc_uk_pack_a_bytes(isa, s.fg, s.kdim);
@@ -394,6 +396,8 @@ extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
     memcpy(out, weight, sizeof(float) * s.f * s.kh * s.kw);
     return;
   }
+  if (directFits(isa, s))
+    return directPackWeights(s, weight, out);
   if (winogradFits(s))
     return winogradPackWeights(isa, s, weight, out);
   const int64_t groupFloats = tcc_uk_pack_a_bytes(isa, s.fg, s.kdim) /
@@ -425,6 +429,10 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   const bool packedA = (p->flags & TCC_UK_PACKED_A) != 0;
   if (isDepthwise(s)) {
     depthwiseConv(host, s, input, weight, output, accumulate, epilogue);
+    return 0;
+  }
+  if (packedA && directFits(TCC_UK_NATIVE_ISA, s)) {
+    directConv(host, s, input, weight, output, accumulate, epilogue);
     return 0;
   }
   const bool subsampled = isStridedPointwise(s);

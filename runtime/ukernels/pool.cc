@@ -148,11 +148,11 @@ bool separable(const PoolShape &s) {
 /// maximum of kh of those. planeVector reduced each window's kh x kw taps
 /// for every output row (each input row 3 times over for a 3x3 window of
 /// stride 1), computing the edge masks of every load and tracking NaNs per
-/// tap (docs/ukernels.md has the figures). The loads' offsets and masks are the
-/// same for every row and worked out once. maxps drops NaNs, so the loads are
-/// checked for them instead (the first and last tap's loads reach every column
-/// a window reads, and more): false, the band's outputs left for planeVector to
-/// redo, when there is one.
+/// tap (docs/convolutions.md has the figures). The loads' offsets and masks are
+/// the same for every row and worked out once. maxps drops NaNs, so the loads
+/// are checked for them instead (the first and last tap's loads reach every
+/// column a window reads, and more): false, the band's outputs left for
+/// planeVector to redo, when there is one.
 template <int S>
 bool planeSeparable(const PoolShape &s, const float *x, float *y, int64_t oy0,
                     int64_t oy1) {
@@ -434,7 +434,7 @@ extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
   // Small planes (up to 32x32 outputs), four or more a thread, are whole
   // units too: a band of a few rows cost more to set up than to pool
   // (28x28, 14x14 and 7x7 planes; 56x56 ones as well gained less, see
-  // docs/ukernels.md).
+  // docs/convolutions.md).
   const bool smallPlanes =
       s.oh * s.ow <= kWholePlaneOutputs && s.n * s.c >= 4 * threads;
   const int64_t bands = byImages || smallPlanes ? 1 : minI(threads, s.oh);

@@ -313,6 +313,17 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
                    bool accumulate, const tcc_uk_epilogue_t *ep);
 
+/// Direct convolutions with the filters along the vectors (direct.cc):
+/// one group, filters a multiple of 16, small images, on AVX-512. A
+/// convolution that fits (for `isa`) gets its weights packed in blocks of
+/// 32 filters and runs this way whenever they are prepacked.
+bool directFits(int32_t isa, const ConvShape &s);
+int64_t directWeightBytes(const ConvShape &s);
+void directPackWeights(const ConvShape &s, const float *w, float *out);
+void directConv(const tcc_host_api_t *host, const ConvShape &s,
+                const float *input, const float *weight, float *output,
+                bool accumulate, const tcc_uk_epilogue_t *ep);
+
 /// Winograd F(2x2, 3x3) (winograd.cc): 3x3, stride 1, one group, big
 /// enough. A convolution that fits gets transformed weights at packing
 /// time and runs this way whenever they are prepacked (TCC_UK_PACKED_A).

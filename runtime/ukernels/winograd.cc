@@ -681,7 +681,7 @@ int tileSize(int32_t isa, const ConvShape &s) {
   // are 4 tiles a row: 25% of AVX-512's lanes, F(2x2) 7; a batch of 8 at
   // 32 -> 64 channels took 0.35 ms as F(4x4), 0.26 as F(2x2) on 2
   // threads; at 10x10, 37.5% of AVX2's lanes, F(2x2) won too, and F(4x4)
-  // from 7 of 16 and 4 of 8 lanes; tcc-ukernel-bench, docs/ukernels.md).
+  // from 7 of 16 and 4 of 8 lanes; tcc-ukernel-bench, docs/convolutions.md).
   const Tiles t4 = tilesOf(s, 4);
   if (s.n * t4.p >= 32 && t4.tw <= kMaxTileCols && s.c <= 128 && s.f <= 128 &&
       5 * t4.tw >= 2 * tilesFor(isa).vl)

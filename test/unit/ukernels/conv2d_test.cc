@@ -509,7 +509,7 @@ TEST_P(Conv2d, WinogradThreeByThree) {
   // 4 images of 28x28, 49 tiles each, are F(4x4)'s blocks across images.)
   checkConv(
       *v,
-      ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue());
+      ConvCase{8, 32, 14, 14, 72, 3, 3}.pad(1).withFlags(packed).epilogue());
   checkConv(
       *v,
       ConvCase{4, 32, 28, 28, 32, 3, 3}.pad(1).withFlags(packed).epilogue());
@@ -537,20 +537,24 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   // The tiles of every image count: 16 of 4x4 an image, 8 images; and a
   // tile row must fill 40% of a vector: 4 tiles fill half of AVX2's 8
   // lanes, a quarter of AVX-512's 16 (F(2x2) there), all of SSE's 4.
+  // (On AVX-512 such few-channel small images run the direct kernel:
+  // the weights as they are, in blocks of filters; DirectOnlyWhereItFits.)
+  const bool avx512 = isa() == 2;
+  const int64_t direct3264 = 64 * 32 * 9 * 4;
   const ConvCase few4 = ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1);
-  EXPECT_EQ(packedBytes(few4), 16 * v->packABytes(isa(), 64, 32));
+  EXPECT_EQ(packedBytes(few4),
+            avx512 ? direct3264 : 16 * v->packABytes(isa(), 64, 32));
   ConvCase batch4 = few4;
   batch4.n = 8;
-  const bool avx512 = isa() == 2;
   EXPECT_EQ(packedBytes(batch4),
-            (avx512 ? 16 : 36) * v->packABytes(isa(), 64, 32));
+            avx512 ? direct3264 : 36 * v->packABytes(isa(), 64, 32));
   // 7 tiles a row (28x28 outputs) fill 7 of AVX-512's 16 lanes: F(4x4).
   const ConvCase row7 = ConvCase{4, 32, 28, 28, 32, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(row7), 36 * v->packABytes(isa(), 32, 32));
   // 3 tiles a row (10x10) fill 3 of AVX2's 8: F(2x2) from AVX2 up.
-  const ConvCase row3 = ConvCase{8, 32, 10, 10, 32, 3, 3}.pad(1);
+  const ConvCase row3 = ConvCase{8, 48, 10, 10, 80, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(row3),
-            (isa() >= 1 ? 16 : 36) * v->packABytes(isa(), 32, 32));
+            (isa() >= 1 ? 16 : 36) * v->packABytes(isa(), 80, 48));
   const ConvCase wide = ConvCase{1, 256, 28, 28, 160, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(wide), 16 * v->packABytes(isa(), 160, 256));
   // Under 32 tiles, F(2x2) only while its 16 matrices stay within 8 MB:
@@ -569,6 +573,129 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(packedBytes(c), plainBytes(c));
+  }
+}
+
+// On AVX-512, convolutions of one group over small images with few
+// channels (at most 256 outputs, c kh kw <= 800 taps, 28 (c + f) >= c f,
+// filters a multiple of 16) run the direct kernel, filters along the
+// vectors, whatever their window and stride (up to 2 across): odd widths
+// (tiles of 14 columns and fewer), a last block of 16 filters, 5x5,
+// strides, dilation, asymmetric pads, the epilogue with the activations
+// the reference models,
+// accumulation, batches, and weights packed by another variant. Elsewhere
+// the same cases take the GEMM or Winograd and must agree just as well.
+TEST_P(Conv2d, DirectSmallImages) {
+  const Variant &host = variantNamed("host");
+  const uint32_t packed = TCC_UK_PACKED_A;
+  for (const Variant *packer : {v, &host})
+    checkConv(
+        *v,
+        ConvCase{2, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue(),
+        packer);
+  checkConv(*v, ConvCase{1, 16, 15, 15, 48, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{3, 24, 9, 11, 16, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{1, 32, 14, 14, 64, 5, 5}.pad(2).withFlags(packed));
+  checkConv(*v, ConvCase{1, 64, 28, 28, 96, 3, 3}
+                    .stride(2)
+                    .pad(1)
+                    .withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 16, 13, 12, 32, 3, 3}
+                    .strides(2, 1)
+                    .pads(0, 2, 1, 0)
+                    .withFlags(packed));
+  checkConv(*v, ConvCase{2, 16, 12, 12, 32, 3, 3}.dilation(2).pad(2).withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 20, 6, 30, 32, 1, 3}
+                    .pads(0, 1, 0, 1)
+                    .withFlags(packed)); // 30 columns: tiles of 10
+  checkConv(*v, ConvCase{1, 32, 7, 7, 32, 3, 3}.pad(0).withFlags(packed));
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
+    checkConv(*v, ConvCase{1, 32, 10, 10, 32, 3, 3}
+                      .pad(1)
+                      .withFlags(packed)
+                      .epilogue()
+                      .activation(act));
+}
+
+// Which convolutions run direct shows in the packed weights: the filters
+// in blocks of 32, each block [c][ky][kx][32] (f c kh kw floats), where
+// the GEMM packs A panels of its MR rows and Winograd transformed
+// matrices; on AVX-512 only.
+TEST_P(Conv2d, DirectOnlyWhereItFits) {
+  auto packedDirect = [&](const ConvCase &c) {
+    const tcc_uk_conv2d_params_t p = c.params();
+    const int64_t taps = c.c * c.kh * c.kw, bytes = c.f * taps * 4;
+    if (v->convPackWeightsBytes(isa(), &p) != bytes)
+      return false;
+    const std::vector<float> w = randomVector(c.f * taps, 7);
+    std::vector<float> got(c.f * taps);
+    v->convPackWeights(isa(), &p, w.data(), got.data());
+    for (int64_t f0 = 0; f0 < c.f; f0 += 32) {
+      const int64_t nf = std::min<int64_t>(32, c.f - f0);
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t j = 0; j < nf; ++j)
+          if (got[f0 * taps + t * nf + j] != w[(f0 + j) * taps + t])
+            return false;
+    }
+    return true;
+  };
+  const bool avx512 = isa() == 2;
+  for (const ConvCase &c : {
+           ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1), // a small CNN's
+           ConvCase{1, 16, 16, 16, 48, 3, 3}.pad(1), // 256 outputs
+           ConvCase{1, 32, 14, 14, 64, 5, 5}.pad(2), // 800 taps
+           ConvCase{1, 48, 14, 14, 64, 3, 3}.stride(2).pad(1),
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(packedDirect(c), avx512);
+  }
+  for (const ConvCase &c : {
+           ConvCase{1, 16, 17, 16, 48, 3, 3}.pad(1), // 272 outputs
+           ConvCase{1, 64, 14, 14, 64, 3, 3}.pad(1), // 28 * 128 < 4096
+           ConvCase{1, 64, 14, 14, 64, 3, 3}.stride(2).pad(1),
+           ConvCase{1, 96, 7, 7, 32, 3, 3}.pad(1),   // 864 taps
+           ConvCase{1, 32, 14, 14, 40, 3, 3}.pad(1), // 40 filters
+           ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1).group(2),
+           ConvCase{1, 32, 14, 14, 64, 3, 3}.strides(1, 3).pad(1),
+           ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1), // 9 taps
+           ConvCase{1, 32, 14, 14, 16, 1, 1},       // a GEMM in place
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_FALSE(packedDirect(c));
+  }
+}
+
+// The direct kernel's tasks: images, then bands of rows, then the filter
+// blocks, until there are two a thread (one image of 7x7 at 512 filters:
+// 7 one-row bands by two parts of the blocks); results are the same
+// whatever the split.
+TEST_P(Conv2d, DirectSplitsAcrossThreads) {
+  for (const ConvCase &c : {
+           ConvCase{1, 16, 7, 7, 64, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A),
+           ConvCase{3, 32, 14, 14, 48, 3, 3}
+               .pad(1)
+               .withFlags(TCC_UK_PACKED_A)
+               .epilogue(),
+           ConvCase{1, 16, 14, 14, 32, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A),
+       }) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    const std::vector<float> serial = runConv(*v, c, d, nullptr);
+    for (int threads : {2, 3, 8}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runConv(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+      if (isa() != 2)
+        continue;
+      EXPECT_EQ(host.calls, 1); // one parallel loop
+      // 7 one-row bands by both blocks of 32 filters for 8 threads.
+      if (c.h == 7 && threads == 8)
+        EXPECT_EQ(host.counts.back(), 14);
+    }
+    checkConv(*v, c);
   }
 }
 
@@ -654,8 +781,8 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
           .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
       // Winograd's blocks across the images of a batch: F(4x4) (one block
-      // an image), F(2x2) with more blocks than slots.
-      ConvCase{8, 32, 14, 14, 64, 3, 3}
+      // an image; F(2x2) on AVX-512), F(2x2) with more blocks than slots.
+      ConvCase{8, 32, 14, 14, 72, 3, 3}
           .pad(1)
           .withFlags(TCC_UK_PACKED_A)
           .epilogue(),
