@@ -660,6 +660,12 @@ int main(int argc, char **argv) {
         {"small 3x3/2 64->128 28", conv(64, 28, 128, 3, 2, 1, 1)},
         {"small 3x3/2 256->512 14", conv(256, 14, 512, 3, 2, 1, 1)},
         {"small 5x5 32->64 14", conv(32, 14, 64, 5, 1, 2, 1)},
+        {"resnext g32 3x3 512 14", conv(512, 14, 512, 3, 1, 1, 32)},
+        {"resnext g32 3x3/2 512 28", conv(512, 28, 512, 3, 2, 1, 32)},
+        {"resnext g32 3x3 1024 7", conv(1024, 7, 1024, 3, 1, 1, 32)},
+        {"resnext g32 3x3/2 1024 14", conv(1024, 14, 1024, 3, 2, 1, 32)},
+        {"resnext g32 3x3 256 28", conv(256, 28, 256, 3, 1, 1, 32)},
+        {"regnet g8 3x3 208 14", conv(208, 14, 208, 3, 1, 1, 26)},
     };
     std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
                 "relu fused\n  %-34s%s\n",

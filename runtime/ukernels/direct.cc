@@ -1,20 +1,20 @@
-// direct.cc - convolutions of one group as direct sums with the filters
-// along the vectors (AVX-512), for small images, where Winograd's transforms
-// and im2col's packing cost more than they save:
+// direct.cc - convolutions of few channels a group as direct sums with the
+// filters along the vectors (AVX-512), for small images, where Winograd's
+// transforms and im2col's packing (a GEMM a group) cost more than they save:
 //
-//   y[f, oy, ox] = sum over (c, ky, kx) of
+//   y[f, oy, ox] = sum over (c of f's group, ky, kx) of
 //                  W[f, c, ky, kx] * x[c, oy sh + ky dh, ox sw + kx dw]
 //
 // A register tile is 32 filters (two vectors; 16 for a last block of 16)
 // by up to 14 output pixels of one row: per (c, ky, kx) the tile loads two
 // weight vectors and broadcasts each input pixel once into two FMAs, 28
 // FMAs to 16 loads, every lane useful whatever the image's width. The
-// weights are packed at load time in blocks of 32 filters, each block
-// [c][ky][kx][32]. The input rows a band of output rows reads are copied
-// once a task, zero-padded, into a buffer on the stack, so the tiles never
-// test a bound. A tile's sums (pixels by filters) are transposed in
-// registers (16 x 16) into the filters' planes, where the epilogue runs as
-// for the depthwise kernel's rows.
+// weights are packed at load time in blocks of 32 filters of a group, each
+// block [c/groups][ky][kx][32]. The input rows a band of output rows reads
+// (of the block's group) are copied, zero-padded, into a buffer on the
+// stack, so the tiles never test a bound. A tile's sums (pixels by filters) are
+// transposed in registers (16 x 16) into the filters' planes, where the
+// epilogue runs as for the depthwise kernel's rows.
 #include "depthwise_internal.h"
 
 #include <utility>
@@ -49,11 +49,11 @@ int64_t bandInputRows(const ConvShape &s, int64_t rows) {
 bool directFits(int32_t isa, const ConvShape &s) {
   // 1x1 convolutions are GEMMs that read the image where it lies (the
   // fused pairs and blocks take their weights packed as such).
-  if (isa != TCC_UK_ISA_AVX512 || s.groups != 1 || s.f % 16 || s.sw > 2 ||
-      s.oh <= 0 || s.ow <= 0 || s.kh * s.kw == 1 || s.c * s.kh * s.kw < 16)
+  if (isa != TCC_UK_ISA_AVX512 || s.fg % 16 || s.sw > 2 || s.oh <= 0 ||
+      s.ow <= 0 || s.kh * s.kw == 1 || s.cg * s.kh * s.kw < 16)
     return false;
   // One output row's input rows of every channel fit the buffer.
-  if (s.c * bandInputRows(s, 1) * paddedPitch(s) > kDirectBufFloats)
+  if (s.cg * bandInputRows(s, 1) * paddedPitch(s) > kDirectBufFloats)
     return false;
   // Small images and few channels: Winograd's transforms cost a share of
   // (1/c + 1/f) of its products, and from 28 (c + f) < c f on (64 -> 64
@@ -61,23 +61,24 @@ bool directFits(int32_t isa, const ConvShape &s) {
   // packing is from 16 x 16 outputs up; a filter block's weights past ~100
   // KB (c kh kw > 800) stream from L2 at every row tile (256 -> 512 at
   // stride 2: half the GEMM's speed). Measurements in docs/convolutions.md.
-  const int64_t taps = s.c * s.kh * s.kw;
-  return s.oh * s.ow <= 256 && taps <= 800 && 28 * (s.c + s.f) >= s.c * s.f;
+  const int64_t taps = s.cg * s.kh * s.kw;
+  return s.oh * s.ow <= 256 && taps <= 800 && 28 * (s.cg + s.fg) >= s.cg * s.fg;
 }
 
 int64_t directWeightBytes(const ConvShape &s) {
-  return s.f * s.c * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
+  return s.f * s.cg * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
 }
 
 void directPackWeights(const ConvShape &s, const float *w, float *out) {
-  const int64_t taps = s.c * s.kh * s.kw;
-  for (int64_t f0 = 0; f0 < s.f; f0 += kDirectBlock) {
-    const int64_t nf = minI(kDirectBlock, s.f - f0);
-    float *block = out + f0 * taps;
-    for (int64_t t = 0; t < taps; ++t)
-      for (int64_t j = 0; j < nf; ++j)
-        block[t * nf + j] = w[(f0 + j) * taps + t];
-  }
+  const int64_t taps = s.cg * s.kh * s.kw;
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t f0 = g * s.fg; f0 < (g + 1) * s.fg; f0 += kDirectBlock) {
+      const int64_t nf = minI(kDirectBlock, (g + 1) * s.fg - f0);
+      float *block = out + f0 * taps;
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t j = 0; j < nf; ++j)
+          block[t * nf + j] = w[(f0 + j) * taps + t];
+    }
 }
 
 #if TCC_UK_NATIVE_ISA == 2
@@ -107,7 +108,7 @@ TCC_UK_INLINE void sumTile(const ConvShape &s, const float *x,
     TCC_UK_UNROLL
   for (int q = 0; q < NP; ++q)
     acc[v][q] = vzero();
-  for (int64_t c = 0; c < s.c; ++c, x += chanStride)
+  for (int64_t c = 0; c < s.cg; ++c, x += chanStride)
     for (int64_t ky = 0; ky < s.kh; ++ky) {
       const float *row = x + ky * s.dh * pitch;
       for (int64_t kx = 0; kx < s.kw; ++kx, w += NV * kVL) {
@@ -173,13 +174,13 @@ TileFn tileFor(int nv, int np, int64_t sw) {
   return sw == 1 ? tileOf<1, 1>(np, Cols()) : tileOf<1, 2>(np, Cols());
 }
 
-/// Copies the padded input rows y0.. (rows of them) of every channel of
-/// image x into buf, channel after channel, `pitch` floats a row.
+/// Copies the padded input rows y0.. (rows of them) of the cg channels
+/// from x on into buf, channel after channel, `pitch` floats a row.
 void copyBand(const ConvShape &s, const float *x, int64_t y0, int64_t rows,
               int64_t pitch, float *buf) {
   const int64_t left = minI(pitch, s.pl);
   const int64_t inside = maxI(0, minI(s.w, pitch - left));
-  for (int64_t c = 0; c < s.c; ++c, x += s.h * s.w)
+  for (int64_t c = 0; c < s.cg; ++c, x += s.h * s.w)
     for (int64_t r = 0; r < rows; ++r, buf += pitch) {
       const int64_t iy = y0 + r - s.pt;
       if (iy < 0 || iy >= s.h) {
@@ -192,28 +193,39 @@ void copyBand(const ConvShape &s, const float *x, int64_t y0, int64_t rows,
     }
 }
 
+/// Filter blocks of a group: 32 filters each, the last 16 where fg is an
+/// odd multiple of 16. Block b is block b % perGroup of group b / perGroup.
+int64_t blocksPerGroup(const ConvShape &s) {
+  return ceilDiv(s.fg, kDirectBlock);
+}
+
 /// Tasks [begin, end): (image, band, part of the filter blocks).
 void runDirect(void *ctx, int64_t begin, int64_t end) {
   const DirectJob &job = *static_cast<const DirectJob *>(ctx);
   const ConvShape &s = *job.s;
   alignas(64) float buf[kDirectBufFloats];
-  const int64_t taps = s.c * s.kh * s.kw, blocks = ceilDiv(s.f, kDirectBlock);
-  const int64_t plane = s.oh * s.ow;
+  const int64_t taps = s.cg * s.kh * s.kw, perGroup = blocksPerGroup(s);
+  const int64_t blocks = s.groups * perGroup, plane = s.oh * s.ow;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t part = t % job.fParts, band = t / job.fParts % job.bands;
     const int64_t img = t / job.fParts / job.bands;
     const int64_t oy0 = band * job.bandRows;
     const int64_t oy1 = minI(s.oh, oy0 + job.bandRows);
     const int64_t rows = bandInputRows(s, oy1 - oy0);
-    copyBand(s, job.input + img * s.c * s.h * s.w, oy0 * s.sh, rows, job.pitch,
-             buf);
+    const float *x = job.input + img * s.c * s.h * s.w;
     float *y = job.output + img * s.f * plane;
     const float *res = job.residual ? job.residual + img * s.f * plane : NULL;
     const int64_t b0 = part * blocks / job.fParts;
     const int64_t b1 = (part + 1) * blocks / job.fParts;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t f0 = b * kDirectBlock;
-      const int nv = static_cast<int>(minI(kDirectBlock, s.f - f0) / kVL);
+    for (int64_t b = b0, copied = -1; b < b1; ++b) {
+      const int64_t g = b / perGroup;
+      if (g != copied) { // the group's input channels
+        copyBand(s, x + g * s.cg * s.h * s.w, oy0 * s.sh, rows, job.pitch, buf);
+        copied = g;
+      }
+      const int64_t f0 = g * s.fg + b % perGroup * kDirectBlock;
+      const int nv =
+          static_cast<int>(minI(kDirectBlock, (g + 1) * s.fg - f0) / kVL);
       const float *w = job.weight + f0 * taps;
       for (int64_t oy = oy0; oy < oy1; ++oy) {
         const float *xr = buf + (oy - oy0) * s.sh * job.pitch;
@@ -252,13 +264,13 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
   const int64_t want = 2 * hostThreads(host);
   int64_t maxRows = 1;
   while (maxRows < s.oh &&
-         s.c * bandInputRows(s, maxRows + 1) * job.pitch <= kDirectBufFloats)
+         s.cg * bandInputRows(s, maxRows + 1) * job.pitch <= kDirectBufFloats)
     ++maxRows;
   const int64_t bandsWanted = minI(s.oh, ceilDiv(want, s.n));
   job.bandRows = minI(maxRows, ceilDiv(s.oh, bandsWanted));
   job.bands = ceilDiv(s.oh, job.bandRows);
-  job.fParts =
-      minI(ceilDiv(s.f, kDirectBlock), maxI(1, ceilDiv(want, s.n * job.bands)));
+  job.fParts = minI(s.groups * blocksPerGroup(s),
+                    maxI(1, ceilDiv(want, s.n * job.bands)));
   parallelFor(host, s.n * job.bands * job.fParts, 1, runDirect, &job);
 }
 #else

@@ -314,7 +314,8 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    bool accumulate, const tcc_uk_epilogue_t *ep);
 
 /// Direct convolutions with the filters along the vectors (direct.cc):
-/// one group, filters a multiple of 16, small images, on AVX-512. A
+/// few channels a group, filters a multiple of 16 a group, small images,
+/// on AVX-512. A
 /// convolution that fits (for `isa`) gets its weights packed in blocks of
 /// 32 filters and runs this way whenever they are prepacked.
 bool directFits(int32_t isa, const ConvShape &s);

@@ -611,6 +611,15 @@ TEST_P(Conv2d, DirectSmallImages) {
                     .pads(0, 1, 0, 1)
                     .withFlags(packed)); // 30 columns: tiles of 10
   checkConv(*v, ConvCase{1, 32, 7, 7, 32, 3, 3}.pad(0).withFlags(packed));
+  // Groups of 16 and 48 filters (a block of 32 and one of 16 a group).
+  checkConv(*v, ConvCase{2, 64, 14, 14, 64, 3, 3}
+                    .pad(1)
+                    .group(4)
+                    .withFlags(packed)
+                    .epilogue());
+  checkConv(
+      *v, ConvCase{1, 64, 16, 16, 96, 3, 3}.stride(2).pad(1).group(2).withFlags(
+              packed | TCC_UK_ACCUMULATE));
   for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
     checkConv(*v, ConvCase{1, 32, 10, 10, 32, 3, 3}
                       .pad(1)
@@ -619,26 +628,29 @@ TEST_P(Conv2d, DirectSmallImages) {
                       .activation(act));
 }
 
-// Which convolutions run direct shows in the packed weights: the filters
-// in blocks of 32, each block [c][ky][kx][32] (f c kh kw floats), where
+// Which convolutions run direct shows in the packed weights: each group's
+// filters in blocks of 32 (the last of 16 where a group has an odd multiple
+// of 16), each block [c/groups][ky][kx][32] (f c/groups kh kw floats), where
 // the GEMM packs A panels of its MR rows and Winograd transformed
 // matrices; on AVX-512 only.
 TEST_P(Conv2d, DirectOnlyWhereItFits) {
   auto packedDirect = [&](const ConvCase &c) {
     const tcc_uk_conv2d_params_t p = c.params();
-    const int64_t taps = c.c * c.kh * c.kw, bytes = c.f * taps * 4;
+    const int64_t taps = c.c / c.groups * c.kh * c.kw, bytes = c.f * taps * 4;
     if (v->convPackWeightsBytes(isa(), &p) != bytes)
       return false;
     const std::vector<float> w = randomVector(c.f * taps, 7);
     std::vector<float> got(c.f * taps);
     v->convPackWeights(isa(), &p, w.data(), got.data());
-    for (int64_t f0 = 0; f0 < c.f; f0 += 32) {
-      const int64_t nf = std::min<int64_t>(32, c.f - f0);
-      for (int64_t t = 0; t < taps; ++t)
-        for (int64_t j = 0; j < nf; ++j)
-          if (got[f0 * taps + t * nf + j] != w[(f0 + j) * taps + t])
-            return false;
-    }
+    const int64_t fg = c.f / c.groups;
+    for (int64_t g = 0; g < c.groups; ++g)
+      for (int64_t f0 = g * fg; f0 < (g + 1) * fg; f0 += 32) {
+        const int64_t nf = std::min<int64_t>(32, (g + 1) * fg - f0);
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t j = 0; j < nf; ++j)
+            if (got[f0 * taps + t * nf + j] != w[(f0 + j) * taps + t])
+              return false;
+      }
     return true;
   };
   const bool avx512 = isa() == 2;
@@ -647,6 +659,8 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 16, 16, 16, 48, 3, 3}.pad(1), // 256 outputs
            ConvCase{1, 32, 14, 14, 64, 5, 5}.pad(2), // 800 taps
            ConvCase{1, 48, 14, 14, 64, 3, 3}.stride(2).pad(1),
+           ConvCase{1, 512, 14, 14, 512, 3, 3}.pad(1).group(32), // 16 a group
+           ConvCase{1, 96, 14, 14, 96, 3, 3}.pad(1).group(2),    // 48 a group
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(packedDirect(c), avx512);
@@ -655,9 +669,9 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 16, 17, 16, 48, 3, 3}.pad(1), // 272 outputs
            ConvCase{1, 64, 14, 14, 64, 3, 3}.pad(1), // 28 * 128 < 4096
            ConvCase{1, 64, 14, 14, 64, 3, 3}.stride(2).pad(1),
-           ConvCase{1, 96, 7, 7, 32, 3, 3}.pad(1),   // 864 taps
-           ConvCase{1, 32, 14, 14, 40, 3, 3}.pad(1), // 40 filters
-           ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1).group(2),
+           ConvCase{1, 96, 7, 7, 32, 3, 3}.pad(1),              // 864 taps
+           ConvCase{1, 32, 14, 14, 40, 3, 3}.pad(1),            // 40 filters
+           ConvCase{1, 192, 14, 14, 192, 3, 3}.pad(1).group(8), // 24 a group
            ConvCase{1, 32, 14, 14, 64, 3, 3}.strides(1, 3).pad(1),
            ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1), // 9 taps
            ConvCase{1, 32, 14, 14, 16, 1, 1},       // a GEMM in place
