@@ -666,6 +666,8 @@ int main(int argc, char **argv) {
         {"resnext g32 3x3/2 1024 14", conv(1024, 14, 1024, 3, 2, 1, 32)},
         {"resnext g32 3x3 256 28", conv(256, 28, 256, 3, 1, 1, 32)},
         {"regnet g8 3x3 208 14", conv(208, 14, 208, 3, 1, 1, 26)},
+        {"squeezenet 1x1 512->1000 13", conv(512, 13, 1000, 1, 1, 0, 1)},
+        {"squeezenet 3x3/2 3->64 224", conv(3, 224, 64, 3, 2, 0, 1)},
     };
     std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
                 "relu fused\n  %-34s%s\n",

@@ -298,8 +298,10 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
   job.np = ceilDiv(g.n, kNR);
   job.tm = job.tn = 1;
   const int64_t threads = hostThreads(host);
-  const int64_t maxTasks =
-      maxI(1, minI(threads, g.m * g.n * maxI(g.k, 1) / kMinTaskWork));
+  // A row panel streams all of B whatever its rows: for m < MR (a batch-1
+  // Linear, a GEMV) a float of B costs about MR multiply-adds, not m.
+  const int64_t maxTasks = maxI(
+      1, minI(threads, maxI(g.m, kMR) * g.n * maxI(g.k, 1) / kMinTaskWork));
   int64_t best = -1;
   for (int64_t tm = 1; tm <= minI(maxTasks, job.mp); ++tm) {
     for (int64_t tn = 1; tm * tn <= maxTasks && tn <= job.np; ++tn) {
