@@ -3,7 +3,7 @@
 // resnet18 and mobilenet_v2, with 1 and 2 threads from a pthread pool.
 //
 //   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
-//                     [--only gemm|shapes|conv] [--match TEXT]
+//                     [--only gemm|shapes|conv|pool] [--match TEXT]
 //                     [--openblas path/to/libopenblas.so] [--cold-weights N]
 //
 // --cold-weights N makes each convolution call use the next of N copies of
@@ -349,6 +349,46 @@ void benchConv(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+struct PoolShapeDesc {
+  const char *name;
+  struct {
+    int64_t n, c, h, w, k, stride, pad, ceil;
+  } s;
+};
+
+/// A max pooling, square window, as the compiler calls it.
+void benchPool(const Variant &v, const Options &o,
+               const std::vector<Pool *> &pools, const PoolShapeDesc &d) {
+  tcc_uk_pool2d_params_t p = {};
+  p.n = d.s.n;
+  p.c = d.s.c;
+  p.h = d.s.h;
+  p.w = d.s.w;
+  p.kh = p.kw = d.s.k;
+  p.stride_h = p.stride_w = d.s.stride;
+  p.pad_top = p.pad_left = d.s.pad;
+  auto out = [&](int64_t x) {
+    const int64_t span = x + 2 * d.s.pad - d.s.k;
+    return (d.s.ceil ? (span + d.s.stride - 1) / d.s.stride
+                     : span / d.s.stride) +
+           1;
+  };
+  p.oh = out(p.h);
+  p.ow = out(p.w);
+  std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
+  std::vector<float> y(p.n * p.c * p.oh * p.ow);
+  std::printf("  %-34s", d.name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto t =
+        timeIt(o.seconds, [&] { v.maxpool2d(host, &p, x.data(), y.data()); });
+    std::printf("   %7.3f (%7.3f) %6.2f", t.first * 1e3, t.second * 1e3,
+                double(y.size()) / t.first / 1e9);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 /// A depthwise convolution (3x3, bias + relu6) and the 1x1 convolution to
 /// f channels after it (bias), as one tcc_uk_dwpw_conv2d_nchw call and,
 /// for comparison, as the two tcc_uk_conv2d_nchw calls a compiler would
@@ -491,7 +531,7 @@ void benchBlock(const Variant &v, const Options &o,
 void usage() {
   std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
                        "[--threads 1,2] [--seconds S] "
-                       "[--only gemm|shapes|conv] [--match TEXT] "
+                       "[--only gemm|shapes|conv|pool] [--match TEXT] "
                        "[--openblas LIB] [--cold-weights N]\n");
   std::exit(2);
 }
@@ -720,6 +760,27 @@ int main(int argc, char **argv) {
     for (const auto &d : blocks)
       if (std::strstr(d.name, o.match.c_str()))
         benchBlock(*v, o, pools, d.name, d.c, d.dw, d.f);
+  }
+  if (o.only.empty() || o.only == "pool") {
+    std::printf("\nmax pooling ms (Goutputs/s)\n  %-34s%s\n", "",
+                header.c_str());
+    // n, c, h, w, k, stride, pad, ceil mode: the pools of the zoo's CNNs.
+    const PoolShapeDesc shapes[] = {
+        {"stem 3x3/2 64 112 ceil", {1, 64, 112, 112, 3, 2, 0, 1}},
+        {"3x3/2 192 56 ceil", {1, 192, 56, 56, 3, 2, 0, 1}},
+        {"3x3/1 pad 1 256 28", {1, 256, 28, 28, 3, 1, 1, 0}},
+        {"3x3/2 480 28 ceil", {1, 480, 28, 28, 3, 2, 0, 1}},
+        {"3x3/1 pad 1 512 14", {1, 512, 14, 14, 3, 1, 1, 0}},
+        {"3x3/1 pad 1 832 7", {1, 832, 7, 7, 3, 1, 1, 0}},
+        {"3x3/2 64 111 ceil", {1, 64, 111, 111, 3, 2, 0, 1}},
+        {"3x3/2 128 55 ceil", {1, 128, 55, 55, 3, 2, 0, 1}},
+        {"3x3/2 256 27 ceil", {1, 256, 27, 27, 3, 2, 0, 1}},
+        {"stem 3x3/2 pad 1 64 112", {1, 64, 112, 112, 3, 2, 1, 0}},
+        {"2x2/2 b32 32 28", {32, 32, 28, 28, 2, 2, 0, 0}},
+    };
+    for (const PoolShapeDesc &d : shapes)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchPool(*v, o, pools, d);
   }
   for (Pool *p : pools)
     delete p;

@@ -231,6 +231,123 @@ bool planeSeparable(const PoolShape &s, const float *x, float *y, int64_t oy0,
   return nan == 0;
 }
 
+/// Output columns of the 3x3 rolling path: four vectors' horizontal
+/// maxima of three rows in registers.
+constexpr int64_t kRoll3MaxVecs = 4;
+
+/// Whether the 3x3 rolling path takes a shape: a 3x3 window, stride 1 or 2
+/// both ways, dilation 1, rows of up to 64 outputs.
+bool roll3(const PoolShape &s) {
+  return s.kh == 3 && s.kw == 3 && s.dh == 1 && s.dw == 1 && s.sh == s.sw &&
+         (s.sh == 1 || s.sh == 2) && s.ow <= 16 * kRoll3MaxVecs;
+}
+
+/// Output rows [oy0, oy1) of one plane through a 3x3 window of stride S,
+/// NV vectors of output columns a row: each input row's horizontal maxima
+/// (three taps) once, into registers; an output row is the maximum of
+/// three of them, and the next reuses two (S = 1) or one (S = 2). The
+/// separable path did the same through rows on the stack with the tap
+/// loops, offsets and masks of any window read from memory: at 14x14 and
+/// 7x7 planes, its loop overheads were most of the time. The loads' masks
+/// are the same for every row; NaNs are detected on the loads as there:
+/// false, the rows left for planeVector's exact path, when there is one.
+template <int S, int NV>
+bool planeRoll3(const PoolShape &s, const float *x, float *y, int64_t oy0,
+                int64_t oy1) {
+  constexpr int kLoads = 3;
+  __mmask16 mask[NV][kLoads];
+  int64_t at[NV][kLoads];
+  TCC_UK_UNROLL
+  for (int j = 0; j < NV; ++j)
+    TCC_UK_UNROLL
+  for (int t = 0; t < kLoads; ++t) {
+    at[j][t] = S == 1 ? 16 * j - s.pl + t : 32 * j - s.pl + 16 * t;
+    mask[j][t] = colsMask(s.w, at[j][t]);
+  }
+  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
+                                            20, 22, 24, 26, 28, 30);
+  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  const __m512 negInf = _mm512_set1_ps(kNegInf);
+  __mmask16 nan = 0;
+  // The horizontal maxima of input row iy (-inf outside the plane).
+  auto rowMax = [&](int64_t iy, __m512(&h)[NV]) {
+    if (iy < 0 || iy >= s.h) {
+      TCC_UK_UNROLL
+      for (int j = 0; j < NV; ++j)
+        h[j] = negInf;
+      return;
+    }
+    const float *row = x + iy * s.w;
+    TCC_UK_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      auto load = [&](int t) {
+        return _mm512_mask_loadu_ps(negInf, mask[j][t], row + at[j][t]);
+      };
+      const __m512 l0 = load(0), l1 = load(1), l2 = load(2);
+      if (S == 1) {
+        // l1's columns are l0's or l2's.
+        nan |= _mm512_cmp_ps_mask(l0, l2, _CMP_UNORD_Q);
+        h[j] = _mm512_max_ps(_mm512_max_ps(l0, l1), l2);
+      } else {
+        const __m512 even = _mm512_permutex2var_ps(l0, evenIdx, l1);
+        const __m512 odd = _mm512_permutex2var_ps(l0, oddIdx, l1);
+        const __m512 next = _mm512_castsi512_ps(_mm512_alignr_epi32(
+            _mm512_castps_si512(l2), _mm512_castps_si512(even), 1));
+        nan |= _mm512_cmp_ps_mask(l0, l1, _CMP_UNORD_Q) |
+               _mm512_cmp_ps_mask(l2, l2, _CMP_UNORD_Q);
+        h[j] = _mm512_max_ps(_mm512_max_ps(even, odd), next);
+      }
+    }
+  };
+  __m512 h0[NV], h1[NV], h2[NV];
+  const int64_t top = oy0 * S - s.pt;
+  rowMax(top, h0);
+  rowMax(top + 1, h1);
+  rowMax(top + 2, h2);
+  for (int64_t oy = oy0; oy < oy1; ++oy) {
+    float *out = y + oy * s.ow;
+    TCC_UK_UNROLL
+    for (int j = 0; j < NV; ++j) {
+      const __m512 acc = _mm512_max_ps(_mm512_max_ps(h0[j], h1[j]), h2[j]);
+      const int n = static_cast<int>(minI(16, s.ow - 16 * j));
+      _mm512_mask_storeu_ps(out + 16 * j, vmaskFirst(n), acc);
+    }
+    if (oy + 1 == oy1)
+      break;
+    const int64_t next = (oy + 1) * S - s.pt;
+    if (S == 1) {
+      TCC_UK_UNROLL
+      for (int j = 0; j < NV; ++j) {
+        h0[j] = h1[j];
+        h1[j] = h2[j];
+      }
+      rowMax(next + 2, h2);
+    } else {
+      TCC_UK_UNROLL
+      for (int j = 0; j < NV; ++j)
+        h0[j] = h2[j];
+      rowMax(next + 1, h1);
+      rowMax(next + 2, h2);
+    }
+  }
+  return nan == 0;
+}
+
+template <int S>
+bool planeRoll3Any(const PoolShape &s, const float *x, float *y, int64_t oy0,
+                   int64_t oy1) {
+  switch (ceilDiv(s.ow, 16)) {
+  case 1:
+    return planeRoll3<S, 1>(s, x, y, oy0, oy1);
+  case 2:
+    return planeRoll3<S, 2>(s, x, y, oy0, oy1);
+  case 3:
+    return planeRoll3<S, 3>(s, x, y, oy0, oy1);
+  default:
+    return planeRoll3<S, 4>(s, x, y, oy0, oy1);
+  }
+}
+
 /// Output rows [oy0, oy1) of one plane, stride S, a vector of output
 /// columns at a time: for each valid tap row, kw taps (for stride 2 the
 /// even columns of two loads).
@@ -239,7 +356,8 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
                  int64_t oy1) {
   if (S == 2 && plain2x2(s))
     return plane2x2(s, x, y, oy0, oy1);
-  if (separable(s) && planeSeparable<S>(s, x, y, oy0, oy1))
+  if (roll3(s) ? planeRoll3Any<S>(s, x, y, oy0, oy1)
+               : separable(s) && planeSeparable<S>(s, x, y, oy0, oy1))
     return;
   const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
                                             20, 22, 24, 26, 28, 30);

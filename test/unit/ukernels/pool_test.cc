@@ -189,6 +189,35 @@ TEST_P(MaxPool, SeparableShapes) {
   checkPool(*v, PoolCase{2, 3, 12, 12, 5, 5}.stride(2).pad(2));
 }
 
+// 3x3 windows of stride 1 and 2 over rows of up to 64 outputs (one to four
+// vectors, the rolling path on AVX-512): each width around a vector's end,
+// pads of 0 to 2 and unequal ones, ceil mode, windows wholly in the padding
+// (-inf), tall and one-row planes, bands of rows that start inside a plane
+// (threads), and NaNs at a vector's first and last lanes and the rows' ends.
+TEST_P(MaxPool, Rolling3x3Shapes) {
+  for (int64_t s : {1, 2})
+    for (int64_t w : {1, 7, 14, 16, 17, 31, 33, 48, 63, 64, 65, 112, 128, 129})
+      checkPool(*v, PoolCase{1, 2, 9, w, 3, 3}.stride(s).pad(1));
+  checkPool(*v, PoolCase{1, 3, 13, 27, 3, 3}.stride(2).ceilMode());
+  checkPool(*v, PoolCase{1, 3, 15, 20, 3, 3}.pads(2, 0, 1, 2));
+  checkPool(*v, PoolCase{1, 3, 15, 20, 3, 3}.stride(2).pads(0, 2, 2, 1));
+  checkPool(*v, PoolCase{1, 2, 4, 6, 3, 3}.pad(3)); // edge windows all pad
+  checkPool(*v, PoolCase{1, 2, 200, 9, 3, 3}.pad(1));
+  checkPool(*v, PoolCase{1, 2, 1, 30, 3, 3}.pad(1));
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    checkPool(*v, PoolCase{1, 1, 61, 50, 3, 3}.pad(1), host.get());
+    checkPool(*v, PoolCase{1, 1, 61, 50, 3, 3}.stride(2).pad(1), host.get());
+  }
+  for (int64_t s : {1, 2}) {
+    const PoolCase c = PoolCase{1, 1, 7, 40, 3, 3}.stride(s).pad(1);
+    std::vector<float> x = randomVector(7 * 40, 9);
+    for (int64_t at : {0, 15, 16, 31, 32, 39})
+      x[(at % 7) * 40 + at] = std::nanf("");
+    checkPool(*v, c, nullptr, x);
+  }
+}
+
 // Units are a band of output rows (one a thread) of a plane, band by band;
 // a plane with fewer output rows than threads has one a row.
 TEST_P(MaxPool, ThreadsSplitRowsAndPlanes) {
