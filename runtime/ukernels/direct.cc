@@ -55,14 +55,22 @@ bool directFits(int32_t isa, const ConvShape &s) {
   // One output row's input rows of every channel fit the buffer.
   if (s.cg * bandInputRows(s, 1) * paddedPitch(s) > kDirectBufFloats)
     return false;
-  // Small images and few channels: Winograd's transforms cost a share of
-  // (1/c + 1/f) of its products, and from 28 (c + f) < c f on (64 -> 64
-  // channels at 14x14 and up) they are paid back, as the im2col GEMM's
-  // packing is from 16 x 16 outputs up; a filter block's weights past ~100
-  // KB (c kh kw > 800) stream from L2 at every row tile (256 -> 512 at
-  // stride 2: half the GEMM's speed). Measurements in docs/convolutions.md.
+  // Few channels: Winograd's transforms cost a share of (1/c + 1/f) of its
+  // products, and from 28 (c + f) < c f on (64 -> 64 channels at 14x14 and
+  // up) they are paid back; a filter block's weights past ~100 KB (c kh kw
+  // > 800 taps) stream from L2 at every row tile (256 -> 512 at stride 2:
+  // half the GEMM's speed). Then small images, where Winograd's tiles and
+  // the im2col GEMM's packing cost most (from 16 x 16 outputs up they are
+  // paid back by wide tiles), or, where Winograd does not apply, enough
+  // taps a pixel (128: a 7x7 stem, 147) that the tile's transposes and
+  // epilogue are a small part of it (3x3 stems, 27 taps, ran at
+  // 0.75-0.85x the GEMM). Measurements in
+  // docs/convolutions.md.
   const int64_t taps = s.cg * s.kh * s.kw;
-  return s.oh * s.ow <= 256 && taps <= 800 && 28 * (s.cg + s.fg) >= s.cg * s.fg;
+  const bool winogradShape = s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 &&
+                             s.dh == 1 && s.dw == 1;
+  return taps <= 800 && 28 * (s.cg + s.fg) >= s.cg * s.fg &&
+         (s.oh * s.ow <= 256 || (taps >= 128 && !winogradShape));
 }
 
 int64_t directWeightBytes(const ConvShape &s) {

@@ -576,10 +576,11 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   }
 }
 
-// On AVX-512, convolutions of one group over small images with few
-// channels (at most 256 outputs, c kh kw <= 800 taps, 28 (c + f) >= c f,
-// filters a multiple of 16) run the direct kernel, filters along the
-// vectors, whatever their window and stride (up to 2 across): odd widths
+// On AVX-512, convolutions with few channels a group (c kh kw <= 800 taps,
+// 28 (c + f) >= c f, filters a multiple of 16) over small images (at most
+// 256 outputs) or with 128 taps or more run the direct kernel, filters
+// along the vectors, whatever their window and stride (up to 2 across),
+// groups of 16 filters or more: odd widths
 // (tiles of 14 columns and fewer), a last block of 16 filters, 5x5,
 // strides, dilation, asymmetric pads, the epilogue with the activations
 // the reference models,
@@ -611,6 +612,12 @@ TEST_P(Conv2d, DirectSmallImages) {
                     .pads(0, 1, 0, 1)
                     .withFlags(packed)); // 30 columns: tiles of 10
   checkConv(*v, ConvCase{1, 32, 7, 7, 32, 3, 3}.pad(0).withFlags(packed));
+  // A 7x7 stride-2 stem over a larger image (bands of rows).
+  checkConv(*v, ConvCase{2, 3, 45, 38, 64, 7, 7}
+                    .stride(2)
+                    .pad(3)
+                    .withFlags(packed)
+                    .epilogue());
   // Groups of 16 and 48 filters (a block of 32 and one of 16 a group).
   checkConv(*v, ConvCase{2, 64, 14, 14, 64, 3, 3}
                     .pad(1)
@@ -661,6 +668,7 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 48, 14, 14, 64, 3, 3}.stride(2).pad(1),
            ConvCase{1, 512, 14, 14, 512, 3, 3}.pad(1).group(32), // 16 a group
            ConvCase{1, 96, 14, 14, 96, 3, 3}.pad(1).group(2),    // 48 a group
+           ConvCase{1, 3, 224, 224, 64, 7, 7}.stride(2).pad(3),  // 147 taps
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(packedDirect(c), avx512);
@@ -675,6 +683,7 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 32, 14, 14, 64, 3, 3}.strides(1, 3).pad(1),
            ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1), // 9 taps
            ConvCase{1, 32, 14, 14, 16, 1, 1},       // a GEMM in place
+           ConvCase{1, 3, 224, 224, 64, 3, 3}.stride(2).pad(1), // 27 taps
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_FALSE(packedDirect(c));
