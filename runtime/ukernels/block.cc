@@ -28,7 +28,8 @@ bool resolveBlock(const tcc_uk_block_params_t *p, ConvShape &s, ConvShape &es) {
   return p && resolvePair(&p->pair, s) && resolveConv(&p->exp, es) &&
          es.groups == 1 && es.f == s.c && es.n == s.n && es.oh == s.h &&
          es.ow == s.w && !winogradFits(es) &&
-         !directFits(TCC_UK_ISA_AVX512, es) && padsInsideWindow(s) &&
+         !directFits(TCC_UK_ISA_AVX512, es) &&
+         !pixelsFits(TCC_UK_ISA_AVX512, es) && padsInsideWindow(s) &&
          padsInsideWindow(es);
 }
 

@@ -211,7 +211,7 @@ int64_t subsampledFloats(const ConvShape &s) {
 }
 
 int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
-  if (isDepthwise(s) || (packedA && directFits(isa, s)))
+  if (isDepthwise(s) || pixelsFits(isa, s) || (packedA && directFits(isa, s)))
     return 0;
   if (packedA && winogradFits(s))
     return winogradScratchBytes(isa, s);
@@ -377,8 +377,8 @@ tcc_uk_conv2d_pack_weights_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s))
     return 0;
-  if (isDepthwise(s))
-    return s.f * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
+  if (isDepthwise(s) || pixelsFits(isa, s))
+    return s.f * s.cg * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
   if (directFits(isa, s))
     return directWeightBytes(s);
   if (winogradFits(s))
@@ -392,8 +392,8 @@ extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
   ConvShape s;
   if (!resolveConv(p, s))
     return;
-  if (isDepthwise(s)) {
-    memcpy(out, weight, sizeof(float) * s.f * s.kh * s.kw);
+  if (isDepthwise(s) || pixelsFits(isa, s)) {
+    memcpy(out, weight, sizeof(float) * s.f * s.cg * s.kh * s.kw);
     return;
   }
   if (directFits(isa, s))
@@ -429,6 +429,10 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   const bool packedA = (p->flags & TCC_UK_PACKED_A) != 0;
   if (isDepthwise(s)) {
     depthwiseConv(host, s, input, weight, output, accumulate, epilogue);
+    return 0;
+  }
+  if (pixelsFits(TCC_UK_NATIVE_ISA, s)) {
+    pixelsConv(host, s, input, weight, output, accumulate, epilogue);
     return 0;
   }
   if (packedA && directFits(TCC_UK_NATIVE_ISA, s)) {

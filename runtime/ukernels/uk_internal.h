@@ -325,6 +325,14 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep);
 
+/// Convolutions of at most 9 taps a pixel (a 1-channel 3x3), stride 1,
+/// one group, filters a multiple of 8, with the pixels along the vectors
+/// (pixels.cc), on AVX-512: the weights as they lie, prepacked or not.
+bool pixelsFits(int32_t isa, const ConvShape &s);
+void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
+                const float *input, const float *weight, float *output,
+                bool accumulate, const tcc_uk_epilogue_t *ep);
+
 /// Winograd F(2x2, 3x3) (winograd.cc): 3x3, stride 1, one group, big
 /// enough. A convolution that fits gets transformed weights at packing
 /// time and runs this way whenever they are prepacked (TCC_UK_PACKED_A).

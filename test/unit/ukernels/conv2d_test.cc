@@ -690,6 +690,49 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
   }
 }
 
+// On AVX-512, convolutions of at most 9 taps a pixel (a 1-channel 3x3),
+// stride 1, one group, filters a multiple of 8, run with the pixels along
+// the vectors, their weights as they lie: rows of 1 to 2+ vectors (7, 16,
+// 17, 28, 33 columns), pads, dilation, 1x3 and 2x2 windows over 1 and 2
+// channels, the plain epilogue (bias, relu: whole stores that spill into
+// the next row) and the general one (residual, activation, accumulation),
+// batches, and bands of rows across threads with the serial run's bits.
+TEST_P(Conv2d, PixelsFewTaps) {
+  const uint32_t packed = TCC_UK_PACKED_A;
+  for (int64_t w : {7, 16, 17, 28, 33})
+    checkConv(*v, ConvCase{2, 1, 9, w, 32, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{8, 1, 28, 28, 32, 3, 3}.pad(1).epilogue());
+  checkConv(*v, ConvCase{1, 1, 12, 20, 16, 3, 3}
+                    .pads(2, 0, 1, 2)
+                    .withFlags(packed)
+                    .epilogue()
+                    .activation(TCC_UK_ACT_SILU));
+  checkConv(*v, ConvCase{1, 1, 12, 20, 8, 3, 3}.dilation(2).pad(2).withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 2, 10, 18, 16, 2, 2}.withFlags(packed));
+  checkConv(*v, ConvCase{1, 3, 10, 18, 24, 1, 3}.pads(0, 1, 0, 1));
+  ConvCase plain = ConvCase{1, 1, 30, 28, 32, 3, 3}.pad(1);
+  plain.bias = plain.relu = true;
+  checkConv(*v, plain);
+  const ConvData d(*v, plain, v);
+  const std::vector<float> serial = runConv(*v, plain, d, nullptr);
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    const std::vector<float> out = runConv(*v, plain, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+  }
+  // The weights as they lie on AVX-512, whoever packs them.
+  const tcc_uk_conv2d_params_t p = plain.params();
+  const int64_t bytes = v->convPackWeightsBytes(isa(), &p);
+  if (isa() == 2) {
+    ASSERT_EQ(bytes, 32 * 9 * 4);
+    std::vector<float> got(32 * 9);
+    v->convPackWeights(isa(), &p, d.w.data(), got.data());
+    EXPECT_EQ(got, d.w);
+  }
+}
+
 // The direct kernel's tasks: images, then bands of rows, then the filter
 // blocks, until there are two a thread (one image of 7x7 at 512 filters:
 // 7 one-row bands by two parts of the blocks); results are the same
