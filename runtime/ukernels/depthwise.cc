@@ -1069,11 +1069,7 @@ DepthwiseJob makeDepthwiseJob(const ConvShape &s, const float *input,
     makeFlatTaps(s, taps);
     job.taps = &taps;
   }
-  job.e.accumulate = accumulate;
-  job.e.clamp = ep && ep->has_clamp;
-  job.e.lo = ep ? ep->clamp_min : 0;
-  job.e.hi = ep ? ep->clamp_max : 0;
-  job.e.act = ep ? ep->activation : TCC_UK_ACT_NONE;
+  job.e = epilogueOf(ep, accumulate);
   return job;
 }
 

@@ -20,6 +20,18 @@ struct DepthwiseEpi {
   int act; // TCC_UK_ACT_*, before the clamp
 };
 
+/// An epilogue's fields as the plane kernels apply them (depthwise.cc,
+/// direct.cc, pixels.cc).
+inline DepthwiseEpi epilogueOf(const tcc_uk_epilogue_t *ep, bool accumulate) {
+  DepthwiseEpi e;
+  e.accumulate = accumulate;
+  e.clamp = ep && ep->has_clamp;
+  e.lo = ep ? ep->clamp_min : 0;
+  e.hi = ep ? ep->clamp_max : 0;
+  e.act = ep ? ep->activation : TCC_UK_ACT_NONE;
+  return e;
+}
+
 /// How a convolution's planes are cut to fit the buffer.
 struct DepthwisePlan {
   enum Mode { kScalar, kRows, kFlat, kDirect, kFlatDirect, kLanes } mode;

@@ -261,11 +261,7 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
   job.output = output;
   job.residual = ep ? ep->residual : NULL;
   job.ep = ep;
-  job.e.accumulate = accumulate;
-  job.e.clamp = ep && ep->has_clamp;
-  job.e.lo = ep ? ep->clamp_min : 0;
-  job.e.hi = ep ? ep->clamp_max : 0;
-  job.e.act = ep ? ep->activation : TCC_UK_ACT_NONE;
+  job.e = epilogueOf(ep, accumulate);
   job.pitch = paddedPitch(s);
   // Bands: as many rows as the buffer holds, fewer where the images are
   // too few for two tasks a thread; then the filter blocks split likewise.

@@ -167,11 +167,7 @@ void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
   job.output = output;
   job.residual = ep ? ep->residual : NULL;
   job.ep = ep;
-  job.e.accumulate = accumulate;
-  job.e.clamp = ep && ep->has_clamp;
-  job.e.lo = ep ? ep->clamp_min : 0;
-  job.e.hi = ep ? ep->clamp_max : 0;
-  job.e.act = ep ? ep->activation : TCC_UK_ACT_NONE;
+  job.e = epilogueOf(ep, accumulate);
   // Bands of rows only where the images are too few for two tasks a
   // thread.
   const int64_t bands = minI(s.oh, ceilDiv(2 * hostThreads(host), s.n));

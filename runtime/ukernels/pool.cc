@@ -142,6 +142,29 @@ bool separable(const PoolShape &s) {
          s.kw <= (s.sw == 1 ? kSepMaxK : 3) && !plain2x2(s);
 }
 
+/// The loads of a row's output vectors j < nv, taps t < loads: at stride 1
+/// tap t of vector j starts at column 16j - pl + t; at stride 2 the taps
+/// come from loads of 16 columns from 32j - pl on. Their offsets and masks
+/// are the same for every row of a plane.
+template <int S, int J, int L>
+void rowLoads(const PoolShape &s, int64_t nv, int loads, int64_t (&at)[J][L],
+              __mmask16 (&mask)[J][L]) {
+  for (int64_t j = 0; j < nv; ++j)
+    for (int t = 0; t < loads; ++t) {
+      at[j][t] = S == 1 ? 16 * j - s.pl + t : 32 * j - s.pl + 16 * t;
+      mask[j][t] = colsMask(s.w, at[j][t]);
+    }
+}
+
+/// Indices of the even and odd lanes of two vectors (permutex2var).
+TCC_UK_INLINE __m512i evenLanes() {
+  return _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                           28, 30);
+}
+TCC_UK_INLINE __m512i oddLanes() {
+  return _mm512_add_epi32(evenLanes(), _mm512_set1_epi32(1));
+}
+
 /// Output rows [oy0, oy1) of one plane as a separable maximum: each input
 /// row the band reads is reduced across its windows once (kw taps, stride
 /// S), into rows on the stack; each output row is then the
@@ -161,14 +184,8 @@ bool planeSeparable(const PoolShape &s, const float *x, float *y, int64_t oy0,
   const int loads = S == 1 ? static_cast<int>(s.kw) : (s.kw == 3 ? 3 : 2);
   int64_t at[kSepMaxOw / 16][kLoads];
   __mmask16 mask[kSepMaxOw / 16][kLoads];
-  for (int64_t j = 0; j < nv; ++j)
-    for (int t = 0; t < loads; ++t) {
-      at[j][t] = S == 1 ? 16 * j - s.pl + t : 32 * j - s.pl + 16 * t;
-      mask[j][t] = colsMask(s.w, at[j][t]);
-    }
-  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                            20, 22, 24, 26, 28, 30);
-  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  rowLoads<S>(s, nv, loads, at, mask);
+  const __m512i evenIdx = evenLanes(), oddIdx = oddLanes();
   const __m512 negInf = _mm512_set1_ps(kNegInf);
   // The band's rows of horizontal maxima, a run of output rows at a time
   // (rows read by two runs reduced twice): no ring with a division per row.
@@ -257,16 +274,8 @@ bool planeRoll3(const PoolShape &s, const float *x, float *y, int64_t oy0,
   constexpr int kLoads = 3;
   __mmask16 mask[NV][kLoads];
   int64_t at[NV][kLoads];
-  TCC_UK_UNROLL
-  for (int j = 0; j < NV; ++j)
-    TCC_UK_UNROLL
-  for (int t = 0; t < kLoads; ++t) {
-    at[j][t] = S == 1 ? 16 * j - s.pl + t : 32 * j - s.pl + 16 * t;
-    mask[j][t] = colsMask(s.w, at[j][t]);
-  }
-  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                            20, 22, 24, 26, 28, 30);
-  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  rowLoads<S>(s, NV, kLoads, at, mask);
+  const __m512i evenIdx = evenLanes(), oddIdx = oddLanes();
   const __m512 negInf = _mm512_set1_ps(kNegInf);
   __mmask16 nan = 0;
   // The horizontal maxima of input row iy (-inf outside the plane).
@@ -359,9 +368,7 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
   if (roll3(s) ? planeRoll3Any<S>(s, x, y, oy0, oy1)
                : separable(s) && planeSeparable<S>(s, x, y, oy0, oy1))
     return;
-  const __m512i evenIdx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18,
-                                            20, 22, 24, 26, 28, 30);
-  const __m512i oddIdx = _mm512_add_epi32(evenIdx, _mm512_set1_epi32(1));
+  const __m512i evenIdx = evenLanes(), oddIdx = oddLanes();
   for (int64_t oy = oy0; oy < oy1; ++oy) {
     const int64_t iy0 = oy * S - s.pt;
     const int64_t ky0 = maxI(0, -iy0), ky1 = minI(s.kh, s.h - iy0);

@@ -122,9 +122,11 @@ inline int hostThreads(const tcc_host_api_t *host) {
 }
 
 /// fn(ctx, b, e) over [0, n): through the host when it has threads, else on
-/// the caller.
-inline void parallelFor(const tcc_host_api_t *host, int64_t n, int64_t grain,
-                        tcc_parallel_fn_t fn, void *ctx) {
+/// the caller. Always inlined: an out-of-line copy is a COMDAT, and two
+/// artifacts' objects linked into one library keep one copy's group and
+/// drop the other's, whose (localized) calls still point into it.
+TCC_UK_INLINE void parallelFor(const tcc_host_api_t *host, int64_t n,
+                               int64_t grain, tcc_parallel_fn_t fn, void *ctx) {
   if (n <= 0)
     return;
   if (n > 1 && hostThreads(host) > 1)
