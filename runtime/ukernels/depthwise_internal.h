@@ -32,6 +32,28 @@ inline DepthwiseEpi epilogueOf(const tcc_uk_epilogue_t *ep, bool accumulate) {
   return e;
 }
 
+/// A convolution call as the direct and pixels kernels take it (direct.cc,
+/// pixels.cc): shape, tensors and epilogue.
+struct ConvCall {
+  const ConvShape *s;
+  const float *input, *weight;
+  float *output;
+  const float *residual;
+  const tcc_uk_epilogue_t *ep;
+  DepthwiseEpi e;
+};
+inline ConvCall convCall(const ConvShape &s, const float *input,
+                         const float *weight, float *output, bool accumulate,
+                         const tcc_uk_epilogue_t *ep) {
+  return ConvCall{&s,
+                  input,
+                  weight,
+                  output,
+                  ep ? ep->residual : NULL,
+                  ep,
+                  epilogueOf(ep, accumulate)};
+}
+
 /// How a convolution's planes are cut to fit the buffer.
 struct DepthwisePlan {
   enum Mode { kScalar, kRows, kFlat, kDirect, kFlatDirect, kLanes } mode;

@@ -92,13 +92,7 @@ void directPackWeights(const ConvShape &s, const float *w, float *out) {
 #if TCC_UK_NATIVE_ISA == 2
 namespace {
 
-struct DirectJob {
-  const ConvShape *s;
-  const float *input, *weight;
-  float *output;
-  const float *residual;
-  const tcc_uk_epilogue_t *ep;
-  DepthwiseEpi e;
+struct DirectJob : ConvCall {
   int64_t pitch;
   int64_t bandRows, bands; // output rows a band, bands an image
   int64_t fParts;          // filter blocks split into this many tasks
@@ -255,13 +249,8 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep) {
   DirectJob job = {};
-  job.s = &s;
-  job.input = input;
-  job.weight = weight;
-  job.output = output;
-  job.residual = ep ? ep->residual : NULL;
-  job.ep = ep;
-  job.e = epilogueOf(ep, accumulate);
+  static_cast<ConvCall &>(job) =
+      convCall(s, input, weight, output, accumulate, ep);
   job.pitch = paddedPitch(s);
   // Bands: as many rows as the buffer holds, fewer where the images are
   // too few for two tasks a thread; then the filter blocks split likewise.

@@ -39,13 +39,7 @@ bool pixelsFits(int32_t isa, const ConvShape &s) {
 #if TCC_UK_NATIVE_ISA == 2
 namespace {
 
-struct PixelsJob {
-  const ConvShape *s;
-  const float *input, *weight;
-  float *output;
-  const float *residual;
-  const tcc_uk_epilogue_t *ep;
-  DepthwiseEpi e;
+struct PixelsJob : ConvCall {
   int64_t bandRows, bands;
 };
 
@@ -161,13 +155,8 @@ void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep) {
   PixelsJob job = {};
-  job.s = &s;
-  job.input = input;
-  job.weight = weight;
-  job.output = output;
-  job.residual = ep ? ep->residual : NULL;
-  job.ep = ep;
-  job.e = epilogueOf(ep, accumulate);
+  static_cast<ConvCall &>(job) =
+      convCall(s, input, weight, output, accumulate, ep);
   // Bands of rows only where the images are too few for two tasks a
   // thread.
   const int64_t bands = minI(s.oh, ceilDiv(2 * hostThreads(host), s.n));
