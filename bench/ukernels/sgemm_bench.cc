@@ -629,6 +629,10 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 128, 768, 768, true, "encoder out proj");
     benchGemm(*v, o, pools, 128, 3072, 768, true, "encoder FFN up");
     benchGemm(*v, o, pools, 128, 768, 3072, true, "encoder FFN down");
+    // The same at sequence 512 (the zoo's encoder): four times the rows,
+    // the weights no longer reused from L2 between calls.
+    benchGemm(*v, o, pools, 512, 3072, 768, true, "encoder FFN up, seq 512");
+    benchGemm(*v, o, pools, 512, 768, 3072, true, "encoder FFN down, seq 512");
     // A training step's products, weights packed each call: the forward
     // x W^T, the input gradient g W and the weight gradient g^T x of a
     // linear layer (tokens 512, d 128 -> 256; the MLP at batch 64).

@@ -45,10 +45,10 @@ public:
     if (!isContiguousRowMajor(type))
       return failure();
     auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
-    Value bytes =
-        b.create<arith::MulIOp>(loc, meta.getOffset(),
-                                b.create<arith::ConstantIndexOp>(
-                                    loc, type.getElementTypeBitWidth() / 8));
+    Value bytes = b.create<arith::MulIOp>(
+        loc, meta.getOffset(),
+        b.create<arith::ConstantIndexOp>(
+            loc, (type.getElementTypeBitWidth() + 7) / 8));
     return b.create<arith::AddIOp>(loc, alignedPointer(memref), bytes)
         .getResult();
   }
@@ -117,8 +117,9 @@ struct ConvertUkernelsToCallsPass
     ValueRange ins = op.getInputs(), outs = op.getOutputs();
     // Pooling has no epilogue; the contractions say which inputs follow.
     bool pool = op.getName() == "maxpool2d";
-    bool hasBias = !pool && call.flag("has_bias");
-    bool hasResidual = !pool && call.flag("has_residual");
+    bool attention = op.getName() == "attention";
+    bool hasBias = !pool && !attention && call.flag("has_bias");
+    bool hasResidual = !pool && !attention && call.flag("has_residual");
     Value bias = hasBias ? ins[2] : Value();
     Value residual = hasResidual ? ins[2 + hasBias] : Value();
     Value scratch = outs.size() > 1 ? outs[1] : Value();
@@ -200,6 +201,16 @@ struct ConvertUkernelsToCallsPass
       call.floatParam("dw_clamp_min"), call.floatParam("dw_clamp_max");
       call.param("f"), call.param("flags"), call.param("has_clamp");
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
+    } else if (attention) {
+      // q, k, v, mask?
+      Value mask = ins.size() > 3 ? ins[3] : Value();
+      ok = addresses({ins[0], ins[1], ins[2], mask, outs[0], scratch});
+      for (StringRef p : {"batch", "sq", "sk", "d", "dv", "ldq", "stride_q",
+                          "ldk", "stride_k", "ldv", "stride_v", "ldo",
+                          "stride_o", "ldm", "stride_m"})
+        call.param(p);
+      call.floatParam("scale"), call.floatParam("fill");
+      call.param("mask_kind"), call.param("flags");
     } else if (pool) {
       ok = addresses({ins[0], outs[0]});
       for (StringRef p :

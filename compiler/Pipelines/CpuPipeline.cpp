@@ -45,6 +45,9 @@ void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
 void mlir::tcc::buildTccToLinalgPipeline(OpPassManager &pm,
                                          const CpuPipelineOptions &options) {
   OpPassManager &fpm = pm.nest<func::FuncOp>();
+  // Attention as one group where its micro-kernel will take it.
+  if (options.ukernels != UkernelIsa::none)
+    fpm.addPass(createTccFuseAttention());
   ConvertTccToLinalgOptions lowering;
   lowering.ukernels = options.ukernels;
   fpm.addPass(createConvertTccToLinalg(lowering));

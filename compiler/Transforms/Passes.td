@@ -128,6 +128,36 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccFuseAttention : Pass<"tcc-fuse-attention", "func::FuncOp"> {
+  let summary = "Merge attention's products and softmax into one group";
+  let description = [{
+    Runs after `tcc-fuse`, where the CPU micro-kernels are used. A `rows`
+    group that is a softmax over the last axis -- of the scores, optionally
+    divided or multiplied by a scalar constant, then plus a mask or with a
+    boolean mask selecting a scalar constant fill -- whose scores come from
+    a `contraction` group holding only a matmul (and the views around its
+    operands), used by nothing else, and whose result is used only by
+    another such group as its matmul's left operand, as it is: the three
+    become one `attention` group, the bodies in order. The lowering turns
+    it into one call of the attention micro-kernel, which keeps a block of
+    scores in cache instead of writing the whole [heads, sq, sk] tensor and
+    reading it back three times. Only static f32 products qualify, and a
+    mask whose layout the kernel reads as it lies (see
+    compiler/Transforms/Attention.h).
+
+    Before (the groups' bodies elided):
+    ```mlir
+    %s = tcc.fused "contraction"(%q, %k : ...) -> tensor<1x12x512x512xf32> {...}
+    %p = tcc.fused "rows"(%s, %c8 : ...) -> tensor<1x12x512x512xf32> {...}
+    %o = tcc.fused "contraction"(%v, %p : ...) -> tensor<1x512x768xf32> {...}
+    ```
+    After:
+    ```mlir
+    %o = tcc.fused "attention"(%q, %k, %c8, %v : ...) -> tensor<1x512x768xf32> {...}
+    ```
+  }];
+}
+
 def TccSchedule : Pass<"tcc-schedule", "func::FuncOp"> {
   let summary = "Order a graph's ops so that less is live at once";
   let description = [{

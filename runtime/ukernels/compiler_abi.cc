@@ -158,6 +158,30 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                             ptr<const float>(weight), ptr<float>(output), &e);
 }
 
+/// softmax(scale Q K^T + mask) V for `batch` problems (the mask's kind,
+/// fill and strides as tcc_uk_attention_params_t says).
+int32_t tcc_ukabi_attention(int64_t q, int64_t k, int64_t v, int64_t mask,
+                            int64_t out, int64_t scratch, int64_t batch,
+                            int64_t sq, int64_t sk, int64_t d, int64_t dv,
+                            int64_t ldq, int64_t strideQ, int64_t ldk,
+                            int64_t strideK, int64_t ldv, int64_t strideV,
+                            int64_t ldo, int64_t strideO, int64_t ldm,
+                            int64_t strideM, float scale, float fill,
+                            int64_t maskKind, int64_t flags) {
+  tcc_uk_attention_params_t p = {};
+  p.batch = batch, p.sq = sq, p.sk = sk, p.d = d, p.dv = dv;
+  p.ldq = ldq, p.stride_q = strideQ, p.ldk = ldk, p.stride_k = strideK;
+  p.ldv = ldv, p.stride_v = strideV, p.ldo = ldo, p.stride_o = strideO;
+  p.ldm = ldm, p.stride_m = strideM;
+  p.scale = scale, p.fill = fill;
+  p.mask_kind = static_cast<int32_t>(maskKind);
+  p.flags = static_cast<uint32_t>(flags);
+  p.scratch = ptr<void>(scratch);
+  return tcc_uk_attention(currentHost, &p, ptr<const float>(q),
+                          ptr<const float>(k), ptr<const float>(v),
+                          ptr<const void>(mask), ptr<float>(out));
+}
+
 /// A depthwise convolution (groups == c == f, its epilogue a bias and a
 /// clamp) and the 1x1 convolution to `f` channels after it, as one call.
 int32_t tcc_ukabi_dwpw_conv2d(

@@ -44,6 +44,7 @@ TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
 TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm512_add_ps(a, b); }
 TCC_UK_INLINE vf vsub(vf a, vf b) { return _mm512_sub_ps(a, b); }
 TCC_UK_INLINE vf vmul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+TCC_UK_INLINE vf vmax(vf a, vf b) { return _mm512_max_ps(a, b); }
 /// min(max(x, lo), hi); (v)maxps/minps return their second operand when
 /// either is NaN, so a NaN in x survives.
 TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
@@ -112,6 +113,7 @@ TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
 TCC_UK_INLINE vf vadd(vf a, vf b) { return _mm256_add_ps(a, b); }
 TCC_UK_INLINE vf vsub(vf a, vf b) { return _mm256_sub_ps(a, b); }
 TCC_UK_INLINE vf vmul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+TCC_UK_INLINE vf vmax(vf a, vf b) { return _mm256_max_ps(a, b); }
 TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   return _mm256_min_ps(hi, _mm256_max_ps(lo, x));
 }
@@ -161,6 +163,11 @@ TCC_UK_INLINE vf vfma(vf a, vf b, vf c) { return a * b + c; }
 TCC_UK_INLINE vf vadd(vf a, vf b) { return a + b; }
 TCC_UK_INLINE vf vsub(vf a, vf b) { return a - b; }
 TCC_UK_INLINE vf vmul(vf a, vf b) { return a * b; }
+TCC_UK_INLINE vf vmax(vf a, vf b) {
+  for (int i = 0; i < 4; ++i)
+    a[i] = b[i] > a[i] ? b[i] : a[i];
+  return a;
+}
 TCC_UK_INLINE vf vclamp(vf x, vf lo, vf hi) {
   for (int i = 0; i < 4; ++i) {
     float v = x[i];

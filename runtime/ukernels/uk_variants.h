@@ -38,6 +38,8 @@ struct Variant {
   decltype(&tcc_uk_block_conv2d_nchw) blockConv2d;
   decltype(&tcc_uk_maxpool2d_fast) maxpoolFast;
   decltype(&tcc_uk_maxpool2d_nchw) maxpool2d;
+  decltype(&tcc_uk_attention_scratch_bytes) attentionScratchBytes;
+  decltype(&tcc_uk_attention) attention;
 };
 
 /// All variants in the program, lowest ISA first; sets *count.

@@ -61,6 +61,9 @@
 #define tcc_uk_block_conv2d_nchw TCC_UK_RENAME(tcc_uk_block_conv2d_nchw)
 #define tcc_uk_maxpool2d_fast TCC_UK_RENAME(tcc_uk_maxpool2d_fast)
 #define tcc_uk_maxpool2d_nchw TCC_UK_RENAME(tcc_uk_maxpool2d_nchw)
+#define tcc_uk_attention_scratch_bytes                                         \
+  TCC_UK_RENAME(tcc_uk_attention_scratch_bytes)
+#define tcc_uk_attention TCC_UK_RENAME(tcc_uk_attention)
 #endif
 
 #ifdef __cplusplus
@@ -327,6 +330,56 @@ int32_t tcc_uk_maxpool2d_fast(int32_t isa, const tcc_uk_pool2d_params_t *p);
 int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
                               const tcc_uk_pool2d_params_t *p,
                               const float *input, float *output);
+
+/*===------------------------------------------------------------------===*
+ * Scaled dot-product attention
+ *===------------------------------------------------------------------===*/
+
+/* Masks of tcc_uk_attention_params_t::mask_kind. */
+enum {
+  TCC_UK_MASK_NONE = 0,
+  TCC_UK_MASK_ADD = 1,    /* mask is float, added to the scaled scores */
+  TCC_UK_MASK_SELECT = 2, /* mask is bytes: where nonzero, the score is fill */
+};
+
+/* Flags of tcc_uk_attention_params_t::flags: an operand given transposed. */
+enum {
+  TCC_UK_ATTN_TRANS_Q = 1u << 0, /* q holds Q^T: (i, c) at q[c*ldq + i] */
+  TCC_UK_ATTN_TRANS_K =
+      1u << 1, /* k holds K, not K^T: (c, j) at k[j*ldk + c] */
+  TCC_UK_ATTN_TRANS_V = 1u << 2, /* v holds V^T: (j, c) at v[c*ldv + j] */
+};
+
+/* For each of `batch` problems b (a batch's heads) and query row i < sq:
+ *   s[j]         = scale * (Q_b K_b^T)[i, j]    (+ mask, or fill where set)
+ *   out[b, i, :] = sum_j softmax(s)[j] V_b[j, :]
+ * Q_b is sq x d at q + b*stride_q, element (i, c) at i*ldq + c; K_b^T is
+ * d x sk at k + b*stride_k, (c, j) at c*ldk + j; V_b is sk x dv at
+ * v + b*stride_v, (j, c) at j*ldv + c; out's (i, c) at b*stride_o + i*ldo + c;
+ * the mask's (b, i, j) at b*stride_m + i*ldm + j (strides of 0 broadcast).
+ * The scores never reach memory: a block of query rows at a time, they stay
+ * in the scratch. A row whose every score is -inf gives NaN, as softmax. */
+typedef struct tcc_uk_attention_params_t {
+  int64_t batch, sq, sk, d, dv;
+  int64_t ldq, stride_q, ldk, stride_k, ldv, stride_v, ldo, stride_o;
+  int64_t ldm, stride_m;
+  float scale, fill;
+  int32_t mask_kind; /* TCC_UK_MASK_* */
+  uint32_t flags;    /* TCC_UK_ATTN_TRANS_* */
+  void *scratch;     /* tcc_uk_attention_scratch_bytes bytes */
+} tcc_uk_attention_params_t;
+
+/* Scratch tcc_uk_attention needs on `isa` (packed K and V and a block of
+ * scores for each of up to 8 threads at once; 0 for an empty problem). */
+int64_t tcc_uk_attention_scratch_bytes(int32_t isa,
+                                       const tcc_uk_attention_params_t *p);
+
+/* Returns 0, or -1 (output undefined) if p is not a valid problem or its
+ * scratch or mask is missing. */
+int32_t tcc_uk_attention(const tcc_host_api_t *host,
+                         const tcc_uk_attention_params_t *p, const float *q,
+                         const float *k, const float *v, const void *mask,
+                         float *out);
 
 #ifdef __cplusplus
 }

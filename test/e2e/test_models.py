@@ -118,4 +118,11 @@ def test_memory_plan(name, tmp_path):
     arena, peak, naive = (plan[k] for k in ("arena_bytes", "peak_live_bytes",
                                             "naive_bytes"))
     assert peak <= arena <= 1.1 * peak, f"{name}: arena {arena}, peak {peak}"
-    assert arena <= 0.3 * naive, f"{name}: arena {arena}, naive {naive}"
+    if name == "encoder":
+        # Its attention is one kernel whose scores never become tensors, so
+        # naive no longer counts the scores and the probabilities (2 x 2
+        # activations) while the peak is the FFN's as before: at most 5
+        # activations of 128 x 768 (docs/performance.md), 0.42 of naive.
+        assert arena <= 5 * 128 * 768 * 4, f"{name}: arena {arena}"
+    else:
+        assert arena <= 0.3 * naive, f"{name}: arena {arena}, naive {naive}"

@@ -13,6 +13,7 @@
 
 #include "compiler/Conversion/TccToLinalg/Patterns.h"
 #include "compiler/Conversion/TccToLinalg/Utils.h"
+#include "compiler/Transforms/Attention.h"
 #include "compiler/Transforms/Epilogue.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -405,6 +406,133 @@ struct ConvToUkernel : OpConversionPattern<ConvOp> {
   UkernelBuilder builder;
 };
 
+/// An "attention" group (tcc-fuse-attention): softmax(scale Q K^T + mask) V
+/// in one call, each operand addressed through its views' strides.
+struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
+  AttentionGroupToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(FusedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getKind() != "attention")
+      return rewriter.notifyMatchFailure(op, "not an attention group");
+    Block &body = op.getBody().front();
+    IRMapping converted, original;
+    for (auto [arg, v, o] :
+         llvm::zip(body.getArguments(), adaptor.getInputs(), op.getInputs())) {
+      converted.map(arg, v);
+      original.map(arg, o);
+    }
+    SmallVector<MatmulOp> products;
+    for (Operation &inner : body)
+      if (auto mm = dyn_cast<MatmulOp>(inner))
+        products.push_back(mm);
+    if (products.size() != 2)
+      return rewriter.notifyMatchFailure(op, "not two products");
+    MatmulOp qk = products[0], pv = products[1];
+    std::optional<SoftmaxChain> chain = matchSoftmaxChain(qk.getResult());
+    if (!chain || chain->result->getResult(0) != pv.getLhs())
+      return rewriter.notifyMatchFailure(op, "no softmax between products");
+    MatrixView q = matchMatrixView(qk.getLhs());
+    MatrixView kt = matchMatrixView(qk.getRhs());
+    MatrixView v = matchMatrixView(pv.getRhs());
+    MatrixView out = matchResultView(pv.getResult());
+    size_t covered = 3 + q.ops.size() + kt.ops.size() + v.ops.size() +
+                     out.ops.size() + chain->ops.size();
+    if (covered != body.getOperations().size() || !isa<BlockArgument>(q.base) ||
+        !isa<BlockArgument>(kt.base) || !isa<BlockArgument>(v.base) ||
+        !matmulFits(qk) || !matmulFits(pv))
+      return rewriter.notifyMatchFailure(op, "operands are not views");
+    tcc_uk_attention_params_t p = {};
+    p.batch = out.batch, p.sq = q.rows, p.d = q.cols, p.sk = kt.cols;
+    p.dv = v.cols;
+    if (kt.rows != p.d || v.rows != p.sk || out.rows != p.sq ||
+        out.cols != p.dv)
+      return rewriter.notifyMatchFailure(op, "shapes do not chain");
+    // Each operand's leading dimension and batch stride (0: shared by every
+    // problem), or a failure when it has no unit stride.
+    bool fits = true;
+    auto strides = [&](const MatrixView &m, uint32_t transFlag, int64_t &ld,
+                       int64_t &stride) {
+      fits &= m.batch == 1 || m.batch == p.batch;
+      stride = m.batch == 1 ? 0 : m.batchStride;
+      if (m.colStride == 1) {
+        ld = m.rowStride;
+      } else if (m.rowStride == 1) {
+        ld = m.colStride;
+        p.flags |= transFlag;
+      } else {
+        fits = false;
+      }
+    };
+    strides(q, TCC_UK_ATTN_TRANS_Q, p.ldq, p.stride_q);
+    strides(kt, TCC_UK_ATTN_TRANS_K, p.ldk, p.stride_k);
+    strides(v, TCC_UK_ATTN_TRANS_V, p.ldv, p.stride_v);
+    strides(out, 0, p.ldo, p.stride_o);
+    if (!fits || out.colStride != 1)
+      return rewriter.notifyMatchFailure(op, "operands are not strided views");
+    auto scalar = [&](Value v) -> std::optional<float> {
+      std::optional<std::vector<float>> values =
+          constantFloats(original.lookup(v));
+      if (!values || values->size() != 1)
+        return std::nullopt;
+      return values->front();
+    };
+    p.scale = 1.0f;
+    if (chain->scale) {
+      std::optional<float> c = scalar(chain->scale);
+      if (!c)
+        return rewriter.notifyMatchFailure(op, "the scale is not a constant");
+      p.scale = chain->divide ? 1.0f / *c : *c;
+    }
+    Value mask;
+    if (chain->mask) {
+      auto maskType = cast<RankedTensorType>(chain->mask.getType());
+      if (!isa<BlockArgument>(chain->mask) ||
+          !attentionMaskStrides(maskType.getShape(),
+                                qk.getResult().getType().getShape(), p.ldm,
+                                p.stride_m))
+        return rewriter.notifyMatchFailure(op, "mask layout not supported");
+      mask = converted.lookup(chain->mask);
+      p.mask_kind = TCC_UK_MASK_ADD;
+      if (chain->fill) {
+        std::optional<float> fill = scalar(chain->fill);
+        if (!fill)
+          return rewriter.notifyMatchFailure(op, "the fill is not a constant");
+        p.mask_kind = TCC_UK_MASK_SELECT;
+        p.fill = *fill;
+      }
+    }
+    int64_t scratch = tcc_uk_attention_scratch_bytes(builder.isa, &p);
+    if (scratch <= 0)
+      return rewriter.notifyMatchFailure(op, "empty problem");
+    SmallVector<Value> inputs = {converted.lookup(q.base),
+                                 converted.lookup(kt.base),
+                                 converted.lookup(v.base)};
+    if (mask)
+      inputs.push_back(mask);
+    auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
+    Location loc = op.getLoc();
+    SmallVector<Value> outputs = {emptyTensor(rewriter, loc, resultType),
+                                  scratchTensor(rewriter, loc, scratch)};
+    ParamList add(rewriter);
+    add("batch", p.batch), add("sq", p.sq), add("sk", p.sk), add("d", p.d);
+    add("dv", p.dv), add("ldq", p.ldq), add("stride_q", p.stride_q);
+    add("ldk", p.ldk), add("stride_k", p.stride_k), add("ldv", p.ldv);
+    add("stride_v", p.stride_v), add("ldo", p.ldo), add("stride_o", p.stride_o);
+    add("ldm", p.ldm), add("stride_m", p.stride_m);
+    add.f32("scale", p.scale), add.f32("fill", p.fill);
+    add("mask_kind", p.mask_kind), add("flags", p.flags);
+    FailureOr<Value> r =
+        builder.call(rewriter, loc, "attention", inputs, outputs, add.list);
+    if (failed(r))
+      return failure();
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+
 /// A 2-D f32 max pooling the target's kernels do a vector at a time.
 struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
   MaxPoolToUkernel(MLIRContext *ctx, int32_t isa)
@@ -660,5 +788,6 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
 void mlir::tcc::populateUkernelPatterns(RewritePatternSet &patterns,
                                         int32_t isa) {
   patterns.add<ConvToUkernel, MatmulToUkernel, ContractionGroupToUkernel,
-               MaxPoolToUkernel>(patterns.getContext(), isa);
+               AttentionGroupToUkernel, MaxPoolToUkernel>(patterns.getContext(),
+                                                          isa);
 }

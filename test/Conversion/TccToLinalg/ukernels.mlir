@@ -410,3 +410,84 @@ func.func @max_pool_stride3(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x3x3xf32> {
   %0 = tcc.max_pool %x kernel = [3, 3] strides = [3, 3] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x3x3xf32>
   return %0 : tensor<1x4x3x3xf32>
 }
+
+// -----
+
+// Tests that an "attention" group (tcc-fuse-attention) becomes one attention
+// call: Q, K and V addressed where their head views lie (two heads of 4
+// side by side in rows of 8; K as given, transposed), the output written
+// into its rows likewise, the divisor as the scale 1/2, and scratch.
+// CHECK-LABEL: func @attention_heads
+// CHECK: tcc.ukernel "attention" ins(%arg0, %arg1, %arg2 : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<1x8x8xf32>) outs(%{{.*}}, %{{.*}} : tensor<1x8x8xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: batch = 2 : i64, d = 4 : i64, dv = 4 : i64
+// CHECK-SAME: flags = 2 : i64, ldk = 8 : i64, ldm = 0 : i64, ldo = 8 : i64, ldq = 8 : i64, ldv = 8 : i64, mask_kind = 0 : i64, scale = 5.000000e-01 : f32, sk = 8 : i64, sq = 8 : i64, stride_k = 4 : i64, stride_m = 0 : i64, stride_o = 4 : i64, stride_q = 4 : i64, stride_v = 4 : i64
+// AVX2-LABEL: func @attention_heads
+// AVX2: tcc.ukernel "attention"
+func.func @attention_heads(%q: tensor<1x8x8xf32>, %k: tensor<1x8x8xf32>, %v: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
+  %c = tcc.constant dense<2.0> : tensor<f32>
+  %o = tcc.fused "attention"(%q, %k, %c, %v : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<f32>, tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
+  ^bb0(%a0: tensor<1x8x8xf32>, %a1: tensor<1x8x8xf32>, %a2: tensor<f32>, %a3: tensor<1x8x8xf32>):
+    %0 = tcc.reshape %a0 : tensor<1x8x8xf32> -> tensor<1x8x2x4xf32>
+    %1 = tcc.transpose %0 perm = [0, 2, 1, 3] : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+    %2 = tcc.reshape %a1 : tensor<1x8x8xf32> -> tensor<1x8x2x4xf32>
+    %3 = tcc.transpose %2 perm = [0, 2, 3, 1] : tensor<1x8x2x4xf32> -> tensor<1x2x4x8xf32>
+    %4 = tcc.matmul %1, %3 : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
+    %5 = tcc.div %4, %a2 : (tensor<1x2x8x8xf32>, tensor<f32>) -> tensor<1x2x8x8xf32>
+    %6 = tcc.reduce_max %5 axes = [3] keepdims : tensor<1x2x8x8xf32> -> tensor<1x2x8x1xf32>
+    %7 = tcc.sub %5, %6 : (tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x8xf32>
+    %8 = tcc.exp %7 : tensor<1x2x8x8xf32>
+    %9 = tcc.reduce_sum %8 axes = [3] keepdims : tensor<1x2x8x8xf32> -> tensor<1x2x8x1xf32>
+    %10 = tcc.div %8, %9 : (tensor<1x2x8x8xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x8xf32>
+    %11 = tcc.reshape %a3 : tensor<1x8x8xf32> -> tensor<1x8x2x4xf32>
+    %12 = tcc.transpose %11 perm = [0, 2, 1, 3] : tensor<1x8x2x4xf32> -> tensor<1x2x8x4xf32>
+    %13 = tcc.matmul %10, %12 : (tensor<1x2x8x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+    %14 = tcc.transpose %13 perm = [0, 2, 1, 3] : tensor<1x2x8x4xf32> -> tensor<1x8x2x4xf32>
+    %15 = tcc.reshape %14 : tensor<1x8x2x4xf32> -> tensor<1x8x8xf32>
+    tcc.yield %15 : tensor<1x8x8xf32>
+  }
+  return %o : tensor<1x8x8xf32>
+}
+
+// -----
+
+// Tests that a causal mask (a boolean mask selecting -inf) is the call's
+// fourth input, read as it lies (a row of 8 for each query), and that an
+// additive mask of one row for every query has a leading dimension of 0.
+// CHECK-LABEL: func @attention_masks
+// CHECK: tcc.ukernel "attention" ins(%arg0, %arg1, %arg2, %arg3 : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<8x8xi1>)
+// CHECK-SAME: fill = 0xFF800000 : f32, flags = 0 : i64, ldk = 8 : i64, ldm = 8 : i64, ldo = 4 : i64, ldq = 4 : i64, ldv = 4 : i64, mask_kind = 2 : i64, scale = 1.000000e+00 : f32
+// CHECK: tcc.ukernel "attention" ins(%arg0, %arg1, %arg2, %arg4 : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>, tensor<1x8xf32>)
+// CHECK-SAME: ldm = 0 : i64
+// CHECK-SAME: mask_kind = 1 : i64, scale = 2.500000e-01 : f32
+// AVX2-LABEL: func @attention_masks
+// AVX2-COUNT-2: tcc.ukernel "attention"
+func.func @attention_masks(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor<8x4xf32>, %m: tensor<8x8xi1>, %pad: tensor<1x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %inf = tcc.constant dense<0xFF800000> : tensor<f32>
+  %quarter = tcc.constant dense<0.25> : tensor<1xf32>
+  %o = tcc.fused "attention"(%q, %kt, %m, %inf, %v : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x8xi1>, tensor<f32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a0: tensor<8x4xf32>, %a1: tensor<4x8xf32>, %a2: tensor<8x8xi1>, %a3: tensor<f32>, %a4: tensor<8x4xf32>):
+    %0 = tcc.matmul %a0, %a1 : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    %1 = tcc.select %a2, %a3, %0 : (tensor<8x8xi1>, tensor<f32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %2 = tcc.reduce_max %1 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %3 = tcc.sub %1, %2 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %4 = tcc.exp %3 : tensor<8x8xf32>
+    %5 = tcc.reduce_sum %4 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %6 = tcc.div %4, %5 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %7 = tcc.matmul %6, %a4 : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    tcc.yield %7 : tensor<8x4xf32>
+  }
+  %o2 = tcc.fused "attention"(%q, %kt, %quarter, %pad, %v : tensor<8x4xf32>, tensor<4x8xf32>, tensor<1xf32>, tensor<1x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a0: tensor<8x4xf32>, %a1: tensor<4x8xf32>, %a2: tensor<1xf32>, %a3: tensor<1x8xf32>, %a4: tensor<8x4xf32>):
+    %0 = tcc.matmul %a0, %a1 : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    %1 = tcc.mul %0, %a2 : (tensor<8x8xf32>, tensor<1xf32>) -> tensor<8x8xf32>
+    %2 = tcc.add %1, %a3 : (tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
+    %3 = tcc.reduce_max %2 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %4 = tcc.sub %2, %3 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %5 = tcc.exp %4 : tensor<8x8xf32>
+    %6 = tcc.reduce_sum %5 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %7 = tcc.div %5, %6 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %8 = tcc.matmul %7, %a4 : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    tcc.yield %8 : tensor<8x4xf32>
+  }
+  return %o, %o2 : tensor<8x4xf32>, tensor<8x4xf32>
+}

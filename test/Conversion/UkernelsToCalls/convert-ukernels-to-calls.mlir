@@ -94,6 +94,26 @@ func.func @maxpool(%x: memref<1x4x9x9xf32>, %y: memref<1x4x5x5xf32>) {
 
 // -----
 
+// Tests that attention passes Q, K, V, the mask (a boolean one: its byte
+// address), the output and the scratch, then its sizes, strides, the scale
+// and fill as floats, the mask's kind and the flags; without a mask, a null
+// address in its place.
+// CHECK: func.func private @tcc_ukabi_attention(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, f32, f32, i64, i64) -> i32
+// CHECK-LABEL: func @attention
+// CHECK: memref.extract_strided_metadata %arg3 : memref<8x8xi1>
+// CHECK-NEXT: %[[BYTE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: arith.muli %{{.*}}, %[[BYTE]] : index
+// CHECK: %[[FILL:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: call @tcc_ukabi_attention({{.*}}, %cst, %[[FILL]], %c2_i64, 
+// CHECK: call @tcc_ukabi_attention(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %{{[0-9]+}},
+func.func @attention(%q: memref<8x4xf32>, %kt: memref<4x8xf32>, %v: memref<8x4xf32>, %m: memref<8x8xi1>, %o: memref<8x4xf32>, %s: memref<1280xi8>) {
+  tcc.ukernel "attention" ins(%q, %kt, %v, %m : memref<8x4xf32>, memref<4x8xf32>, memref<8x4xf32>, memref<8x8xi1>) outs(%o, %s : memref<8x4xf32>, memref<1280xi8>) params {batch = 1 : i64, d = 4 : i64, dv = 4 : i64, fill = 0xFF800000 : f32, flags = 0 : i64, ldk = 8 : i64, ldm = 8 : i64, ldo = 4 : i64, ldq = 4 : i64, ldv = 4 : i64, mask_kind = 2 : i64, scale = 1.000000e+00 : f32, sk = 8 : i64, sq = 8 : i64, stride_k = 0 : i64, stride_m = 0 : i64, stride_o = 0 : i64, stride_q = 0 : i64, stride_v = 0 : i64}
+  tcc.ukernel "attention" ins(%q, %kt, %v : memref<8x4xf32>, memref<4x8xf32>, memref<8x4xf32>) outs(%o, %s : memref<8x4xf32>, memref<1280xi8>) params {batch = 1 : i64, d = 4 : i64, dv = 4 : i64, fill = 0.0 : f32, flags = 0 : i64, ldk = 8 : i64, ldm = 0 : i64, ldo = 4 : i64, ldq = 4 : i64, ldv = 4 : i64, mask_kind = 0 : i64, scale = 5.000000e-01 : f32, sk = 8 : i64, sq = 8 : i64, stride_k = 0 : i64, stride_m = 0 : i64, stride_o = 0 : i64, stride_q = 0 : i64, stride_v = 0 : i64}
+  return
+}
+
+// -----
+
 // Tests that a kernel still on tensors is refused.
 func.func @unbufferized(%a: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{must be bufferized before it becomes a call}}

@@ -1,0 +1,239 @@
+// attention.cc - scaled dot-product attention in one call:
+//
+//   out[b, i, :] = sum_j softmax_j(scale q[b, i, :] . k[b, j, :] (+ mask))
+//                  v[b, j, :]
+//
+// A head's K^T and V are packed once as GEMM B panels; then a block of query
+// rows at a time, its scores S = Q_block K^T go to a buffer that stays in
+// L2, each row of S becomes its softmax there (scale, mask, max, exp, sum,
+// normalize), and P V is written straight to the output rows. The scores
+// never reach memory: at a sequence of 512 the two products and a softmax
+// that reads and writes a 12 x 512 x 512 tensor three times cost more than
+// twice the products alone (docs/ukernels.md, "Attention").
+#include "simd.h"
+
+#include <string.h>
+
+namespace tcc {
+namespace uk {
+inline namespace TCC_UK_ISA_NS {
+namespace {
+
+/// Slots of scratch (one a thread at a time) the compiler reserves: no more
+/// threads than this run one call's heads side by side.
+constexpr int64_t kAttentionSlots = 8;
+/// Floats of one block of scores: 32 KB, which with the head's packed K and
+/// V stays in L2.
+constexpr int64_t kScoreFloats = 8192;
+
+int64_t roundUp(int64_t x, int64_t to) { return ceilDiv(x, to) * to; }
+
+bool valid(const tcc_uk_attention_params_t *p) {
+  return p && p->batch >= 0 && p->sq >= 0 && p->sk > 0 && p->d > 0 &&
+         p->dv > 0 && p->mask_kind >= TCC_UK_MASK_NONE &&
+         p->mask_kind <= TCC_UK_MASK_SELECT;
+}
+
+/// Score rows a block, for a row of sk scores (ld floats apart).
+int64_t blockRows(const tcc_uk_attention_params_t *p, int64_t ld) {
+  return minI(p->sq, minI(256, maxI(8, kScoreFloats / ld / 8 * 8)));
+}
+
+/// The scratch of one slot, each part 64-byte aligned.
+struct SlotLayout {
+  int64_t ldS, rows;
+  int64_t kBytes, vBytes, sBytes, gemmBytes;
+  int64_t total() const { return kBytes + vBytes + sBytes + gemmBytes; }
+};
+
+SlotLayout slotLayout(int32_t isa, const tcc_uk_attention_params_t *p) {
+  SlotLayout l;
+  l.ldS = roundUp(p->sk, tilesFor(isa).vl);
+  l.rows = blockRows(p, l.ldS);
+  l.kBytes = roundUp(tcc_uk_pack_b_bytes(isa, p->d, p->sk), 64);
+  l.vBytes = roundUp(tcc_uk_pack_b_bytes(isa, p->sk, p->dv), 64);
+  l.sBytes = roundUp(l.rows * l.ldS * static_cast<int64_t>(sizeof(float)), 64);
+  const uint32_t qFlags =
+      TCC_UK_PACKED_B | ((p->flags & TCC_UK_ATTN_TRANS_Q) ? TCC_UK_TRANS_A : 0);
+  l.gemmBytes =
+      roundUp(maxI(tcc_uk_sgemm_scratch_bytes(isa, qFlags, l.rows, p->sk, p->d),
+                   tcc_uk_sgemm_scratch_bytes(isa, TCC_UK_PACKED_B, l.rows,
+                                              p->dv, p->sk)),
+              64);
+  return l;
+}
+
+/// Slots for up to kAttentionSlots threads, no more than the tasks, and no
+/// more scratch in all than half the scores tensor the call keeps out of
+/// memory: the call's peak (Q, K, V, the output and the scratch) stays under
+/// the unfused products' (Q, K and the scores; the scores, the
+/// probabilities and V). An encoder at sequence 128 gets 4 slots, at 512 8.
+int64_t slotsFor(int32_t isa, const tcc_uk_attention_params_t *p) {
+  const int64_t scores =
+      p->batch * p->sq * p->sk * static_cast<int64_t>(sizeof(float));
+  return maxI(1, minI(minI(kAttentionSlots, p->batch * ceilDiv(p->sq, 8)),
+                      scores / 2 / slotLayout(isa, p).total()));
+}
+
+struct AttentionJob {
+  const tcc_uk_attention_params_t *p;
+  const float *q, *k, *v;
+  const void *mask;
+  float *out;
+  SlotLayout layout;
+  int64_t slots, chunks, chunkRows;
+  int32_t failed;
+};
+
+/// Row i of a block of scores (n of them, ld - n floats of padding after):
+/// scaled and masked, then its softmax in place.
+void softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  const int64_t n = p.sk, ld = job.layout.ldS;
+  const vf scale = vset1(p.scale);
+  int64_t j = 0;
+  for (; j + kVL <= n; j += kVL)
+    vstore(x + j, vmul(vload(x + j), scale));
+  for (; j < n; ++j)
+    x[j] *= p.scale;
+  const int64_t maskRow = b * p.stride_m + i * p.ldm;
+  if (p.mask_kind == TCC_UK_MASK_ADD) {
+    const float *m = static_cast<const float *>(job.mask) + maskRow;
+    for (j = 0; j + kVL <= n; j += kVL)
+      vstore(x + j, vadd(vload(x + j), vload(m + j)));
+    for (; j < n; ++j)
+      x[j] += m[j];
+  } else if (p.mask_kind == TCC_UK_MASK_SELECT) {
+    const uint8_t *m = static_cast<const uint8_t *>(job.mask) + maskRow;
+    for (j = 0; j < n; ++j)
+      x[j] = m[j] ? p.fill : x[j];
+  }
+  // The padding takes no part in the maximum (-inf) and next to none in the
+  // sum (vexp's floor, e^-87, against a sum of at least 1); the product
+  // with V reads only the first n.
+  for (j = n; j < ld; ++j)
+    x[j] = -__builtin_inff();
+  vf mx = vload(x);
+  for (j = kVL; j < ld; j += kVL)
+    mx = vmax(mx, vload(x + j));
+  alignas(64) float lanes[kVL];
+  vstore(lanes, mx);
+  float top = lanes[0];
+  for (int l = 1; l < kVL; ++l)
+    top = lanes[l] > top ? lanes[l] : top;
+  if (top == -__builtin_inff()) { // every score masked: 0/0, as softmax
+    for (j = 0; j < n; ++j)
+      x[j] = __builtin_nanf("");
+    return;
+  }
+  const vf shift = vset1(top);
+  vf sum = vzero();
+  for (j = 0; j < ld; j += kVL) {
+    const vf e = vexp(vsub(vload(x + j), shift));
+    vstore(x + j, e);
+    sum = vadd(sum, e);
+  }
+  vstore(lanes, sum);
+  float total = 0;
+  for (int l = 0; l < kVL; ++l)
+    total += lanes[l];
+  const vf inv = vset1(1.0f / total);
+  for (j = 0; j < ld; j += kVL)
+    vstore(x + j, vmul(vload(x + j), inv));
+}
+
+/// Packs head b's K^T (d x sk) and V (sk x dv) as B panels.
+void packHead(const AttentionJob &job, int64_t b, float *kPacked,
+              float *vPacked) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  tcc_uk_pack_b(TCC_UK_NATIVE_ISA, p.d, p.sk, job.k + b * p.stride_k, p.ldk,
+                (p.flags & TCC_UK_ATTN_TRANS_K) != 0, kPacked);
+  tcc_uk_pack_b(TCC_UK_NATIVE_ISA, p.sk, p.dv, job.v + b * p.stride_v, p.ldv,
+                (p.flags & TCC_UK_ATTN_TRANS_V) != 0, vPacked);
+}
+
+/// Query rows [i0, i1) of head b, with the slot's scratch.
+int32_t runRows(const AttentionJob &job, int64_t b, int64_t i0, int64_t i1,
+                char *slot) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  const SlotLayout &l = job.layout;
+  float *kPacked = reinterpret_cast<float *>(slot);
+  float *vPacked = reinterpret_cast<float *>(slot + l.kBytes);
+  float *s = reinterpret_cast<float *>(slot + l.kBytes + l.vBytes);
+  void *gemm = l.gemmBytes ? slot + l.kBytes + l.vBytes + l.sBytes : NULL;
+  const bool transQ = (p.flags & TCC_UK_ATTN_TRANS_Q) != 0;
+  const uint32_t qFlags = TCC_UK_PACKED_B | (transQ ? TCC_UK_TRANS_A : 0);
+  packHead(job, b, kPacked, vPacked);
+  for (int64_t r0 = i0; r0 < i1; r0 += l.rows) {
+    const int64_t rows = minI(l.rows, i1 - r0);
+    const float *q = job.q + b * p.stride_q + r0 * (transQ ? 1 : p.ldq);
+    if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.sk, p.d, q, p.ldq, kPacked, 0,
+                                  s, l.ldS, qFlags, NULL, gemm))
+      return rc;
+    for (int64_t r = 0; r < rows; ++r)
+      softmaxRow(job, b, r0 + r, s + r * l.ldS);
+    if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.dv, p.sk, s, l.ldS, vPacked, 0,
+                                  job.out + b * p.stride_o + r0 * p.ldo, p.ldo,
+                                  TCC_UK_PACKED_B, NULL, gemm))
+      return rc;
+  }
+  return 0;
+}
+
+/// Slots [begin, end): slot t takes tasks (head, chunk of rows)
+/// [t T / slots, (t + 1) T / slots).
+void runSlots(void *ctx, int64_t begin, int64_t end) {
+  AttentionJob &job = *static_cast<AttentionJob *>(ctx);
+  const tcc_uk_attention_params_t &p = *job.p;
+  const int64_t tasks = p.batch * job.chunks;
+  for (int64_t t = begin; t < end; ++t) {
+    char *slot = static_cast<char *>(p.scratch) + t * job.layout.total();
+    for (int64_t u = t * tasks / job.slots; u < (t + 1) * tasks / job.slots;
+         ++u) {
+      const int64_t b = u / job.chunks, chunk = u % job.chunks;
+      const int64_t i0 = chunk * job.chunkRows;
+      if (i0 >= p.sq)
+        continue;
+      if (runRows(job, b, i0, minI(p.sq, i0 + job.chunkRows), slot))
+        __atomic_store_n(&job.failed, 1, __ATOMIC_RELAXED);
+    }
+  }
+}
+
+} // namespace
+} // namespace TCC_UK_ISA_NS
+} // namespace uk
+} // namespace tcc
+
+using namespace tcc::uk;
+
+extern "C" int64_t
+tcc_uk_attention_scratch_bytes(int32_t isa,
+                               const tcc_uk_attention_params_t *p) {
+  if (!valid(p) || p->batch == 0 || p->sq == 0)
+    return 0;
+  return slotsFor(isa, p) * slotLayout(isa, p).total();
+}
+
+extern "C" int32_t tcc_uk_attention(const tcc_host_api_t *host,
+                                    const tcc_uk_attention_params_t *p,
+                                    const float *q, const float *k,
+                                    const float *v, const void *mask,
+                                    float *out) {
+  if (!valid(p) || (p->mask_kind != TCC_UK_MASK_NONE && !mask))
+    return -1;
+  if (p->batch == 0 || p->sq == 0)
+    return 0;
+  if (!p->scratch)
+    return -1;
+  AttentionJob job = {};
+  job.p = p;
+  job.q = q, job.k = k, job.v = v, job.mask = mask, job.out = out;
+  job.layout = slotLayout(TCC_UK_NATIVE_ISA, p);
+  job.slots = minI(slotsFor(TCC_UK_NATIVE_ISA, p), hostThreads(host));
+  // Fewer heads than slots: each head's rows in chunks of at least 8.
+  job.chunks = minI(ceilDiv(job.slots, p->batch), ceilDiv(p->sq, 8));
+  job.chunkRows = ceilDiv(p->sq, job.chunks);
+  parallelFor(host, job.slots, 1, runSlots, &job);
+  return job.failed ? -1 : 0;
+}
