@@ -116,3 +116,13 @@ bool mlir::tcc::attentionMaskStrides(ArrayRef<int64_t> mask,
   stride = ones ? 0 : maskRows * sk;
   return true;
 }
+
+Value mlir::tcc::matchScaledOperand(Value v, Value &scalar) {
+  scalar = Value();
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul || !mul->hasOneUse() || mul.getLhs().getType() != v.getType() ||
+      !isScalar(mul.getRhs()))
+    return v;
+  scalar = mul.getRhs();
+  return mul.getLhs();
+}

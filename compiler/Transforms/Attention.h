@@ -32,6 +32,12 @@ struct SoftmaxChain {
 };
 std::optional<SoftmaxChain> matchSoftmaxChain(Value scores);
 
+/// `v` without a scale: the left operand of a multiply by a one-element
+/// tensor (`scalar`, set) that keeps v's shape, else `v` (scalar null).
+/// Exporters that scale Q and K apart (each by the fourth root of d) leave
+/// such multiplies before the scores' product.
+Value matchScaledOperand(Value v, Value &scalar);
+
 /// The mask's strides over the scores [batch..., sq, sk] when the kernel
 /// can read it as it lies (dense, its shape aligned at the trailing
 /// dimensions): the key dimension whole; the query dimension whole (ld = sk)

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
 #include "dialects/Tcc/IR/TccConstants.h"
@@ -29,8 +31,11 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// The matmul of a group that holds only it and the views around it (no
-/// epilogue), or null.
+/// Whether `v`, a group's input, is a constant of one element.
+bool scalarConstant(Value v);
+
+/// The matmul of a group that holds only it, the views around it (no
+/// epilogue) and scalar-constant multiplies of its operands, or null.
 MatmulOp onlyMatmul(FusedOp group) {
   if (group.getKind() != "contraction")
     return MatmulOp();
@@ -44,10 +49,24 @@ MatmulOp onlyMatmul(FusedOp group) {
     }
   if (!mm)
     return MatmulOp();
-  MatrixView lhs = matchMatrixView(mm.getLhs());
-  MatrixView rhs = matchMatrixView(mm.getRhs());
+  size_t covered = 2;
+  auto operand = [&](Value v) {
+    Value scalar;
+    v = matchScaledOperand(v, scalar);
+    if (scalar) {
+      auto arg = dyn_cast<BlockArgument>(scalar);
+      if (!arg || !scalarConstant(group.getInputs()[arg.getArgNumber()]))
+        return MatrixView();
+      ++covered;
+    }
+    return matchMatrixView(v);
+  };
+  MatrixView lhs = operand(mm.getLhs());
+  MatrixView rhs = operand(mm.getRhs());
   MatrixView out = matchResultView(mm.getResult());
-  size_t covered = 2 + lhs.ops.size() + rhs.ops.size() + out.ops.size();
+  if (!lhs.base || !rhs.base)
+    return MatmulOp();
+  covered += lhs.ops.size() + rhs.ops.size() + out.ops.size();
   if (covered != body.getOperations().size() || !isa<BlockArgument>(lhs.base) ||
       !isa<BlockArgument>(rhs.base))
     return MatmulOp();
@@ -99,12 +118,24 @@ struct TccFuseAttentionPass
     if (!chain)
       return;
     Value scores = softmax.getInputs()[scoresArg.getArgNumber()];
+    bool outlined = false;
+    if (auto plain = scores.getDefiningOp<MatmulOp>();
+        plain && scores.hasOneUse()) {
+      scores = outlineProduct(plain);
+      outlined = true;
+    }
     auto first = scores.getDefiningOp<FusedOp>();
     auto second = dyn_cast<FusedOp>(*softmax.getResult(0).getUsers().begin());
     if (!first || !second || !scores.hasOneUse() ||
         first->getBlock() != softmax->getBlock() ||
         second->getBlock() != softmax->getBlock())
       return;
+    // A product outlined above goes back where it was unless it merges.
+    bool merged = false;
+    auto restore = llvm::make_scope_exit([&] {
+      if (outlined && !merged)
+        inlineGroup(first);
+    });
     MatmulOp qk = onlyMatmul(first), pv = onlyMatmul(second);
     if (!qk || !pv || !staticF32(qk.getResult()) ||
         !staticF32(pv.getResult()) ||
@@ -140,7 +171,62 @@ struct TccFuseAttentionPass
               stride))
         return;
     }
+    merged = true;
     merge(first, softmax, scoresArg, second, pArg);
+  }
+
+  /// Puts a group's ops back in its place.
+  static void inlineGroup(FusedOp group) {
+    OpBuilder b(group);
+    Block &body = group.getBody().front();
+    IRMapping map;
+    for (BlockArgument arg : body.getArguments())
+      map.map(arg, group.getInputs()[arg.getArgNumber()]);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, map);
+    for (auto [result, v] :
+         llvm::zip(group.getResults(), body.getTerminator()->getOperands()))
+      result.replaceAllUsesWith(map.lookup(v));
+    group->erase();
+  }
+
+  /// A product left out of any group (its operands scaled by constants,
+  /// which tcc-fuse does not take) as a "contraction" group of its own with
+  /// those multiplies and the views before them; returns its result.
+  Value outlineProduct(MatmulOp mm) {
+    llvm::SetVector<Operation *> ops;
+    for (Value v : {mm.getLhs(), mm.getRhs()}) {
+      Value scalar;
+      Value x = matchScaledOperand(v, scalar);
+      if (scalar)
+        ops.insert(v.getDefiningOp());
+      for (Operation *view : matchMatrixView(x).ops)
+        ops.insert(view);
+    }
+    ops.insert(mm);
+    SmallVector<Operation *> sorted(ops.begin(), ops.end());
+    llvm::sort(sorted, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    llvm::SetVector<Value> inputs;
+    for (Operation *op : sorted)
+      for (Value v : op->getOperands())
+        if (!ops.contains(v.getDefiningOp()))
+          inputs.insert(v);
+    OpBuilder b(mm);
+    auto group = b.create<FusedOp>(mm.getLoc(), mm->getResultTypes(),
+                                   "contraction", inputs.getArrayRef());
+    Block *block = b.createBlock(&group.getBody());
+    IRMapping map;
+    for (Value v : inputs)
+      map.map(v, block->addArgument(v.getType(), v.getLoc()));
+    for (Operation *op : sorted)
+      b.clone(*op, map);
+    b.create<YieldOp>(mm.getLoc(), ValueRange{map.lookup(mm.getResult())});
+    mm.getResult().replaceAllUsesWith(group.getResult(0));
+    for (Operation *op : llvm::reverse(sorted))
+      op->erase();
+    return group.getResult(0);
   }
 
   /// One group in place of the three, its body theirs in order.

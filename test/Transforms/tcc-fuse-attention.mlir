@@ -124,3 +124,62 @@ func.func @kept(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor<8x4xf32>, 
   }
   return %o, %s, %o2 : tensor<8x4xf32>, tensor<8x8xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// Tests that a product left out of any group because its operands are each
+// scaled by a constant first (an exporter's Q and K times d^-1/4) joins the
+// group with those multiplies and its views, and that nothing changes when
+// the rest does not merge (the product's scale is not a constant).
+// CHECK-LABEL: func @scaled_operands
+// CHECK: tcc.fused "attention"(%arg0, %{{.*}}, %arg1, %arg2 : tensor<8x4xf32>, tensor<1xf32>, tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK: tcc.mul
+// CHECK: tcc.mul
+// CHECK: tcc.matmul
+// CHECK-NOT: tcc.fused
+func.func @scaled_operands(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %c = tcc.constant dense<0.5> : tensor<1xf32>
+  %qs = tcc.mul %q, %c : (tensor<8x4xf32>, tensor<1xf32>) -> tensor<8x4xf32>
+  %ks = tcc.mul %kt, %c : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  %s = tcc.matmul %qs, %ks : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %p = tcc.fused "rows"(%s : tensor<8x8xf32>) -> tensor<8x8xf32> {
+  ^bb0(%a0: tensor<8x8xf32>):
+    %1 = tcc.reduce_max %a0 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %2 = tcc.sub %a0, %1 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %3 = tcc.exp %2 : tensor<8x8xf32>
+    %4 = tcc.reduce_sum %3 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %5 = tcc.div %3, %4 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    tcc.yield %5 : tensor<8x8xf32>
+  }
+  %o = tcc.fused "contraction"(%p, %v : tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a0: tensor<8x8xf32>, %a1: tensor<8x4xf32>):
+    %0 = tcc.matmul %a0, %a1 : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    tcc.yield %0 : tensor<8x4xf32>
+  }
+  return %o : tensor<8x4xf32>
+}
+
+// CHECK-LABEL: func @scaled_not_merged
+// CHECK: tcc.mul %arg0, %arg3
+// CHECK-NEXT: tcc.matmul
+// CHECK-NEXT: tcc.fused "rows"
+func.func @scaled_not_merged(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor<8x4xf32>, %c: tensor<1xf32>) -> tensor<8x4xf32> {
+  %k = tcc.constant dense<0.5> : tensor<1xf32>
+  %qs = tcc.mul %q, %c : (tensor<8x4xf32>, tensor<1xf32>) -> tensor<8x4xf32>
+  %s = tcc.matmul %qs, %kt : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %p = tcc.fused "rows"(%s : tensor<8x8xf32>) -> tensor<8x8xf32> {
+  ^bb0(%a0: tensor<8x8xf32>):
+    %1 = tcc.reduce_max %a0 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %2 = tcc.sub %a0, %1 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %3 = tcc.exp %2 : tensor<8x8xf32>
+    %4 = tcc.reduce_sum %3 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %5 = tcc.div %3, %4 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    tcc.yield %5 : tensor<8x8xf32>
+  }
+  %o = tcc.fused "contraction"(%p, %v : tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a0: tensor<8x8xf32>, %a1: tensor<8x4xf32>):
+    %0 = tcc.matmul %a0, %a1 : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    tcc.yield %0 : tensor<8x4xf32>
+  }
+  return %o : tensor<8x4xf32>
+}

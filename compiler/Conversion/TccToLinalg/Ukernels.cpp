@@ -433,12 +433,39 @@ struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
     std::optional<SoftmaxChain> chain = matchSoftmaxChain(qk.getResult());
     if (!chain || chain->result->getResult(0) != pv.getLhs())
       return rewriter.notifyMatchFailure(op, "no softmax between products");
-    MatrixView q = matchMatrixView(qk.getLhs());
-    MatrixView kt = matchMatrixView(qk.getRhs());
+    auto scalar = [&](Value v) -> std::optional<float> {
+      std::optional<std::vector<float>> values =
+          constantFloats(original.lookup(v));
+      if (!values || values->size() != 1)
+        return std::nullopt;
+      return values->front();
+    };
+    // Q and K may each be scaled by a constant first (into the kernel's).
+    float operandScale = 1.0f;
+    size_t covered = 3;
+    auto unscaled = [&](Value v) -> FailureOr<Value> {
+      Value by;
+      v = matchScaledOperand(v, by);
+      if (!by)
+        return v;
+      std::optional<float> c =
+          isa<BlockArgument>(by) ? scalar(by) : std::nullopt;
+      if (!c)
+        return failure();
+      operandScale *= *c;
+      ++covered;
+      return v;
+    };
+    FailureOr<Value> qValue = unscaled(qk.getLhs());
+    FailureOr<Value> kValue = unscaled(qk.getRhs());
+    if (failed(qValue) || failed(kValue))
+      return rewriter.notifyMatchFailure(op, "operands scaled by variables");
+    MatrixView q = matchMatrixView(*qValue);
+    MatrixView kt = matchMatrixView(*kValue);
     MatrixView v = matchMatrixView(pv.getRhs());
     MatrixView out = matchResultView(pv.getResult());
-    size_t covered = 3 + q.ops.size() + kt.ops.size() + v.ops.size() +
-                     out.ops.size() + chain->ops.size();
+    covered += q.ops.size() + kt.ops.size() + v.ops.size() + out.ops.size() +
+               chain->ops.size();
     if (covered != body.getOperations().size() || !isa<BlockArgument>(q.base) ||
         !isa<BlockArgument>(kt.base) || !isa<BlockArgument>(v.base) ||
         !matmulFits(qk) || !matmulFits(pv))
@@ -471,19 +498,12 @@ struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
     strides(out, 0, p.ldo, p.stride_o);
     if (!fits || out.colStride != 1)
       return rewriter.notifyMatchFailure(op, "operands are not strided views");
-    auto scalar = [&](Value v) -> std::optional<float> {
-      std::optional<std::vector<float>> values =
-          constantFloats(original.lookup(v));
-      if (!values || values->size() != 1)
-        return std::nullopt;
-      return values->front();
-    };
-    p.scale = 1.0f;
+    p.scale = operandScale;
     if (chain->scale) {
       std::optional<float> c = scalar(chain->scale);
       if (!c)
         return rewriter.notifyMatchFailure(op, "the scale is not a constant");
-      p.scale = chain->divide ? 1.0f / *c : *c;
+      p.scale = chain->divide ? p.scale / *c : p.scale * *c;
     }
     Value mask;
     if (chain->mask) {

@@ -491,3 +491,32 @@ func.func @attention_masks(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor
   }
   return %o, %o2 : tensor<8x4xf32>, tensor<8x4xf32>
 }
+
+// -----
+
+// Tests that Q and K each scaled by a constant (0.5 and 0.25) before the
+// scores' product become the call's scale (0.125), the multiplies not run.
+// CHECK-LABEL: func @attention_scaled_operands
+// CHECK-NOT: linalg.generic
+// CHECK: tcc.ukernel "attention" ins(%arg0, %arg1, %arg2 : tensor<8x4xf32>, tensor<4x8xf32>, tensor<8x4xf32>)
+// CHECK-SAME: scale = 1.250000e-01 : f32
+// AVX2-LABEL: func @attention_scaled_operands
+// AVX2: tcc.ukernel "attention"
+func.func @attention_scaled_operands(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %half = tcc.constant dense<0.5> : tensor<1xf32>
+  %quarter = tcc.constant dense<0.25> : tensor<1xf32>
+  %o = tcc.fused "attention"(%q, %half, %kt, %quarter, %v : tensor<8x4xf32>, tensor<1xf32>, tensor<4x8xf32>, tensor<1xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> {
+  ^bb0(%a0: tensor<8x4xf32>, %a1: tensor<1xf32>, %a2: tensor<4x8xf32>, %a3: tensor<1xf32>, %a4: tensor<8x4xf32>):
+    %0 = tcc.mul %a0, %a1 : (tensor<8x4xf32>, tensor<1xf32>) -> tensor<8x4xf32>
+    %1 = tcc.mul %a2, %a3 : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+    %2 = tcc.matmul %0, %1 : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+    %3 = tcc.reduce_max %2 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %4 = tcc.sub %2, %3 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %5 = tcc.exp %4 : tensor<8x8xf32>
+    %6 = tcc.reduce_sum %5 axes = [1] keepdims : tensor<8x8xf32> -> tensor<8x1xf32>
+    %7 = tcc.div %5, %6 : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x8xf32>
+    %8 = tcc.matmul %7, %a4 : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>
+    tcc.yield %8 : tensor<8x4xf32>
+  }
+  return %o : tensor<8x4xf32>
+}
