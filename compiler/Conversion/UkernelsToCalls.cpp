@@ -72,6 +72,11 @@ public:
       missing.push_back(name);
     args.push_back(i64(attr ? attr.getInt() : 0));
   }
+  /// A parameter that only some calls have (0 where absent).
+  void optionalParam(StringRef name) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(params.get(name));
+    args.push_back(i64(attr ? attr.getInt() : 0));
+  }
   void floatParam(StringRef name) {
     auto attr = dyn_cast_or_null<FloatAttr>(params.get(name));
     if (!attr) {
@@ -156,6 +161,7 @@ struct ConvertUkernelsToCallsPass
         call.param(p);
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
       call.param("activation");
+      call.optionalParam("pool");
     } else if (op.getName() == "dwpw_conv2d") {
       // input, dw weight, dw bias?, pw weight, bias?, residual?
       bool hasDwBias = call.flag("has_dw_bias");

@@ -223,6 +223,28 @@ Operation *mlir::tcc::matchPointwiseAfterDepthwise(
   return pw && isPointwise(pw) ? pw : nullptr;
 }
 
+Operation *mlir::tcc::matchMaxPoolAfter(Operation *op, const Epilogue &epilogue,
+                                        ArrayRef<Operation *> chain) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv || conv.getGroups() != 1 || epilogue.residual ||
+      epilogue.activation != Activation::None ||
+      !isStaticF32Rank4(conv.getResult()))
+    return nullptr;
+  Value last =
+      chain.empty() ? Value(conv.getResult()) : chain.back()->getResult(0);
+  if (!last.hasOneUse())
+    return nullptr;
+  auto pool = dyn_cast<MaxPoolOp>(*last.getUsers().begin());
+  auto all = [](ArrayRef<int64_t> values, int64_t v) {
+    return llvm::all_of(values, [&](int64_t x) { return x == v; });
+  };
+  if (!pool || pool.getCeilMode() || pool.getKernel().size() != 2 ||
+      !all(pool.getKernel(), 2) || !all(pool.getStrides(), 2) ||
+      !all(pool.getPadding(), 0) || !all(pool.getDilations(), 1))
+    return nullptr;
+  return pool;
+}
+
 Operation *
 mlir::tcc::matchDepthwiseAfterExpansion(Operation *op,
                                         const Epilogue &expEpilogue,

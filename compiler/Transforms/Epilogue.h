@@ -59,6 +59,13 @@ Operation *matchPointwiseAfterDepthwise(Operation *dw,
                                         const Epilogue &dwEpilogue,
                                         ArrayRef<Operation *> dwChain);
 
+/// The 2x2, stride-2 max pooling (unpadded, floor mode) that alone reads
+/// the result of `conv`, an f32 convolution with one group, after `chain`
+/// (what matchEpilogue found: a bias and a clamp at most, which commute with
+/// max, so the kernel can pool first); null otherwise.
+Operation *matchMaxPoolAfter(Operation *conv, const Epilogue &epilogue,
+                             ArrayRef<Operation *> chain);
+
 /// The depthwise convolution that a convolution's kernel can compute with
 /// it (runtime/ukernels: tcc_uk_block_conv2d_nchw, which also takes the
 /// depthwise convolution's matchPointwiseAfterDepthwise; expanding 1x1

@@ -154,6 +154,11 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
         group.ops.insert(pw);
         group.ops.insert(pwChain.begin(), pwChain.end());
         root = pwChain.empty() ? pw : pwChain.back();
+      } else if (Operation *pool = matchMaxPoolAfter(op, epilogue, chain)) {
+        // A small CNN's 2x2 pooling: pooled in registers where the kernel
+        // can (the lowering splits the group again where not).
+        group.ops.insert(pool);
+        root = pool;
       }
       if (group.ops.size() < 2)
         continue;

@@ -97,7 +97,11 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
       output), and a convolution with one group whose output (after its
       bias and clamp) alone feeds such a depthwise/1x1 pair takes the pair
       (mobilenet's inverted-residual blocks and its stem: one kernel, a band
-      of rows at a time, where the tensor between them is large);
+      of rows at a time, where the tensor between them is large); a
+      convolution with one group whose output (after its bias and clamp)
+      alone feeds a 2x2, stride-2, unpadded max pooling takes the pooling
+      (a small CNN's first layer: pooled in the kernel's registers where the
+      target's kernels can, else lowered as two calls);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;
@@ -136,7 +140,10 @@ def TccFuseAttention : Pass<"tcc-fuse-attention", "func::FuncOp"> {
     divided or multiplied by a scalar constant, then plus a mask or with a
     boolean mask selecting a scalar constant fill -- whose scores come from
     a `contraction` group holding only a matmul (and the views around its
-    operands), used by nothing else, and whose result is used only by
+    operands), or from a matmul in no group whose operands are such views
+    multiplied by scalar constants (torch's MultiheadAttention exports Q and
+    K each scaled apart; the kernel's scale takes both), used by nothing
+    else, and whose result is used only by
     another such group as its matmul's left operand, as it is: the three
     become one `attention` group, the bodies in order. The lowering turns
     it into one call of the attention micro-kernel, which keeps a block of

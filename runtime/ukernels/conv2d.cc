@@ -415,6 +415,12 @@ tcc_uk_conv2d_scratch_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   return convScratchBytes(isa, s, (p->flags & TCC_UK_PACKED_A) != 0);
 }
 
+extern "C" int32_t tcc_uk_conv2d_pool_fits(int32_t isa,
+                                           const tcc_uk_conv2d_params_t *p) {
+  ConvShape s;
+  return p && p->pool == 2 && resolveConv(p, s) && pixelsPoolFits(isa, s);
+}
+
 extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                                       const tcc_uk_conv2d_params_t *p,
                                       const float *input, const float *weight,
@@ -423,6 +429,16 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   ConvShape s;
   if (epilogue && !knownActivation(epilogue->activation))
     return -2;
+  if (p && p->pool) { // max pooling after: only bias and clamp commute
+    if (!tcc_uk_conv2d_pool_fits(TCC_UK_NATIVE_ISA, p) ||
+        (p->flags & TCC_UK_ACCUMULATE) ||
+        (epilogue && (epilogue->residual || epilogue->activation)))
+      return -2;
+    resolveConv(p, s);
+    if (s.n > 0)
+      pixelsConv(host, s, input, weight, output, false, epilogue, true);
+    return 0;
+  }
   if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
   const bool accumulate = (p->flags & TCC_UK_ACCUMULATE) != 0;

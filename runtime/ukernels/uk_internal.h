@@ -331,9 +331,15 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
 /// one group, filters a multiple of 8, with the pixels along the vectors
 /// (pixels.cc), on AVX-512: the weights as they lie, prepacked or not.
 bool pixelsFits(int32_t isa, const ConvShape &s);
+/// Whether the pixels kernel also max-pools its output over 2x2 windows of
+/// stride 2 (filters a multiple of 4).
+bool pixelsPoolFits(int32_t isa, const ConvShape &s);
+/// `pool`: the output is the 2x2, stride-2 max pooling of the convolution's
+/// (pixelsPoolFits; no accumulation, residual or activation).
 void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
-                bool accumulate, const tcc_uk_epilogue_t *ep);
+                bool accumulate, const tcc_uk_epilogue_t *ep,
+                bool pool = false);
 
 /// Winograd F(2x2, 3x3) (winograd.cc): 3x3, stride 1, one group, big
 /// enough. A convolution that fits gets transformed weights at packing

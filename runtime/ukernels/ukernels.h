@@ -52,6 +52,7 @@
   TCC_UK_RENAME(tcc_uk_conv2d_pack_weights_bytes)
 #define tcc_uk_conv2d_pack_weights TCC_UK_RENAME(tcc_uk_conv2d_pack_weights)
 #define tcc_uk_conv2d_scratch_bytes TCC_UK_RENAME(tcc_uk_conv2d_scratch_bytes)
+#define tcc_uk_conv2d_pool_fits TCC_UK_RENAME(tcc_uk_conv2d_pool_fits)
 #define tcc_uk_conv2d_nchw TCC_UK_RENAME(tcc_uk_conv2d_nchw)
 #define tcc_uk_dwpw_fast TCC_UK_RENAME(tcc_uk_dwpw_fast)
 #define tcc_uk_dwpw_scratch_bytes TCC_UK_RENAME(tcc_uk_dwpw_scratch_bytes)
@@ -182,6 +183,12 @@ typedef struct tcc_uk_conv2d_params_t {
   uint32_t flags; /* TCC_UK_PACKED_A: weight is tcc_uk_conv2d_pack_weights
                      output; TCC_UK_ACCUMULATE: output += conv */
   void *scratch;  /* tcc_uk_conv2d_scratch_bytes bytes, or NULL */
+  int64_t pool;   /* 0; or 2: output is the max pooling of the convolution
+                     over 2x2 windows of stride 2 (an odd last row or column
+                     dropped), [n, f, oh/2, ow/2], the epilogue's bias and
+                     clamp applied after it (they commute with max); no
+                     residual, activation or accumulation, and only where
+                     tcc_uk_conv2d_pool_fits */
 } tcc_uk_conv2d_params_t;
 
 /* Size and contents of the prepacked weights for `isa` (for depthwise
@@ -190,6 +197,12 @@ int64_t tcc_uk_conv2d_pack_weights_bytes(int32_t isa,
                                          const tcc_uk_conv2d_params_t *p);
 void tcc_uk_conv2d_pack_weights(int32_t isa, const tcc_uk_conv2d_params_t *p,
                                 const float *weight, float *out);
+
+/* Whether the kernels of `isa` pool this convolution's output as p->pool
+ * says in its epilogue (AVX-512: one group of at most 9 taps a pixel, stride
+ * 1, filters a multiple of 8, the pixels along the vectors; a 1-channel
+ * image's 3x3 before a small CNN's 2x2 pooling). */
+int32_t tcc_uk_conv2d_pool_fits(int32_t isa, const tcc_uk_conv2d_params_t *p);
 
 /* Scratch tcc_uk_conv2d_nchw needs (0 for depthwise and for 1x1 convs the
  * GEMM can run unpacked). */

@@ -336,3 +336,34 @@ func.func @not_gated(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tenso
   %11 = tcc.conv %10, %pw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
   return %2, %0, %7, %11 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// Tests that a 2x2, stride-2 max pooling that alone reads a convolution's
+// output after its bias and relu joins the convolution's group (the kernel
+// pools in registers where it can), and that one after an activation, one of
+// stride 1 or in ceil mode stays out.
+// CHECK-LABEL: func @conv_pool
+// CHECK: %[[G:.*]] = tcc.fused "contraction"(%arg0, %{{.*}}, %{{.*}} : tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
+// CHECK: tcc.conv
+// CHECK: tcc.relu
+// CHECK: %[[P:.*]] = tcc.max_pool
+// CHECK: tcc.yield %[[P]] : tensor<2x8x4x4xf32>
+// CHECK: tcc.fused "contraction"{{.*}} -> tensor<2x8x8x8xf32>
+// CHECK-NOT: tcc.max_pool
+// CHECK: tcc.yield
+// CHECK: tcc.max_pool %{{.*}} kernel = [2, 2] strides = [1, 1]
+// CHECK: tcc.max_pool %{{.*}} kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode
+func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>) {
+  %w = tcc.constant dense<0.5> : tensor<8x1x3x3xf32>
+  %b = tcc.constant dense<0.25> : tensor<8xf32>
+  %c = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %r = tcc.relu %c : tensor<2x8x8x8xf32>
+  %p = tcc.max_pool %r kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
+  %c2 = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %g = tcc.gelu %c2 : tensor<2x8x8x8xf32>
+  %p2 = tcc.max_pool %g kernel = [2, 2] strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x8x8x8xf32> -> tensor<2x8x7x7xf32>
+  %c3 = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %p3 = tcc.max_pool %c3 kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode : tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
+  return %p, %p2, %p3 : tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>
+}

@@ -117,22 +117,27 @@ struct UkernelBuilder {
   /// graph has it, is a constant), bias?, residual?
   FailureOr<Value> conv(OpBuilder &b, ConvOp op, Value input, Value weight,
                         Value weightSource, Value bias,
-                        const Epilogue &epilogue) const {
+                        const Epilogue &epilogue,
+                        MaxPoolOp pool = MaxPoolOp()) const {
     Location loc = op.getLoc();
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
+    p.pool = pool ? 2 : 0;
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
     SmallVector<Value> inputs = {input, weight};
     if (bias)
       inputs.push_back(bias);
     if (epilogue.residual)
       inputs.push_back(epilogue.residual);
-    SmallVector<Value> outputs = {emptyTensor(b, loc, op.getType())};
+    SmallVector<Value> outputs = {
+        emptyTensor(b, loc, pool ? pool.getType() : op.getType())};
     if (scratch > 0)
       outputs.push_back(scratchTensor(b, loc, scratch));
     ParamList add(b);
     add.convWindow(p);
     add("f", p.f), add("groups", p.groups), add("flags", p.flags);
+    if (pool)
+      add("pool", p.pool);
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
@@ -645,18 +650,34 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     Operation *contraction = contractions.front();
     SmallVector<Operation *> chain;
     Epilogue e = matchEpilogue(contraction, chain);
+    // A 2x2 pooling after a convolution (tcc-fuse took it).
+    auto pool =
+        dyn_cast_or_null<MaxPoolOp>(matchMaxPoolAfter(contraction, e, chain));
     e.bias = e.bias ? converted.lookup(e.bias) : Value();
     e.residual = e.residual ? converted.lookup(e.residual) : Value();
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
     size_t covered = 2 + chain.size(); // The contraction and the yield.
     FailureOr<Value> r = failure();
     if (auto conv = dyn_cast<ConvOp>(contraction)) {
-      if (!convFits(conv) || covered != body.getOperations().size())
+      if (!convFits(conv) ||
+          covered + (pool ? 1 : 0) != body.getOperations().size())
         return rewriter.notifyMatchFailure(op, "convolution does not fit");
       Value bias = conv.getBias() ? converted.lookup(conv.getBias()) : e.bias;
+      // The pooling in the kernel's epilogue where it can, else after it.
+      tcc_uk_conv2d_params_t p = UkernelBuilder::convParams(conv);
+      p.pool = 2;
+      bool pooled = pool && tcc_uk_conv2d_pool_fits(builder.isa, &p);
       r = builder.conv(rewriter, conv, converted.lookup(conv.getInput()),
                        converted.lookup(conv.getWeight()),
-                       original.lookup(conv.getWeight()), bias, e);
+                       original.lookup(conv.getWeight()), bias, e,
+                       pooled ? pool : MaxPoolOp());
+      if (pool && !pooled && succeeded(r))
+        r = rewriter
+                .create<MaxPoolOp>(pool.getLoc(), pool.getType(), *r,
+                                   pool.getKernel(), pool.getStrides(),
+                                   pool.getPadding(), pool.getDilations(),
+                                   pool.getCeilMode())
+                .getResult();
     } else {
       auto mm = cast<MatmulOp>(contraction);
       MatrixView lhs = matchMatrixView(mm.getLhs());

@@ -520,3 +520,31 @@ func.func @attention_scaled_operands(%q: tensor<8x4xf32>, %kt: tensor<4x8xf32>, 
   }
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// Tests that a group of a 1-channel 3x3 convolution, its bias and relu and
+// the 2x2 pooling after them is one conv2d call that pools (pool = 2, its
+// output the pooled shape) where the kernels can (AVX-512), and a conv2d
+// call with the epilogue then a maxpool2d call where they cannot (AVX2).
+// CHECK-LABEL: func @conv_pool
+// CHECK: tcc.ukernel "conv2d" ins({{.*}}) outs(%{{.*}} : tensor<2x16x4x4xf32>)
+// CHECK-SAME: has_bias = 1 : i64, has_clamp = 1 : i64
+// CHECK-SAME: pool = 2 : i64
+// CHECK-NOT: maxpool2d
+// AVX2-LABEL: func @conv_pool
+// AVX2: tcc.ukernel "conv2d" {{.*}} -> tensor<2x16x8x8xf32>
+// AVX2-NOT: pool = 2
+// AVX2: tcc.ukernel "maxpool2d"
+func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> tensor<2x16x4x4xf32> {
+  %w = tcc.constant dense<0.5> : tensor<16x1x3x3xf32>
+  %b = tcc.constant dense<0.25> : tensor<16xf32>
+  %0 = tcc.fused "contraction"(%x, %w, %b : tensor<2x1x8x8xf32>, tensor<16x1x3x3xf32>, tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  ^bb0(%a0: tensor<2x1x8x8xf32>, %a1: tensor<16x1x3x3xf32>, %a2: tensor<16xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<16x1x3x3xf32>, tensor<16xf32>) -> tensor<2x16x8x8xf32>
+    %r = tcc.relu %c : tensor<2x16x8x8xf32>
+    %p = tcc.max_pool %r kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x16x8x8xf32> -> tensor<2x16x4x4xf32>
+    tcc.yield %p : tensor<2x16x4x4xf32>
+  }
+  return %0 : tensor<2x16x4x4xf32>
+}

@@ -20,19 +20,23 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 
 // Tests that a buffer viewed into the arena is passed at the arena's
 // address plus the view's byte shift, also through a reshape of the view,
-// and that a convolution's activation (3: SiLU) is its last argument.
+// and that a convolution's activation (3: SiLU) comes before its pooling
+// (absent: 0), the last argument; a pooled one passes its window, 2.
 // CHECK-LABEL: func @arena_views
 // CHECK-SAME: (%[[ARENA:.*]]: memref<4096xi8>
 // CHECK: %[[SHIFT:.*]] = arith.constant 1024 : index
 // CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[SHIFT]]
 // CHECK: %[[SILU:.*]] = arith.constant 3 : i64
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]]) :
+// CHECK: %[[NOPOOL:.*]] = arith.constant 0 : i64
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]], %[[NOPOOL]]) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c2_i64{{[_0-9]*}}) :
 func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x2x2x2xf32>) {
   %c1024 = arith.constant 1024 : index
   %v = memref.view %arena[%c1024][] : memref<4096xi8> to memref<8xf32>
   %x = memref.expand_shape %v [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : memref<8xf32> into memref<1x2x2x2xf32>
   tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x2x2xf32>, memref<8xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 3 : i64}
+  tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x2x2xf32>, memref<8xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, pool = 2 : i64}
   return
 }
 

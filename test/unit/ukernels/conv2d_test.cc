@@ -697,6 +697,109 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
 // channels, the plain epilogue (bias, relu: whole stores that spill into
 // the next row) and the general one (residual, activation, accumulation),
 // batches, and bands of rows across threads with the serial run's bits.
+/// The convolution of `c` (its bias and relu; no residual or activation)
+/// then a 2x2, stride-2 max pooling, in one call (p.pool = 2), against the
+/// double reference pooled likewise; returns the output.
+std::vector<float> checkPooledConv(const Variant &v, const ConvCase &c,
+                                   const tcc_host_api_t *host = nullptr) {
+  SCOPED_TRACE(describe(c) + " pooled 2x2");
+  const ConvData d(v, c, &v);
+  const int64_t oh = c.oh(), ow = c.ow(), ph = oh / 2, pw = ow / 2;
+  tcc_uk_conv2d_params_t p = c.params();
+  p.pool = 2;
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = c.bias ? d.bias.data() : nullptr;
+  ep.has_clamp = c.relu;
+  ep.clamp_max = std::numeric_limits<float>::infinity();
+  std::vector<float> out(c.n * c.f * ph * pw + 1, 42.0f);
+  const float *w = c.flags & TCC_UK_PACKED_A ? d.packedW.data() : d.w.data();
+  EXPECT_EQ(0, v.conv2d(host, &p, d.x.data(), w, out.data(), &ep));
+  EXPECT_EQ(out.back(), 42.0f) << "wrote past the pooled output";
+  const int64_t taps = c.c * c.kh * c.kw;
+  std::vector<double> want(c.n * c.f * ph * pw), mag(want.size());
+  for (int64_t img = 0; img < c.n; ++img)
+    for (int64_t oc = 0; oc < c.f; ++oc)
+      for (int64_t py = 0; py < ph; ++py)
+        for (int64_t px = 0; px < pw; ++px) {
+          double best = -INFINITY, m = 0;
+          for (int64_t oy = 2 * py; oy < 2 * py + 2; ++oy)
+            for (int64_t ox = 2 * px; ox < 2 * px + 2; ++ox) {
+              double s = c.bias ? d.bias[oc] : 0, a = std::fabs(s);
+              for (int64_t ci = 0; ci < c.c; ++ci)
+                for (int64_t ky = 0; ky < c.kh; ++ky)
+                  for (int64_t kx = 0; kx < c.kw; ++kx) {
+                    const int64_t iy = oy - c.pt + ky * c.dh;
+                    const int64_t ix = ox - c.pl + kx * c.dw;
+                    if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
+                      continue;
+                    const double t =
+                        double(d.x[((img * c.c + ci) * c.h + iy) * c.w + ix]) *
+                        d.w[((oc * c.c + ci) * c.kh + ky) * c.kw + kx];
+                    s += t;
+                    a += std::fabs(t);
+                  }
+              best = std::max(best, c.relu ? std::max(s, 0.0) : s);
+              m = std::max(m, a);
+            }
+          const int64_t at = ((img * c.f + oc) * ph + py) * pw + px;
+          want[at] = best;
+          mag[at] = m;
+        }
+  expectClose(want, mag, out.data(), c.n * c.f, ph * pw, ph * pw, taps + 3,
+              v.name);
+  return out;
+}
+
+// The pixels kernel max-pools its output over 2x2 windows of stride 2 in
+// registers where tcc_uk_conv2d_pool_fits (AVX-512): a small CNN's first
+// layer at batch 8, odd sizes (an odd last row and column dropped, a last
+// vector of pooled outputs short), 2 channels of 2x2, no epilogue, bands
+// of pooled rows across threads with the serial run's bits. Elsewhere, and
+// with a residual or an activation, the call is refused (-2).
+TEST_P(Conv2d, PixelsPooled2x2) {
+  ConvCase cnn =
+      ConvCase{8, 1, 28, 28, 32, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A);
+  cnn.bias = cnn.relu = true;
+  tcc_uk_conv2d_params_t p = cnn.params();
+  p.pool = 2;
+  EXPECT_EQ(1, v->convPoolFits(TCC_UK_ISA_AVX512, &p));
+  EXPECT_EQ(0, v->convPoolFits(TCC_UK_ISA_AVX2, &p));
+  tcc_uk_conv2d_params_t strided =
+      ConvCase{1, 1, 28, 28, 32, 3, 3}.stride(2).params();
+  strided.pool = 2;
+  EXPECT_EQ(0, v->convPoolFits(TCC_UK_ISA_AVX512, &strided));
+  if (isa() != TCC_UK_ISA_AVX512) {
+    float x[784] = {}, w[288] = {}, y = 42.0f;
+    EXPECT_EQ(-2, v->conv2d(nullptr, &p, x, w, &y, nullptr));
+    EXPECT_EQ(y, 42.0f);
+    return;
+  }
+  const std::vector<float> serial = checkPooledConv(*v, cnn);
+  ConvCase odd = ConvCase{2, 1, 13, 17, 16, 3, 3}.pad(1);
+  odd.bias = true;
+  checkPooledConv(*v, odd);
+  checkPooledConv(*v, ConvCase{1, 2, 10, 40, 8, 2, 2});
+  checkPooledConv(*v, ConvCase{1, 1, 9, 35, 24, 3, 3}.pads(0, 1, 2, 0));
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    const std::vector<float> out = checkPooledConv(*v, cnn, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+    // One image: its pooled rows in bands.
+    checkPooledConv(*v, ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1), host.get());
+  }
+  tcc_uk_epilogue_t ep = {};
+  const ConvData d(*v, cnn, v);
+  std::vector<float> y(8 * 32 * 14 * 14);
+  ep.activation = TCC_UK_ACT_SILU;
+  EXPECT_EQ(
+      -2, v->conv2d(nullptr, &p, d.x.data(), d.packedW.data(), y.data(), &ep));
+  ep.activation = TCC_UK_ACT_NONE;
+  ep.residual = d.res.data();
+  EXPECT_EQ(
+      -2, v->conv2d(nullptr, &p, d.x.data(), d.packedW.data(), y.data(), &ep));
+}
+
 TEST_P(Conv2d, PixelsFewTaps) {
   const uint32_t packed = TCC_UK_PACKED_A;
   for (int64_t w : {7, 16, 17, 28, 33})
