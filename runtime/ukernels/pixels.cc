@@ -48,22 +48,26 @@ struct PixelsJob : ConvCall {
   bool pooled; // 2x2 max pooling in the epilogue: bands of pooled rows
 };
 
+/// Tap t = (c, ky, kx) reads input channel tc[t] (its offset), row
+/// oy - pt + ty[t] and columns ox - pl + tx[t].
+void tapOffsets(const ConvShape &s, int64_t *tc, int64_t *ty, int64_t *tx) {
+  int t = 0;
+  for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t ky = 0; ky < s.kh; ++ky)
+      for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
+        tc[t] = c * s.h * s.w;
+        ty[t] = ky * s.dh;
+        tx[t] = kx * s.dw;
+      }
+}
+
 /// Output rows [oy0, oy1) of image img, T taps a pixel: tap t reads input
 /// channel tc[t], row oy - pt + ty[t], columns ox - pl + tx[t] ...
 template <int T, bool Plain>
 void pixelsRows(const PixelsJob &job, int64_t img, int64_t oy0, int64_t oy1) {
   const ConvShape &s = *job.s;
   int64_t tc[T], ty[T], tx[T];
-  {
-    int t = 0;
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t ky = 0; ky < s.kh; ++ky)
-        for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
-          tc[t] = c * s.h * s.w;
-          ty[t] = ky * s.dh;
-          tx[t] = kx * s.dw;
-        }
-  }
+  tapOffsets(s, tc, ty, tx);
   const int64_t plane = s.oh * s.ow;
   const float *x = job.input + img * s.c * s.h * s.w;
   float *y = job.output + img * s.f * plane;
@@ -139,16 +143,7 @@ void pixelsPooled(const PixelsJob &job, int64_t img, int64_t py0, int64_t py1) {
   constexpr int kPooledFilters = 4; // 2 x 9 taps + 2 x 4 sums in registers
   const ConvShape &s = *job.s;
   int64_t tc[T], ty[T], tx[T];
-  {
-    int t = 0;
-    for (int64_t c = 0; c < s.c; ++c)
-      for (int64_t ky = 0; ky < s.kh; ++ky)
-        for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
-          tc[t] = c * s.h * s.w;
-          ty[t] = ky * s.dh;
-          tx[t] = kx * s.dw;
-        }
-  }
+  tapOffsets(s, tc, ty, tx);
   const int64_t ph = s.oh / 2, pw = s.ow / 2, plane = ph * pw;
   const float *x = job.input + img * s.c * s.h * s.w;
   float *y = job.output + img * s.f * plane;

@@ -411,6 +411,17 @@ struct ConvToUkernel : OpConversionPattern<ConvOp> {
   UkernelBuilder builder;
 };
 
+/// A group's body arguments stand for its inputs: as converted, and as the
+/// graph has them (to see constants).
+static void mapGroupInputs(FusedOp op, ValueRange convertedInputs,
+                           IRMapping &converted, IRMapping &original) {
+  for (auto [arg, v, o] : llvm::zip(op.getBody().front().getArguments(),
+                                    convertedInputs, op.getInputs())) {
+    converted.map(arg, v);
+    original.map(arg, o);
+  }
+}
+
 /// An "attention" group (tcc-fuse-attention): softmax(scale Q K^T + mask) V
 /// in one call, each operand addressed through its views' strides.
 struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
@@ -423,11 +434,7 @@ struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
       return rewriter.notifyMatchFailure(op, "not an attention group");
     Block &body = op.getBody().front();
     IRMapping converted, original;
-    for (auto [arg, v, o] :
-         llvm::zip(body.getArguments(), adaptor.getInputs(), op.getInputs())) {
-      converted.map(arg, v);
-      original.map(arg, o);
-    }
+    mapGroupInputs(op, adaptor.getInputs(), converted, original);
     SmallVector<MatmulOp> products;
     for (Operation &inner : body)
       if (auto mm = dyn_cast<MatmulOp>(inner))
@@ -629,14 +636,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     if (op.getKind() != "contraction")
       return rewriter.notifyMatchFailure(op, "not a contraction group");
     Block &body = op.getBody().front();
-    // Body arguments stand for the group's inputs: as converted, and as the
-    // graph has them (to see constants).
     IRMapping converted, original;
-    for (auto [arg, v, o] :
-         llvm::zip(body.getArguments(), adaptor.getInputs(), op.getInputs())) {
-      converted.map(arg, v);
-      original.map(arg, o);
-    }
+    mapGroupInputs(op, adaptor.getInputs(), converted, original);
     SmallVector<Operation *> contractions;
     for (Operation &inner : body)
       if (isa<ConvOp, MatmulOp>(inner))
