@@ -13,6 +13,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include "dialects/Tcc/IR/TccOps.h"
@@ -163,7 +164,7 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
-      outline(group, root, "contraction");
+      outlineFusedGroup(group.ops.getArrayRef(), root, "contraction");
     }
     for (Operation *root : llvm::reverse(body)) {
       if (grouped.contains(root) || !isElementwise(root))
@@ -177,7 +178,8 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
         continue;
       for (Operation *op : group.ops)
         grouped.insert(op);
-      outline(group, root, group.split >= 0 ? "rows" : "elementwise");
+      outlineFusedGroup(group.ops.getArrayRef(), root,
+                        group.split >= 0 ? "rows" : "elementwise");
     }
   }
 
@@ -200,34 +202,36 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
         }
     }
   }
-
-  /// Replaces the group by a tcc.fused op at the root's position.
-  void outline(Group &group, Operation *root, StringRef kind) {
-    SmallVector<Operation *> ops(group.ops.begin(), group.ops.end());
-    llvm::sort(
-        ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-    llvm::SetVector<Value> inputs;
-    for (Operation *op : ops)
-      for (Value v : op->getOperands())
-        if (!group.ops.contains(v.getDefiningOp()))
-          inputs.insert(v);
-
-    OpBuilder b(root);
-    auto fused = b.create<FusedOp>(root->getLoc(), root->getResultTypes(), kind,
-                                   inputs.getArrayRef());
-    Block *block = b.createBlock(&fused.getBody());
-    IRMapping map;
-    for (Value v : inputs)
-      map.map(v, block->addArgument(v.getType(), v.getLoc()));
-    for (Operation *op : ops)
-      b.clone(*op, map);
-    b.create<YieldOp>(root->getLoc(),
-                      llvm::map_to_vector(root->getResults(), [&](Value v) {
-                        return map.lookup(v);
-                      }));
-    root->replaceAllUsesWith(fused.getResults());
-    for (Operation *op : llvm::reverse(ops))
-      op->erase();
-  }
 };
 } // namespace
+
+Operation *mlir::tcc::outlineFusedGroup(ArrayRef<Operation *> ops,
+                                        Operation *root, StringRef kind) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  SmallVector<Operation *> sorted(ops.begin(), ops.end());
+  llvm::sort(sorted,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : sorted)
+    for (Value v : op->getOperands())
+      if (!members.contains(v.getDefiningOp()))
+        inputs.insert(v);
+
+  OpBuilder b(root);
+  auto fused = b.create<FusedOp>(root->getLoc(), root->getResultTypes(), kind,
+                                 inputs.getArrayRef());
+  Block *block = b.createBlock(&fused.getBody());
+  IRMapping map;
+  for (Value v : inputs)
+    map.map(v, block->addArgument(v.getType(), v.getLoc()));
+  for (Operation *op : sorted)
+    b.clone(*op, map);
+  b.create<YieldOp>(root->getLoc(),
+                    llvm::map_to_vector(root->getResults(), [&](Value v) {
+                      return map.lookup(v);
+                    }));
+  root->replaceAllUsesWith(fused.getResults());
+  for (Operation *op : llvm::reverse(sorted))
+    op->erase();
+  return fused;
+}

@@ -31,8 +31,16 @@ using namespace mlir::tcc;
 
 namespace {
 
+bool staticF32(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.hasStaticShape() && type.getElementType().isF32();
+}
+
 /// Whether `v`, a group's input, is a constant of one element.
-bool scalarConstant(Value v);
+bool scalarConstant(Value v) {
+  std::optional<std::vector<float>> values = constantFloats(v);
+  return values && values->size() == 1;
+}
 
 /// The matmul of a group that holds only it, the views around it (no
 /// epilogue) and scalar-constant multiplies of its operands, or null.
@@ -71,17 +79,6 @@ MatmulOp onlyMatmul(FusedOp group) {
       !isa<BlockArgument>(rhs.base))
     return MatmulOp();
   return mm;
-}
-
-bool staticF32(Value v) {
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  return type && type.hasStaticShape() && type.getElementType().isF32();
-}
-
-/// Whether `v`, a group's input, is a constant of one element.
-bool scalarConstant(Value v) {
-  std::optional<std::vector<float>> values = constantFloats(v);
-  return values && values->size() == 1;
 }
 
 struct TccFuseAttentionPass
@@ -204,29 +201,8 @@ struct TccFuseAttentionPass
         ops.insert(view);
     }
     ops.insert(mm);
-    SmallVector<Operation *> sorted(ops.begin(), ops.end());
-    llvm::sort(sorted, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    llvm::SetVector<Value> inputs;
-    for (Operation *op : sorted)
-      for (Value v : op->getOperands())
-        if (!ops.contains(v.getDefiningOp()))
-          inputs.insert(v);
-    OpBuilder b(mm);
-    auto group = b.create<FusedOp>(mm.getLoc(), mm->getResultTypes(),
-                                   "contraction", inputs.getArrayRef());
-    Block *block = b.createBlock(&group.getBody());
-    IRMapping map;
-    for (Value v : inputs)
-      map.map(v, block->addArgument(v.getType(), v.getLoc()));
-    for (Operation *op : sorted)
-      b.clone(*op, map);
-    b.create<YieldOp>(mm.getLoc(), ValueRange{map.lookup(mm.getResult())});
-    mm.getResult().replaceAllUsesWith(group.getResult(0));
-    for (Operation *op : llvm::reverse(sorted))
-      op->erase();
-    return group.getResult(0);
+    return outlineFusedGroup(ops.getArrayRef(), mm, "contraction")
+        ->getResult(0);
   }
 
   /// One group in place of the three, its body theirs in order.

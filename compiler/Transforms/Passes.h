@@ -29,6 +29,14 @@ inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
 #define GEN_PASS_DECL
 #include "compiler/Transforms/Passes.h.inc"
 
+/// Replaces `ops` (of one block, in any order) by a tcc.fused op of `kind`
+/// at `root`'s position, whose results are root's: the ops cloned into its
+/// body in block order, every value they use from outside a group input.
+/// Each op's uses must lie inside the group, root's excepted (tcc-fuse,
+/// tcc-fuse-attention).
+Operation *outlineFusedGroup(ArrayRef<Operation *> ops, Operation *root,
+                             StringRef kind);
+
 /// The functions of the graph an artifact exports: @main, or the slabs of a
 /// dynamic batch that tcc-specialize-batch makes (@main_chunk<rows>,
 /// largest first).
