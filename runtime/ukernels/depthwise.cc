@@ -514,9 +514,37 @@ struct PlaneSink {
   }
 };
 
+/// PlaneSink for the plain epilogues (bias, then a clamp or none: no
+/// residual, activation or accumulation), branch-free: the clamp's bounds
+/// are infinite where there is none.
+struct PlainPlaneSink {
+  float *y;
+  int64_t ow;
+  vf bias, lo, hi;
+  float *row = nullptr;
+  void setRow(int64_t oy) { row = y + oy * ow; }
+  __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
+                                                 int n) {
+    const vf x = vclamp(vadd(acc, bias), lo, hi);
+    float *at = row + r * ow + ox;
+    if (n == 16)
+      vstore(at, x);
+    else
+      vstoreFirst(at, x, vmaskFirst(n));
+  }
+};
+
 template <int S>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
                  const vf *wv) {
+  if (!p.res && !e.accumulate && !e.act) {
+    const float inf = __builtin_inff();
+    PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias),
+                           vset1(e.clamp ? e.lo : -inf),
+                           vset1(e.clamp ? e.hi : inf)};
+    rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
+    return;
+  }
   PlaneSink sink = {s, p, e, vset1(p.bias), vset1(e.lo), vset1(e.hi)};
   rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
 }

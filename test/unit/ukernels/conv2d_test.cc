@@ -322,6 +322,50 @@ TEST_P(Conv2d, DepthwiseOtherShapes) {
   checkConv(*v, huge.pads(1, 3000, 1, 3000).group(2));
 }
 
+// The direct 3x3 rows (AVX-512) store through a branch-free sink where the
+// epilogue is a bias and a clamp or less (no residual, activation or
+// accumulation), the clamp's bounds infinite where there is none: bias
+// alone, bias and relu, nothing, at strides 1 and 2, rows inside and at
+// the edges. Every ISA checks them against the reference.
+TEST_P(Conv2d, DepthwiseDirectPlainEpilogues) {
+  ConvCase biasOnly{1, 16, 28, 40, 16, 3, 3};
+  biasOnly.bias = true;
+  checkConv(*v, biasOnly.pad(1).group(16));
+  ConvCase biasRelu{1, 8, 33, 35, 8, 3, 3};
+  biasRelu.bias = biasRelu.relu = true;
+  checkConv(*v, biasRelu.stride(2).pad(1).group(8));
+  checkConv(*v, ConvCase{2, 4, 17, 16, 4, 3, 3}.pad(1).group(4));
+}
+
+// A NaN in the input reaches every output whose window holds it, with and
+// without the clamp (max/min keep a NaN operand), and no other output.
+TEST_P(Conv2d, DepthwiseNaNInputPropagates) {
+  for (bool relu : {false, true}) {
+    for (int64_t stride : {1, 2}) {
+      ConvCase c{1, 4, 20, 20, 4, 3, 3};
+      c.stride(stride).pad(1).group(4);
+      c.bias = true;
+      c.relu = relu;
+      SCOPED_TRACE(describe(c));
+      ConvData d(*v, c, v);
+      const int64_t plane = 2, iy = 9, ix = 10;
+      d.x[(plane * c.h + iy) * c.w + ix] = std::nanf("");
+      const std::vector<float> out = runConv(*v, c, d, nullptr);
+      const int64_t oh = c.oh(), ow = c.ow();
+      for (int64_t ch = 0; ch < c.f; ++ch)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t ry = iy - (oy * stride - 1),
+                          rx = ix - (ox * stride - 1);
+            const bool reads =
+                ch == plane && ry >= 0 && ry < 3 && rx >= 0 && rx < 3;
+            EXPECT_EQ(reads, std::isnan(out[(ch * oh + oy) * ow + ox]))
+                << "channel " << ch << " output " << oy << "," << ox;
+          }
+    }
+  }
+}
+
 // Square 3x3, 5x5 and 7x7 kernels of row stride 1 or 2 compute four output
 // rows together from the band of copied input rows (AVX2 and generic, and
 // AVX-512 beyond 3x3): row counts that leave one to three rows over, a
