@@ -514,9 +514,35 @@ struct PlaneSink {
   }
 };
 
-/// PlaneSink for the plain epilogues (bias, then a clamp or none: no
-/// residual, activation or accumulation), branch-free: the clamp's bounds
-/// are infinite where there is none.
+/// Whether a plane's epilogue is plain: a bias, then a clamp or none (no
+/// residual, activation or accumulation). The direct kernels store those
+/// branch-free (storePlain): checked at every store, the general epilogue
+/// (finishInto, its activations inlined with their constants) took
+/// registers and time from the FMA loops.
+bool plainEpilogue(const PlaneArgs &p, const DepthwiseEpi &e) {
+  return !p.res && !e.accumulate && !e.act;
+}
+
+/// The clamp's bounds of a plain epilogue, infinite where it has none
+/// (max and min keep a NaN, as no clamp does).
+void plainBounds(const DepthwiseEpi &e, vf &lo, vf &hi) {
+  const float inf = __builtin_inff();
+  lo = vset1(e.clamp ? e.lo : -inf);
+  hi = vset1(e.clamp ? e.hi : inf);
+}
+
+/// Sums x stored at out with a plain epilogue (the lanes of m where not
+/// full).
+TCC_UK_INLINE void storePlain(float *out, vf x, bool full, vmask m, vf bias,
+                              vf lo, vf hi) {
+  x = vclamp(vadd(x, bias), lo, hi);
+  if (full)
+    vstore(out, x);
+  else
+    vstoreFirst(out, x, m);
+}
+
+/// PlaneSink for plain epilogues.
 struct PlainPlaneSink {
   float *y;
   int64_t ow;
@@ -525,23 +551,16 @@ struct PlainPlaneSink {
   void setRow(int64_t oy) { row = y + oy * ow; }
   __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
                                                  int n) {
-    const vf x = vclamp(vadd(acc, bias), lo, hi);
-    float *at = row + r * ow + ox;
-    if (n == 16)
-      vstore(at, x);
-    else
-      vstoreFirst(at, x, vmaskFirst(n));
+    storePlain(row + r * ow + ox, acc, n == 16, vmaskFirst(n), bias, lo, hi);
   }
 };
 
 template <int S>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
                  const vf *wv) {
-  if (!p.res && !e.accumulate && !e.act) {
-    const float inf = __builtin_inff();
-    PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias),
-                           vset1(e.clamp ? e.lo : -inf),
-                           vset1(e.clamp ? e.hi : inf)};
+  if (plainEpilogue(p, e)) {
+    PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias), vzero(), vzero()};
+    plainBounds(e, sink.lo, sink.hi);
     rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
     return;
   }
@@ -573,7 +592,7 @@ void makeFlatTaps(const ConvShape &s, FlatTaps &t) {
 #if TCC_UK_NATIVE_ISA == 2
 /// Output vectors [v0, v0 + V) of a flat plane: V accumulators, each one
 /// chain of nine FMAs in tap order.
-template <int V>
+template <int V, bool Plain>
 TCC_UK_INLINE void flatVectors(const PlaneArgs &p, const DepthwiseEpi &e,
                                const FlatTaps &t, const vf *wv, int64_t v0,
                                int64_t n, vf bias, vf lo, vf hi) {
@@ -604,8 +623,33 @@ TCC_UK_INLINE void flatVectors(const PlaneArgs &p, const DepthwiseEpi &e,
     const int64_t at = (v0 + i) * kVL;
     const bool full = at + kVL <= n;
     const vmask m = vmaskFirst(static_cast<int>(minI(kVL, n - at)));
-    finishInto(p.y + at, acc[i], p.res ? p.res + at : NULL, full, m, e, bias,
-               lo, hi);
+    if (Plain)
+      storePlain(p.y + at, acc[i], full, m, bias, lo, hi);
+    else
+      finishInto(p.y + at, acc[i], p.res ? p.res + at : NULL, full, m, e, bias,
+                 lo, hi);
+  }
+}
+
+template <bool Plain>
+void planeFlatVectors(const PlaneArgs &p, const DepthwiseEpi &e,
+                      const FlatTaps &t, const vf *wv, int64_t n, vf bias,
+                      vf lo, vf hi) {
+  int64_t v = 0;
+  for (; v + 4 <= t.vecs; v += 4)
+    flatVectors<4, Plain>(p, e, t, wv, v, n, bias, lo, hi);
+  switch (t.vecs - v) {
+  case 3:
+    flatVectors<3, Plain>(p, e, t, wv, v, n, bias, lo, hi);
+    break;
+  case 2:
+    flatVectors<2, Plain>(p, e, t, wv, v, n, bias, lo, hi);
+    break;
+  case 1:
+    flatVectors<1, Plain>(p, e, t, wv, v, n, bias, lo, hi);
+    break;
+  default:
+    break;
   }
 }
 
@@ -613,23 +657,14 @@ __attribute__((noinline)) void
 planeFlatDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
                 const vf *wv, const FlatTaps &t) {
   const int64_t n = s.oh * s.ow;
-  const vf bias = vset1(p.bias), lo = vset1(e.lo), hi = vset1(e.hi);
-  int64_t v = 0;
-  for (; v + 4 <= t.vecs; v += 4)
-    flatVectors<4>(p, e, t, wv, v, n, bias, lo, hi);
-  switch (t.vecs - v) {
-  case 3:
-    flatVectors<3>(p, e, t, wv, v, n, bias, lo, hi);
-    break;
-  case 2:
-    flatVectors<2>(p, e, t, wv, v, n, bias, lo, hi);
-    break;
-  case 1:
-    flatVectors<1>(p, e, t, wv, v, n, bias, lo, hi);
-    break;
-  default:
-    break;
+  const vf bias = vset1(p.bias);
+  if (plainEpilogue(p, e)) {
+    vf lo, hi;
+    plainBounds(e, lo, hi);
+    planeFlatVectors<true>(p, e, t, wv, n, bias, lo, hi);
+    return;
   }
+  planeFlatVectors<false>(p, e, t, wv, n, bias, vset1(e.lo), vset1(e.hi));
 }
 #endif
 

@@ -335,20 +335,28 @@ TEST_P(Conv2d, DepthwiseDirectPlainEpilogues) {
   biasRelu.bias = biasRelu.relu = true;
   checkConv(*v, biasRelu.stride(2).pad(1).group(8));
   checkConv(*v, ConvCase{2, 4, 17, 16, 4, 3, 3}.pad(1).group(4));
+  // 7x7 planes run flat, with the same stores.
+  ConvCase flat{1, 12, 7, 7, 12, 3, 3};
+  flat.bias = flat.relu = true;
+  checkConv(*v, flat.pad(1).group(12));
+  checkConv(*v, ConvCase{1, 5, 7, 7, 5, 3, 3}.pad(1).group(5));
 }
 
 // A NaN in the input reaches every output whose window holds it, with and
-// without the clamp (max/min keep a NaN operand), and no other output.
+// without the clamp (max/min keep a NaN operand), and no other output:
+// rows (20x20, strides 1 and 2) and flat planes (7x7 outputs).
 TEST_P(Conv2d, DepthwiseNaNInputPropagates) {
   for (bool relu : {false, true}) {
-    for (int64_t stride : {1, 2}) {
-      ConvCase c{1, 4, 20, 20, 4, 3, 3};
+    for (int64_t stride : {1, 2, 0}) {
+      const int64_t size = stride ? 20 : 7;
+      stride = stride ? stride : 1;
+      ConvCase c{1, 4, size, size, 4, 3, 3};
       c.stride(stride).pad(1).group(4);
       c.bias = true;
       c.relu = relu;
       SCOPED_TRACE(describe(c));
       ConvData d(*v, c, v);
-      const int64_t plane = 2, iy = 9, ix = 10;
+      const int64_t plane = 2, iy = size / 2, ix = size / 2 + 1;
       d.x[(plane * c.h + iy) * c.w + ix] = std::nanf("");
       const std::vector<float> out = runConv(*v, c, d, nullptr);
       const int64_t oh = c.oh(), ow = c.ow();
