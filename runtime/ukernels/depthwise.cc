@@ -801,6 +801,19 @@ void lanesIn(const ConvShape &s, const LaneGroup &g, int64_t iy0, int64_t iy1,
         r[l] = vloadMask(x[l] + q, m);
     }
     vtranspose(r);
+    if (n == kVL && ix + kVL <= minI(w, cols)) {
+      // The run lies inside one row, in the columns the taps read: its
+      // vectors are consecutive there.
+      TCC_UK_UNROLL
+      for (int j = 0; j < kVL; ++j)
+        rowAt[ix + j] = r[j];
+      ix += kVL;
+      if (ix == w) {
+        ix = 0;
+        rowAt += pitch;
+      }
+      continue;
+    }
     vf *dst[kVL];
     TCC_UK_UNROLL
     for (int j = 0; j < kVL; ++j) {
