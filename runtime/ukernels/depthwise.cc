@@ -559,8 +559,9 @@ template <int S>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
                  const vf *wv) {
   if (plainEpilogue(p, e)) {
-    PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias), vzero(), vzero()};
-    plainBounds(e, sink.lo, sink.hi);
+    vf lo, hi;
+    plainBounds(e, lo, hi);
+    PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias), lo, hi};
     rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
     return;
   }

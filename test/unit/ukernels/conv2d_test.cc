@@ -346,10 +346,11 @@ TEST_P(Conv2d, DepthwiseDirectPlainEpilogues) {
 // without the clamp (max/min keep a NaN operand), and no other output:
 // rows (20x20, strides 1 and 2) and flat planes (7x7 outputs).
 TEST_P(Conv2d, DepthwiseNaNInputPropagates) {
+  const struct {
+    int64_t size, stride;
+  } shapes[] = {{20, 1}, {20, 2}, {7, 1}};
   for (bool relu : {false, true}) {
-    for (int64_t stride : {1, 2, 0}) {
-      const int64_t size = stride ? 20 : 7;
-      stride = stride ? stride : 1;
+    for (const auto &[size, stride] : shapes) {
       ConvCase c{1, 4, size, size, 4, 3, 3};
       c.stride(stride).pad(1).group(4);
       c.bias = true;
