@@ -5,10 +5,14 @@
 //   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
 //                     [--only gemm|shapes|conv|pool] [--match TEXT]
 //                     [--openblas path/to/libopenblas.so] [--cold-weights N]
+//                     [--cold-inputs N]
 //
 // --cold-weights N makes each convolution call use the next of N copies of
 // its packed weights, so that they come from L3 or memory as in a model,
 // where the other layers' weights pass through the caches in between.
+// --cold-inputs N does the same with its input: in a model the layer
+// before wrote it, split among the threads its own way, so a thread's
+// share is seldom in its own L2.
 //
 // Each case runs for --seconds (at least 3 runs) after one warm-up run;
 // the table shows the best run and, in parentheses, the median.
@@ -224,6 +228,7 @@ struct Options {
   std::string only;
   std::string match;   // only convolutions whose name contains it
   int coldWeights = 1; // copies of the packed weights to rotate over
+  int coldInputs = 1;  // copies of the input to rotate over
 };
 
 /// GFLOP/s of one GEMM per thread count; prepackB packs B once up front
@@ -310,7 +315,10 @@ void benchConv(const Variant &v, const Options &o,
   tcc_uk_conv2d_params_t p = d.p;
   const int64_t oh = (p.h + 2 * p.pad_top - p.kh) / p.stride_h + 1;
   const int64_t ow = (p.w + 2 * p.pad_left - p.kw) / p.stride_w + 1;
-  std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
+  // Copies of the input 16 floats apart in their alignment, as the
+  // weights' below.
+  const size_t xFloats = p.n * p.c * p.h * p.w, xCopyFloats = xFloats + 16;
+  std::vector<float> x = randomVector(xCopyFloats * o.coldInputs, 1);
   std::vector<float> w = randomVector(p.f * (p.c / p.groups) * p.kh * p.kw, 2);
   std::vector<float> bias = randomVector(p.f, 3);
   std::vector<float> y(p.n * p.f * oh * ow);
@@ -324,7 +332,7 @@ void benchConv(const Variant &v, const Options &o,
   for (int i = 1; i < o.coldWeights; ++i)
     std::memcpy(packed.data() + i * copyFloats, packed.data(),
                 packedFloats * sizeof(float));
-  int next = 0;
+  int next = 0, nextX = 0;
   p.flags = TCC_UK_PACKED_A;
   std::vector<char> scratch(v.convScratchBytes(v.isaFn(), &p) + 1);
   p.scratch = scratch.data();
@@ -338,9 +346,10 @@ void benchConv(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto t = timeIt(o.seconds, [&] {
-      v.conv2d(host, &p, x.data(), packed.data() + next * copyFloats, y.data(),
-               &ep);
+      v.conv2d(host, &p, x.data() + nextX * xCopyFloats,
+               packed.data() + next * copyFloats, y.data(), &ep);
       next = (next + 1) % o.coldWeights;
+      nextX = (nextX + 1) % o.coldInputs;
     });
     std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
                 2 * macs / t.first / 1e9);
@@ -532,7 +541,8 @@ void usage() {
   std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
                        "[--threads 1,2] [--seconds S] "
                        "[--only gemm|shapes|conv|pool] [--match TEXT] "
-                       "[--openblas LIB] [--cold-weights N]\n");
+                       "[--openblas LIB] [--cold-weights N]\n"
+                       "       [--cold-inputs N]\n");
   std::exit(2);
 }
 
@@ -561,6 +571,8 @@ int main(int argc, char **argv) {
       o.only = argv[++i];
     } else if (arg == "--cold-weights") {
       o.coldWeights = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--cold-inputs") {
+      o.coldInputs = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--match") {
       o.match = argv[++i];
     } else if (arg == "--openblas") {
@@ -712,6 +724,18 @@ int main(int argc, char **argv) {
         {"regnet g8 3x3 208 14", conv(208, 14, 208, 3, 1, 1, 26)},
         {"squeezenet 1x1 512->1000 13", conv(512, 13, 1000, 1, 1, 0, 1)},
         {"squeezenet 3x3/2 3->64 224", conv(3, 224, 64, 3, 2, 0, 1)},
+        {"r50 1x1 256->64 56", conv(256, 56, 64, 1, 1, 0, 1)},
+        {"r50 1x1 64->256 56", conv(64, 56, 256, 1, 1, 0, 1)},
+        {"r50 1x1 512->128 28", conv(512, 28, 128, 1, 1, 0, 1)},
+        {"r50 1x1 128->512 28", conv(128, 28, 512, 1, 1, 0, 1)},
+        {"r50 1x1 1024->256 14", conv(1024, 14, 256, 1, 1, 0, 1)},
+        {"r50 1x1 256->1024 14", conv(256, 14, 1024, 1, 1, 0, 1)},
+        {"r50 1x1 2048->512 7", conv(2048, 7, 512, 1, 1, 0, 1)},
+        {"r50 1x1 512->2048 7", conv(512, 7, 2048, 1, 1, 0, 1)},
+        {"r50 3x3/2 128 56", conv(128, 56, 128, 3, 2, 1, 1)},
+        {"r50 3x3/2 256 28", conv(256, 28, 256, 3, 2, 1, 1)},
+        {"r50 3x3 512 7", conv(512, 7, 512, 3, 1, 1, 1)},
+        {"r50 stem 7x7/2 3->64 224", conv(3, 224, 64, 7, 2, 3, 1)},
     };
     std::printf("\nconv2d ms (GFLOP/s), batch 1, prepacked weights, bias + "
                 "relu fused\n  %-34s%s\n",

@@ -210,11 +210,14 @@ int64_t subsampledFloats(const ConvShape &s) {
   return ceilDiv(s.c * s.oh * s.ow, 16) * 16;
 }
 
-int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA) {
+int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA,
+                         bool prologue) {
   if (isDepthwise(s) || pixelsFits(isa, s) || (packedA && directFits(isa, s)))
     return 0;
   if (packedA && winogradFits(s))
     return winogradScratchBytes(isa, s);
+  if (prologue) // B packed whatever the shape, the prologue applied
+    return packedBScratchBytes(isa, s.kdim, s.oh * s.ow);
   if (isPointwise(s)) // the GEMM's own rule for an unpacked matrix B
     return tcc_uk_sgemm_scratch_bytes(isa, packedA ? TCC_UK_PACKED_A : 0, s.fg,
                                       s.oh * s.ow, s.kdim);
@@ -249,8 +252,14 @@ struct GroupGemms {
   float *output;
   const tcc_uk_epilogue_t *epilogue;
   bool accumulate, packedA, subsampled;
-  int64_t scratchBytes; // of one GEMM (runGroups)
+  int64_t scratchBytes;            // of one GEMM (runGroups)
+  const tcc_uk_conv2d_params_t *p; // its input prologue, if any
 };
+
+/// Whether a convolution's parameters ask for an input prologue.
+bool hasPrologue(const tcc_uk_conv2d_params_t *p) {
+  return p->in_scale || p->in_shift || p->in_relu;
+}
 
 /// The GEMM of image `img` (its input already subsampled into job.input
 /// when job.subsampled) and group g, its own threads split through `host`.
@@ -284,7 +293,12 @@ void groupGemm(const tcc_host_api_t *host, const GroupGemms &job, int64_t img,
                      : job.weight + g * s.fg * s.kdim;
   ga.ars = s.kdim;
   ga.acs = 1;
-  if (isPointwise(s) || job.subsampled) {
+  const PrologueB prologue = {x, hw, job.p->in_scale, job.p->in_shift,
+                              job.p->in_relu != 0};
+  if (hasPrologue(job.p)) { // a 1x1 (tcc_uk_conv2d_prologue_fits)
+    ga.packB = packBPrologue;
+    ga.bSrc = &prologue;
+  } else if (isPointwise(s) || job.subsampled) {
     ga.packB = packBMatrix;
     ga.bSrc = &matrix;
     ga.alwaysDirectB = job.subsampled;
@@ -412,7 +426,16 @@ tcc_uk_conv2d_scratch_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  return convScratchBytes(isa, s, (p->flags & TCC_UK_PACKED_A) != 0);
+  return convScratchBytes(isa, s, (p->flags & TCC_UK_PACKED_A) != 0,
+                          hasPrologue(p));
+}
+
+extern "C" int32_t
+tcc_uk_conv2d_prologue_fits(int32_t isa, const tcc_uk_conv2d_params_t *p) {
+  ConvShape s;
+  return p && !p->pool && resolveConv(p, s) && s.groups == 1 &&
+         isPointwise(s) && !isDepthwise(s) && !pixelsFits(isa, s) &&
+         !((p->flags & TCC_UK_PACKED_A) && directFits(isa, s));
 }
 
 extern "C" int32_t tcc_uk_conv2d_pool_fits(int32_t isa,
@@ -428,6 +451,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
                                       const tcc_uk_epilogue_t *epilogue) {
   ConvShape s;
   if (epilogue && !knownActivation(epilogue->activation))
+    return -2;
+  if (p && hasPrologue(p) && !tcc_uk_conv2d_prologue_fits(TCC_UK_NATIVE_ISA, p))
     return -2;
   if (p && p->pool) { // max pooling after: only bias and clamp commute
     if (!tcc_uk_conv2d_pool_fits(TCC_UK_NATIVE_ISA, p) ||
@@ -460,7 +485,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   const bool sideBySide =
       !subsampled && !(packedA && winogradFits(s)) && groupsSideBySide(host, s);
   void *scratch = p->scratch, *owned = NULL;
-  const int64_t need = convScratchBytes(TCC_UK_NATIVE_ISA, s, packedA);
+  const int64_t need =
+      convScratchBytes(TCC_UK_NATIVE_ISA, s, packedA, hasPrologue(p));
   if (need > 0 && !scratch && !sideBySide) {
     owned = malloc(static_cast<size_t>(need));
     if (!owned)
@@ -474,7 +500,7 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   }
   const int64_t ohw = s.oh * s.ow, hw = s.h * s.w;
   GroupGemms job = {&s,         input,   weight,     output, epilogue,
-                    accumulate, packedA, subsampled, need};
+                    accumulate, packedA, subsampled, need,   p};
   if (sideBySide) {
     parallelFor(host, s.n * s.groups, 1, runGroups, &job);
     free(owned);

@@ -222,6 +222,44 @@ void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
   packBMatrixT<kNR, kVL>(src, k0, kc, j0, nc, dst, panelStride);
 }
 
+void packBPrologue(const void *src, int64_t k0, int64_t kc, int64_t j0,
+                   int64_t nc, float *dst, int64_t panelStride) {
+  const PrologueB &m = *static_cast<const PrologueB *>(src);
+  // Row by row, as packBMatrixT: long sequential reads of the source. The
+  // lower bound is 0 with the ReLU, else -inf; vclamp keeps a NaN input
+  // NaN.
+  const vf lo = vset1(m.relu ? 0.0f : -__builtin_inff());
+  const vf hi = vset1(__builtin_inff());
+  auto apply = [&](vf x, vf scale, vf shift) {
+    return vclamp(vfma(x, scale, shift), lo, hi);
+  };
+  for (int64_t r = 0; r < kc; ++r) {
+    const int64_t p = k0 + r;
+    const vf scale = vset1(m.scale ? m.scale[p] : 1.0f);
+    const vf shift = vset1(m.shift ? m.shift[p] : 0.0f);
+    const float *s = m.b + p * m.ldb + j0;
+    for (int64_t j = 0; j < nc; j += kNR) {
+      float *d = dst + (j / kNR) * panelStride + r * kNR;
+      const int64_t w = minI(kNR, nc - j);
+      TCC_UK_UNROLL
+      for (int v = 0; v < kNR / kVL; ++v) {
+        const int64_t at = v * kVL;
+        if (at + kVL <= w) {
+          vstore(d + at, apply(vload(s + j + at), scale, shift));
+          continue;
+        }
+        // Columns past the row stay zero, not transformed.
+        vstore(d + at, vzero());
+        if (at < w) {
+          const vmask mk = vmaskFirst(static_cast<int>(w - at));
+          vstoreFirst(d + at, apply(vloadMask(s + j + at, mk), scale, shift),
+                      mk);
+        }
+      }
+    }
+  }
+}
+
 } // namespace TCC_UK_ISA_NS
 } // namespace uk
 } // namespace tcc

@@ -159,6 +159,20 @@ struct MatrixB {
 void packBMatrix(const void *src, int64_t k0, int64_t kc, int64_t j0,
                  int64_t nc, float *dst, int64_t panelStride);
 
+/// A PackBFn source: a row-major matrix whose row p is transformed as it
+/// is packed, x * scale[p] + shift[p] (either NULL: 1 and 0), then
+/// max(x, 0) where relu: a 1x1 convolution's input channels through a
+/// BatchNorm and ReLU (tcc_uk_conv2d_params_t's prologue). Panels NR floats
+/// a row, columns past n zero.
+struct PrologueB {
+  const float *b;
+  int64_t ldb;
+  const float *scale, *shift;
+  bool relu;
+};
+void packBPrologue(const void *src, int64_t k0, int64_t kc, int64_t j0,
+                   int64_t nc, float *dst, int64_t panelStride);
+
 /// Packs rows [i0, i0+mr) x columns [k0, k0+kc) of A (a[i*rs + p*cs]) as
 /// one micro-panel: kc groups of kMR floats, rows past mr left unwritten.
 void packAPanel(const float *a, int64_t rs, int64_t cs, int64_t i0, int mr,

@@ -27,6 +27,7 @@ const Variant TCC_UK_VAR_(kVariant_, TCC_UK_VARIANT_NAME) = {
     &tcc_uk_conv2d_pack_weights,
     &tcc_uk_conv2d_scratch_bytes,
     &tcc_uk_conv2d_pool_fits,
+    &tcc_uk_conv2d_prologue_fits,
     &tcc_uk_conv2d_nchw,
     &tcc_uk_dwpw_fast,
     &tcc_uk_dwpw_scratch_bytes,

@@ -30,6 +30,7 @@ struct Variant {
   decltype(&tcc_uk_conv2d_pack_weights) convPackWeights;
   decltype(&tcc_uk_conv2d_scratch_bytes) convScratchBytes;
   decltype(&tcc_uk_conv2d_pool_fits) convPoolFits;
+  decltype(&tcc_uk_conv2d_prologue_fits) convPrologueFits;
   decltype(&tcc_uk_conv2d_nchw) conv2d;
   decltype(&tcc_uk_dwpw_fast) dwpwFast;
   decltype(&tcc_uk_dwpw_scratch_bytes) dwpwScratchBytes;

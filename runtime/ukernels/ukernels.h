@@ -53,6 +53,7 @@
 #define tcc_uk_conv2d_pack_weights TCC_UK_RENAME(tcc_uk_conv2d_pack_weights)
 #define tcc_uk_conv2d_scratch_bytes TCC_UK_RENAME(tcc_uk_conv2d_scratch_bytes)
 #define tcc_uk_conv2d_pool_fits TCC_UK_RENAME(tcc_uk_conv2d_pool_fits)
+#define tcc_uk_conv2d_prologue_fits TCC_UK_RENAME(tcc_uk_conv2d_prologue_fits)
 #define tcc_uk_conv2d_nchw TCC_UK_RENAME(tcc_uk_conv2d_nchw)
 #define tcc_uk_dwpw_fast TCC_UK_RENAME(tcc_uk_dwpw_fast)
 #define tcc_uk_dwpw_scratch_bytes TCC_UK_RENAME(tcc_uk_dwpw_scratch_bytes)
@@ -189,6 +190,13 @@ typedef struct tcc_uk_conv2d_params_t {
                      clamp applied after it (they commute with max); no
                      residual, activation or accumulation, and only where
                      tcc_uk_conv2d_pool_fits */
+  /* An input prologue, or all NULL/0: the convolution reads
+     x' = x * in_scale[c] + in_shift[c] (either NULL: 1 and 0), then
+     max(x', 0) where in_relu, for each input channel c, as it reads the
+     input (a BatchNorm and ReLU before a convolution, as DenseNet's
+     layers have them); only where tcc_uk_conv2d_prologue_fits. */
+  const float *in_scale, *in_shift;
+  int32_t in_relu;
 } tcc_uk_conv2d_params_t;
 
 /* Size and contents of the prepacked weights for `isa` (for depthwise
@@ -203,6 +211,14 @@ void tcc_uk_conv2d_pack_weights(int32_t isa, const tcc_uk_conv2d_params_t *p,
  * 1, filters a multiple of 8, the pixels along the vectors; a 1-channel
  * image's 3x3 before a small CNN's 2x2 pooling). */
 int32_t tcc_uk_conv2d_pool_fits(int32_t isa, const tcc_uk_conv2d_params_t *p);
+
+/* Whether the kernels of `isa` apply an input prologue (in_scale, in_shift,
+ * in_relu) to this convolution: a 1x1, stride-1, unpadded one-group
+ * convolution run as a GEMM (not pooled), whose B (the input) the GEMM
+ * packs anyway, the prologue applied as it packs. Elsewhere
+ * tcc_uk_conv2d_nchw refuses a prologue (-2). */
+int32_t tcc_uk_conv2d_prologue_fits(int32_t isa,
+                                    const tcc_uk_conv2d_params_t *p);
 
 /* Scratch tcc_uk_conv2d_nchw needs (0 for depthwise and for 1x1 convs the
  * GEMM can run unpacked). */

@@ -17,6 +17,15 @@ struct ConvCase {
   bool bias = false, residual = false, relu = false;
   int32_t act = TCC_UK_ACT_NONE; // before the relu
   uint32_t seed = 1;
+  // An input prologue: x * scale[c] + shift[c] (each optional), then relu.
+  bool inScale = false, inShift = false, inRelu = false;
+
+  ConvCase &prologue(bool scale = true, bool shift = true, bool relu = true) {
+    inScale = scale;
+    inShift = shift;
+    inRelu = relu;
+    return *this;
+  }
 
   ConvCase &activation(int32_t a) {
     act = a;
@@ -98,7 +107,9 @@ std::string describe(const ConvCase &c) {
          s(c.dw) + " pads " + s(c.pt) + "," + s(c.pl) + "," + s(c.pb) + "," +
          s(c.pr) + " groups " + s(c.groups) + " flags " + s(c.flags) +
          (c.bias ? " bias" : "") + (c.residual ? " residual" : "") +
-         (c.act ? " activation " + s(c.act) : "") + (c.relu ? " relu" : "");
+         (c.act ? " activation " + s(c.act) : "") + (c.relu ? " relu" : "") +
+         (c.inScale ? " in_scale" : "") + (c.inShift ? " in_shift" : "") +
+         (c.inRelu ? " in_relu" : "");
 }
 
 struct ConvData {
@@ -111,19 +122,40 @@ struct ConvData {
       std::fill(out0.begin(), out0.end(), std::nanf(""));
     bias = randomVector(c.f, c.seed + 3);
     res = randomVector(std::max<int64_t>(1, outSize), c.seed + 4);
+    inScale = randomVector(c.c, c.seed + 5);
+    inShift = randomVector(c.c, c.seed + 6);
     if (c.flags & TCC_UK_PACKED_A) {
       const tcc_uk_conv2d_params_t p = c.params();
       packedW.resize(packer->convPackWeightsBytes(v.isaFn(), &p) / 4 + 1);
       packer->convPackWeights(v.isaFn(), &p, w.data(), packedW.data());
     }
   }
-  std::vector<float> x, w, out0, bias, res, packedW;
+  std::vector<float> x, w, out0, bias, res, packedW, inScale, inShift;
+
+  /// Input element `at` (of channel ic) as the convolution reads it.
+  double input(const ConvCase &c, int64_t at, int64_t ic) const {
+    double v = x[at];
+    if (c.inScale)
+      v *= inScale[ic];
+    if (c.inShift)
+      v += inShift[ic];
+    return c.inRelu ? std::max(v, 0.0) : v;
+  }
 };
+
+/// Sets the prologue's pointers of p as c asks.
+void setPrologue(tcc_uk_conv2d_params_t &p, const ConvCase &c,
+                 const ConvData &d) {
+  p.in_scale = c.inScale ? d.inScale.data() : nullptr;
+  p.in_shift = c.inShift ? d.inShift.data() : nullptr;
+  p.in_relu = c.inRelu;
+}
 
 std::vector<float> runConv(const Variant &v, const ConvCase &c,
                            const ConvData &d, const tcc_host_api_t *host) {
   std::vector<float> out = d.out0;
   tcc_uk_conv2d_params_t p = c.params();
+  setPrologue(p, c, d);
   const int64_t need = v.convScratchBytes(v.isaFn(), &p);
   EXPECT_GE(need, 0);
   Scratch scratch(need);
@@ -169,7 +201,7 @@ void checkConv(const Variant &v, const ConvCase &c,
                 if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w)
                   continue;
                 const double t =
-                    double(d.x[((img * c.c + ic) * c.h + iy) * c.w + ix]) *
+                    d.input(c, ((img * c.c + ic) * c.h + iy) * c.w + ix, ic) *
                     d.w[((oc * cg + ci) * c.kh + ky) * c.kw + kx];
                 s += t;
                 m += std::fabs(t);
@@ -955,6 +987,68 @@ TEST_P(Conv2d, SmallImagesSideBySide) {
   EXPECT_EQ(host.lastParts, 2u);
   const std::vector<float> serial = runConv(*v, c, d, nullptr);
   expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+}
+
+// A BatchNorm and ReLU before a 1x1 (DenseNet's layers) applied as the
+// GEMM packs the input: few filters (B otherwise read in place), many, a
+// ragged last panel (7x7, 13x13), a batch, prepacked weights with the
+// epilogue, each part of the prologue alone.
+TEST_P(Conv2d, InputPrologue) {
+  checkConv(*v, ConvCase{1, 32, 14, 14, 24, 1, 1}.prologue());
+  checkConv(*v, ConvCase{1, 96, 13, 13, 128, 1, 1}.prologue());
+  checkConv(*v, ConvCase{2, 64, 7, 7, 100, 1, 1}.prologue().epilogue());
+  checkConv(*v, ConvCase{1, 72, 28, 28, 40, 1, 1}
+                    .withFlags(TCC_UK_PACKED_A)
+                    .prologue()
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 16, 9, 9, 16, 1, 1}.prologue(true, false, false));
+  checkConv(*v, ConvCase{1, 16, 9, 9, 16, 1, 1}.prologue(false, true, false));
+  checkConv(*v, ConvCase{1, 16, 9, 9, 16, 1, 1}.prologue(false, false, true));
+}
+
+// Only 1x1, stride-1, unpadded one-group GEMMs take a prologue; elsewhere
+// the call is refused and writes nothing.
+TEST_P(Conv2d, InputPrologueOnlyWhereItFits) {
+  const ConvCase fits = ConvCase{1, 32, 14, 14, 24, 1, 1}.prologue();
+  tcc_uk_conv2d_params_t p = fits.params();
+  p.in_relu = 1;
+  EXPECT_TRUE(v->convPrologueFits(isa(), &p));
+  for (const ConvCase &c :
+       {ConvCase{1, 16, 10, 10, 24, 3, 3}.pad(1).prologue(),
+        ConvCase{1, 16, 10, 10, 24, 1, 1}.stride(2).prologue(),
+        ConvCase{1, 16, 10, 10, 16, 1, 1}.group(2).prologue(),
+        ConvCase{1, 16, 10, 10, 16, 3, 3}.pad(1).group(16).prologue()}) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    tcc_uk_conv2d_params_t q = c.params();
+    setPrologue(q, c, d);
+    EXPECT_FALSE(v->convPrologueFits(isa(), &q));
+    std::vector<float> out(c.n * c.f * c.oh() * c.ow(), 42.0f);
+    std::vector<char> scratch(v->convScratchBytes(isa(), &q) + 1);
+    q.scratch = scratch.data();
+    EXPECT_EQ(-2, v->conv2d(nullptr, &q, d.x.data(), d.w.data(), out.data(),
+                            nullptr));
+    EXPECT_EQ(out.front(), 42.0f);
+    EXPECT_EQ(out.back(), 42.0f);
+  }
+}
+
+// A NaN input stays NaN through the prologue's ReLU (max(NaN, 0) is not 0,
+// as in the separate elementwise kernel), and two threads compute the
+// bits one does.
+TEST_P(Conv2d, InputPrologueNaNAndThreads) {
+  const ConvCase c = ConvCase{1, 64, 14, 14, 96, 1, 1}.prologue().epilogue();
+  ConvData d(*v, c, v);
+  const std::vector<float> serial = runConv(*v, c, d, nullptr);
+  ThreadHost host(2);
+  const std::vector<float> out = runConv(*v, c, d, host.get());
+  expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+  d.x[5 * 14 * 14 + 3] = std::nanf(""); // channel 5, pixel 3
+  const std::vector<float> nan = runConv(*v, c, d, nullptr);
+  for (int64_t oc = 0; oc < c.f; ++oc)
+    for (int64_t px = 0; px < 14 * 14; ++px)
+      EXPECT_EQ(std::isnan(nan[oc * 196 + px]), px == 3)
+          << "filter " << oc << " pixel " << px;
 }
 
 TEST_P(Conv2d, EmptyOutputWritesNothing) {
