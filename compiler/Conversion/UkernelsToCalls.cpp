@@ -153,6 +153,14 @@ struct ConvertUkernelsToCallsPass
       call.param("batch_parallel"), call.param("scratch_stride");
       call.param("activation");
     } else if (op.getName() == "conv2d") {
+      // input, weight, bias?, residual?, in_scale?, in_shift?
+      auto present = [&](StringRef name) {
+        auto attr = dyn_cast_or_null<IntegerAttr>(op.getParams().get(name));
+        return attr && attr.getInt() != 0;
+      };
+      size_t i = 2 + hasBias + hasResidual;
+      Value inScale = present("has_in_scale") ? ins[i++] : Value();
+      Value inShift = present("has_in_shift") ? ins[i++] : Value();
       ok = addresses({ins[0], ins[1], outs[0], bias, residual, scratch});
       for (StringRef p :
            {"n", "c", "h", "w", "f", "kh", "kw", "stride_h", "stride_w",
@@ -162,6 +170,8 @@ struct ConvertUkernelsToCallsPass
       call.floatParam("clamp_min"), call.floatParam("clamp_max");
       call.param("activation");
       call.optionalParam("pool");
+      ok = succeeded(ok) ? addresses({inScale, inShift}) : ok;
+      call.optionalParam("in_relu");
     } else if (op.getName() == "dwpw_conv2d") {
       // input, dw weight, dw bias?, pw weight, bias?, residual?
       bool hasDwBias = call.flag("has_dw_bias");

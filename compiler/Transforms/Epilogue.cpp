@@ -432,3 +432,70 @@ MatrixView mlir::tcc::matchResultView(Value result) {
   }
   return plainMatrixView(result);
 }
+
+std::optional<Prologue>
+mlir::tcc::matchPrologue(Operation *op, SmallVectorImpl<Operation *> &chain) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv || conv.getGroups() != 1)
+    return std::nullopt;
+  auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+  auto xType = cast<RankedTensorType>(conv.getInput().getType());
+  if (xType.getRank() != 4 || !xType.hasStaticShape() ||
+      !xType.getElementType().isF32() || wType.getDimSize(2) != 1 ||
+      wType.getDimSize(3) != 1 ||
+      llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(conv.getPadding(), [](int64_t p) { return p != 0; }))
+    return std::nullopt;
+  Block *block = conv->getBlock();
+  // The op making `v`, when v is only the next step's and shaped as x.
+  auto single = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == block && v.hasOneUse() &&
+                   v.getType() == xType
+               ? def
+               : nullptr;
+  };
+  // The operand of a binary op that is one value per channel, and the
+  // other one (shaped as x), or nulls.
+  auto perChannel = [&](Operation *bin) -> std::pair<Value, Value> {
+    for (int i = 0; i < 2; ++i) {
+      Value c = bin->getOperand(i), x = bin->getOperand(1 - i);
+      auto t = dyn_cast<RankedTensorType>(c.getType());
+      if (t && t.hasStaticShape() && t.getElementType().isF32() &&
+          x.getType() == xType && c != x &&
+          isBiasShape(t.getShape(), xType.getShape(), /*perChannel=*/true) &&
+          t.getRank() >= 3)
+        return {c, x};
+    }
+    return {Value(), Value()};
+  };
+  Prologue p;
+  Value cur = conv.getInput();
+  SmallVector<Operation *> ops;
+  if (auto relu = dyn_cast_or_null<ReluOp>(single(cur))) {
+    p.relu = true;
+    ops.push_back(relu);
+    cur = relu.getInput();
+  }
+  if (auto add = dyn_cast_or_null<AddOp>(single(cur))) {
+    auto [shift, x] = perChannel(add);
+    if (shift) {
+      p.shift = shift;
+      ops.push_back(add);
+      cur = x;
+    }
+  }
+  if (auto mul = dyn_cast_or_null<MulOp>(single(cur))) {
+    auto [scale, x] = perChannel(mul);
+    if (scale) {
+      p.scale = scale;
+      ops.push_back(mul);
+      cur = x;
+    }
+  }
+  if (ops.empty())
+    return std::nullopt;
+  p.input = cur;
+  chain.append(ops.rbegin(), ops.rend());
+  return p;
+}

@@ -37,6 +37,25 @@ struct Epilogue {
   float clampMax = std::numeric_limits<float>::infinity();
 };
 
+/// What a convolution's kernel can do to its input as it reads it
+/// (runtime/ukernels: tcc_uk_conv2d_params_t's prologue): per input channel
+/// x * scale + shift, then relu, each part optional (a BatchNorm and ReLU
+/// before a 1x1, as DenseNet's layers have them).
+struct Prologue {
+  Value input; ///< What the chain starts from.
+  Value scale; ///< [C, 1, 1] or [1, C, 1, 1]; null: none.
+  Value shift; ///< Likewise.
+  bool relu = false;
+};
+
+/// The prologue before `conv`, an unpadded stride-1 1x1 f32 convolution
+/// with one group: its input made by relu(add(mul(x, scale), shift)), any
+/// of the three absent, each op's result used only by the next one (the
+/// last by `conv`) and shaped as x. The ops go to `chain` in order; null
+/// when there is none.
+std::optional<Prologue> matchPrologue(Operation *conv,
+                                      SmallVectorImpl<Operation *> &chain);
+
 /// Follows single uses from `contraction` (a tcc.conv or tcc.matmul on f32)
 /// through adds of a bias or a residual, then an activation (GELU, or a
 /// value times a gate of itself: SiLU's x * sigmoid(x), hard swish's x *

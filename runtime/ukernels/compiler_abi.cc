@@ -145,12 +145,16 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                          int64_t padTop, int64_t padLeft, int64_t padBottom,
                          int64_t padRight, int64_t groups, int64_t flags,
                          int64_t hasClamp, float clampMin, float clampMax,
-                         int64_t activation, int64_t pool) {
+                         int64_t activation, int64_t pool, int64_t inScale,
+                         int64_t inShift, int64_t inRelu) {
   tcc_uk_conv2d_params_t p =
       convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH, dilationW,
                  padTop, padLeft, padBottom, padRight, groups);
   p.flags = static_cast<uint32_t>(flags);
   p.pool = pool;
+  p.in_scale = ptr<const float>(inScale);
+  p.in_shift = ptr<const float>(inShift);
+  p.in_relu = static_cast<int32_t>(inRelu);
   p.scratch = ptr<void>(scratch);
   tcc_uk_epilogue_t e =
       epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);

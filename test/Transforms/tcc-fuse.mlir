@@ -367,3 +367,43 @@ func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x
   %p3 = tcc.max_pool %c3 kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode : tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
   return %p, %p2, %p3 : tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>
 }
+
+// -----
+
+// Tests that a 1x1 convolution takes the per-channel scale, shift and relu
+// before it (a BatchNorm and ReLU: its kernel applies them as it packs the
+// input), and what it does not take: a relu read twice, the ops before a
+// 3x3 convolution (an elementwise group), and an add of a whole tensor
+// (not a shift per channel; the relu after it alone is a prologue).
+// CHECK-LABEL: func @conv_prologue
+// CHECK: %[[G:.*]] = tcc.fused "contraction"(%arg0, %arg1, %arg2, %arg3 : tensor<1x4x3x3xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+// CHECK:   tcc.mul
+// CHECK:   tcc.add
+// CHECK:   tcc.relu
+// CHECK:   tcc.conv
+// CHECK:   tcc.yield
+// CHECK: %[[R:.*]] = tcc.relu %arg0
+// CHECK: tcc.conv %[[R]], %arg3
+// CHECK: %[[E:.*]] = tcc.fused "elementwise"(%arg0, %arg1, %arg2 : {{.*}}) -> tensor<1x4x3x3xf32>
+// CHECK: tcc.conv %[[E]], %arg4
+// CHECK: %[[A:.*]] = tcc.add %arg0, %arg0
+// CHECK: tcc.fused "contraction"(%[[A]], %arg3 : {{.*}}) -> tensor<1x8x3x3xf32>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   tcc.relu
+// CHECK-NEXT:   tcc.conv
+func.func @conv_prologue(%x: tensor<1x4x3x3xf32>, %s: tensor<4x1x1xf32>, %t: tensor<4x1x1xf32>, %w: tensor<8x4x1x1xf32>, %w3: tensor<8x4x3x3xf32>) -> (tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) {
+  %0 = tcc.mul %x, %s : (tensor<1x4x3x3xf32>, tensor<4x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %1 = tcc.add %0, %t : (tensor<1x4x3x3xf32>, tensor<4x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %2 = tcc.relu %1 : tensor<1x4x3x3xf32>
+  %3 = tcc.conv %2, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x3x3xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+  %4 = tcc.relu %x : tensor<1x4x3x3xf32>
+  %5 = tcc.conv %4, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x3x3xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+  %6 = tcc.mul %x, %s : (tensor<1x4x3x3xf32>, tensor<4x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %7 = tcc.add %6, %t : (tensor<1x4x3x3xf32>, tensor<4x1x1xf32>) -> tensor<1x4x3x3xf32>
+  %8 = tcc.relu %7 : tensor<1x4x3x3xf32>
+  %9 = tcc.conv %8, %w3 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x4x3x3xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %10 = tcc.add %x, %x : (tensor<1x4x3x3xf32>, tensor<1x4x3x3xf32>) -> tensor<1x4x3x3xf32>
+  %11 = tcc.relu %10 : tensor<1x4x3x3xf32>
+  %12 = tcc.conv %11, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x3x3xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
+  return %3, %5, %4, %9, %12 : tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>
+}

@@ -114,21 +114,27 @@ struct UkernelBuilder {
   int32_t isa;
 
   /// conv2d: input, weight (packed now if `weightSource`, the weight as the
-  /// graph has it, is a constant), bias?, residual?
+  /// graph has it, is a constant), bias?, residual?, the prologue's scale?
+  /// and shift? (as converted; `prologue` only where prologueFits).
   FailureOr<Value> conv(OpBuilder &b, ConvOp op, Value input, Value weight,
                         Value weightSource, Value bias,
-                        const Epilogue &epilogue,
-                        MaxPoolOp pool = MaxPoolOp()) const {
+                        const Epilogue &epilogue, MaxPoolOp pool = MaxPoolOp(),
+                        const Prologue *prologue = nullptr) const {
     Location loc = op.getLoc();
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
     p.pool = pool ? 2 : 0;
+    p.in_relu = prologue ? 1 : 0; // the scratch asks only whether there is one
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
     SmallVector<Value> inputs = {input, weight};
     if (bias)
       inputs.push_back(bias);
     if (epilogue.residual)
       inputs.push_back(epilogue.residual);
+    if (prologue)
+      for (Value v : {prologue->scale, prologue->shift})
+        if (v)
+          inputs.push_back(v);
     SmallVector<Value> outputs = {
         emptyTensor(b, loc, pool ? pool.getType() : op.getType())};
     if (scratch > 0)
@@ -142,8 +148,25 @@ struct UkernelBuilder {
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
     add("activation", static_cast<int64_t>(epilogue.activation));
+    if (prologue) {
+      add("has_in_scale", prologue->scale != nullptr);
+      add("has_in_shift", prologue->shift != nullptr);
+      add("in_relu", prologue->relu);
+    }
+    // The accumulating form drops the residual, the last input: not with a
+    // prologue's inputs after it.
     return call(b, loc, "conv2d", inputs, outputs, add.list,
-                epilogue.residual != nullptr);
+                epilogue.residual != nullptr && !prologue);
+  }
+
+  /// Whether the kernels apply an input prologue to `op` (its weight as
+  /// the graph has it: packed now where constant, which decides the path).
+  bool prologueFits(ConvOp op, Value weightSource) const {
+    tcc_uk_conv2d_params_t p = convParams(op);
+    if (constantFloats(weightSource))
+      p.flags |= TCC_UK_PACKED_A;
+    p.in_relu = 1;
+    return tcc_uk_conv2d_prologue_fits(isa, &p) != 0;
   }
 
   /// The kernel's parameters for a 2-D convolution (flags: none yet).
@@ -658,20 +681,34 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     e.residual = e.residual ? converted.lookup(e.residual) : Value();
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
     size_t covered = 2 + chain.size(); // The contraction and the yield.
+    // A per-channel scale, shift and ReLU before a 1x1 (tcc-fuse took it).
+    SmallVector<Operation *> prologueOps;
+    std::optional<Prologue> prologue = matchPrologue(contraction, prologueOps);
+    covered += prologueOps.size();
     FailureOr<Value> r = failure();
     if (auto conv = dyn_cast<ConvOp>(contraction)) {
       if (!convFits(conv) ||
           covered + (pool ? 1 : 0) != body.getOperations().size())
         return rewriter.notifyMatchFailure(op, "convolution does not fit");
       Value bias = conv.getBias() ? converted.lookup(conv.getBias()) : e.bias;
+      // tcc-fuse takes a prologue only before the 1x1s the kernels apply
+      // one to (tcc_uk_conv2d_prologue_fits holds for every such shape).
+      Value input = converted.lookup(conv.getInput());
+      if (prologue) {
+        if (!builder.prologueFits(conv, original.lookup(conv.getWeight())))
+          return rewriter.notifyMatchFailure(op, "prologue does not fit");
+        input = converted.lookup(prologue->input);
+        for (Value *v : {&prologue->scale, &prologue->shift})
+          *v = *v ? converted.lookup(*v) : Value();
+      }
       // The pooling in the kernel's epilogue where it can, else after it.
       tcc_uk_conv2d_params_t p = UkernelBuilder::convParams(conv);
       p.pool = 2;
       bool pooled = pool && tcc_uk_conv2d_pool_fits(builder.isa, &p);
-      r = builder.conv(rewriter, conv, converted.lookup(conv.getInput()),
-                       converted.lookup(conv.getWeight()),
-                       original.lookup(conv.getWeight()), bias, e,
-                       pooled ? pool : MaxPoolOp());
+      r = builder.conv(
+          rewriter, conv, input, converted.lookup(conv.getWeight()),
+          original.lookup(conv.getWeight()), bias, e,
+          pooled ? pool : MaxPoolOp(), prologue ? &*prologue : nullptr);
       if (pool && !pooled && succeeded(r))
         r = rewriter
                 .create<MaxPoolOp>(pool.getLoc(), pool.getType(), *r,

@@ -548,3 +548,43 @@ func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> tensor<2x16x4x4xf32> {
   }
   return %0 : tensor<2x16x4x4xf32>
 }
+
+// -----
+
+// Tests that a 1x1 convolution's group with a per-channel scale, shift and
+// relu before it (tcc-fuse's prologue) is one conv2d call that takes the
+// scale and the shift as inputs after the bias, and that a prologue of a
+// scale and a relu alone passes the scale alone.
+// CHECK-LABEL: func @conv_prologue
+// CHECK-SAME: (%[[X:.*]]: tensor<1x16x5x5xf32>, %[[S:.*]]: tensor<16x1x1xf32>, %[[T:.*]]: tensor<16x1x1xf32>
+// CHECK: tcc.ukernel "conv2d" ins(%[[X]], %{{.*}}, %{{.*}}, %[[S]], %[[T]] : tensor<1x16x5x5xf32>, tensor<{{[0-9]+}}xf32>, tensor<8xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>)
+// CHECK-SAME: has_in_scale = 1 : i64, has_in_shift = 1 : i64
+// CHECK-SAME: in_relu = 1 : i64
+// CHECK: tcc.ukernel "conv2d" ins(%arg3, %{{.*}}, %arg4 : tensor<1x4x5x5xf32>, tensor<{{[0-9]+}}xf32>, tensor<4x1x1xf32>)
+// CHECK-SAME: has_in_scale = 1 : i64, has_in_shift = 0 : i64
+// CHECK-SAME: in_relu = 1 : i64
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func @conv_prologue
+// AVX2: tcc.ukernel "conv2d"{{.*}}in_relu = 1 : i64
+// AVX2: tcc.ukernel "conv2d"{{.*}}in_relu = 1 : i64
+func.func @conv_prologue(%x: tensor<1x16x5x5xf32>, %s: tensor<16x1x1xf32>, %t: tensor<16x1x1xf32>, %x4: tensor<1x4x5x5xf32>, %s4: tensor<4x1x1xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>) {
+  %w = tcc.constant dense<0.5> : tensor<8x16x1x1xf32>
+  %b = tcc.constant dense<0.25> : tensor<8xf32>
+  %w4 = tcc.constant dense<0.5> : tensor<8x4x1x1xf32>
+  %0 = tcc.fused "contraction"(%x, %s, %t, %w, %b : tensor<1x16x5x5xf32>, tensor<16x1x1xf32>, tensor<16x1x1xf32>, tensor<8x16x1x1xf32>, tensor<8xf32>) -> tensor<1x8x5x5xf32> {
+  ^bb0(%a0: tensor<1x16x5x5xf32>, %a1: tensor<16x1x1xf32>, %a2: tensor<16x1x1xf32>, %a3: tensor<8x16x1x1xf32>, %a4: tensor<8xf32>):
+    %m = tcc.mul %a0, %a1 : (tensor<1x16x5x5xf32>, tensor<16x1x1xf32>) -> tensor<1x16x5x5xf32>
+    %p = tcc.add %m, %a2 : (tensor<1x16x5x5xf32>, tensor<16x1x1xf32>) -> tensor<1x16x5x5xf32>
+    %r = tcc.relu %p : tensor<1x16x5x5xf32>
+    %c = tcc.conv %r, %a3, %a4 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x16x5x5xf32>, tensor<8x16x1x1xf32>, tensor<8xf32>) -> tensor<1x8x5x5xf32>
+    tcc.yield %c : tensor<1x8x5x5xf32>
+  }
+  %1 = tcc.fused "contraction"(%x4, %s4, %w4 : tensor<1x4x5x5xf32>, tensor<4x1x1xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32> {
+  ^bb0(%a0: tensor<1x4x5x5xf32>, %a1: tensor<4x1x1xf32>, %a2: tensor<8x4x1x1xf32>):
+    %m = tcc.mul %a0, %a1 : (tensor<1x4x5x5xf32>, tensor<4x1x1xf32>) -> tensor<1x4x5x5xf32>
+    %r = tcc.relu %m : tensor<1x4x5x5xf32>
+    %c = tcc.conv %r, %a2 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32>
+    tcc.yield %c : tensor<1x8x5x5xf32>
+  }
+  return %0, %1 : tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>
+}

@@ -21,7 +21,8 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 // Tests that a buffer viewed into the arena is passed at the arena's
 // address plus the view's byte shift, also through a reshape of the view,
 // and that a convolution's activation (3: SiLU) comes before its pooling
-// (absent: 0), the last argument; a pooled one passes its window, 2.
+// (absent: 0), then its input prologue (absent: two null addresses and no
+// ReLU); a pooled one passes its window, 2.
 // CHECK-LABEL: func @arena_views
 // CHECK-SAME: (%[[ARENA:.*]]: memref<4096xi8>
 // CHECK: %[[SHIFT:.*]] = arith.constant 1024 : index
@@ -29,14 +30,32 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[SHIFT]]
 // CHECK: %[[SILU:.*]] = arith.constant 3 : i64
 // CHECK: %[[NOPOOL:.*]] = arith.constant 0 : i64
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]], %[[NOPOOL]]) :
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c2_i64{{[_0-9]*}}) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]], %[[NOPOOL]], %{{.*}}, %{{.*}}, %{{.*}}) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c2_i64{{[_0-9]*}}, %{{.*}}, %{{.*}}, %{{.*}}) :
 func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x2x2x2xf32>) {
   %c1024 = arith.constant 1024 : index
   %v = memref.view %arena[%c1024][] : memref<4096xi8> to memref<8xf32>
   %x = memref.expand_shape %v [[0, 1, 2, 3]] output_shape [1, 2, 2, 2] : memref<8xf32> into memref<1x2x2x2xf32>
   tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x2x2xf32>, memref<8xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 3 : i64}
   tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x2x2xf32>, memref<8xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, pool = 2 : i64}
+  return
+}
+
+// -----
+
+// Tests that a convolution's input prologue passes the scale's and the
+// shift's addresses (after the bias and the residual among the inputs)
+// and its ReLU as the last three arguments.
+// CHECK-LABEL: func @conv_prologue
+// CHECK-SAME: (%[[X:.*]]: memref<1x2x2x2xf32>, %[[W:.*]]: memref<8xf32>, %[[S:.*]]: memref<2x1x1xf32>, %[[T:.*]]: memref<2x1x1xf32>, %[[Y:.*]]: memref<1x2x2x2xf32>)
+// CHECK: %[[SP:.*]] = memref.extract_aligned_pointer_as_index %[[S]]
+// CHECK: %[[SA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[TP:.*]] = memref.extract_aligned_pointer_as_index %[[T]]
+// CHECK: %[[TA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[RELU:.*]] = arith.constant 1 : i64
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SA]], %[[TA]], %[[RELU]]) :
+func.func @conv_prologue(%x: memref<1x2x2x2xf32>, %w: memref<8xf32>, %s: memref<2x1x1xf32>, %t: memref<2x1x1xf32>, %y: memref<1x2x2x2xf32>) {
+  tcc.ukernel "conv2d" ins(%x, %w, %s, %t : memref<1x2x2x2xf32>, memref<8xf32>, memref<2x1x1xf32>, memref<2x1x1xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, has_in_scale = 1 : i64, has_in_shift = 1 : i64, in_relu = 1 : i64}
   return
 }
 
