@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/APSInt.h"
@@ -23,6 +24,20 @@ using namespace mlir::tcc;
 static constexpr int64_t kMaxFoldElements = 4096;
 
 static DenseElementsAttr smallDense(Attribute attr) {
+  // A small f32 blob (an imported batch norm's statistics, folded into the
+  // per-channel scale and shift it applies) as its values.
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(attr)) {
+    auto type = cast<ShapedType>(resource.getType());
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!type.getElementType().isF32() || !type.hasStaticShape() ||
+        type.getNumElements() > kMaxFoldElements || !blob ||
+        blob->getData().size() != size_t(type.getNumElements()) * sizeof(float))
+      return {};
+    ArrayRef<float> values(
+        reinterpret_cast<const float *>(blob->getData().data()),
+        type.getNumElements());
+    return DenseElementsAttr::get(type, values);
+  }
   auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
   if (!dense || dense.getNumElements() > kMaxFoldElements)
     return {};

@@ -643,3 +643,31 @@ func.func @iota() -> (tensor<3x1xi64>, tensor<1x2xf32>, tensor<?xi32>) {
   %c = tcc.iota {dimension = 0 : i64} : tensor<?xi32>
   return %a, %b, %c : tensor<3x1xi64>, tensor<1x2xf32>, tensor<?xi32>
 }
+
+// -----
+
+// Tests that arithmetic on small f32 blobs folds as on dense constants (a
+// batch norm before a convolution: its scale rsqrt(var + eps) * gamma from
+// the imported statistics), var = [4, 16] and gamma = [2, 4].
+// CHECK-LABEL: func @small_blob_arithmetic
+// CHECK: %[[A:.*]] = tcc.constant dense<1.000000e+00> : tensor<2xf32>
+// CHECK-NOT: tcc.rsqrt
+// CHECK: return %[[A]]
+func.func @small_blob_arithmetic() -> tensor<2xf32> {
+  %v = tcc.constant dense_resource<bn_var> : tensor<2xf32>
+  %g = tcc.constant dense_resource<bn_gamma> : tensor<2xf32>
+  %e = tcc.constant dense<0.0> : tensor<f32>
+  %s = tcc.add %v, %e : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %r = tcc.rsqrt %s : tensor<2xf32>
+  %a = tcc.mul %r, %g : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %a : tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      bn_var: "0x040000000000804000008041",
+      bn_gamma: "0x040000000000004000008040"
+    }
+  }
+#-}
