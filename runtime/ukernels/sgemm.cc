@@ -285,6 +285,16 @@ void packRows(void *ctx, int64_t begin, int64_t end) {
             job.bBuf + j0 * g.k + k0 * kNR, g.k * kNR);
 }
 
+/// What splitting m costs a task beyond its share of the products: it reads
+/// all of the packed B once from another core's cache or L3 (the panels
+/// after it from its own L2), a quarter of a task of few row panels, at
+/// most about this many row panels' worth. Uncapped, the quarter kept the
+/// 1000 x 169 x 512 product of a classifier 1x1 (13x13, 63 row panels a
+/// task) split by columns, 96 against 73 (6 against 5 vectors), 7% slower
+/// than by rows on 2 threads (tcc-ukernel-bench); without the quarter,
+/// GoogLeNet's 7x7 layers (32-128 rows, 49 columns) split as 48 + 1.
+constexpr int64_t kSplitMRowPanels = 4;
+
 /// Picks the tm x tn grid of at most one task a thread. Splitting n is
 /// preferred: each task then packs its own columns of B right before using
 /// them, while splitting m makes every task read all of B and adds a pass
@@ -315,8 +325,10 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
       const int64_t vecs = ceilDiv(cols, kVL);
       int64_t cost = rows * vecs + (g.packedA ? 0 : rows);
       if (tm > 1)
-        cost = job.bFull ? cost * 21 / 20
-                         : cost * 5 / 4 + 2 * ceilDiv(g.n, kVL) / threads;
+        cost = job.bFull
+                   ? cost * 21 / 20
+                   : cost + minI(cost / 4, kSplitMRowPanels * kMR * vecs) +
+                         2 * ceilDiv(g.n, kVL) / threads;
       else if (!job.bFull)
         cost += vecs;
       if (best < 0 || cost < best) {

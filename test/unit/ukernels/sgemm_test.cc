@@ -587,6 +587,29 @@ TEST_P(Sgemm, SmallBAndTallASplitRows) {
   }
 }
 
+// A tall A over few columns of B splits its rows when the columns would
+// split unevenly: a classifier 1x1 at 13x13 (1000 x 169 x 512, on AVX-512
+// 96 against 73 columns, 6 against 5 vectors) packs B by a first pass and
+// then runs a half of the rows a thread; so does GoogLeNet's 128 x 49 x
+// 832 (48 + 1 columns). The other ISAs' tiles split those columns evenly
+// enough, so only the bits are checked there.
+TEST_P(Sgemm, TallANarrowBSplitsRows) {
+  const uint32_t pa = TCC_UK_PACKED_A;
+  for (const GemmCase &c : {GemmCase{1000, 169, 512, 0, 0, 0, pa},
+                            GemmCase{128, 49, 832, 0, 0, 0, pa}}) {
+    SCOPED_TRACE(describe(c));
+    const GemmData d(*v, c, v);
+    const std::vector<float> serial = runGemm(*v, c, d, nullptr);
+    ThreadHost host(2);
+    const std::vector<float> out = runGemm(*v, c, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+    if (isa() == TCC_UK_ISA_AVX512) {
+      ASSERT_EQ(host.parts.size(), 2u) << "packing B, then the rows";
+      EXPECT_EQ(host.parts.back(), 2u);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, Sgemm, ::testing::ValuesIn(variantNames()),
                          [](const auto &info) { return info.param; });
 
