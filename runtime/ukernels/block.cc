@@ -55,6 +55,8 @@ constexpr int64_t kBlockMinBytes = int64_t(1) << 20;
 /// Where a part's buffers lie in the scratch and how large a band is.
 struct BlockGeometry {
   int64_t band;      // output rows of a band at most
+  bool parity;       // the band's input rows split by parity (parityRows)
+  int64_t inFloats;  // those rows of the input so split, c x rows x w
   int64_t expFloats; // the expansion of a band's input rows, e x rows x w
   int64_t midFloats; // its depthwise output, e x band x ow
   int64_t gemmBytes; // the larger of the two GEMMs' ragged panels
@@ -67,6 +69,32 @@ struct BlockGeometry {
 int64_t raggedPanelBound(int32_t isa, uint32_t flags, int64_t m, int64_t k) {
   return gemmScratchBytes(isa, flags | kAlwaysDirectB, m,
                           2 * tilesFor(isa).nr - 1, k);
+}
+
+/// Whether a band's expansion is computed from its input rows split by
+/// column parity (each row's even columns, then its odd ones): a 1x1
+/// expansion commutes with any order of the pixels, so its output rows
+/// come out split as the stride-2 depthwise direct rows read them with
+/// plain loads (readsParityRows); the input has fewer channels than the
+/// expansion, so splitting it costs a fraction of what splitting each
+/// expanded row in the depthwise kernel did.
+bool parityRows(int32_t isa, const ConvShape &s, const ConvShape &es) {
+  return isPointwise(es) && readsParityRows(isa, s);
+}
+
+/// Rows [r0, r1) of every channel of one image x (c x h x w) into dst
+/// (c x (r1 - r0) x w), each row's even columns, then its odd ones.
+void splitRowsByParity(const ConvShape &es, const float *x, int64_t r0,
+                       int64_t r1, float *dst) {
+  const int64_t w = es.w, even = (w + 1) / 2, rows = r1 - r0;
+  for (int64_t c = 0; c < es.c; ++c)
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *src = x + (c * es.h + r) * w;
+      float *d = dst + (c * rows + r - r0) * w;
+      splitByParity(src, d, d + even, w / 2);
+      if (w % 2)
+        d[even - 1] = src[w - 1];
+    }
 }
 
 BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
@@ -86,6 +114,8 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
                ? s.oh
                : maxI(1, minI(s.oh, (kBlockBandBytes - fixed) / perRow));
   const int64_t rowsIn = minI(s.h, (g.band - 1) * s.sh + span);
+  g.parity = parityRows(isa, s, es);
+  g.inFloats = g.parity ? ceilDiv(es.c * rowsIn * s.w, 16) * 16 : 0;
   g.expFloats = ceilDiv(e * rowsIn * s.w, 16) * 16;
   g.midFloats = ceilDiv(e * g.band * s.ow, 16) * 16;
   const uint32_t expPacked = p->exp.flags & TCC_UK_PACKED_A;
@@ -98,7 +128,7 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
                                          p->pair.f, e)),
           64) *
       64;
-  g.partBytes = (g.expFloats + g.midFloats) * f4 + g.gemmBytes;
+  g.partBytes = (g.inFloats + g.expFloats + g.midFloats) * f4 + g.gemmBytes;
   return g;
 }
 
@@ -139,7 +169,8 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   const int64_t top = oy0 * s.sh - s.pt; // first input row the band reads
   const int64_t iy0 = maxI(0, top);
   const int64_t iy1 = minI(s.h, (oy1 - 1) * s.sh - s.pt + span);
-  float *x = reinterpret_cast<float *>(buffers);
+  float *split = reinterpret_cast<float *>(buffers);
+  float *x = split + job.g.inFloats;
   float *mid = x + job.g.expFloats;
   void *gemmScratch = mid + job.g.midFloats;
 
@@ -155,7 +186,11 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   ge.c = x;
   ge.ldc = ge.n;
   ge.ep = job.expEp;
-  const MatrixB in = {job.image + iy0 * s.w, es.h * es.w, false};
+  MatrixB in = {job.image + iy0 * s.w, es.h * es.w, false};
+  if (job.g.parity) {
+    splitRowsByParity(es, job.image, iy0, iy1, split);
+    in = {split, ge.n, false};
+  }
   ConvShape rows = es; // the input rows that rows [iy0, iy1) of x read
   Im2col im2col = {&rows, NULL, es.h * es.w};
   if (isPointwise(es)) {
@@ -183,7 +218,8 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   band.pt = iy0 - top;
   band.oh = oy1 - oy0;
   band.pb = (band.oh - 1) * s.sh + span - band.h - band.pt;
-  depthwiseConv(NULL, band, x, job.dwWeight, mid, false, job.dwEp);
+  depthwiseConv(NULL, band, x, job.dwWeight, mid, false, job.dwEp,
+                job.g.parity);
 
   const int64_t ohw = s.oh * s.ow;
   const MatrixB b = {mid, band.oh * s.ow, false};

@@ -386,16 +386,38 @@ TCC_UK_INLINE __m512 tapCols(const float *row, __mmask16 m, int64_t at) {
                 : _mm512_maskz_loadu_ps(m, row + at);
 }
 
+/// Where a stride-2 plane's taps lie when each input row holds its even
+/// columns, then its odd ones (ParityRows): tap kx of output column ox
+/// reads element ox + d[kx] of the half at off[kx], len[kx] long.
+struct ParityTaps {
+  int64_t off[3], len[3], d[3];
+};
+
+ParityTaps parityTaps(const ConvShape &s) {
+  ParityTaps t;
+  const int64_t even = (s.w + 1) / 2;
+  for (int kx = 0; kx < 3; ++kx) {
+    const int64_t c = kx - s.pl; // column 2 * ox + c
+    const int64_t q = c & 1;     // its parity (c may be negative)
+    t.off[kx] = q ? even : 0;
+    t.len[kx] = q ? s.w / 2 : even;
+    t.d[kx] = (c - q) / 2;
+  }
+  return t;
+}
+
 /// R output rows oy0.. of a 3x3, dilation-1, stride-S (1 or 2) plane,
 /// columns [ox0, ox1), straight from the input: each input row of the band
 /// is loaded once a vector of columns (masked at the row's edges; for
-/// stride 2, two loads split by parity in registers) and feeds every
-/// output row whose window holds it, R accumulators at a time, so the FMA
-/// chains overlap. Input rows outside the plane are skipped (zero pads).
+/// stride 2, two loads split by parity in registers, or with pt, rows
+/// already split by parity, a plain load a tap) and feeds every output row
+/// whose window holds it, R accumulators at a time, so the FMA chains
+/// overlap. Input rows outside the plane are skipped (zero pads).
 /// sink(r, ox, acc, n) finishes and stores n <= 16 outputs of row oy0 + r.
-template <int S, int R, bool Inside, typename Sink>
+template <int S, int R, bool Inside, bool Parity, typename Sink>
 TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x, const vf *wv,
-                              int64_t oy0, int64_t ox, int n, Sink &sink) {
+                              const ParityTaps *pt, int64_t oy0, int64_t ox,
+                              int n, Sink &sink) {
   const int64_t base = ox * S - s.pl;
   // The taps' weights by value: read through wv, every FMA reloaded its
   // weight after each store of the sink (a vector type may alias floats).
@@ -409,7 +431,11 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x, const vf *wv,
     acc[r] = vzero();
   // The edge masks of the row loads, the same for every input row.
   __mmask16 m0 = 0xFFFF, m1 = 0xFFFF, m2 = 0xFFFF, m3 = 0xFFFF;
-  if (!Inside) {
+  if (Parity && !Inside) {
+    m0 = colsMask(pt->len[0], ox + pt->d[0]);
+    m1 = colsMask(pt->len[1], ox + pt->d[1]);
+    m2 = colsMask(pt->len[2], ox + pt->d[2]);
+  } else if (!Inside) {
     m0 = colsMask(s.w, base);
     m1 = colsMask(s.w, S == 1 ? base + 1 : base + 16);
     m2 = colsMask(s.w, base + 2);
@@ -422,7 +448,11 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x, const vf *wv,
       continue;
     const float *row = x + iy * s.w;
     vf t0, t1, t2;
-    if (S == 1) {
+    if (Parity) {
+      t0 = tapCols<Inside>(row + pt->off[0], m0, ox + pt->d[0]);
+      t1 = tapCols<Inside>(row + pt->off[1], m1, ox + pt->d[1]);
+      t2 = tapCols<Inside>(row + pt->off[2], m2, ox + pt->d[2]);
+    } else if (S == 1) {
       t0 = tapCols<Inside>(row, m0, base);
       t1 = tapCols<Inside>(row, m1, base + 1);
       t2 = tapCols<Inside>(row, m2, base + 2);
@@ -453,43 +483,54 @@ TCC_UK_INLINE void bandVector(const ConvShape &s, const float *x, const vf *wv,
 }
 
 /// bandVector over columns [ox0, ox1): plain loads where a vector's taps
-/// all lie inside the row, masked ones at its edges.
-template <int S, int R, typename Sink>
+/// all lie inside the row (or, Parity, inside their halves), masked ones
+/// at its edges.
+template <int S, int R, bool Parity, typename Sink>
 TCC_UK_INLINE void bandDirect(const ConvShape &s, const float *x, const vf *wv,
-                              int64_t oy0, int64_t ox0, int64_t ox1,
-                              Sink &sink) {
+                              const ParityTaps *pt, int64_t oy0, int64_t ox0,
+                              int64_t ox1, Sink &sink) {
   // The vector at ox reads columns [ox*S - pl, ox*S - pl + 16*S + 2).
   const int64_t reach = 16 * S + 2;
+  auto inside = [&](int64_t ox) {
+    if (!Parity) {
+      const int64_t base = ox * S - s.pl;
+      return base >= 0 && base + reach <= s.w;
+    }
+    bool in = true;
+    for (int kx = 0; kx < 3; ++kx)
+      in = in && ox + pt->d[kx] >= 0 && ox + pt->d[kx] + 16 <= pt->len[kx];
+    return in;
+  };
   for (int64_t ox = ox0; ox < ox1; ox += 16) {
     const int n = static_cast<int>(minI(16, ox1 - ox));
-    const int64_t base = ox * S - s.pl;
-    if (base >= 0 && base + reach <= s.w)
-      bandVector<S, R, true>(s, x, wv, oy0, ox, n, sink);
+    if (inside(ox))
+      bandVector<S, R, true, Parity>(s, x, wv, pt, oy0, ox, n, sink);
     else
-      bandVector<S, R, false>(s, x, wv, oy0, ox, n, sink);
+      bandVector<S, R, false, Parity>(s, x, wv, pt, oy0, ox, n, sink);
   }
 }
 
 /// Rows [oy0, oy1), columns [ox0, ox1): bands of four rows, then one band
 /// of the rest.
-template <int S, typename Sink>
-void rowsDirect(const ConvShape &s, const float *x, const vf *wv, int64_t oy0,
-                int64_t oy1, int64_t ox0, int64_t ox1, Sink &sink) {
+template <int S, bool Parity, typename Sink>
+void rowsDirect(const ConvShape &s, const float *x, const vf *wv,
+                const ParityTaps *pt, int64_t oy0, int64_t oy1, int64_t ox0,
+                int64_t ox1, Sink &sink) {
   int64_t oy = oy0;
   for (; oy + 4 <= oy1; oy += 4) {
     sink.setRow(oy);
-    bandDirect<S, 4>(s, x, wv, oy, ox0, ox1, sink);
+    bandDirect<S, 4, Parity>(s, x, wv, pt, oy, ox0, ox1, sink);
   }
   sink.setRow(oy);
   switch (oy1 - oy) {
   case 3:
-    bandDirect<S, 3>(s, x, wv, oy, ox0, ox1, sink);
+    bandDirect<S, 3, Parity>(s, x, wv, pt, oy, ox0, ox1, sink);
     break;
   case 2:
-    bandDirect<S, 2>(s, x, wv, oy, ox0, ox1, sink);
+    bandDirect<S, 2, Parity>(s, x, wv, pt, oy, ox0, ox1, sink);
     break;
   case 1:
-    bandDirect<S, 1>(s, x, wv, oy, ox0, ox1, sink);
+    bandDirect<S, 1, Parity>(s, x, wv, pt, oy, ox0, ox1, sink);
     break;
   default:
     break;
@@ -555,18 +596,20 @@ struct PlainPlaneSink {
   }
 };
 
-template <int S>
+/// A plane through the direct rows; pt: a stride-2 plane whose input rows
+/// are split by parity (its taps there), else NULL.
+template <int S, bool Parity>
 void planeDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
-                 const vf *wv) {
+                 const vf *wv, const ParityTaps *pt) {
   if (plainEpilogue(p, e)) {
     vf lo, hi;
     plainBounds(e, lo, hi);
     PlainPlaneSink sink = {p.y, s.ow, vset1(p.bias), lo, hi};
-    rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
+    rowsDirect<S, Parity>(s, p.x, wv, pt, 0, s.oh, 0, s.ow, sink);
     return;
   }
   PlaneSink sink = {s, p, e, vset1(p.bias), vset1(e.lo), vset1(e.hi)};
-  rowsDirect<S>(s, p.x, wv, 0, s.oh, 0, s.ow, sink);
+  rowsDirect<S, Parity>(s, p.x, wv, pt, 0, s.oh, 0, s.ow, sink);
 }
 #endif
 
@@ -1076,6 +1119,10 @@ void runDepthwiseLaneGroups(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
+void splitByParity(const float *src, float *even, float *odd, int64_t n) {
+  deinterleave2(src, even, odd, n);
+}
+
 bool depthwiseRunsLanes(const ConvShape &s) {
   return makePlan(s).mode == DepthwisePlan::kLanes;
 }
@@ -1120,10 +1167,14 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
       break;
     case DepthwisePlan::kDirect:
 #if TCC_UK_NATIVE_ISA == 2
-      if (s.sh == 1)
-        planeDirect<1>(s, p, job.e, wv);
-      else
-        planeDirect<2>(s, p, job.e, wv);
+      if (s.sh == 1) {
+        planeDirect<1, false>(s, p, job.e, wv, NULL);
+      } else if (job.parityRows) {
+        const ParityTaps pt = parityTaps(s);
+        planeDirect<2, true>(s, p, job.e, wv, &pt);
+      } else {
+        planeDirect<2, false>(s, p, job.e, wv, NULL);
+      }
 #endif
       break;
     case DepthwisePlan::kFlatDirect:
@@ -1152,10 +1203,13 @@ DepthwiseJob makeDepthwiseJob(const ConvShape &s, const float *input,
 
 void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
-                   bool accumulate, const tcc_uk_epilogue_t *ep) {
+                   bool accumulate, const tcc_uk_epilogue_t *ep,
+                   bool parityRows) {
   FlatTaps taps;
   DepthwiseJob job =
       makeDepthwiseJob(s, input, weight, output, accumulate, ep, taps);
+  // Only the shapes readsParityRows names run direct with stride 2.
+  job.parityRows = parityRows && job.plan.mode == DepthwisePlan::kDirect;
   // A depthwise multiply-add costs about 16 of the GEMM's (it streams its
   // input rather than reusing registers), so a chunk of planes is worth
   // handing to another thread at a sixteenth of the GEMM's minimum: with

@@ -71,6 +71,16 @@ inline bool hasDirectRows(const ConvShape &s) {
   return hasDirectRows(TCC_UK_NATIVE_ISA, s);
 }
 
+/// Whether the direct rows of `isa` run this depthwise convolution with
+/// stride 2 (rows wider than half a vector; narrower ones go to the lanes
+/// path) and so can read input rows split by column parity, each row's
+/// even columns and then its odd ones (depthwiseConv's parityRows): the
+/// taps are then plain loads, not the permutes that split each row per
+/// vector, which share the ports with the FMAs.
+inline bool readsParityRows(int32_t isa, const ConvShape &s) {
+  return hasDirectRows(isa, s) && s.sh == 2 && 2 * s.ow > tilesFor(isa).vl;
+}
+
 /// Whether the lanes path (a plane in each lane) has this kernel unrolled:
 /// square 3x3, 5x5 or 7x7, dilation 1, stride 1 or 2.
 inline bool lanesShape(const ConvShape &s) {
@@ -87,6 +97,9 @@ inline bool depthwiseFast(int32_t isa, const ConvShape &s) {
   return hasDirectRows(isa, s) ||
          (isa == TCC_UK_ISA_AVX512 && lanesShape(s) && s.kh >= 5);
 }
+
+/// even[t] = src[2t], odd[t] = src[2t+1] for t < n (a row split by parity).
+void splitByParity(const float *src, float *even, float *odd, int64_t n);
 
 /// Whether a depthwise convolution runs in lanes mode (depthwise.cc), kVL
 /// planes a group.
@@ -153,6 +166,7 @@ struct DepthwiseJob {
   DepthwiseEpi e;
   DepthwisePlan plan;
   const FlatTaps *taps; // kFlatDirect
+  bool parityRows;      // kDirect, stride 2: input rows split by parity
 };
 
 /// Planes [begin, end) of a DepthwiseJob (ctx): a tcc_parallel_fn_t. In

@@ -324,10 +324,13 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
                 int64_t nc, float *dst, int64_t panelStride);
 /// Whether a convolution is 1x1, stride 1 and unpadded: its B is the image.
 bool isPointwise(const ConvShape &s);
-/// The direct kernel for groups with one input channel each.
+/// The direct kernel for groups with one input channel each; parityRows:
+/// each input row holds its even columns, then its odd ones (only where
+/// readsParityRows, depthwise_internal.h; one thread: host NULL).
 void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
-                   bool accumulate, const tcc_uk_epilogue_t *ep);
+                   bool accumulate, const tcc_uk_epilogue_t *ep,
+                   bool parityRows = false);
 
 /// Direct convolutions with the filters along the vectors (direct.cc):
 /// few channels a group, filters a multiple of 16 a group, small images,

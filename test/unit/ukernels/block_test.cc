@@ -228,6 +228,22 @@ TEST_P(Block, FirstConvolutionWindows) {
   checkBlock(*v, BlockCase{1, 3, 16, 64, 9, 8}.first(3, 3, 0).plain(), 6);
 }
 
+// A 1x1 expansion before a stride-2 depthwise convolution whose rows are
+// wider than half a vector: on AVX-512 the band's input rows are split by
+// column parity first, so the expansion's rows come out split and the
+// depthwise direct rows read each tap with a plain load. Odd and even
+// widths, left pads 0, 1 and 2 (taps at columns 2ox - pl + kx), right pads
+// 0 and 1, a batch with a residual on 3 threads: the bits are the separate
+// convolutions' (the other ISAs run the same cases unsplit).
+TEST_P(Block, StrideTwoRowsSplitByParity) {
+  checkBlock(*v, BlockCase{1, 6, 24, 21, 37, 5}.stride(2));
+  checkBlock(*v, BlockCase{1, 6, 24, 20, 40, 5}.stride(2).pads(0, 0, 1, 1));
+  checkBlock(*v, BlockCase{1, 6, 24, 19, 35, 5}.stride(2).pads(1, 0, 1, 0));
+  checkBlock(*v, BlockCase{1, 6, 24, 18, 34, 5}.stride(2).pads(0, 1, 0, 0));
+  checkBlock(*v, BlockCase{1, 6, 24, 18, 39, 5}.stride(2).pads(2, 2, 2, 2));
+  checkBlock(*v, BlockCase{2, 8, 40, 30, 33, 9}.stride(2).withResidual(), 3);
+}
+
 TEST_P(Block, EdgesAndLayouts) {
   checkBlock(*v, BlockCase{1, 5, 20, 13, 17, 7}.stride(2).pads(1, 0, 0, 1));
   checkBlock(*v, BlockCase{2, 3, 9, 10, 11, 5}.pads(0, 2, 2, 0));
