@@ -477,22 +477,19 @@ mlir::tcc::matchPrologue(Operation *op, SmallVectorImpl<Operation *> &chain) {
     ops.push_back(relu);
     cur = relu.getInput();
   }
-  if (auto add = dyn_cast_or_null<AddOp>(single(cur))) {
-    auto [shift, x] = perChannel(add);
-    if (shift) {
-      p.shift = shift;
-      ops.push_back(add);
-      cur = x;
-    }
-  }
-  if (auto mul = dyn_cast_or_null<MulOp>(single(cur))) {
-    auto [scale, x] = perChannel(mul);
-    if (scale) {
-      p.scale = scale;
-      ops.push_back(mul);
-      cur = x;
-    }
-  }
+  // The shift, then the scale: each taken where one operand is per channel.
+  auto take = [&](Operation *bin, Value &field) {
+    auto [c, x] = perChannel(bin);
+    if (!c)
+      return;
+    field = c;
+    ops.push_back(bin);
+    cur = x;
+  };
+  if (auto add = dyn_cast_or_null<AddOp>(single(cur)))
+    take(add, p.shift);
+  if (auto mul = dyn_cast_or_null<MulOp>(single(cur)))
+    take(mul, p.scale);
   if (ops.empty())
     return std::nullopt;
   p.input = cur;
