@@ -72,6 +72,11 @@ public:
       missing.push_back(name);
     args.push_back(i64(attr ? attr.getInt() : 0));
   }
+  /// Whether a flag that only some calls have is set (absent: no).
+  bool optionalFlag(StringRef name) {
+    auto attr = dyn_cast_or_null<IntegerAttr>(params.get(name));
+    return attr && attr.getInt() != 0;
+  }
   /// A parameter that only some calls have (0 where absent).
   void optionalParam(StringRef name) {
     auto attr = dyn_cast_or_null<IntegerAttr>(params.get(name));
@@ -154,13 +159,9 @@ struct ConvertUkernelsToCallsPass
       call.param("activation");
     } else if (op.getName() == "conv2d") {
       // input, weight, bias?, residual?, in_scale?, in_shift?
-      auto present = [&](StringRef name) {
-        auto attr = dyn_cast_or_null<IntegerAttr>(op.getParams().get(name));
-        return attr && attr.getInt() != 0;
-      };
       size_t i = 2 + hasBias + hasResidual;
-      Value inScale = present("has_in_scale") ? ins[i++] : Value();
-      Value inShift = present("has_in_shift") ? ins[i++] : Value();
+      Value inScale = call.optionalFlag("has_in_scale") ? ins[i++] : Value();
+      Value inShift = call.optionalFlag("has_in_shift") ? ins[i++] : Value();
       ok = addresses({ins[0], ins[1], outs[0], bias, residual, scratch});
       for (StringRef p :
            {"n", "c", "h", "w", "f", "kh", "kw", "stride_h", "stride_w",

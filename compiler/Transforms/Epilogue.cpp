@@ -463,8 +463,7 @@ mlir::tcc::matchPrologue(Operation *op, SmallVectorImpl<Operation *> &chain) {
       auto t = dyn_cast<RankedTensorType>(c.getType());
       if (t && t.hasStaticShape() && t.getElementType().isF32() &&
           x.getType() == xType && c != x &&
-          isBiasShape(t.getShape(), xType.getShape(), /*perChannel=*/true) &&
-          t.getRank() >= 3)
+          isBiasShape(t.getShape(), xType.getShape(), /*perChannel=*/true))
         return {c, x};
     }
     return {Value(), Value()};

@@ -40,7 +40,7 @@ struct Epilogue {
 /// What a convolution's kernel can do to its input as it reads it
 /// (runtime/ukernels: tcc_uk_conv2d_params_t's prologue): per input channel
 /// x * scale + shift, then relu, each part optional (a BatchNorm and ReLU
-/// before a 1x1, as DenseNet's layers have them).
+/// before a 1x1).
 struct Prologue {
   Value input; ///< What the chain starts from.
   Value scale; ///< [C, 1, 1] or [1, C, 1, 1]; null: none.

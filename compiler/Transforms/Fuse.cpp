@@ -163,8 +163,8 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
       }
       // A 1x1 convolution alone (no pair, block or pooling) reads its
       // input through a per-channel scale, shift and ReLU before it (a
-      // BatchNorm and ReLU: DenseNet), which its kernel applies as it
-      // packs the input: that tensor is never written.
+      // BatchNorm and ReLU), which its kernel applies as it packs the
+      // input: that tensor is never written.
       SmallVector<Operation *> prologue;
       if (group.ops.size() == 1 + chain.size() && matchPrologue(op, prologue) &&
           llvm::none_of(prologue,

@@ -104,9 +104,9 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
       target's kernels can, else lowered as two calls); and an unpadded
       stride-1 1x1 convolution with one group and none of these after it
       takes the per-channel multiply, add and relu that make its input, each
-      result read only by the next (a BatchNorm and ReLU before it, as in
-      DenseNet: the kernel applies them as it packs its input, which is then
-      never written as a tensor);
+      result read only by the next (a BatchNorm and ReLU before it: the
+      kernel applies them as it packs its input, which is then never written
+      as a tensor);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;

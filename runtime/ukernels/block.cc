@@ -91,7 +91,7 @@ void splitRowsByParity(const ConvShape &es, const float *x, int64_t r0,
     for (int64_t r = r0; r < r1; ++r) {
       const float *src = x + (c * es.h + r) * w;
       float *d = dst + (c * rows + r - r0) * w;
-      splitByParity(src, d, d + even, w / 2);
+      deinterleave2(src, d, d + even, w / 2);
       if (w % 2)
         d[even - 1] = src[w - 1];
     }

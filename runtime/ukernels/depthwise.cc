@@ -77,7 +77,8 @@ void planeScalar(const ConvShape &s, const PlaneArgs &p,
               p.res ? p.res + oy * s.ow : NULL, e, p.y + oy * s.ow);
 }
 
-/// even[t] = src[2t], odd[t] = src[2t+1] for t < n.
+} // namespace
+
 void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
   int64_t t = 0;
 #if TCC_UK_NATIVE_ISA == 2
@@ -107,6 +108,8 @@ void deinterleave2(const float *src, float *even, float *odd, int64_t n) {
     odd[t] = src[2 * t + 1];
   }
 }
+
+namespace {
 
 /// Fills the stride phases of one input row for the output columns from
 /// ox0: phase q, element t is xrow[(ox0 + t)*sw + q - pl], zero outside
@@ -1119,10 +1122,6 @@ void runDepthwiseLaneGroups(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
-void splitByParity(const float *src, float *even, float *odd, int64_t n) {
-  deinterleave2(src, even, odd, n);
-}
-
 bool depthwiseRunsLanes(const ConvShape &s) {
   return makePlan(s).mode == DepthwisePlan::kLanes;
 }
@@ -1139,6 +1138,9 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
   const bool unrolled =
       s.kh == s.kw && (s.kh == 3 || s.kh == 5 || s.kh == kMaxUnrolled);
   const int rowStride = unrolled && s.dh == 1 && s.sh <= 2 ? int(s.sh) : 0;
+#if TCC_UK_NATIVE_ISA == 2
+  const ParityTaps pt = job.parityRows ? parityTaps(s) : ParityTaps{};
+#endif
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t img = plane / s.f, oc = plane % s.f;
     const int64_t ic = oc / s.fg; // one input channel per group
@@ -1170,7 +1172,6 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
       if (s.sh == 1) {
         planeDirect<1, false>(s, p, job.e, wv, NULL);
       } else if (job.parityRows) {
-        const ParityTaps pt = parityTaps(s);
         planeDirect<2, true>(s, p, job.e, wv, &pt);
       } else {
         planeDirect<2, false>(s, p, job.e, wv, NULL);
@@ -1208,8 +1209,8 @@ void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
   FlatTaps taps;
   DepthwiseJob job =
       makeDepthwiseJob(s, input, weight, output, accumulate, ep, taps);
-  // Only the shapes readsParityRows names run direct with stride 2.
-  job.parityRows = parityRows && job.plan.mode == DepthwisePlan::kDirect;
+  // Asked only where readsParityRows, the shapes makePlan runs direct.
+  job.parityRows = parityRows;
   // A depthwise multiply-add costs about 16 of the GEMM's (it streams its
   // input rather than reusing registers), so a chunk of planes is worth
   // handing to another thread at a sixteenth of the GEMM's minimum: with

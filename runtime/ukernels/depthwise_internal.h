@@ -99,7 +99,7 @@ inline bool depthwiseFast(int32_t isa, const ConvShape &s) {
 }
 
 /// even[t] = src[2t], odd[t] = src[2t+1] for t < n (a row split by parity).
-void splitByParity(const float *src, float *even, float *odd, int64_t n);
+void deinterleave2(const float *src, float *even, float *odd, int64_t n);
 
 /// Whether a depthwise convolution runs in lanes mode (depthwise.cc), kVL
 /// planes a group.

@@ -288,11 +288,11 @@ void packRows(void *ctx, int64_t begin, int64_t end) {
 /// What splitting m costs a task beyond its share of the products: it reads
 /// all of the packed B once from another core's cache or L3 (the panels
 /// after it from its own L2), a quarter of a task of few row panels, at
-/// most about this many row panels' worth. Uncapped, the quarter kept the
-/// 1000 x 169 x 512 product of a classifier 1x1 (13x13, 63 row panels a
-/// task) split by columns, 96 against 73 (6 against 5 vectors), 7% slower
-/// than by rows on 2 threads (tcc-ukernel-bench); without the quarter,
-/// GoogLeNet's 7x7 layers (32-128 rows, 49 columns) split as 48 + 1.
+/// most about this many row panels' worth. Uncapped, the quarter kept a
+/// 1000 x 169 x 512 product (63 row panels a task) split by columns, 96
+/// against 73 (6 against 5 vectors), 7% slower than by rows on 2 threads
+/// (tcc-ukernel-bench); without the quarter, products of 32-128 rows and
+/// 49 columns split as 48 + 1 (docs/ukernels.md, Threads).
 constexpr int64_t kSplitMRowPanels = 4;
 
 /// Picks the tm x tn grid of at most one task a thread. Splitting n is

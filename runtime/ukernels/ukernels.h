@@ -193,8 +193,8 @@ typedef struct tcc_uk_conv2d_params_t {
   /* An input prologue, or all NULL/0: the convolution reads
      x' = x * in_scale[c] + in_shift[c] (either NULL: 1 and 0), then
      max(x', 0) where in_relu, for each input channel c, as it reads the
-     input (a BatchNorm and ReLU before a convolution, as DenseNet's
-     layers have them); only where tcc_uk_conv2d_prologue_fits. */
+     input (a BatchNorm and ReLU before a convolution); only where
+     tcc_uk_conv2d_prologue_fits. */
   const float *in_scale, *in_shift;
   int32_t in_relu;
 } tcc_uk_conv2d_params_t;

@@ -163,7 +163,7 @@ struct UkernelBuilder {
   /// the graph has it: packed now where constant, which decides the path).
   bool prologueFits(ConvOp op, Value weightSource) const {
     tcc_uk_conv2d_params_t p = convParams(op);
-    if (constantFloats(weightSource))
+    if (matchPattern(weightSource, m_Constant()))
       p.flags |= TCC_UK_PACKED_A;
     p.in_relu = 1;
     return tcc_uk_conv2d_prologue_fits(isa, &p) != 0;
