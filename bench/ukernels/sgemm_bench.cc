@@ -457,13 +457,15 @@ void benchDwpw(const Variant &v, const Options &o,
 /// call and as the two calls (a conv2d, then a dwpw) a compiler makes
 /// otherwise: ms of each per thread count.
 void benchBlock(const Variant &v, const Options &o,
-                const std::vector<Pool *> &pools, const char *name, int64_t c,
-                tcc_uk_conv2d_params_t dw, int64_t f) {
-  const int64_t e = dw.c;
+                const std::vector<Pool *> &pools, const char *name,
+                tcc_uk_conv2d_params_t ex, tcc_uk_conv2d_params_t dw,
+                int64_t f) {
+  const int64_t e = dw.c, c = ex.c;
   const int64_t oh = (dw.h + 2 * dw.pad_top - dw.kh) / dw.stride_h + 1;
   const int64_t ow = (dw.w + 2 * dw.pad_left - dw.kw) / dw.stride_w + 1;
-  std::vector<float> x = randomVector(c * dw.h * dw.w, 1);
-  std::vector<float> expW = randomVector(e * c, 6), expB = randomVector(e, 7);
+  std::vector<float> x = randomVector(c * ex.h * ex.w, 1);
+  std::vector<float> expW = randomVector(e * c * ex.kh * ex.kw, 6);
+  std::vector<float> expB = randomVector(e, 7);
   std::vector<float> dwW = randomVector(e * dw.kh * dw.kw, 2);
   std::vector<float> dwB = randomVector(e, 3), pwB = randomVector(f, 4);
   std::vector<float> pwW = randomVector(f * e, 5);
@@ -473,8 +475,6 @@ void benchBlock(const Variant &v, const Options &o,
     cp.flags = TCC_UK_PACKED_A;
     return out;
   };
-  tcc_uk_conv2d_params_t ex = conv(c, dw.h, e, 1, 1, 0, 1);
-  ex.w = dw.w;
   std::vector<float> expPacked = pack(ex, expW);
   std::vector<char> exScratch(v.convScratchBytes(v.isaFn(), &ex) + 1);
   ex.scratch = exScratch.data();
@@ -771,29 +771,66 @@ int main(int argc, char **argv) {
     std::printf(
         "\n1x1 expansion (bias, relu6), depthwise 3x3 (bias, relu6), "
         "1x1 (bias), ms: one block call, conv2d + dwpw, three conv2d calls\n");
+    // A 1x1 expansion from c channels to the depthwise input.
+    auto expand = [](int64_t c, const tcc_uk_conv2d_params_t &dw) {
+      tcc_uk_conv2d_params_t ex = conv(c, dw.h, dw.c, 1, 1, 0, 1);
+      ex.w = dw.w;
+      return ex;
+    };
     const struct {
       const char *name;
-      int64_t c;
+      tcc_uk_conv2d_params_t ex;
       tcc_uk_conv2d_params_t dw;
       int64_t f;
     } blocks[] = {
-        {"mbv2 block 16 -> 96 /2 112 -> 24", 16, conv(96, 112, 96, 3, 2, 1, 96),
-         24},
-        {"mbv3 block 16 -> 64 /2 112 -> 24", 16, conv(64, 112, 64, 3, 2, 1, 64),
-         24},
-        {"mnas block 16 -> 48 /2 112 -> 24", 16, conv(48, 112, 48, 3, 2, 1, 48),
-         24},
-        {"mbv2 block 24 -> 144 56 -> 24", 24, conv(144, 56, 144, 3, 1, 1, 144),
-         24},
-        {"mnas block 24 -> 72 56 -> 24", 24, conv(72, 56, 72, 3, 1, 1, 72), 24},
-        {"mnas block 40 -> 120 5x5 28 -> 40", 40,
+        {"mbv2 stem 3x3/2 3 -> 32 224 -> 16", conv(3, 224, 32, 3, 2, 1, 1),
+         conv(32, 112, 32, 3, 1, 1, 32), 16},
+        {"mbv2 block 16 -> 96 /2 112 -> 24",
+         expand(16, conv(96, 112, 96, 3, 2, 1, 96)),
+         conv(96, 112, 96, 3, 2, 1, 96), 24},
+        {"mbv3 block 16 -> 64 /2 112 -> 24",
+         expand(16, conv(64, 112, 64, 3, 2, 1, 64)),
+         conv(64, 112, 64, 3, 2, 1, 64), 24},
+        {"mnas block 16 -> 48 /2 112 -> 24",
+         expand(16, conv(48, 112, 48, 3, 2, 1, 48)),
+         conv(48, 112, 48, 3, 2, 1, 48), 24},
+        {"mbv2 block 24 -> 144 56 -> 24",
+         expand(24, conv(144, 56, 144, 3, 1, 1, 144)),
+         conv(144, 56, 144, 3, 1, 1, 144), 24},
+        {"mnas block 24 -> 72 56 -> 24",
+         expand(24, conv(72, 56, 72, 3, 1, 1, 72)),
+         conv(72, 56, 72, 3, 1, 1, 72), 24},
+        {"mnas block 40 -> 120 5x5 28 -> 40",
+         expand(40, conv(120, 28, 120, 5, 1, 2, 120)),
          conv(120, 28, 120, 5, 1, 2, 120), 40},
-        {"mbv2 block 24 -> 144 /2 56 -> 32", 24,
+        {"mnas block 24 -> 72 5x5 /2 56 -> 40",
+         expand(24, conv(72, 56, 72, 5, 2, 2, 72)),
+         conv(72, 56, 72, 5, 2, 2, 72), 40},
+        {"mnas block 40 -> 240 5x5 /2 28 -> 80",
+         expand(40, conv(240, 28, 240, 5, 2, 2, 240)),
+         conv(240, 28, 240, 5, 2, 2, 240), 80},
+        {"mnas block 80 -> 480 5x5 14 -> 80",
+         expand(80, conv(480, 14, 480, 5, 1, 2, 480)),
+         conv(480, 14, 480, 5, 1, 2, 480), 80},
+        {"mnas block 80 -> 480 14 -> 96",
+         expand(80, conv(480, 14, 480, 3, 1, 1, 480)),
+         conv(480, 14, 480, 3, 1, 1, 480), 96},
+        {"mnas block 96 -> 576 14 -> 96",
+         expand(96, conv(576, 14, 576, 3, 1, 1, 576)),
+         conv(576, 14, 576, 3, 1, 1, 576), 96},
+        {"mnas block 192 -> 1152 5x5 7 -> 192",
+         expand(192, conv(1152, 7, 1152, 5, 1, 2, 1152)),
+         conv(1152, 7, 1152, 5, 1, 2, 1152), 192},
+        {"mnas block 192 -> 1152 7 -> 320",
+         expand(192, conv(1152, 7, 1152, 3, 1, 1, 1152)),
+         conv(1152, 7, 1152, 3, 1, 1, 1152), 320},
+        {"mbv2 block 24 -> 144 /2 56 -> 32",
+         expand(24, conv(144, 56, 144, 3, 2, 1, 144)),
          conv(144, 56, 144, 3, 2, 1, 144), 32},
     };
     for (const auto &d : blocks)
       if (std::strstr(d.name, o.match.c_str()))
-        benchBlock(*v, o, pools, d.name, d.c, d.dw, d.f);
+        benchBlock(*v, o, pools, d.name, d.ex, d.dw, d.f);
   }
   if (o.only.empty() || o.only == "pool") {
     std::printf("\nmax pooling ms (Goutputs/s)\n  %-34s%s\n", "",

@@ -193,6 +193,49 @@ bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s);
 GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
                   const float *pwWeight, const MatrixB *mid);
 
+/// Floats of a pair's scratch that hold one image's depthwise output,
+/// rounded up to 64 bytes.
+int64_t pairMidFloats(const ConvShape &s);
+
+/// Floats between the two partial products of an m x n GEMM split in k
+/// (rounded up to 64 bytes).
+int64_t partialFloats(int64_t m, int64_t n);
+
+/// Whether a pair's GEMM runs as two halves of k, one a task, each right
+/// after the depthwise planes of its half (runPairKSplit): when its output
+/// (two partials, summed after) is small next to the depthwise output
+/// (3f <= c: a pair that narrows its channels threefold or more; a
+/// 32 -> 16 pair at 112x112, with 16 x 12544 partials, cost more than it
+/// saved), c is at least two units of kSplitPoint and its B is read in
+/// place, ragged panel included.
+bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
+                 const ConvShape &s);
+
+/// The most planes a half of k is rounded to (kSplitPoint: a group of
+/// lanes); pairs that split k have twice as many planes at least.
+constexpr int64_t kSplitUnitMax = 16;
+
+/// The first plane of the second half of a pair that splits k (a block
+/// that splits k splits its pair there too).
+int64_t kSplitPoint(const ConvShape &s);
+
+/// A block's expansion as runPairKSplit runs it: the GEMM of one image
+/// (e x hw, into the depthwise input), each half's rows [k0, k1) with its
+/// own GEMM scratch.
+struct PairExpansion {
+  GemmArgs gemm;
+  void *scratch[2];
+};
+
+/// One image of a pair that splits k (pairSplitsK): the depthwise output
+/// into mid (pairMidFloats), the partial products into `partial` (two of
+/// partialFloats(f, oh*ow)), then their sum with pw's epilogue into pw's
+/// output; with `exp`, each half first computes its planes of dwInput.
+void runPairKSplit(const tcc_host_api_t *host, const ConvShape &one,
+                   const float *dwInput, const float *dwWeight,
+                   const tcc_uk_epilogue_t *dwEp, float *mid, float *partial,
+                   const GemmArgs &pw, const PairExpansion *exp);
+
 /// The depthwise part's epilogue of a pair: its bias and clamp.
 tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p);
 

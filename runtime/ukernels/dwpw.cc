@@ -15,7 +15,8 @@ namespace tcc {
 namespace uk {
 inline namespace TCC_UK_ISA_NS {
 
-// resolvePair, pairGemm, depthwiseEpilogue and imageEpilogue: see
+// resolvePair, pairGemm, pairMidFloats, partialFloats, pairSplitsK,
+// kSplitPoint, runPairKSplit, depthwiseEpilogue and imageEpilogue: see
 // depthwise_internal.h (block.cc uses them too).
 
 bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s) {
@@ -39,10 +40,6 @@ GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
   return ga;
 }
 
-namespace {
-
-/// Floats of the scratch that hold one image's depthwise output, rounded
-/// up to 64 bytes; the GEMM's scratch follows.
 int64_t pairMidFloats(const ConvShape &s) {
   return ceilDiv(s.c * s.oh * s.ow, 16) * 16;
 }
@@ -50,26 +47,20 @@ int64_t pairMidFloats(const ConvShape &s) {
 /// Partial products of a pair that splits k take at most this many bytes.
 constexpr int64_t kMaxPartialBytes = int64_t(1) << 20;
 
-/// Floats between the two partial products of an m x n GEMM split in k
-/// (rounded up to 64 bytes).
 int64_t partialFloats(int64_t m, int64_t n) { return ceilDiv(m * n, 16) * 16; }
 
-/// Whether a pair's GEMM runs as two halves of k, one a task, each right
-/// after the depthwise planes of its half (see KSplitJob): when its output
-/// (two partials, summed after) is small next to the depthwise output
-/// (3f <= c: a pair that narrows its channels threefold or more; a
-/// 32 -> 16 pair at 112x112, with 16 x 12544 partials, cost more than it
-/// saved), and its B is read in place, ragged panel included.
 bool pairSplitsK(int32_t isa, const tcc_uk_dwpw_params_t *p,
                  const ConvShape &s) {
   const int64_t n = s.oh * s.ow;
-  return isa == TCC_UK_ISA_AVX512 && depthwiseFast(isa, s) && s.c >= 2 &&
-         n >= tilesFor(isa).nr && 3 * p->f <= s.c &&
+  return isa == TCC_UK_ISA_AVX512 && depthwiseFast(isa, s) &&
+         s.c >= 2 * kSplitUnitMax && n >= tilesFor(isa).nr && 3 * p->f <= s.c &&
          2 * p->f * n * static_cast<int64_t>(sizeof(float)) <=
              kMaxPartialBytes &&
          gemmScratchBytes(isa, (p->flags & TCC_UK_PACKED_A) | kAlwaysDirectB,
                           p->f, n, s.c) == 0;
 }
+
+namespace {
 
 /// The depthwise output of one image (64-byte aligned), then what its
 /// GEMM needs: two partial products when it splits k.
@@ -103,15 +94,21 @@ int64_t pairScratchBytes(int32_t isa, const tcc_uk_dwpw_params_t *p,
 /// take would each stream all of the half's depthwise output again. The
 /// halves and the chunks are fixed by the shape, not by the threads or
 /// the timing, so neither are the bits.
+///
+/// In a block (block.cc), a part starts with its half of the expansion:
+/// the rows [k0, k1) of the first convolution's GEMM (its planes of the
+/// depthwise input), which its depthwise chunks wait for, so the expanded
+/// tensor stays in the cache of the core that reads it.
 constexpr int64_t kKSplitDwChunks = 4;  // of each part's planes
 constexpr int64_t kKSplitSumChunks = 8; // of the output's rows, at most
 
 struct KSplitJob {
   const ConvShape *one;
-  const float *image, *dwWeight;
+  const float *image, *dwWeight; // image: the depthwise input
   const tcc_uk_epilogue_t *dwEp;
   float *mid, *partial;
-  const GemmArgs *g; // the whole GEMM: A, m, n, k, output and epilogue
+  const GemmArgs *g;        // the whole GEMM: A, m, n, k, output and epilogue
+  const PairExpansion *exp; // NULL, or the block's expansion into image
   // Each half's depthwise planes, as runDepthwisePlanes takes them.
   ConvShape half[2];
   tcc_uk_epilogue_t halfEp[2];
@@ -120,8 +117,11 @@ struct KSplitJob {
   int64_t split; // part 0 has planes [0, split), part 1 [split, c)
   int64_t sumRows, sumChunks;
   // Per part: the next depthwise chunk to claim, those done, whether its
-  // GEMM is claimed; over both: GEMMs done; the next sum chunk.
-  std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2], gemmDone, sumNext;
+  // GEMM is claimed, whether its expansion is claimed, done; over both:
+  // GEMMs done; the next sum chunk.
+  std::atomic<int64_t> dwNext[2], dwDone[2], gemmClaimed[2];
+  std::atomic<int64_t> expClaimed[2], expDone[2];
+  std::atomic<int64_t> gemmDone, sumNext;
 };
 
 /// Planes [k0, k1) of part q.
@@ -143,11 +143,59 @@ void waitUntil(const std::atomic<int64_t> &v, int64_t target) {
   }
 }
 
-/// What is left to claim of part q: depthwise chunks, then its GEMM.
+/// The rows [k0, k1) of the expansion that part q computes: its planes of
+/// the depthwise input, but for packed weights cut between row panels,
+/// the planes of part 0 past the last whole panel go to part 1.
+void expansionHalf(const KSplitJob &job, int64_t q, int64_t &k0, int64_t &k1) {
+  const int64_t cut = job.exp->gemm.packedA ? job.split / kMR * kMR : job.split;
+  k0 = q ? cut : 0;
+  k1 = q ? job.one->c : cut;
+}
+
+/// Part q's rows of the expansion.
+void runExpansionHalf(const KSplitJob &job, int64_t q) {
+  int64_t k0, k1;
+  expansionHalf(job, q, k0, k1);
+  const GemmArgs &e = job.exp->gemm;
+  GemmArgs gq = e;
+  gq.m = k1 - k0;
+  gq.a = e.packedA ? e.a + k0 * e.k : e.a + k0 * e.ars;
+  gq.c = e.c + k0 * e.ldc;
+  tcc_uk_epilogue_t ep;
+  if (e.ep) {
+    ep = *e.ep;
+    if (ep.bias)
+      ep.bias += k0;
+    gq.ep = &ep;
+  }
+  runGemm(NULL, gq, job.exp->scratch[q]);
+}
+
+/// Runs the expansion's half q if no task has claimed it; true if it did.
+bool claimExpansion(KSplitJob &job, int64_t q) {
+  if (job.expClaimed[q].exchange(1, std::memory_order_relaxed))
+    return false;
+  runExpansionHalf(job, q);
+  job.expDone[q].store(1, std::memory_order_release);
+  return true;
+}
+
+/// Once this returns, the expansion's half q is done: run here if no task
+/// has claimed it (the thread of the part it belongs to may never start),
+/// waited for otherwise.
+void needExpansion(KSplitJob &job, int64_t q) {
+  if (!claimExpansion(job, q))
+    waitUntil(job.expDone[q], 1);
+}
+
+/// What is left to claim of part q: its expansion (in a block), depthwise
+/// chunks, then its GEMM.
 void runKSplitPart(KSplitJob &job, int64_t q) {
   const ConvShape &s = *job.one;
   const GemmArgs &g = *job.g;
   const int64_t planes = job.half[q].c;
+  if (job.exp)
+    claimExpansion(job, q);
   for (;;) {
     const int64_t i = job.dwNext[q].fetch_add(1, std::memory_order_relaxed);
     if (i >= kKSplitDwChunks)
@@ -156,6 +204,16 @@ void runKSplitPart(KSplitJob &job, int64_t q) {
     const int64_t units = ceilDiv(planes, unit);
     const int64_t p0 = minI(planes, i * units / kKSplitDwChunks * unit);
     const int64_t p1 = minI(planes, (i + 1) * units / kKSplitDwChunks * unit);
+    if (job.exp && p1 > p0) {
+      // The chunk's planes of the depthwise input: its own part's
+      // expansion rows, and the other's for planes past its cut.
+      int64_t k0, k1, e0, e1;
+      kSplitHalf(job, q, k0, k1);
+      needExpansion(job, q);
+      expansionHalf(job, q, e0, e1);
+      if (k0 + p1 > e1)
+        needExpansion(job, 1 - q);
+    }
     if (p1 > p0)
       runDepthwisePlanes(&job.dw[q], p0, p1);
     job.dwDone[q].fetch_add(1, std::memory_order_release);
@@ -229,10 +287,7 @@ void runKSplit(void *ctx, int64_t begin, int64_t end) {
 void planKSplit(KSplitJob &job) {
   const ConvShape &s = *job.one;
   const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
-  // Half the planes each (the second takes the odd one), in lanes mode
-  // whole groups of kVL (the second takes the ragged one).
-  const int64_t unit = depthwiseRunsLanes(s) ? kVL : 1;
-  job.split = minI(s.c, ceilDiv(s.c / 2, unit) * unit);
+  job.split = kSplitPoint(s);
   for (int q = 0; q < 2; ++q) {
     int64_t k0, k1;
     kSplitHalf(job, q, k0, k1);
@@ -258,6 +313,8 @@ void planKSplit(KSplitJob &job) {
     job.dwNext[q].store(0, std::memory_order_relaxed);
     job.dwDone[q].store(0, std::memory_order_relaxed);
     job.gemmClaimed[q].store(0, std::memory_order_relaxed);
+    job.expClaimed[q].store(0, std::memory_order_relaxed);
+    job.expDone[q].store(0, std::memory_order_relaxed);
   }
   job.sumRows = ceilDiv(job.g->m, kKSplitSumChunks);
   job.sumChunks = ceilDiv(job.g->m, job.sumRows);
@@ -266,6 +323,34 @@ void planKSplit(KSplitJob &job) {
 }
 
 } // namespace
+
+int64_t kSplitPoint(const ConvShape &s) {
+  // The multiple of the unit nearest half the planes: whole groups of kVL
+  // in lanes mode (the second half takes the ragged one; 72 planes split
+  // 32 | 40, not 48 | 24), else any plane. pairSplitsK's
+  // c >= 2 * kSplitUnitMax leaves both halves planes.
+  static_assert(kVL <= kSplitUnitMax, "a half is a group of lanes at least");
+  const int64_t unit = depthwiseRunsLanes(s) ? kVL : 1;
+  return minI(s.c - unit, maxI(unit, (s.c / 2 + unit / 2) / unit * unit));
+}
+
+void runPairKSplit(const tcc_host_api_t *host, const ConvShape &one,
+                   const float *dwInput, const float *dwWeight,
+                   const tcc_uk_epilogue_t *dwEp, float *mid, float *partial,
+                   const GemmArgs &pw, const PairExpansion *exp) {
+  KSplitJob job;
+  job.one = &one;
+  job.image = dwInput;
+  job.dwWeight = dwWeight;
+  job.dwEp = dwEp;
+  job.mid = mid;
+  job.partial = partial;
+  job.g = &pw;
+  job.exp = exp;
+  planKSplit(job);
+  // A task a thread (two at least: one a part).
+  parallelFor(host, maxI(2, hostThreads(host)), 1, runKSplit, &job);
+}
 
 tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p) {
   tcc_uk_epilogue_t e = {};
@@ -345,17 +430,8 @@ extern "C" int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
     ga.ep = epilogue ? &ep : NULL;
     const float *image = input + img * s.c * s.h * s.w;
     if (pairSplitsK(TCC_UK_NATIVE_ISA, p, s)) {
-      KSplitJob job;
-      job.one = &one;
-      job.image = image;
-      job.dwWeight = dwWeight;
-      job.dwEp = &dwEp;
-      job.mid = mid;
-      job.partial = mid + pairMidFloats(s);
-      job.g = &ga;
-      planKSplit(job);
-      // A task a thread (two at least: one a part).
-      parallelFor(host, maxI(2, hostThreads(host)), 1, runKSplit, &job);
+      runPairKSplit(host, one, image, dwWeight, &dwEp, mid,
+                    mid + pairMidFloats(s), ga, NULL);
       continue;
     }
     depthwiseConv(host, one, image, dwWeight, mid, false, &dwEp);

@@ -291,7 +291,11 @@ int32_t tcc_uk_dwpw_conv2d_nchw(const tcc_host_api_t *host,
  * windows need into the scratch (a GEMM reading the input's rows where they
  * lie, or their im2col), the depthwise part and the pointwise GEMM follow while
  * they are in cache; the bands are split across the threads. The e-channel
- * tensor never exists whole. */
+ * tensor never exists whole. Where x is smaller (under 1 MiB an image) and
+ * the pair splits its GEMM's k in halves (AVX-512, a stride-1 pair with
+ * 3f <= e), each half of x's channels is instead expanded, convolved and
+ * multiplied by the task that owns it, so x stays in that core's cache and
+ * no rows are computed twice. */
 typedef struct tcc_uk_block_params_t {
   tcc_uk_dwpw_params_t pair;  /* pair.dw: the depthwise convolution over x
                                  (its n, c = e, h and w are x's); pair.flags:
@@ -312,8 +316,9 @@ typedef struct tcc_uk_block_params_t {
 /* Whether the kernels of `isa` run this block as one call faster than as
  * a 1x1 convolution and a depthwise/pointwise pair: the pair is fast
  * (tcc_uk_dwpw_fast) and x of one image (e x h x w floats) takes 1 MiB or
- * more, more than the cores' caches keep from one call to the next. 0 if p
- * is not such a block. */
+ * more, more than the cores' caches keep from one call to the next, or the
+ * block runs as halves of k (a smaller x from a 1x1 expansion before a
+ * stride-1 pair that splits k). 0 if p is not such a block. */
 int32_t tcc_uk_block_fast(int32_t isa, const tcc_uk_block_params_t *p);
 
 /* Scratch tcc_uk_block_conv2d_nchw needs (0 if p is not such a block). */
@@ -322,9 +327,10 @@ int64_t tcc_uk_block_scratch_bytes(int32_t isa, const tcc_uk_block_params_t *p);
 /* The epilogue is the pointwise convolution's (bias per output channel,
  * residual shaped like the output). The results are those of the three
  * convolutions as separate tcc_uk_conv2d_nchw calls, bit for bit, whatever
- * the thread count. Returns 0, -1 when scratch was NULL and malloc failed, or
- * -2 (writing nothing) when p is not such a block or the epilogue has an
- * activation. */
+ * the thread count; in halves of k, those of the expansion and the pair as
+ * separate calls (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw). Returns 0, -1
+ * when scratch was NULL and malloc failed, or -2 (writing nothing) when p is
+ * not such a block or the epilogue has an activation. */
 int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
                                  const tcc_uk_block_params_t *p,
                                  const float *input, const float *exp_weight,

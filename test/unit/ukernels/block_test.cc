@@ -1,8 +1,9 @@
 // block_test.cc - tcc_uk_block_conv2d_nchw (a 1x1 expansion, a depthwise
-// convolution and the 1x1 after it, as one call, a band of rows at a time)
-// in every variant the CPU can run, against the same three convolutions
-// made as separate tcc_uk_conv2d_nchw calls (each checked against double
-// references in conv2d_test.cc): the block promises their bits.
+// convolution and the 1x1 after it, as one call, a band of rows at a time
+// or each half of the channels on its own thread) in every variant the CPU
+// can run, against the same convolutions made as separate calls (each
+// checked against double references in conv2d_test.cc and dwpw_test.cc):
+// the block promises their bits.
 #include "uk_internal.h"
 #include "uk_test_util.h"
 
@@ -12,7 +13,8 @@ using namespace uktest;
 
 struct BlockCase {
   int64_t n, c, e, h, w, f; // input [n, c, h, w]; e expanded, f outputs
-  int64_t s = 1;            // depthwise stride (3x3)
+  int64_t s = 1;            // depthwise stride
+  int64_t k = 3;            // depthwise window k x k, pads (k - 1) / 2
   int64_t pt = 1, pl = 1, pb = 1, pr = 1;
   // The first convolution's window (1x1 by default, else k x k, stride
   // es, pads ep; h and w are its input's).
@@ -24,6 +26,11 @@ struct BlockCase {
 
   BlockCase &stride(int64_t v) {
     s = v;
+    return *this;
+  }
+  BlockCase &window(int64_t v) {
+    k = v;
+    pt = pl = pb = pr = (v - 1) / 2;
     return *this;
   }
   BlockCase &pads(int64_t t, int64_t l, int64_t b, int64_t r) {
@@ -54,8 +61,8 @@ struct BlockCase {
 
   int64_t xh() const { return (h + 2 * ep - ek) / es + 1; } // x: e x xh x xw
   int64_t xw() const { return (w + 2 * ep - ek) / es + 1; }
-  int64_t oh() const { return (xh() + pt + pb - 3) / s + 1; }
-  int64_t ow() const { return (xw() + pl + pr - 3) / s + 1; }
+  int64_t oh() const { return (xh() + pt + pb - k) / s + 1; }
+  int64_t ow() const { return (xw() + pl + pr - k) / s + 1; }
   tcc_uk_conv2d_params_t expansion() const {
     tcc_uk_conv2d_params_t p = {};
     p.n = n;
@@ -77,7 +84,7 @@ struct BlockCase {
     p.h = xh();
     p.w = xw();
     p.f = e;
-    p.kh = p.kw = 3;
+    p.kh = p.kw = k;
     p.stride_h = p.stride_w = s;
     p.pad_top = pt;
     p.pad_left = pl;
@@ -117,9 +124,9 @@ std::string describe(const BlockCase &b) {
   auto s = [](int64_t x) { return std::to_string(x); };
   return "x[" + s(b.n) + "," + s(b.c) + "," + s(b.h) + "," + s(b.w) + "] " +
          s(b.ek) + "x" + s(b.ek) + "/" + s(b.es) + " pad " + s(b.ep) + " -> " +
-         s(b.e) + " stride " + s(b.s) + " pads " + s(b.pt) + "," + s(b.pl) +
-         "," + s(b.pb) + "," + s(b.pr) + " -> " + s(b.f) +
-         (b.packed ? " packed" : "") + (b.epilogues ? "" : " plain") +
+         s(b.e) + " " + s(b.k) + "x" + s(b.k) + " stride " + s(b.s) + " pads " +
+         s(b.pt) + "," + s(b.pl) + "," + s(b.pb) + "," + s(b.pr) + " -> " +
+         s(b.f) + (b.packed ? " packed" : "") + (b.epilogues ? "" : " plain") +
          (b.residual ? " residual" : "");
 }
 
@@ -128,7 +135,7 @@ struct BlockData {
     x = randomVector(b.n * b.c * b.h * b.w, b.seed, -2.0f, 2.0f);
     expW = randomVector(b.e * b.c * b.ek * b.ek, b.seed + 1);
     expBias = randomVector(b.e, b.seed + 2);
-    dwW = randomVector(b.e * 9, b.seed + 3);
+    dwW = randomVector(b.e * b.k * b.k, b.seed + 3);
     dwBias = randomVector(b.e, b.seed + 4);
     pwW = randomVector(b.f * b.e, b.seed + 5);
     bias = randomVector(b.f, b.seed + 6);
@@ -176,6 +183,41 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
   return out;
 }
 
+/// The expansion and the depthwise/pointwise pair as separate calls
+/// (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw), on one thread.
+std::vector<float> runTwo(const Variant &v, const BlockCase &b,
+                          const BlockData &d) {
+  std::vector<float> x(b.n * b.e * b.xh() * b.xw());
+  std::vector<float> out(b.n * b.f * b.oh() * b.ow());
+  tcc_uk_conv2d_params_t p = b.expansion();
+  tcc_uk_epilogue_t ep =
+      biasClamp(b.epilogues ? d.expBias.data() : nullptr, b.epilogues);
+  EXPECT_EQ(
+      0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(), x.data(), &ep));
+  tcc_uk_block_params_t bp = b.params();
+  bp.pair.dw_bias = b.epilogues ? d.dwBias.data() : nullptr;
+  ep = biasClamp(d.bias.data(), false);
+  ep.residual = b.residual ? d.res.data() : nullptr;
+  EXPECT_EQ(0, v.dwpwConv2d(nullptr, &bp.pair, x.data(), d.dwW.data(),
+                            d.pwPacked.data(), out.data(), &ep));
+  return out;
+}
+
+/// Whether variant v runs b as two halves of the channels, each expanded,
+/// convolved and multiplied on its own thread: on AVX-512, its pair splits
+/// k (its scratch is the depthwise output and two partial products) and
+/// the expansion, a 1x1 before a stride-1 pair, is under 1 MiB (larger
+/// ones go in bands of rows).
+bool splitsK(const Variant &v, const BlockCase &b) {
+  const tcc_uk_block_params_t p = b.params();
+  auto round16 = [](int64_t x) { return (x + 15) / 16 * 16; };
+  const int64_t ohw = b.oh() * b.ow();
+  return v.isaFn() == TCC_UK_ISA_AVX512 &&
+         v.dwpwScratchBytes(v.isaFn(), &p.pair) ==
+             64 + 4 * (round16(b.e * ohw) + 2 * round16(b.f * ohw)) &&
+         b.ek == 1 && b.s == 1 && 4 * b.e * b.xh() * b.xw() < (1 << 20);
+}
+
 /// The three convolutions as separate calls, on one thread.
 std::vector<float> runThree(const Variant &v, const BlockCase &b,
                             const BlockData &d) {
@@ -198,10 +240,17 @@ std::vector<float> runThree(const Variant &v, const BlockCase &b,
   return out;
 }
 
+/// The block's reference: the pair as one call where the block splits k
+/// as the pair does, else the three convolutions.
+std::vector<float> runSeparate(const Variant &v, const BlockCase &b,
+                               const BlockData &d) {
+  return splitsK(v, b) ? runTwo(v, b, d) : runThree(v, b, d);
+}
+
 void checkBlock(const Variant &v, const BlockCase &b, int threads = 1) {
   SCOPED_TRACE(describe(b) + ", " + std::to_string(threads) + " threads");
   const BlockData d(v, b);
-  const std::vector<float> want = runThree(v, b, d);
+  const std::vector<float> want = runSeparate(v, b, d);
   ThreadHost host(threads);
   const std::vector<float> got =
       runBlock(v, b, d, threads > 1 ? host.get() : nullptr);
@@ -244,6 +293,49 @@ TEST_P(Block, StrideTwoRowsSplitByParity) {
   checkBlock(*v, BlockCase{2, 8, 40, 30, 33, 9}.stride(2).withResidual(), 3);
 }
 
+// A 1x1 expansion under 1 MiB before a stride-1 pair that splits its GEMM's
+// k (on AVX-512): each half of the channels is expanded, convolved and
+// multiplied by one task, so the bits are those of the expansion and the
+// pair as two calls, whose partial products differ from one GEMM's in
+// their last bits (so the three calls' bits would show the bands' path).
+// 3x3 and 5x5 (lanes) planes from 56x56 to 7x7; 72 planes cut at 36, inside
+// a row panel of the packed weights, so the first half's last planes come
+// from the second half's expansion; unpacked weights (cut anywhere); a
+// batch with a residual; 1 to 4 threads, and one task that runs alone.
+TEST_P(Block, HalvesOfKWhereTheExpansionIsSmall) {
+  const std::vector<BlockCase> cases = {
+      BlockCase{1, 24, 72, 56, 56, 24}.withResidual(),
+      BlockCase{1, 40, 120, 28, 28, 40}.window(5),
+      BlockCase{1, 80, 480, 14, 14, 96},
+      BlockCase{1, 192, 1152, 7, 7, 192}.window(5).withResidual(),
+      BlockCase{2, 24, 72, 8, 12, 20}.window(5).withResidual().unpacked(),
+      BlockCase{1, 16, 40, 8, 12, 12}.plain(),
+  };
+  for (const BlockCase &b : cases) {
+    SCOPED_TRACE(describe(b));
+    ASSERT_EQ(splitsK(*v, b), isa() == TCC_UK_ISA_AVX512);
+    const BlockData d(*v, b);
+    const std::vector<float> want = runSeparate(*v, b, d);
+    if (splitsK(*v, b)) {
+      const std::vector<float> three = runThree(*v, b, d);
+      EXPECT_NE(0, std::memcmp(want.data(), three.data(),
+                               want.size() * sizeof(float)))
+          << "the partial products' rounding should show";
+    }
+    for (int threads : {1, 2, 3, 4}) {
+      ThreadHost host(threads);
+      expectIdentical(
+          want.data(),
+          runBlock(*v, b, d, threads > 1 ? host.get() : nullptr).data(),
+          want.size(), std::to_string(threads) + " threads");
+    }
+    ThreadHost alone(2);
+    alone.onlyFirstRange = true;
+    expectIdentical(want.data(), runBlock(*v, b, d, alone.get()).data(),
+                    want.size(), "one task run");
+  }
+}
+
 TEST_P(Block, EdgesAndLayouts) {
   checkBlock(*v, BlockCase{1, 5, 20, 13, 17, 7}.stride(2).pads(1, 0, 0, 1));
   checkBlock(*v, BlockCase{2, 3, 9, 10, 11, 5}.pads(0, 2, 2, 0));
@@ -282,7 +374,7 @@ TEST_P(Block, PartsClaimTheBandsAsTheyRun) {
         BlockCase{2, 24, 144, 28, 28, 24}.withResidual()}) {
     SCOPED_TRACE(describe(b));
     const BlockData d(*v, b);
-    const std::vector<float> want = runThree(*v, b, d);
+    const std::vector<float> want = runSeparate(*v, b, d);
     for (int threads : {2, 4}) {
       ThreadHost host(threads);
       host.onlyFirstRange = true;
@@ -367,8 +459,9 @@ TEST_P(Block, RejectsWhatIsNotABlock) {
 
 // What a compiler asks before it makes the call: a fast pair whose
 // first convolution's output of one image (1 MiB or more) would not stay
-// in cache between two calls. Any build answers for any ISA.
-TEST_P(Block, FastOnlyForLargeExpansions) {
+// in cache between two calls, or a smaller 1x1 expansion before a stride-1
+// pair that splits k. Any build answers for any ISA.
+TEST_P(Block, FastForLargeExpansionsOrHalvesOfK) {
   auto fast = [&](const BlockCase &b, int32_t target) {
     const tcc_uk_block_params_t p = b.params();
     return v->blockFast(target, &p);
@@ -383,9 +476,23 @@ TEST_P(Block, FastOnlyForLargeExpansions) {
   EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(
       1, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2), TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(1, fast(BlockCase{1, 8, 64, 64, 64, 8}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 8, 63, 64, 64, 8}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 96}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 8, 64, 64, 64, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 8, 63, 64, 64, 24}, TCC_UK_ISA_AVX512));
+  // Smaller 1x1 expansions before a stride-1 pair that splits k (3f <= e,
+  // 32 planes at least): in halves of the channels. Not at stride 2, nor
+  // where the pair keeps one GEMM, nor after a stem's window.
+  EXPECT_EQ(1, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 8, 63, 64, 64, 8}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(
+      1, fast(BlockCase{1, 40, 120, 28, 28, 40}.window(5), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0,
+            fast(BlockCase{1, 40, 120, 28, 28, 40}.window(5), TCC_UK_ISA_AVX2));
+  EXPECT_EQ(0, fast(BlockCase{1, 40, 240, 28, 28, 80}.window(5).stride(2),
+                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 8, 30, 20, 20, 8}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 3, 48, 56, 56, 16}.first(3, 1, 1),
+                    TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1),
                     TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 3, 16, 224, 224, 16}.first(3, 2, 1),
