@@ -358,6 +358,57 @@ void benchConv(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+/// A convolution (prepacked weights, bias + relu) and a k x k max pooling
+/// of stride `stride` after it: as one call (pool = 1) and as two.
+void benchConvPool(const Variant &v, const Options &o,
+                   const std::vector<Pool *> &pools, const char *name,
+                   tcc_uk_conv2d_params_t p, int64_t k, int64_t stride,
+                   int64_t pad) {
+  const int64_t oh = (p.h + p.pad_top + p.pad_bottom - p.kh) / p.stride_h + 1;
+  const int64_t ow = (p.w + p.pad_left + p.pad_right - p.kw) / p.stride_w + 1;
+  tcc_uk_pool2d_params_t q = {};
+  q.n = p.n, q.c = p.f, q.h = oh, q.w = ow;
+  q.kh = q.kw = k;
+  q.stride_h = q.stride_w = stride;
+  q.pad_top = q.pad_left = pad;
+  q.oh = (oh + 2 * pad - k + stride - 1) / stride + 1; // ceil mode
+  q.ow = (ow + 2 * pad - k + stride - 1) / stride + 1;
+  std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
+  std::vector<float> w = randomVector(p.f * p.c * p.kh * p.kw, 2);
+  std::vector<float> bias = randomVector(p.f, 3);
+  std::vector<float> y(p.n * p.f * oh * ow), pooled(p.n * p.f * q.oh * q.ow);
+  std::vector<float> packed(v.convPackWeightsBytes(v.isaFn(), &p) / 4 + 1);
+  v.convPackWeights(v.isaFn(), &p, w.data(), packed.data());
+  p.flags = TCC_UK_PACKED_A;
+  tcc_uk_conv2d_params_t fused = p;
+  fused.pool = 1;
+  fused.pool_window = q;
+  std::vector<char> scratch(v.convScratchBytes(v.isaFn(), &p) + 1);
+  std::vector<char> fusedScratch(v.convScratchBytes(v.isaFn(), &fused) + 1);
+  p.scratch = scratch.data();
+  fused.scratch = fusedScratch.data();
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = bias.data();
+  ep.bias_per_row = 1;
+  ep.has_clamp = 1;
+  ep.clamp_max = 1e30f;
+  std::printf("  %-34s", name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto one = timeIt(o.seconds, [&] {
+      v.conv2d(host, &fused, x.data(), packed.data(), pooled.data(), &ep);
+    });
+    auto two = timeIt(o.seconds, [&] {
+      v.conv2d(host, &p, x.data(), packed.data(), y.data(), &ep);
+      v.maxpool2d(host, &q, y.data(), pooled.data());
+    });
+    std::printf("   %7.3f (%7.3f) two %7.3f (%7.3f)", one.first * 1e3,
+                one.second * 1e3, two.first * 1e3, two.second * 1e3);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 struct PoolShapeDesc {
   const char *name;
   struct {
@@ -831,6 +882,20 @@ int main(int argc, char **argv) {
     for (const auto &d : blocks)
       if (std::strstr(d.name, o.match.c_str()))
         benchBlock(*v, o, pools, d.name, d.ex, d.dw, d.f);
+    std::printf("\nconvolution (bias, relu) then max pooling (ceil mode), "
+                "ms: one call, two calls\n");
+    const struct {
+      const char *name;
+      tcc_uk_conv2d_params_t p;
+      int64_t k, stride, pad;
+    } convPools[] = {
+        {"squeezenet stem + pool 3x3/2", conv(3, 224, 64, 3, 2, 0, 1), 3, 2, 0},
+        {"r18 stem 7x7/2 + pool 3x3/2 pad 1", conv(3, 224, 64, 7, 2, 3, 1), 3,
+         2, 1},
+    };
+    for (const auto &d : convPools)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchConvPool(*v, o, pools, d.name, d.p, d.k, d.stride, d.pad);
   }
   if (o.only.empty() || o.only == "pool") {
     std::printf("\nmax pooling ms (Goutputs/s)\n  %-34s%s\n", "",

@@ -173,6 +173,11 @@ struct ConvertUkernelsToCallsPass
       call.optionalParam("pool");
       ok = succeeded(ok) ? addresses({inScale, inShift}) : ok;
       call.optionalParam("in_relu");
+      // A pooling by bands of rows (pool = 1): its window.
+      for (StringRef p :
+           {"pool_kh", "pool_kw", "pool_stride_h", "pool_stride_w",
+            "pool_pad_top", "pool_pad_left", "pool_oh", "pool_ow"})
+        call.optionalParam(p);
     } else if (op.getName() == "dwpw_conv2d") {
       // input, dw weight, dw bias?, pw weight, bias?, residual?
       bool hasDwBias = call.flag("has_dw_bias");

@@ -238,9 +238,8 @@ Operation *mlir::tcc::matchMaxPoolAfter(Operation *op, const Epilogue &epilogue,
   auto all = [](ArrayRef<int64_t> values, int64_t v) {
     return llvm::all_of(values, [&](int64_t x) { return x == v; });
   };
-  if (!pool || pool.getCeilMode() || pool.getKernel().size() != 2 ||
-      !all(pool.getKernel(), 2) || !all(pool.getStrides(), 2) ||
-      !all(pool.getPadding(), 0) || !all(pool.getDilations(), 1))
+  if (!pool || pool.getKernel().size() != 2 || !all(pool.getDilations(), 1) ||
+      !isStaticF32Rank4(pool.getResult()))
     return nullptr;
   return pool;
 }

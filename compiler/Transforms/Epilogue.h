@@ -78,10 +78,12 @@ Operation *matchPointwiseAfterDepthwise(Operation *dw,
                                         const Epilogue &dwEpilogue,
                                         ArrayRef<Operation *> dwChain);
 
-/// The 2x2, stride-2 max pooling (unpadded, floor mode) that alone reads
-/// the result of `conv`, an f32 convolution with one group, after `chain`
-/// (what matchEpilogue found: a bias and a clamp at most, which commute with
-/// max, so the kernel can pool first); null otherwise.
+/// The 2-D max pooling of dilation 1 that alone reads the result of `conv`,
+/// an f32 convolution with one group, after `chain` (what matchEpilogue
+/// found: a bias and a clamp at most, which commute with max, so a kernel
+/// can pool first); null otherwise. The kernels pool a small CNN's 2x2 in
+/// registers and a stem's window by bands of rows; others lower to the
+/// convolution's call and the pooling's.
 Operation *matchMaxPoolAfter(Operation *conv, const Epilogue &epilogue,
                              ArrayRef<Operation *> chain);
 

@@ -146,12 +146,20 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
                          int64_t padRight, int64_t groups, int64_t flags,
                          int64_t hasClamp, float clampMin, float clampMax,
                          int64_t activation, int64_t pool, int64_t inScale,
-                         int64_t inShift, int64_t inRelu) {
+                         int64_t inShift, int64_t inRelu, int64_t poolKh,
+                         int64_t poolKw, int64_t poolStrideH,
+                         int64_t poolStrideW, int64_t poolPadTop,
+                         int64_t poolPadLeft, int64_t poolOh, int64_t poolOw) {
   tcc_uk_conv2d_params_t p =
       convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH, dilationW,
                  padTop, padLeft, padBottom, padRight, groups);
   p.flags = static_cast<uint32_t>(flags);
   p.pool = pool;
+  tcc_uk_pool2d_params_t &q = p.pool_window;
+  q.kh = poolKh, q.kw = poolKw;
+  q.stride_h = poolStrideH, q.stride_w = poolStrideW;
+  q.pad_top = poolPadTop, q.pad_left = poolPadLeft;
+  q.oh = poolOh, q.ow = poolOw;
   p.in_scale = ptr<const float>(inScale);
   p.in_shift = ptr<const float>(inShift);
   p.in_relu = static_cast<int32_t>(inRelu);

@@ -426,6 +426,8 @@ tcc_uk_conv2d_scratch_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s) || s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
+  if (p->pool == 1)
+    return convPoolScratchBytes(isa, p);
   return convScratchBytes(isa, s, (p->flags & TCC_UK_PACKED_A) != 0,
                           hasPrologue(p));
 }
@@ -441,6 +443,8 @@ tcc_uk_conv2d_prologue_fits(int32_t isa, const tcc_uk_conv2d_params_t *p) {
 extern "C" int32_t tcc_uk_conv2d_pool_fits(int32_t isa,
                                            const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
+  if (p && p->pool == 1)
+    return convPoolFits(isa, p);
   return p && p->pool == 2 && resolveConv(p, s) && pixelsPoolFits(isa, s);
 }
 
@@ -459,6 +463,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
         (p->flags & TCC_UK_ACCUMULATE) ||
         (epilogue && (epilogue->residual || epilogue->activation)))
       return -2;
+    if (p->pool == 1)
+      return convPool(host, p, input, weight, output, epilogue);
     resolveConv(p, s);
     if (s.n > 0)
       pixelsConv(host, s, input, weight, output, false, epilogue, true);

@@ -96,6 +96,10 @@ struct DirectJob : ConvCall {
   int64_t pitch;
   int64_t bandRows, bands; // output rows a band, bands an image
   int64_t fParts;          // filter blocks split into this many tasks
+  // Output rows [row0, row0 + bands * bandRows) (at most oh) of each
+  // image, written from output row 0 with `outPlane` floats from one
+  // filter's plane to the next (oh * ow for a whole image).
+  int64_t row0, outPlane;
 };
 
 /// acc[v][q] = the sums of filters 16v.. at output pixel q of a row, over
@@ -139,7 +143,7 @@ void directTile(const DirectJob &job, const float *x, int64_t chanStride,
   const ConvShape &s = *job.s;
   vf acc[NV][NP];
   sumTile<NV, NP, SW>(s, x, chanStride, job.pitch, w, acc);
-  const int64_t plane = s.oh * s.ow, at = oy * s.ow + ox0;
+  const int64_t plane = job.outPlane, at = (oy - job.row0) * s.ow + ox0;
   const vmask m = vmaskFirst(NP);
   const vf lo = vset1(job.e.lo), hi = vset1(job.e.hi);
   const float *bias = job.ep ? job.ep->bias : NULL;
@@ -207,11 +211,11 @@ void runDirect(void *ctx, int64_t begin, int64_t end) {
   const ConvShape &s = *job.s;
   alignas(64) float buf[kDirectBufFloats];
   const int64_t taps = s.cg * s.kh * s.kw, perGroup = blocksPerGroup(s);
-  const int64_t blocks = s.groups * perGroup, plane = s.oh * s.ow;
+  const int64_t blocks = s.groups * perGroup, plane = job.outPlane;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t part = t % job.fParts, band = t / job.fParts % job.bands;
     const int64_t img = t / job.fParts / job.bands;
-    const int64_t oy0 = band * job.bandRows;
+    const int64_t oy0 = job.row0 + band * job.bandRows;
     const int64_t oy1 = minI(s.oh, oy0 + job.bandRows);
     const int64_t rows = bandInputRows(s, oy1 - oy0);
     const float *x = job.input + img * s.c * s.h * s.w;
@@ -245,6 +249,17 @@ void runDirect(void *ctx, int64_t begin, int64_t end) {
 
 } // namespace
 
+namespace {
+/// Output rows a band whose padded input rows fit the buffer.
+int64_t directMaxRows(const ConvShape &s, int64_t pitch) {
+  int64_t maxRows = 1;
+  while (maxRows < s.oh &&
+         s.cg * bandInputRows(s, maxRows + 1) * pitch <= kDirectBufFloats)
+    ++maxRows;
+  return maxRows;
+}
+} // namespace
+
 void directConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep) {
@@ -252,13 +267,11 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
   static_cast<ConvCall &>(job) =
       convCall(s, input, weight, output, accumulate, ep);
   job.pitch = paddedPitch(s);
+  job.outPlane = s.oh * s.ow;
   // Bands: as many rows as the buffer holds, fewer where the images are
   // too few for two tasks a thread; then the filter blocks split likewise.
   const int64_t want = 2 * hostThreads(host);
-  int64_t maxRows = 1;
-  while (maxRows < s.oh &&
-         s.cg * bandInputRows(s, maxRows + 1) * job.pitch <= kDirectBufFloats)
-    ++maxRows;
+  const int64_t maxRows = directMaxRows(s, job.pitch);
   const int64_t bandsWanted = minI(s.oh, ceilDiv(want, s.n));
   job.bandRows = minI(maxRows, ceilDiv(s.oh, bandsWanted));
   job.bands = ceilDiv(s.oh, job.bandRows);
@@ -266,9 +279,36 @@ void directConv(const tcc_host_api_t *host, const ConvShape &s,
                     maxI(1, ceilDiv(want, s.n * job.bands)));
   parallelFor(host, s.n * job.bands * job.fParts, 1, runDirect, &job);
 }
+
+void directConvRows(const ConvShape &s, const float *image, const float *weight,
+                    float *output, int64_t outPlane, int64_t oy0, int64_t oy1,
+                    const tcc_uk_epilogue_t *ep) {
+  ConvShape one = s;
+  one.n = 1;
+  DirectJob job = {};
+  static_cast<ConvCall &>(job) =
+      convCall(one, image, weight, output, false, ep);
+  job.pitch = paddedPitch(one);
+  job.row0 = oy0;
+  job.outPlane = outPlane;
+  job.bandRows = directMaxRows(one, job.pitch);
+  // Bands of bandRows from oy0, the last one ending at oy1.
+  for (int64_t y0 = oy0; y0 < oy1; y0 += job.bandRows) {
+    DirectJob band = job;
+    band.row0 = y0;
+    band.bandRows = minI(job.bandRows, oy1 - y0);
+    band.bands = 1;
+    band.fParts = 1;
+    band.output = output + (y0 - oy0) * one.ow;
+    band.outPlane = job.outPlane;
+    runDirect(&band, 0, 1);
+  }
+}
 #else
 void directConv(const tcc_host_api_t *, const ConvShape &, const float *,
                 const float *, float *, bool, const tcc_uk_epilogue_t *) {}
+void directConvRows(const ConvShape &, const float *, const float *, float *,
+                    int64_t, int64_t, int64_t, const tcc_uk_epilogue_t *) {}
 #endif
 
 } // namespace TCC_UK_ISA_NS

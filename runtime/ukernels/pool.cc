@@ -521,6 +521,27 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
 }
 
 } // namespace
+
+void maxPoolRows(const tcc_uk_pool2d_params_t *p, int64_t planes,
+                 const float *x, int64_t xStride, float *y, int64_t yStride,
+                 int64_t oy0, int64_t oy1) {
+  PoolShape s;
+  if (!resolvePool(p, s))
+    return;
+  for (int64_t i = 0; i < planes; ++i, x += xStride, y += yStride) {
+#if TCC_UK_NATIVE_ISA != 0
+    if (vectorRows(TCC_UK_NATIVE_ISA, s)) {
+      if (s.sh == 1)
+        planeVector<1>(s, x, y, oy0, oy1);
+      else
+        planeVector<2>(s, x, y, oy0, oy1);
+      continue;
+    }
+#endif
+    planeScalar(s, x, y, oy0, oy1);
+  }
+}
+
 } // namespace TCC_UK_ISA_NS
 } // namespace uk
 } // namespace tcc

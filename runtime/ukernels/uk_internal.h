@@ -343,6 +343,12 @@ void directPackWeights(const ConvShape &s, const float *w, float *out);
 void directConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep);
+/// Output rows [oy0, oy1) of one image (s.n is not read) into output, row
+/// oy0 first, outPlane floats from one filter's plane to the next, on this
+/// thread; the bits are directConv's.
+void directConvRows(const ConvShape &s, const float *image, const float *weight,
+                    float *output, int64_t outPlane, int64_t oy0, int64_t oy1,
+                    const tcc_uk_epilogue_t *ep);
 
 /// Convolutions of at most 9 taps a pixel (a 1-channel 3x3), stride 1,
 /// one group, filters a multiple of 8, with the pixels along the vectors
@@ -357,6 +363,15 @@ void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
                 const float *input, const float *weight, float *output,
                 bool accumulate, const tcc_uk_epilogue_t *ep,
                 bool pool = false);
+
+/// A convolution and the max pooling after it (convpool.cc,
+/// tcc_uk_conv2d_nchw's pool == 1): whether it fits, its scratch, and the
+/// call (p checked by convPoolFits; epilogue bias and clamp only).
+bool convPoolFits(int32_t isa, const tcc_uk_conv2d_params_t *p);
+int64_t convPoolScratchBytes(int32_t isa, const tcc_uk_conv2d_params_t *p);
+int32_t convPool(const tcc_host_api_t *host, const tcc_uk_conv2d_params_t *p,
+                 const float *input, const float *weight, float *output,
+                 const tcc_uk_epilogue_t *epilogue);
 
 /// Winograd F(2x2, 3x3) (winograd.cc): 3x3, stride 1, one group, big
 /// enough. A convolution that fits gets transformed weights at packing
@@ -406,6 +421,14 @@ struct RunClaims {
     return -1;
   }
 };
+
+/// Output rows [oy0, oy1) of `planes` planes of the max pooling p (its n
+/// and c are not read), one thread: plane i's input row 0 at x + i *
+/// xStride (only the rows those outputs' windows read need be there), its
+/// output row 0 at y + i * yStride.
+void maxPoolRows(const tcc_uk_pool2d_params_t *p, int64_t planes,
+                 const float *x, int64_t xStride, float *y, int64_t yStride,
+                 int64_t oy0, int64_t oy1);
 
 /// Rounds scratch up to 64 bytes (the *_scratch_bytes sizes allow for it).
 inline float *alignScratch(void *p) {

@@ -166,6 +166,21 @@ int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m, int64_t n,
  * 2-D convolution, NCHW
  *===------------------------------------------------------------------===*/
 
+/* 2-D max pooling (tcc_uk_maxpool2d_nchw, and after a convolution):
+ * output[n, c, oy, ox] = the largest input[n, c, oy*stride_h - pad_top +
+ * ky*dilation_h, ox*stride_w - pad_left + kx*dilation_w] over the kh x kw
+ * window's positions inside the input (padding never wins; a window with
+ * none is -inf; a NaN in a window is its result). oh and ow are given, so
+ * end padding and ceil mode are whatever they say. */
+typedef struct tcc_uk_pool2d_params_t {
+  int64_t n, c, h, w;
+  int64_t kh, kw;
+  int64_t stride_h, stride_w;     /* 0 means 1 */
+  int64_t dilation_h, dilation_w; /* 0 means 1 */
+  int64_t pad_top, pad_left;
+  int64_t oh, ow;
+} tcc_uk_pool2d_params_t;
+
 /* input [n, c, h, w], weight [f, c/groups, kh, kw], output [n, f, oh, ow]:
  *   oh = (h + pad_top + pad_bottom - dilation_h*(kh-1) - 1) / stride_h + 1
  *   ow = (w + pad_left + pad_right - dilation_w*(kw-1) - 1) / stride_w + 1
@@ -187,8 +202,12 @@ typedef struct tcc_uk_conv2d_params_t {
   int64_t pool;   /* 0; or 2: output is the max pooling of the convolution
                      over 2x2 windows of stride 2 (an odd last row or column
                      dropped), [n, f, oh/2, ow/2], the epilogue's bias and
-                     clamp applied after it (they commute with max); no
-                     residual, activation or accumulation, and only where
+                     clamp applied after it (they commute with max); or 1:
+                     output is the max pooling `pool_window` of the
+                     convolution's output (its n, c, h and w, the
+                     convolution's n, f, oh and ow, are not read),
+                     [n, f, pool_window.oh, pool_window.ow]. No residual,
+                     activation or accumulation, and only where
                      tcc_uk_conv2d_pool_fits */
   /* An input prologue, or all NULL/0: the convolution reads
      x' = x * in_scale[c] + in_shift[c] (either NULL: 1 and 0), then
@@ -197,6 +216,7 @@ typedef struct tcc_uk_conv2d_params_t {
      tcc_uk_conv2d_prologue_fits. */
   const float *in_scale, *in_shift;
   int32_t in_relu;
+  tcc_uk_pool2d_params_t pool_window; /* with pool == 1 */
 } tcc_uk_conv2d_params_t;
 
 /* Size and contents of the prepacked weights for `isa` (for depthwise
@@ -207,9 +227,14 @@ void tcc_uk_conv2d_pack_weights(int32_t isa, const tcc_uk_conv2d_params_t *p,
                                 const float *weight, float *out);
 
 /* Whether the kernels of `isa` pool this convolution's output as p->pool
- * says in its epilogue (AVX-512: one group of at most 9 taps a pixel, stride
- * 1, filters a multiple of 8, the pixels along the vectors; a 1-channel
- * image's 3x3 before a small CNN's 2x2 pooling). */
+ * says. pool == 2, in its epilogue: AVX-512, one group of at most 9 taps a
+ * pixel, stride 1, filters a multiple of 8, the pixels along the vectors (a
+ * 1-channel image's 3x3 before a small CNN's 2x2 pooling). pool == 1, a
+ * band of pooled rows at a time (the convolution's rows it reads computed
+ * into the scratch, pooled while they are in cache): one group of more
+ * than one input channel, not a 1x1, not run as Winograd's tiles or with
+ * the pixels along the vectors, a pooling of dilation 1 (a network's stem
+ * and the 3x3 stride-2 pooling after it). */
 int32_t tcc_uk_conv2d_pool_fits(int32_t isa, const tcc_uk_conv2d_params_t *p);
 
 /* Whether the kernels of `isa` apply an input prologue (in_scale, in_shift,
@@ -342,19 +367,7 @@ int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
  * 2-D max pooling, NCHW
  *===------------------------------------------------------------------===*/
 
-/* output[n, c, oy, ox] = the largest input[n, c, oy*stride_h - pad_top +
- * ky*dilation_h, ox*stride_w - pad_left + kx*dilation_w] over the kh x kw
- * window's positions inside the input (padding never wins; a window with
- * none is -inf; a NaN in a window is its result). oh and ow are given, so
- * end padding and ceil mode are whatever they say. */
-typedef struct tcc_uk_pool2d_params_t {
-  int64_t n, c, h, w;
-  int64_t kh, kw;
-  int64_t stride_h, stride_w;     /* 0 means 1 */
-  int64_t dilation_h, dilation_w; /* 0 means 1 */
-  int64_t pad_top, pad_left;
-  int64_t oh, ow;
-} tcc_uk_pool2d_params_t;
+/* The max pooling's parameters: see tcc_uk_maxpool2d_nchw below. */
 
 /* Whether the kernels of `isa` pool a vector at a time (AVX-512 or AVX2,
  * dilation 1, stride 1 or 2); elsewhere one element at a time, and a

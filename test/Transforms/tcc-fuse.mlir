@@ -339,10 +339,11 @@ func.func @not_gated(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tenso
 
 // -----
 
-// Tests that a 2x2, stride-2 max pooling that alone reads a convolution's
-// output after its bias and relu joins the convolution's group (the kernel
-// pools in registers where it can), and that one after an activation, one of
-// stride 1 or in ceil mode stays out.
+// Tests that a max pooling that alone reads a convolution's output after
+// its bias and relu joins the convolution's group (the kernels pool a 2x2 in
+// registers or a stem's window by bands of rows where they can), a 2x2 or
+// one in ceil mode alike, and that one after an activation or a dilated one
+// stays out.
 // CHECK-LABEL: func @conv_pool
 // CHECK: %[[G:.*]] = tcc.fused "contraction"(%arg0, %{{.*}}, %{{.*}} : tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x4x4xf32>
 // CHECK: tcc.conv
@@ -353,8 +354,12 @@ func.func @not_gated(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %y: tenso
 // CHECK-NOT: tcc.max_pool
 // CHECK: tcc.yield
 // CHECK: tcc.max_pool %{{.*}} kernel = [2, 2] strides = [1, 1]
-// CHECK: tcc.max_pool %{{.*}} kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode
-func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>) {
+// CHECK: tcc.fused "contraction"{{.*}} -> tensor<2x8x4x4xf32>
+// CHECK: %[[C:.*]] = tcc.max_pool %{{.*}} kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode
+// CHECK: tcc.yield %[[C]]
+// CHECK-NOT: tcc.yield
+// CHECK: tcc.max_pool %{{.*}} kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [2, 2]
+func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>, tensor<2x8x3x3xf32>) {
   %w = tcc.constant dense<0.5> : tensor<8x1x3x3xf32>
   %b = tcc.constant dense<0.25> : tensor<8xf32>
   %c = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
@@ -365,7 +370,9 @@ func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> (tensor<2x8x4x4xf32>, tensor<2x
   %p2 = tcc.max_pool %g kernel = [2, 2] strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] : tensor<2x8x8x8xf32> -> tensor<2x8x7x7xf32>
   %c3 = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
   %p3 = tcc.max_pool %c3 kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode : tensor<2x8x8x8xf32> -> tensor<2x8x4x4xf32>
-  return %p, %p2, %p3 : tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>
+  %c4 = tcc.conv %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<2x1x8x8xf32>, tensor<8x1x3x3xf32>, tensor<8xf32>) -> tensor<2x8x8x8xf32>
+  %p4 = tcc.max_pool %c4 kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [2, 2] : tensor<2x8x8x8xf32> -> tensor<2x8x3x3xf32>
+  return %p, %p2, %p3, %p4 : tensor<2x8x4x4xf32>, tensor<2x8x7x7xf32>, tensor<2x8x4x4xf32>, tensor<2x8x3x3xf32>
 }
 
 // -----

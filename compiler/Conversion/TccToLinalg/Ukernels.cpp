@@ -123,7 +123,7 @@ struct UkernelBuilder {
     Location loc = op.getLoc();
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
-    p.pool = pool ? 2 : 0;
+    p.pool = pool ? poolMode(isa, p, pool, p.pool_window) : 0;
     p.in_relu = prologue ? 1 : 0; // the scratch asks only whether there is one
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
     SmallVector<Value> inputs = {input, weight};
@@ -144,6 +144,13 @@ struct UkernelBuilder {
     add("f", p.f), add("groups", p.groups), add("flags", p.flags);
     if (pool)
       add("pool", p.pool);
+    if (p.pool == 1) {
+      const tcc_uk_pool2d_params_t &q = p.pool_window;
+      add("pool_kh", q.kh), add("pool_kw", q.kw);
+      add("pool_stride_h", q.stride_h), add("pool_stride_w", q.stride_w);
+      add("pool_pad_top", q.pad_top), add("pool_pad_left", q.pad_left);
+      add("pool_oh", q.oh), add("pool_ow", q.ow);
+    }
     add("has_bias", bias != nullptr);
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
@@ -170,6 +177,37 @@ struct UkernelBuilder {
   }
 
   /// The kernel's parameters for a 2-D convolution (flags: none yet).
+  /// How the kernels of `isa` pool convolution p's output as `pool` says
+  /// (tcc_uk_conv2d_params_t::pool): 2, the 2x2 in registers; 1, by bands
+  /// of rows (`window` set); 0, not at all (a maxpool2d call after it).
+  static int64_t poolMode(int32_t isa, tcc_uk_conv2d_params_t p, MaxPoolOp pool,
+                          tcc_uk_pool2d_params_t &window) {
+    auto all = [](ArrayRef<int64_t> values, int64_t v) {
+      return llvm::all_of(values, [&](int64_t x) { return x == v; });
+    };
+    RankedTensorType out = pool.getType();
+    if (!pool.getCeilMode() && all(pool.getKernel(), 2) &&
+        all(pool.getStrides(), 2) && all(pool.getPadding(), 0)) {
+      p.pool = 2;
+      if (tcc_uk_conv2d_pool_fits(isa, &p))
+        return 2;
+    }
+    window = {};
+    window.n = p.n, window.c = p.f;
+    auto in = cast<RankedTensorType>(pool.getInput().getType());
+    window.h = in.getDimSize(2), window.w = in.getDimSize(3);
+    window.kh = pool.getKernel()[0], window.kw = pool.getKernel()[1];
+    window.stride_h = pool.getStrides()[0];
+    window.stride_w = pool.getStrides()[1];
+    window.dilation_h = window.dilation_w = 1;
+    window.pad_top = pool.getPadding()[0];
+    window.pad_left = pool.getPadding()[1];
+    window.oh = out.getDimSize(2), window.ow = out.getDimSize(3);
+    p.pool = 1;
+    p.pool_window = window;
+    return tcc_uk_conv2d_pool_fits(isa, &p) ? 1 : 0;
+  }
+
   static tcc_uk_conv2d_params_t convParams(ConvOp op) {
     auto in = op.getInput().getType();
     auto w = op.getWeight().getType();
@@ -701,10 +739,11 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
         for (Value *v : {&prologue->scale, &prologue->shift})
           *v = *v ? converted.lookup(*v) : Value();
       }
-      // The pooling in the kernel's epilogue where it can, else after it.
-      tcc_uk_conv2d_params_t p = UkernelBuilder::convParams(conv);
-      p.pool = 2;
-      bool pooled = pool && tcc_uk_conv2d_pool_fits(builder.isa, &p);
+      // The pooling in the kernel where it can, else after it.
+      tcc_uk_pool2d_params_t window;
+      bool pooled = pool && UkernelBuilder::poolMode(
+                                builder.isa, UkernelBuilder::convParams(conv),
+                                pool, window) != 0;
       r = builder.conv(
           rewriter, conv, input, converted.lookup(conv.getWeight()),
           original.lookup(conv.getWeight()), bias, e,

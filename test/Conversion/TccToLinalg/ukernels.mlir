@@ -551,6 +551,33 @@ func.func @conv_pool(%x: tensor<2x1x8x8xf32>) -> tensor<2x16x4x4xf32> {
 
 // -----
 
+// Tests that a group of a 3x3 stride-2 stem over 3 channels, its bias and
+// relu and the 3x3 stride-2 pooling after them in ceil mode is one conv2d
+// call that pools by bands of rows (pool = 1, the pooling's window as
+// parameters, its output the pooled shape) with either ISA's kernels.
+// CHECK-LABEL: func @conv_stem_pool
+// CHECK: tcc.ukernel "conv2d" ins({{.*}}) outs(%{{.*}}, %{{.*}} : tensor<1x16x8x8xf32>, tensor<{{[0-9]+}}xi8>)
+// CHECK-SAME: pool = 1 : i64, pool_kh = 3 : i64, pool_kw = 3 : i64, pool_oh = 8 : i64, pool_ow = 8 : i64, pool_pad_left = 0 : i64, pool_pad_top = 0 : i64, pool_stride_h = 2 : i64, pool_stride_w = 2 : i64
+// CHECK-NOT: maxpool2d
+// AVX2-LABEL: func @conv_stem_pool
+// AVX2: tcc.ukernel "conv2d" {{.*}} pool = 1 : i64
+// AVX2-SAME: -> tensor<1x16x8x8xf32>
+// AVX2-NOT: maxpool2d
+func.func @conv_stem_pool(%x: tensor<1x3x33x33xf32>) -> tensor<1x16x8x8xf32> {
+  %w = tcc.constant dense<0.5> : tensor<16x3x3x3xf32>
+  %b = tcc.constant dense<0.25> : tensor<16xf32>
+  %0 = tcc.fused "contraction"(%x, %w, %b : tensor<1x3x33x33xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32> {
+  ^bb0(%a0: tensor<1x3x33x33xf32>, %a1: tensor<16x3x3x3xf32>, %a2: tensor<16xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x3x33x33xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32>
+    %r = tcc.relu %c : tensor<1x16x16x16xf32>
+    %p = tcc.max_pool %r kernel = [3, 3] strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] ceil_mode : tensor<1x16x16x16xf32> -> tensor<1x16x8x8xf32>
+    tcc.yield %p : tensor<1x16x8x8xf32>
+  }
+  return %0 : tensor<1x16x8x8xf32>
+}
+
+// -----
+
 // Tests that a 1x1 convolution's group with a per-channel scale, shift and
 // relu before it (tcc-fuse's prologue) is one conv2d call that takes the
 // scale and the shift as inputs after the bias, and that a prologue of a

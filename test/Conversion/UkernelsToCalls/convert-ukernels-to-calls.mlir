@@ -22,7 +22,8 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 // address plus the view's byte shift, also through a reshape of the view,
 // and that a convolution's activation (3: SiLU) comes before its pooling
 // (absent: 0), then its input prologue (absent: two null addresses and no
-// ReLU); a pooled one passes its window, 2.
+// ReLU), then the window of a pooling by bands (absent: eight zeros); a
+// pooled one passes its kind, 2.
 // CHECK-LABEL: func @arena_views
 // CHECK-SAME: (%[[ARENA:.*]]: memref<4096xi8>
 // CHECK: %[[SHIFT:.*]] = arith.constant 1024 : index
@@ -30,7 +31,7 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 // CHECK: %[[AT:.*]] = arith.addi %[[BASE]], %[[SHIFT]]
 // CHECK: %[[SILU:.*]] = arith.constant 3 : i64
 // CHECK: %[[NOPOOL:.*]] = arith.constant 0 : i64
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]], %[[NOPOOL]], %{{.*}}, %{{.*}}, %{{.*}}) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SILU]], %[[NOPOOL]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) :
 // CHECK: call @tcc_ukabi_conv2d({{.*}}, %c2_i64{{[_0-9]*}}, %{{.*}}, %{{.*}}, %{{.*}}) :
 func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x2x2x2xf32>) {
   %c1024 = arith.constant 1024 : index
@@ -45,7 +46,7 @@ func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x
 
 // Tests that a convolution's input prologue passes the scale's and the
 // shift's addresses (after the bias and the residual among the inputs)
-// and its ReLU as the last three arguments.
+// and its ReLU after the pooling's kind, before the pooling's window.
 // CHECK-LABEL: func @conv_prologue
 // CHECK-SAME: (%[[X:.*]]: memref<1x2x2x2xf32>, %[[W:.*]]: memref<8xf32>, %[[S:.*]]: memref<2x1x1xf32>, %[[T:.*]]: memref<2x1x1xf32>, %[[Y:.*]]: memref<1x2x2x2xf32>)
 // CHECK: %[[SP:.*]] = memref.extract_aligned_pointer_as_index %[[S]]
@@ -53,9 +54,20 @@ func.func @arena_views(%arena: memref<4096xi8>, %w: memref<8xf32>, %y: memref<1x
 // CHECK: %[[TP:.*]] = memref.extract_aligned_pointer_as_index %[[T]]
 // CHECK: %[[TA:.*]] = arith.index_cast %{{.*}} : index to i64
 // CHECK: %[[RELU:.*]] = arith.constant 1 : i64
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SA]], %[[TA]], %[[RELU]]) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %[[SA]], %[[TA]], %[[RELU]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) :
 func.func @conv_prologue(%x: memref<1x2x2x2xf32>, %w: memref<8xf32>, %s: memref<2x1x1xf32>, %t: memref<2x1x1xf32>, %y: memref<1x2x2x2xf32>) {
   tcc.ukernel "conv2d" ins(%x, %w, %s, %t : memref<1x2x2x2xf32>, memref<8xf32>, memref<2x1x1xf32>, memref<2x1x1xf32>) outs(%y : memref<1x2x2x2xf32>) params {n = 1 : i64, c = 2 : i64, h = 2 : i64, w = 2 : i64, f = 2 : i64, kh = 1 : i64, kw = 1 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 0 : i64, pad_left = 0 : i64, pad_bottom = 0 : i64, pad_right = 0 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, has_in_scale = 1 : i64, has_in_shift = 1 : i64, in_relu = 1 : i64}
+  return
+}
+
+// -----
+
+// Tests that a convolution pooled by bands of rows (pool = 1) passes its
+// pooling's window last: kernel 3x3, strides 2, pads 1 and 0, output 5x4.
+// CHECK-LABEL: func @conv_pool_window
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}) :
+func.func @conv_pool_window(%x: memref<1x2x10x8xf32>, %w: memref<18xf32>, %y: memref<1x1x5x4xf32>) {
+  tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x10x8xf32>, memref<18xf32>) outs(%y : memref<1x1x5x4xf32>) params {n = 1 : i64, c = 2 : i64, h = 10 : i64, w = 8 : i64, f = 1 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, pad_bottom = 1 : i64, pad_right = 1 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, pool = 1 : i64, pool_kh = 3 : i64, pool_kw = 3 : i64, pool_stride_h = 2 : i64, pool_stride_w = 2 : i64, pool_pad_top = 1 : i64, pool_pad_left = 0 : i64, pool_oh = 5 : i64, pool_ow = 4 : i64}
   return
 }
 

@@ -885,6 +885,148 @@ TEST_P(Conv2d, PixelsPooled2x2) {
       -2, v->conv2d(nullptr, &p, d.x.data(), d.packedW.data(), y.data(), &ep));
 }
 
+/// A max pooling after a convolution (tcc_uk_conv2d_params_t::pool_window).
+tcc_uk_pool2d_params_t poolAfter(const ConvCase &c, int64_t k, int64_t stride,
+                                 int64_t pad, bool ceil = false) {
+  tcc_uk_pool2d_params_t q = {};
+  q.n = c.n, q.c = c.f, q.h = c.oh(), q.w = c.ow();
+  q.kh = q.kw = k;
+  q.stride_h = q.stride_w = stride;
+  q.pad_top = q.pad_left = pad;
+  auto out = [&](int64_t in) {
+    const int64_t span = in + 2 * pad - k;
+    int64_t o = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil && (o - 1) * stride >= in + pad) // windows start inside
+      --o;
+    return o;
+  };
+  q.oh = out(q.h), q.ow = out(q.w);
+  return q;
+}
+
+/// The convolution of `c` (bias and relu as it says) then the max pooling
+/// q as one call (pool = 1), against the two as separate calls: the same
+/// bits. Returns the output.
+std::vector<float> checkConvThenPool(const Variant &v, const ConvCase &c,
+                                     const tcc_uk_pool2d_params_t &q,
+                                     const tcc_host_api_t *host = nullptr,
+                                     bool onlyFirst = false) {
+  SCOPED_TRACE(describe(c) + " then max pool " + std::to_string(q.kh) + "/" +
+               std::to_string(q.stride_h) + " pad " +
+               std::to_string(q.pad_top) + " -> " + std::to_string(q.oh) + "x" +
+               std::to_string(q.ow));
+  const ConvData d(v, c, &v);
+  tcc_uk_conv2d_params_t p = c.params();
+  tcc_uk_epilogue_t ep = {};
+  ep.bias = c.bias ? d.bias.data() : nullptr;
+  ep.bias_per_row = 1;
+  ep.has_clamp = c.relu;
+  ep.clamp_max = std::numeric_limits<float>::infinity();
+  const float *w = c.flags & TCC_UK_PACKED_A ? d.packedW.data() : d.w.data();
+  std::vector<float> conv(c.n * c.f * c.oh() * c.ow());
+  EXPECT_EQ(0, v.conv2d(nullptr, &p, d.x.data(), w, conv.data(), &ep));
+  std::vector<float> want(c.n * c.f * q.oh * q.ow);
+  EXPECT_EQ(0, v.maxpool2d(nullptr, &q, conv.data(), want.data()));
+  p.pool = 1;
+  p.pool_window = q;
+  EXPECT_EQ(1, v.convPoolFits(v.isaFn(), &p));
+  const int64_t need = v.convScratchBytes(v.isaFn(), &p);
+  EXPECT_GT(need, 0);
+  Scratch scratch(need);
+  p.scratch = scratch.get();
+  std::vector<float> out(want.size() + 1, 42.0f);
+  ThreadHost alone(2);
+  alone.onlyFirstRange = true;
+  EXPECT_EQ(0, v.conv2d(onlyFirst ? alone.get() : host, &p, d.x.data(), w,
+                        out.data(), &ep));
+  EXPECT_EQ(out.back(), 42.0f) << "wrote past the pooled output";
+  EXPECT_TRUE(scratch.guardIntact()) << "wrote past the scratch";
+  out.pop_back();
+  expectIdentical(want.data(), out.data(), want.size(), v.name);
+  return out;
+}
+
+// A network's stem and the max pooling after it as one call: the pooled
+// rows in bands, each computing the convolution's rows its windows read
+// into the scratch and pooling them there. A 3x3 stride-2 stem of 27 taps
+// (the im2col GEMM) and its 3x3 stride-2 pooling in ceil mode (a last
+// window over one row and column), a 7x7 stride-2 stem (the direct kernel
+// on AVX-512) and its padded 3x3 pooling, odd sizes, 2x2 and stride-1
+// windows, unpacked weights, a batch; 1 to 4 threads and one part run
+// alone: the bits of the two calls.
+TEST_P(Conv2d, ThenMaxPool) {
+  const uint32_t packed = TCC_UK_PACKED_A;
+  ConvCase squeeze =
+      ConvCase{1, 3, 225, 225, 64, 3, 3}.stride(2).withFlags(packed);
+  squeeze.bias = squeeze.relu = true;
+  const tcc_uk_pool2d_params_t squeezePool = poolAfter(squeeze, 3, 2, 0, true);
+  EXPECT_EQ(squeezePool.oh, 56); // ceil mode: a last window of one row
+  const std::vector<float> serial = checkConvThenPool(*v, squeeze, squeezePool);
+  ConvCase stem =
+      ConvCase{2, 3, 64, 60, 32, 7, 7}.stride(2).pad(3).withFlags(packed);
+  stem.bias = stem.relu = true;
+  checkConvThenPool(*v, stem, poolAfter(stem, 3, 2, 1));
+  ConvCase odd = ConvCase{1, 5, 19, 23, 24, 3, 3}.pad(1);
+  odd.bias = true;
+  checkConvThenPool(*v, odd, poolAfter(odd, 2, 2, 0));
+  checkConvThenPool(*v, odd, poolAfter(odd, 3, 1, 1));
+  checkConvThenPool(
+      *v, ConvCase{3, 4, 17, 9, 16, 5, 5}.pad(2),
+      poolAfter(ConvCase{3, 4, 17, 9, 16, 5, 5}.pad(2), 3, 2, 1, true));
+  for (int threads : {2, 3, 4}) {
+    ThreadHost host(threads);
+    const std::vector<float> out =
+        checkConvThenPool(*v, squeeze, squeezePool, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+    checkConvThenPool(*v, stem, poolAfter(stem, 3, 2, 1), host.get());
+  }
+  checkConvThenPool(*v, squeeze, squeezePool, nullptr, /*onlyFirst=*/true);
+}
+
+// What the banded pooling does not take (tcc_uk_conv2d_pool_fits is 0 and
+// the call writes nothing): a 1x1, a depthwise or Winograd-shaped
+// convolution, a dilated pooling, a pooling whose pad fills a window or
+// whose last window starts past the end, and a residual or an activation.
+TEST_P(Conv2d, ThenMaxPoolRefuses) {
+  const ConvCase stem = ConvCase{1, 3, 32, 32, 16, 3, 3}.stride(2);
+  auto fits = [&](const ConvCase &c, const tcc_uk_pool2d_params_t &q) {
+    tcc_uk_conv2d_params_t p = c.params();
+    p.pool = 1;
+    p.pool_window = q;
+    return v->convPoolFits(isa(), &p);
+  };
+  EXPECT_EQ(1, fits(stem, poolAfter(stem, 3, 2, 1)));
+  const ConvCase oneByOne{1, 16, 16, 16, 16, 1, 1};
+  EXPECT_EQ(0, fits(oneByOne, poolAfter(oneByOne, 2, 2, 0)));
+  const ConvCase dw = ConvCase{1, 16, 16, 16, 16, 3, 3}.group(16);
+  EXPECT_EQ(0, fits(dw, poolAfter(dw, 2, 2, 0)));
+  const ConvCase wino = ConvCase{1, 64, 32, 32, 64, 3, 3}.pad(1);
+  EXPECT_EQ(0, fits(wino, poolAfter(wino, 2, 2, 0)));
+  tcc_uk_pool2d_params_t q = poolAfter(stem, 3, 2, 1);
+  q.dilation_h = 2;
+  EXPECT_EQ(0, fits(stem, q));
+  q = poolAfter(stem, 2, 2, 0);
+  q.pad_top = 2;
+  EXPECT_EQ(0, fits(stem, q));
+  q = poolAfter(stem, 3, 2, 1);
+  q.oh += 1;
+  EXPECT_EQ(0, fits(stem, q));
+  const ConvData d(*v, stem, v);
+  tcc_uk_conv2d_params_t p = stem.params();
+  p.pool = 1;
+  p.pool_window = poolAfter(stem, 3, 2, 1);
+  std::vector<float> y(16 * 8 * 8, 42.0f);
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = TCC_UK_ACT_GELU;
+  EXPECT_EQ(-2, v->conv2d(nullptr, &p, d.x.data(), d.w.data(), y.data(), &ep));
+  ep.activation = TCC_UK_ACT_NONE;
+  ep.residual = d.res.data();
+  EXPECT_EQ(-2, v->conv2d(nullptr, &p, d.x.data(), d.w.data(), y.data(), &ep));
+  for (float e : y)
+    ASSERT_EQ(e, 42.0f);
+}
+
 TEST_P(Conv2d, PixelsFewTaps) {
   const uint32_t packed = TCC_UK_PACKED_A;
   for (int64_t w : {7, 16, 17, 28, 33})
