@@ -204,14 +204,8 @@ void runSplitBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
     const MatrixB in = {input + img * es.c * hw, hw, false};
     PairExpansion exp;
     GemmArgs &ge = exp.gemm;
-    ge = GemmArgs();
-    ge.m = s.c;
-    ge.n = hw;
-    ge.k = es.kdim;
-    ge.packedA = (p->exp.flags & TCC_UK_PACKED_A) != 0;
-    ge.a = expWeight;
-    ge.ars = es.kdim;
-    ge.acs = 1;
+    ge = weightGemm(s.c, hw, es.kdim, (p->exp.flags & TCC_UK_PACKED_A) != 0,
+                    expWeight);
     ge.packB = packBMatrix;
     ge.bSrc = &in;
     ge.alwaysDirectB = true;
@@ -270,14 +264,9 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
   void *gemmScratch = mid + job.g.midFloats;
 
   const ConvShape &es = *job.es;
-  GemmArgs ge = {};
-  ge.m = s.c;
-  ge.n = (iy1 - iy0) * s.w;
-  ge.k = es.kdim;
-  ge.packedA = (p->exp.flags & TCC_UK_PACKED_A) != 0;
-  ge.a = job.expWeight;
-  ge.ars = es.kdim;
-  ge.acs = 1;
+  GemmArgs ge =
+      weightGemm(s.c, (iy1 - iy0) * s.w, es.kdim,
+                 (p->exp.flags & TCC_UK_PACKED_A) != 0, job.expWeight);
   ge.c = x;
   ge.ldc = ge.n;
   ge.ep = job.expEp;

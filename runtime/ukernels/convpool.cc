@@ -142,14 +142,8 @@ void runPoolBand(const ConvPoolJob &job, char *buffers, HeldRows &held,
     rows.oh = c1 - from;
     rows.pb = (rows.oh - 1) * s.sh + span - rows.h - rows.pt;
     Im2col im2col = {&rows, job.image + r0 * s.w, s.h * s.w};
-    GemmArgs g = {};
-    g.m = s.f;
-    g.n = rows.oh * s.ow;
-    g.k = s.kdim;
-    g.packedA = (job.p->flags & TCC_UK_PACKED_A) != 0;
-    g.a = job.weight;
-    g.ars = s.kdim;
-    g.acs = 1;
+    GemmArgs g = weightGemm(s.f, rows.oh * s.ow, s.kdim,
+                            (job.p->flags & TCC_UK_PACKED_A) != 0, job.weight);
     g.packB = packIm2col;
     g.bSrc = &im2col;
     g.c = at;

@@ -26,14 +26,8 @@ bool resolvePair(const tcc_uk_dwpw_params_t *p, ConvShape &s) {
 
 GemmArgs pairGemm(const tcc_uk_dwpw_params_t *p, const ConvShape &s,
                   const float *pwWeight, const MatrixB *mid) {
-  GemmArgs ga = {};
-  ga.m = p->f;
-  ga.n = s.oh * s.ow;
-  ga.k = s.c;
-  ga.packedA = (p->flags & TCC_UK_PACKED_A) != 0;
-  ga.a = pwWeight;
-  ga.ars = s.c;
-  ga.acs = 1;
+  GemmArgs ga = weightGemm(p->f, s.oh * s.ow, s.c,
+                           (p->flags & TCC_UK_PACKED_A) != 0, pwWeight);
   ga.packB = packBMatrix;
   ga.bSrc = mid;
   ga.alwaysDirectB = true;

@@ -486,6 +486,23 @@ void planeVector(const PoolShape &s, const float *x, float *y, int64_t oy0,
 }
 #endif
 
+/// Output rows [oy0, oy1) of one plane, a vector at a time where `vector`
+/// (vectorRows) says the kernels can.
+void poolPlane(const PoolShape &s, bool vector, const float *x, float *y,
+               int64_t oy0, int64_t oy1) {
+#if TCC_UK_NATIVE_ISA != 0
+  if (vector) {
+    if (s.sh == 1)
+      planeVector<1>(s, x, y, oy0, oy1);
+    else
+      planeVector<2>(s, x, y, oy0, oy1);
+    return;
+  }
+#endif
+  (void)vector;
+  planeScalar(s, x, y, oy0, oy1);
+}
+
 struct Job {
   const PoolShape *s;
   const float *x;
@@ -505,18 +522,8 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
     const int64_t band = u / planes, plane = u % planes;
     const int64_t oy0 = band * s.oh / job.bands;
     const int64_t oy1 = (band + 1) * s.oh / job.bands;
-    const float *x = job.x + plane * s.h * s.w;
-    float *y = job.y + plane * s.oh * s.ow;
-#if TCC_UK_NATIVE_ISA != 0
-    if (job.vector) {
-      if (s.sh == 1)
-        planeVector<1>(s, x, y, oy0, oy1);
-      else
-        planeVector<2>(s, x, y, oy0, oy1);
-      continue;
-    }
-#endif
-    planeScalar(s, x, y, oy0, oy1);
+    poolPlane(s, job.vector, job.x + plane * s.h * s.w,
+              job.y + plane * s.oh * s.ow, oy0, oy1);
   }
 }
 
@@ -528,18 +535,9 @@ void maxPoolRows(const tcc_uk_pool2d_params_t *p, int64_t planes,
   PoolShape s;
   if (!resolvePool(p, s))
     return;
-  for (int64_t i = 0; i < planes; ++i, x += xStride, y += yStride) {
-#if TCC_UK_NATIVE_ISA != 0
-    if (vectorRows(TCC_UK_NATIVE_ISA, s)) {
-      if (s.sh == 1)
-        planeVector<1>(s, x, y, oy0, oy1);
-      else
-        planeVector<2>(s, x, y, oy0, oy1);
-      continue;
-    }
-#endif
-    planeScalar(s, x, y, oy0, oy1);
-  }
+  const bool vector = vectorRows(TCC_UK_NATIVE_ISA, s);
+  for (int64_t i = 0; i < planes; ++i, x += xStride, y += yStride)
+    poolPlane(s, vector, x, y, oy0, oy1);
 }
 
 } // namespace TCC_UK_ISA_NS

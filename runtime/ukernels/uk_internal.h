@@ -274,6 +274,21 @@ struct GemmArgs {
   int64_t aPanelK;
 };
 
+/// A GEMM of m x k weights (row-major, or packed panels where packedA) by
+/// a k x n B that the caller describes.
+inline GemmArgs weightGemm(int64_t m, int64_t n, int64_t k, bool packedA,
+                           const float *a) {
+  GemmArgs g = {};
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.packedA = packedA;
+  g.a = a;
+  g.ars = k;
+  g.acs = 1;
+  return g;
+}
+
 /// Bytes of scratch runGemm needs to pack B for a k x n problem (enough
 /// for any packer; `compact`: for packBMatrix only).
 int64_t packedBScratchBytes(int32_t isa, int64_t k, int64_t n,

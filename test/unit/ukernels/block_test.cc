@@ -183,17 +183,25 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
   return out;
 }
 
-/// The expansion and the depthwise/pointwise pair as separate calls
-/// (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw), on one thread.
-std::vector<float> runTwo(const Variant &v, const BlockCase &b,
-                          const BlockData &d) {
+/// The first convolution as a call of its own, on one thread.
+std::vector<float> runExpansion(const Variant &v, const BlockCase &b,
+                                const BlockData &d) {
   std::vector<float> x(b.n * b.e * b.xh() * b.xw());
-  std::vector<float> out(b.n * b.f * b.oh() * b.ow());
   tcc_uk_conv2d_params_t p = b.expansion();
   tcc_uk_epilogue_t ep =
       biasClamp(b.epilogues ? d.expBias.data() : nullptr, b.epilogues);
   EXPECT_EQ(
       0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(), x.data(), &ep));
+  return x;
+}
+
+/// The expansion and the depthwise/pointwise pair as separate calls
+/// (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw), on one thread.
+std::vector<float> runTwo(const Variant &v, const BlockCase &b,
+                          const BlockData &d) {
+  const std::vector<float> x = runExpansion(v, b, d);
+  std::vector<float> out(b.n * b.f * b.oh() * b.ow());
+  tcc_uk_epilogue_t ep;
   tcc_uk_block_params_t bp = b.params();
   bp.pair.dw_bias = b.epilogues ? d.dwBias.data() : nullptr;
   ep = biasClamp(d.bias.data(), false);
@@ -221,16 +229,12 @@ bool splitsK(const Variant &v, const BlockCase &b) {
 /// The three convolutions as separate calls, on one thread.
 std::vector<float> runThree(const Variant &v, const BlockCase &b,
                             const BlockData &d) {
-  std::vector<float> x(b.n * b.e * b.xh() * b.xw());
+  const std::vector<float> x = runExpansion(v, b, d);
   std::vector<float> mid(b.n * b.e * b.oh() * b.ow());
   std::vector<float> out(b.n * b.f * b.oh() * b.ow());
-  tcc_uk_conv2d_params_t p = b.expansion();
+  tcc_uk_conv2d_params_t p = b.depthwise();
   tcc_uk_epilogue_t ep =
-      biasClamp(b.epilogues ? d.expBias.data() : nullptr, b.epilogues);
-  EXPECT_EQ(
-      0, v.conv2d(nullptr, &p, d.x.data(), d.expPacked.data(), x.data(), &ep));
-  p = b.depthwise();
-  ep = biasClamp(b.epilogues ? d.dwBias.data() : nullptr, b.epilogues);
+      biasClamp(b.epilogues ? d.dwBias.data() : nullptr, b.epilogues);
   EXPECT_EQ(0, v.conv2d(nullptr, &p, x.data(), d.dwW.data(), mid.data(), &ep));
   p = b.pointwise();
   ep = biasClamp(d.bias.data(), false);
