@@ -247,9 +247,6 @@ void runDirect(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
-} // namespace
-
-namespace {
 /// Output rows a band whose padded input rows fit the buffer.
 int64_t directMaxRows(const ConvShape &s, int64_t pitch) {
   int64_t maxRows = 1;
@@ -258,6 +255,7 @@ int64_t directMaxRows(const ConvShape &s, int64_t pitch) {
     ++maxRows;
   return maxRows;
 }
+
 } // namespace
 
 void directConv(const tcc_host_api_t *host, const ConvShape &s,
@@ -289,19 +287,15 @@ void directConvRows(const ConvShape &s, const float *image, const float *weight,
   static_cast<ConvCall &>(job) =
       convCall(one, image, weight, output, false, ep);
   job.pitch = paddedPitch(one);
-  job.row0 = oy0;
   job.outPlane = outPlane;
-  job.bandRows = directMaxRows(one, job.pitch);
-  // Bands of bandRows from oy0, the last one ending at oy1.
-  for (int64_t y0 = oy0; y0 < oy1; y0 += job.bandRows) {
-    DirectJob band = job;
-    band.row0 = y0;
-    band.bandRows = minI(job.bandRows, oy1 - y0);
-    band.bands = 1;
-    band.fParts = 1;
-    band.output = output + (y0 - oy0) * one.ow;
-    band.outPlane = job.outPlane;
-    runDirect(&band, 0, 1);
+  job.bands = job.fParts = 1;
+  const int64_t maxRows = directMaxRows(one, job.pitch);
+  // Bands of maxRows from oy0, the last one ending at oy1.
+  for (int64_t y0 = oy0; y0 < oy1; y0 += maxRows) {
+    job.row0 = y0;
+    job.bandRows = minI(maxRows, oy1 - y0);
+    job.output = output + (y0 - oy0) * one.ow;
+    runDirect(&job, 0, 1);
   }
 }
 #else

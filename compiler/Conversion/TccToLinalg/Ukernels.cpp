@@ -123,7 +123,8 @@ struct UkernelBuilder {
     Location loc = op.getLoc();
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
-    p.pool = pool ? poolMode(isa, p, pool, p.pool_window) : 0;
+    if (pool)
+      poolMode(isa, p, pool);
     p.in_relu = prologue ? 1 : 0; // the scratch asks only whether there is one
     int64_t scratch = tcc_uk_conv2d_scratch_bytes(isa, &p);
     SmallVector<Value> inputs = {input, weight};
@@ -176,12 +177,12 @@ struct UkernelBuilder {
     return tcc_uk_conv2d_prologue_fits(isa, &p) != 0;
   }
 
-  /// The kernel's parameters for a 2-D convolution (flags: none yet).
-  /// How the kernels of `isa` pool convolution p's output as `pool` says
-  /// (tcc_uk_conv2d_params_t::pool): 2, the 2x2 in registers; 1, by bands
-  /// of rows (`window` set); 0, not at all (a maxpool2d call after it).
-  static int64_t poolMode(int32_t isa, tcc_uk_conv2d_params_t p, MaxPoolOp pool,
-                          tcc_uk_pool2d_params_t &window) {
+  /// How the kernels of `isa` pool convolution p's output as `pool` says,
+  /// set in p.pool (and p.pool_window) and returned: 2, the 2x2 in
+  /// registers; 1, by bands of rows; 0, not at all (a maxpool2d call after
+  /// the convolution's).
+  static int64_t poolMode(int32_t isa, tcc_uk_conv2d_params_t &p,
+                          MaxPoolOp pool) {
     auto all = [](ArrayRef<int64_t> values, int64_t v) {
       return llvm::all_of(values, [&](int64_t x) { return x == v; });
     };
@@ -192,6 +193,7 @@ struct UkernelBuilder {
       if (tcc_uk_conv2d_pool_fits(isa, &p))
         return 2;
     }
+    tcc_uk_pool2d_params_t &window = p.pool_window;
     window = {};
     window.n = p.n, window.c = p.f;
     auto in = cast<RankedTensorType>(pool.getInput().getType());
@@ -204,10 +206,12 @@ struct UkernelBuilder {
     window.pad_left = pool.getPadding()[1];
     window.oh = out.getDimSize(2), window.ow = out.getDimSize(3);
     p.pool = 1;
-    p.pool_window = window;
-    return tcc_uk_conv2d_pool_fits(isa, &p) ? 1 : 0;
+    if (!tcc_uk_conv2d_pool_fits(isa, &p))
+      p.pool = 0;
+    return p.pool;
   }
 
+  /// The kernel's parameters for a 2-D convolution (flags: none yet).
   static tcc_uk_conv2d_params_t convParams(ConvOp op) {
     auto in = op.getInput().getType();
     auto w = op.getWeight().getType();
@@ -740,10 +744,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
           *v = *v ? converted.lookup(*v) : Value();
       }
       // The pooling in the kernel where it can, else after it.
-      tcc_uk_pool2d_params_t window;
-      bool pooled = pool && UkernelBuilder::poolMode(
-                                builder.isa, UkernelBuilder::convParams(conv),
-                                pool, window) != 0;
+      tcc_uk_conv2d_params_t p = UkernelBuilder::convParams(conv);
+      bool pooled = pool && UkernelBuilder::poolMode(builder.isa, p, pool);
       r = builder.conv(
           rewriter, conv, input, converted.lookup(conv.getWeight()),
           original.lookup(conv.getWeight()), bias, e,

@@ -576,6 +576,31 @@ func.func @conv_stem_pool(%x: tensor<1x3x33x33xf32>) -> tensor<1x16x8x8xf32> {
   return %0 : tensor<1x16x8x8xf32>
 }
 
+// Tests that a pooling tcc-fuse grouped with a convolution the kernels do
+// not pool (one input channel: refused by bands, and not a 2x2) lowers to
+// the convolution's call, with its epilogue and no pooling, then a
+// maxpool2d call, with either ISA's kernels.
+// CHECK-LABEL: func @conv_pool_apart
+// CHECK: %[[C:.*]] = tcc.ukernel "conv2d" {{.*}} outs(%{{.*}} : tensor<1x16x12x12xf32>)
+// CHECK-NOT: pool = 
+// CHECK: tcc.ukernel "maxpool2d" ins(%[[C]] : tensor<1x16x12x12xf32>) outs(%{{.*}} : tensor<1x16x6x6xf32>)
+// AVX2-LABEL: func @conv_pool_apart
+// AVX2: tcc.ukernel "conv2d"
+// AVX2-NOT: pool = 
+// AVX2: tcc.ukernel "maxpool2d"
+func.func @conv_pool_apart(%x: tensor<1x1x12x12xf32>) -> tensor<1x16x6x6xf32> {
+  %w = tcc.constant dense<0.5> : tensor<16x1x3x3xf32>
+  %b = tcc.constant dense<0.25> : tensor<16xf32>
+  %0 = tcc.fused "contraction"(%x, %w, %b : tensor<1x1x12x12xf32>, tensor<16x1x3x3xf32>, tensor<16xf32>) -> tensor<1x16x6x6xf32> {
+  ^bb0(%a0: tensor<1x1x12x12xf32>, %a1: tensor<16x1x3x3xf32>, %a2: tensor<16xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x1x12x12xf32>, tensor<16x1x3x3xf32>, tensor<16xf32>) -> tensor<1x16x12x12xf32>
+    %r = tcc.relu %c : tensor<1x16x12x12xf32>
+    %p = tcc.max_pool %r kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x16x12x12xf32> -> tensor<1x16x6x6xf32>
+    tcc.yield %p : tensor<1x16x6x6xf32>
+  }
+  return %0 : tensor<1x16x6x6xf32>
+}
+
 // -----
 
 // Tests that a 1x1 convolution's group with a per-channel scale, shift and
