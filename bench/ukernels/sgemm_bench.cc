@@ -242,20 +242,30 @@ void benchGemm(const Variant &v, const Options &o,
   // Leading dimensions of A and B as they lie (TCC_UK_TRANS_*: transposed).
   const int64_t lda = trans & TCC_UK_TRANS_A ? m : k;
   const int64_t ldb = trans & TCC_UK_TRANS_B ? k : n;
+  // Prepacked weights: o.coldWeights copies, a call each in turn, so that
+  // with many they come from L3 as a model's do.
+  int64_t copyFloats = 0;
   if (prepackB) {
-    std::vector<float> packed(v.packBBytes(v.isaFn(), k, n) / 4);
+    copyFloats = (v.packBBytes(v.isaFn(), k, n) / 4 + 15) / 16 * 16;
+    std::vector<float> packed(copyFloats * o.coldWeights);
     v.packB(v.isaFn(), k, n, b.data(), n, 0, packed.data());
+    for (int i = 1; i < o.coldWeights; ++i)
+      std::copy(packed.begin(), packed.begin() + copyFloats,
+                packed.begin() + i * copyFloats);
     b.swap(packed);
     flags = TCC_UK_PACKED_B;
   }
+  int next = 0;
   std::vector<char> scratch(v.sgemmScratchBytes(v.isaFn(), flags, m, n, k) + 1);
   std::printf("  %5lld %5lld %5lld", (long long)m, (long long)n, (long long)k);
   const double flop = 2.0 * m * n * k;
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto tcc = [&] {
-      v.sgemm(host, m, n, k, a.data(), lda, b.data(), ldb, c.data(), n, flags,
-              nullptr, scratch.data());
+      v.sgemm(host, m, n, k, a.data(), lda, b.data() + next * copyFloats, ldb,
+              c.data(), n, flags, nullptr, scratch.data());
+      if (prepackB)
+        next = (next + 1) % o.coldWeights;
     };
     if (!o.openblas || prepackB || trans) {
       auto t = timeIt(o.seconds, tcc);
@@ -686,6 +696,11 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 1, 1000, 512, false, "resnet18 fc, batch 1");
     benchGemm(*v, o, pools, 1, 1000, 512, true, "resnet18 fc, B prepacked");
     benchGemm(*v, o, pools, 8, 1000, 512, false, "fc, batch 8");
+    // Batch-1 classifiers, weights prepacked: a GEMV streaming them (from
+    // L3 in a model: --cold-weights).
+    benchGemm(*v, o, pools, 1, 1000, 1280, true, "classifier 1280->1000");
+    benchGemm(*v, o, pools, 1, 1280, 960, true, "classifier 960->1280");
+    benchGemm(*v, o, pools, 1, 1000, 1024, true, "classifier 1024->1000");
     // The encoder layer's projections (sequence 128, BERT-base), weights
     // prepacked as the compiler packs constant weights.
     benchGemm(*v, o, pools, 128, 2304, 768, true, "encoder QKV, B prepacked");
@@ -778,6 +793,11 @@ int main(int argc, char **argv) {
         {"regnet g8 3x3 208 14", conv(208, 14, 208, 3, 1, 1, 26)},
         {"squeezenet 1x1 512->1000 13", conv(512, 13, 1000, 1, 1, 0, 1)},
         {"squeezenet 3x3/2 3->64 224", conv(3, 224, 64, 3, 2, 0, 1)},
+        {"squeezenet 1x1 16->64 55", conv(16, 55, 64, 1, 1, 0, 1)},
+        {"squeezenet 1x1 32->128 27", conv(32, 27, 128, 1, 1, 0, 1)},
+        {"squeezenet 1x1 48->192 13", conv(48, 13, 192, 1, 1, 0, 1)},
+        {"squeezenet 1x1 64->256 13", conv(64, 13, 256, 1, 1, 0, 1)},
+        {"squeezenet 1x1 128->32 27", conv(128, 27, 32, 1, 1, 0, 1)},
         {"r50 1x1 256->64 56", conv(256, 56, 64, 1, 1, 0, 1)},
         {"r50 1x1 64->256 56", conv(64, 56, 256, 1, 1, 0, 1)},
         {"r50 1x1 512->128 28", conv(512, 28, 128, 1, 1, 0, 1)},
