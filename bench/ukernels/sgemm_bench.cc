@@ -711,6 +711,10 @@ int main(int argc, char **argv) {
     // the weights no longer reused from L2 between calls.
     benchGemm(*v, o, pools, 512, 3072, 768, true, "encoder FFN up, seq 512");
     benchGemm(*v, o, pools, 512, 768, 3072, true, "encoder FFN down, seq 512");
+    // ViT-B/16's products: 197 tokens (a last row panel of 5 rows).
+    benchGemm(*v, o, pools, 197, 2304, 768, true, "vit QKV");
+    benchGemm(*v, o, pools, 197, 3072, 768, true, "vit FFN up");
+    benchGemm(*v, o, pools, 197, 768, 3072, true, "vit FFN down");
     // A training step's products, weights packed each call: the forward
     // x W^T, the input gradient g W and the weight gradient g^T x of a
     // linear layer (tokens 512, d 128 -> 256; the MLP at batch 64).
@@ -796,6 +800,7 @@ int main(int argc, char **argv) {
         {"squeezenet 1x1 16->64 55", conv(16, 55, 64, 1, 1, 0, 1)},
         {"squeezenet 1x1 32->128 27", conv(32, 27, 128, 1, 1, 0, 1)},
         {"squeezenet 1x1 48->192 13", conv(48, 13, 192, 1, 1, 0, 1)},
+        {"squeezenet 1x1 48->96 13", conv(48, 13, 96, 1, 1, 0, 1)},
         {"squeezenet 1x1 64->256 13", conv(64, 13, 256, 1, 1, 0, 1)},
         {"squeezenet 1x1 128->32 27", conv(128, 27, 32, 1, 1, 0, 1)},
         {"r50 1x1 256->64 56", conv(256, 56, 64, 1, 1, 0, 1)},
