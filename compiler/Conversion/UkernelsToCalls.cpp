@@ -132,7 +132,12 @@ struct ConvertUkernelsToCallsPass
     bool hasResidual = !pool && !attention && call.flag("has_residual");
     Value bias = hasBias ? ins[2] : Value();
     Value residual = hasResidual ? ins[2 + hasBias] : Value();
-    Value scratch = outs.size() > 1 ? outs[1] : Value();
+    // A depthwise convolution's plane means (has_means) come before the
+    // scratch.
+    bool hasMeans = call.optionalFlag("has_means");
+    Value means = hasMeans ? outs[1] : Value();
+    size_t scratchAt = hasMeans ? 2 : 1;
+    Value scratch = outs.size() > scratchAt ? outs[scratchAt] : Value();
     auto addresses = [&](ArrayRef<Value> values) {
       for (Value v : values)
         if (failed(call.address(v)))
@@ -178,6 +183,7 @@ struct ConvertUkernelsToCallsPass
            {"pool_kh", "pool_kw", "pool_stride_h", "pool_stride_w",
             "pool_pad_top", "pool_pad_left", "pool_oh", "pool_ow"})
         call.optionalParam(p);
+      ok = succeeded(ok) ? addresses({means}) : ok;
     } else if (op.getName() == "dwpw_conv2d") {
       // input, dw weight, dw bias?, pw weight, bias?, residual?
       bool hasDwBias = call.flag("has_dw_bias");

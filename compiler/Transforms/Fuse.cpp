@@ -55,6 +55,23 @@ static int64_t trailingReductionStart(Operation *op) {
       .Default([](Operation *) { return -1; });
 }
 
+/// The global average pooling of a depthwise convolution's output `out`
+/// (after its epilogue): a keepdims mean over the plane axes, as a
+/// squeeze-and-excitation block takes; null where there is none.
+static Operation *matchPlaneMeans(ConvOp conv, Value out) {
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  int64_t groups = conv.getGroups();
+  if (groups <= 1 || weight.getRank() != 4 || weight.getDimSize(1) != 1 ||
+      weight.getDimSize(0) != groups || shapeOf(out).size() != 4 ||
+      !getElementTypeOrSelf(out).isF32())
+    return nullptr;
+  for (Operation *user : out.getUsers())
+    if (auto mean = dyn_cast<ReduceMeanOp>(user))
+      if (mean.getKeepdims() && mean.getAxes() == ArrayRef<int64_t>({2, 3}))
+        return mean;
+  return nullptr;
+}
+
 namespace {
 /// A fusion group and the iteration space its members share: the full shape
 /// and, once an op with one value per row joins, where rows split.
@@ -170,10 +187,22 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
           llvm::none_of(prologue,
                         [&](Operation *p) { return grouped.contains(p); }))
         group.ops.insert(prologue.begin(), prologue.end());
+      // A depthwise convolution alone whose output a global average pooling
+      // reads (a squeeze-and-excitation block) yields the plane means too:
+      // its kernel sums each plane as it finishes it, in cache, where a
+      // kernel of their own read the whole output again.
+      SmallVector<Operation *> means;
+      if (auto conv = dyn_cast<ConvOp>(op))
+        if (group.ops.size() == 1 + chain.size())
+          if (Operation *mean = matchPlaneMeans(conv, root->getResult(0)))
+            if (!grouped.contains(mean)) {
+              group.ops.insert(mean);
+              means.push_back(mean);
+            }
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());
-      outlineFusedGroup(group.ops.getArrayRef(), root, "contraction");
+      outlineFusedGroup(group.ops.getArrayRef(), root, "contraction", means);
     }
     for (Operation *root : llvm::reverse(body)) {
       if (grouped.contains(root) || !isElementwise(root))
@@ -215,7 +244,8 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
 } // namespace
 
 Operation *mlir::tcc::outlineFusedGroup(ArrayRef<Operation *> ops,
-                                        Operation *root, StringRef kind) {
+                                        Operation *root, StringRef kind,
+                                        ArrayRef<Operation *> moreRoots) {
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   SmallVector<Operation *> sorted(ops.begin(), ops.end());
   llvm::sort(sorted,
@@ -226,20 +256,25 @@ Operation *mlir::tcc::outlineFusedGroup(ArrayRef<Operation *> ops,
       if (!members.contains(v.getDefiningOp()))
         inputs.insert(v);
 
+  SmallVector<Value> results(root->getResults());
+  for (Operation *r : moreRoots)
+    results.append(r->result_begin(), r->result_end());
   OpBuilder b(root);
-  auto fused = b.create<FusedOp>(root->getLoc(), root->getResultTypes(), kind,
-                                 inputs.getArrayRef());
+  auto fused = b.create<FusedOp>(
+      root->getLoc(),
+      llvm::map_to_vector(results, [](Value v) { return v.getType(); }), kind,
+      inputs.getArrayRef());
   Block *block = b.createBlock(&fused.getBody());
   IRMapping map;
   for (Value v : inputs)
     map.map(v, block->addArgument(v.getType(), v.getLoc()));
   for (Operation *op : sorted)
     b.clone(*op, map);
-  b.create<YieldOp>(root->getLoc(),
-                    llvm::map_to_vector(root->getResults(), [&](Value v) {
+  b.create<YieldOp>(root->getLoc(), llvm::map_to_vector(results, [&](Value v) {
                       return map.lookup(v);
                     }));
-  root->replaceAllUsesWith(fused.getResults());
+  for (auto [v, r] : llvm::zip(results, fused.getResults()))
+    v.replaceAllUsesWith(r);
   for (Operation *op : llvm::reverse(sorted))
     op->erase();
   return fused;

@@ -30,12 +30,14 @@ inline constexpr llvm::StringLiteral kRowTemporaryAttrName =
 #include "compiler/Transforms/Passes.h.inc"
 
 /// Replaces `ops` (of one block, in any order) by a tcc.fused op of `kind`
-/// at `root`'s position, whose results are root's: the ops cloned into its
-/// body in block order, every value they use from outside a group input.
-/// Each op's uses must lie inside the group, root's excepted (tcc-fuse,
-/// tcc-fuse-attention).
+/// at `root`'s position, whose results are root's, then those of
+/// `moreRoots` (members after root that use only the group's values): the
+/// ops cloned into its body in block order, every value they use from
+/// outside a group input. Each op's uses must lie inside the group, the
+/// roots' excepted (tcc-fuse, tcc-fuse-attention).
 Operation *outlineFusedGroup(ArrayRef<Operation *> ops, Operation *root,
-                             StringRef kind);
+                             StringRef kind,
+                             ArrayRef<Operation *> moreRoots = {});
 
 /// The functions of the graph an artifact exports: @main, or the slabs of a
 /// dynamic batch that tcc-specialize-batch makes (@main_chunk<rows>,

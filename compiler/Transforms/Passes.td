@@ -106,7 +106,11 @@ def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
       takes the per-channel multiply, add and relu that make its input, each
       result read only by the next (a BatchNorm and ReLU before it: the
       kernel applies them as it packs its input, which is then never written
-      as a tensor);
+      as a tensor); a depthwise convolution with none of these after it
+      whose output a keepdims mean over the plane axes reads (a
+      squeeze-and-excitation block's global pooling) takes the mean as the
+      group's second result (its kernel sums each plane as it finishes it,
+      where a kernel of its own read the whole output again);
     * `elementwise`: connected elementwise ops over the same shape (operands
       may broadcast), e.g. a bias add followed by GELU, become one loop nest
       that keeps intermediates in registers;

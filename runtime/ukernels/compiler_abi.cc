@@ -137,19 +137,17 @@ int32_t tcc_ukabi_sgemm(int64_t batch, int64_t m, int64_t n, int64_t k,
   return 0;
 }
 
-int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
-                         int64_t bias, int64_t residual, int64_t scratch,
-                         int64_t n, int64_t c, int64_t h, int64_t w, int64_t f,
-                         int64_t kh, int64_t kw, int64_t strideH,
-                         int64_t strideW, int64_t dilationH, int64_t dilationW,
-                         int64_t padTop, int64_t padLeft, int64_t padBottom,
-                         int64_t padRight, int64_t groups, int64_t flags,
-                         int64_t hasClamp, float clampMin, float clampMax,
-                         int64_t activation, int64_t pool, int64_t inScale,
-                         int64_t inShift, int64_t inRelu, int64_t poolKh,
-                         int64_t poolKw, int64_t poolStrideH,
-                         int64_t poolStrideW, int64_t poolPadTop,
-                         int64_t poolPadLeft, int64_t poolOh, int64_t poolOw) {
+int32_t tcc_ukabi_conv2d(
+    int64_t input, int64_t weight, int64_t output, int64_t bias,
+    int64_t residual, int64_t scratch, int64_t n, int64_t c, int64_t h,
+    int64_t w, int64_t f, int64_t kh, int64_t kw, int64_t strideH,
+    int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t padTop,
+    int64_t padLeft, int64_t padBottom, int64_t padRight, int64_t groups,
+    int64_t flags, int64_t hasClamp, float clampMin, float clampMax,
+    int64_t activation, int64_t pool, int64_t inScale, int64_t inShift,
+    int64_t inRelu, int64_t poolKh, int64_t poolKw, int64_t poolStrideH,
+    int64_t poolStrideW, int64_t poolPadTop, int64_t poolPadLeft,
+    int64_t poolOh, int64_t poolOw, int64_t planeMeans) {
   tcc_uk_conv2d_params_t p =
       convParams(n, c, h, w, f, kh, kw, strideH, strideW, dilationH, dilationW,
                  padTop, padLeft, padBottom, padRight, groups);
@@ -164,6 +162,7 @@ int32_t tcc_ukabi_conv2d(int64_t input, int64_t weight, int64_t output,
   p.in_shift = ptr<const float>(inShift);
   p.in_relu = static_cast<int32_t>(inRelu);
   p.scratch = ptr<void>(scratch);
+  p.plane_means = ptr<float>(planeMeans);
   tcc_uk_epilogue_t e =
       epilogue(bias, 1, hasClamp, clampMin, clampMax, residual, 0);
   e.activation = static_cast<int32_t>(activation);

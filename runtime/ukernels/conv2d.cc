@@ -458,6 +458,10 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
     return -2;
   if (p && hasPrologue(p) && !tcc_uk_conv2d_prologue_fits(TCC_UK_NATIVE_ISA, p))
     return -2;
+  if (p && p->plane_means &&
+      (p->pool || (p->flags & TCC_UK_ACCUMULATE) || !resolveConv(p, s) ||
+       !isDepthwise(s) || s.fg != 1))
+    return -2;
   if (p && p->pool) { // max pooling after: only bias and clamp commute
     if (!tcc_uk_conv2d_pool_fits(TCC_UK_NATIVE_ISA, p) ||
         (p->flags & TCC_UK_ACCUMULATE) ||
@@ -475,7 +479,8 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   const bool accumulate = (p->flags & TCC_UK_ACCUMULATE) != 0;
   const bool packedA = (p->flags & TCC_UK_PACKED_A) != 0;
   if (isDepthwise(s)) {
-    depthwiseConv(host, s, input, weight, output, accumulate, epilogue);
+    depthwiseConv(host, s, input, weight, output, accumulate, epilogue, false,
+                  p->plane_means);
     return 0;
   }
   if (pixelsFits(TCC_UK_NATIVE_ISA, s)) {

@@ -1088,6 +1088,23 @@ DepthwisePlan makePlan(const ConvShape &s) {
   return plan;
 }
 
+/// The mean of the n floats at y (a finished output plane, still in this
+/// core's cache): a sum a vector at a time, then across the vector.
+float planeMean(const float *y, int64_t n) {
+  vf acc = vzero();
+  int64_t i = 0;
+  for (; i + kVL <= n; i += kVL)
+    acc = vadd(acc, vload(y + i));
+  alignas(64) float lanes[kVL];
+  vstore(lanes, acc);
+  float sum = 0.0f;
+  for (int l = 0; l < kVL; ++l)
+    sum += lanes[l];
+  for (; i < n; ++i)
+    sum += y[i];
+  return sum / static_cast<float>(n);
+}
+
 /// Planes [begin, end) in lanes mode, kVL at a time.
 __attribute__((noinline)) void runLanePlanes(const DepthwiseJob &job,
                                              int64_t begin, int64_t end) {
@@ -1111,6 +1128,9 @@ __attribute__((noinline)) void runLanePlanes(const DepthwiseJob &job,
       laneGroupFor<kLaneColsWide>(s, g, job.e, job.plan, buf);
     else
       laneGroupFor<kLaneColsNarrow>(s, g, job.e, job.plan, buf);
+    if (job.means)
+      for (int l = 0; l < g.lanes; ++l)
+        job.means[g0 + l] = planeMean(g.y[l], ohw);
   }
 }
 
@@ -1186,6 +1206,8 @@ void runDepthwisePlanes(void *ctx, int64_t begin, int64_t end) {
     case DepthwisePlan::kLanes:
       break; // above
     }
+    if (job.means)
+      job.means[plane] = planeMean(p.y, ohw);
   }
 }
 
@@ -1205,10 +1227,11 @@ DepthwiseJob makeDepthwiseJob(const ConvShape &s, const float *input,
 void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
                    bool accumulate, const tcc_uk_epilogue_t *ep,
-                   bool parityRows) {
+                   bool parityRows, float *means) {
   FlatTaps taps;
   DepthwiseJob job =
       makeDepthwiseJob(s, input, weight, output, accumulate, ep, taps);
+  job.means = means;
   // Asked only where readsParityRows, the shapes makePlan runs direct.
   job.parityRows = parityRows;
   // A depthwise multiply-add costs about 16 of the GEMM's (it streams its

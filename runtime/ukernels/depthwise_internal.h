@@ -165,8 +165,9 @@ struct DepthwiseJob {
   const tcc_uk_epilogue_t *ep;
   DepthwiseEpi e;
   DepthwisePlan plan;
-  const FlatTaps *taps; // kFlatDirect
-  bool parityRows;      // kDirect, stride 2: input rows split by parity
+  const FlatTaps *taps;   // kFlatDirect
+  bool parityRows;        // kDirect, stride 2: input rows split by parity
+  float *means = nullptr; // NULL, or each plane's mean, once it is done
 };
 
 /// Planes [begin, end) of a DepthwiseJob (ctx): a tcc_parallel_fn_t. In

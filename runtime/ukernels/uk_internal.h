@@ -341,11 +341,12 @@ void packIm2col(const void *source, int64_t k0, int64_t kc, int64_t j0,
 bool isPointwise(const ConvShape &s);
 /// The direct kernel for groups with one input channel each; parityRows:
 /// each input row holds its even columns, then its odd ones (only where
-/// readsParityRows, depthwise_internal.h; one thread: host NULL).
+/// readsParityRows, depthwise_internal.h; one thread: host NULL); means:
+/// NULL, or where each output plane's mean goes once the plane is done.
 void depthwiseConv(const tcc_host_api_t *host, const ConvShape &s,
                    const float *input, const float *weight, float *output,
                    bool accumulate, const tcc_uk_epilogue_t *ep,
-                   bool parityRows = false);
+                   bool parityRows = false, float *means = nullptr);
 
 /// Direct convolutions with the filters along the vectors (direct.cc):
 /// few channels a group, filters a multiple of 16 a group, small images,

@@ -217,6 +217,12 @@ typedef struct tcc_uk_conv2d_params_t {
   const float *in_scale, *in_shift;
   int32_t in_relu;
   tcc_uk_pool2d_params_t pool_window; /* with pool == 1 */
+  /* NULL, or [n, f] floats: the mean of each output plane after the
+     epilogue, written as the plane is finished (a squeeze-and-excitation
+     block's global average pooling of its depthwise convolution). Only for
+     depthwise convolutions (groups == c, one filter a group) without pool
+     or accumulation; elsewhere tcc_uk_conv2d_nchw refuses it (-2). */
+  float *plane_means;
 } tcc_uk_conv2d_params_t;
 
 /* Size and contents of the prepacked weights for `isa` (for depthwise

@@ -414,3 +414,39 @@ func.func @conv_prologue(%x: tensor<1x4x3x3xf32>, %s: tensor<4x1x1xf32>, %t: ten
   %12 = tcc.conv %11, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x4x3x3xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x3x3xf32>
   return %3, %5, %4, %9, %12 : tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>
 }
+
+// -----
+
+// Tests that a depthwise convolution whose output a global average pooling
+// reads (a squeeze-and-excitation block) yields the plane means as a
+// second result of its group, the scale of the block reading the first;
+// a mean over other axes, or of a convolution with one group, stays apart.
+// CHECK-LABEL: func @depthwise_plane_means
+// CHECK: %[[G:.*]]:2 = tcc.fused "contraction"(%arg0, %arg1, %arg2 : {{.*}}) -> tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>
+// CHECK:   %[[C:.*]] = tcc.conv {{.*}} groups = 4
+// CHECK:   %[[B:.*]] = tcc.add %[[C]]
+// CHECK:   %[[R:.*]] = tcc.relu %[[B]]
+// CHECK:   %[[M:.*]] = tcc.reduce_mean %[[R]] axes = [2, 3] keepdims
+// CHECK:   tcc.yield %[[R]], %[[M]]
+// CHECK: tcc.fused "rows"(%[[G]]#1, %[[G]]#0 : {{.*}})
+// CHECK:   tcc.sigmoid
+// CHECK:   tcc.mul
+// CHECK: %[[W:.*]] = tcc.fused "contraction"(%arg0, %arg3 : {{.*}}) -> tensor<1x4x6x6xf32>
+// CHECK: tcc.reduce_mean %[[W]] axes = [1] keepdims
+// CHECK: %[[O:.*]] = tcc.fused "contraction"(%arg0, %arg4 : {{.*}}) -> tensor<1x4x6x6xf32>
+// CHECK: tcc.reduce_mean %[[O]] axes = [2, 3] keepdims
+func.func @depthwise_plane_means(%x: tensor<1x4x6x6xf32>, %dw: tensor<4x1x3x3xf32>, %db: tensor<1x4x1x1xf32>, %dw2: tensor<4x1x3x3xf32>, %w: tensor<4x4x3x3xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x1x6x6xf32>, tensor<1x4x1x1xf32>) {
+  %0 = tcc.conv %x, %dw strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %1 = tcc.add %0, %db : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %2 = tcc.relu %1 : tensor<1x4x6x6xf32>
+  %3 = tcc.reduce_mean %2 axes = [2, 3] keepdims : tensor<1x4x6x6xf32> -> tensor<1x4x1x1xf32>
+  %4 = tcc.sigmoid %3 : tensor<1x4x1x1xf32>
+  %5 = tcc.mul %2, %4 : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %6 = tcc.conv %x, %dw2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %7 = tcc.relu %6 : tensor<1x4x6x6xf32>
+  %8 = tcc.reduce_mean %7 axes = [1] keepdims : tensor<1x4x6x6xf32> -> tensor<1x1x6x6xf32>
+  %9 = tcc.conv %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %10 = tcc.relu %9 : tensor<1x4x6x6xf32>
+  %11 = tcc.reduce_mean %10 axes = [2, 3] keepdims : tensor<1x4x6x6xf32> -> tensor<1x4x1x1xf32>
+  return %5, %8, %11 : tensor<1x4x6x6xf32>, tensor<1x1x6x6xf32>, tensor<1x4x1x1xf32>
+}

@@ -109,17 +109,38 @@ struct ParamList {
   SmallVector<NamedAttribute> list;
 };
 
+bool convFits(ConvOp op);
+
+/// The global average pooling a group yields beside its convolution's
+/// output (tcc-fuse's plane means): result 1, the keepdims mean over the
+/// plane axes of result 0. Null where the group has no such result.
+ReduceMeanOp matchPlaneMeans(FusedOp op) {
+  auto yield = cast<YieldOp>(op.getBody().front().getTerminator());
+  if (yield.getNumOperands() != 2)
+    return ReduceMeanOp();
+  auto mean = yield.getOperand(1).getDefiningOp<ReduceMeanOp>();
+  if (!mean || mean.getInput() != yield.getOperand(0) || !mean.getKeepdims() ||
+      mean.getInput().getType().getRank() != 4 ||
+      mean.getAxes() != ArrayRef<int64_t>({2, 3}))
+    return ReduceMeanOp();
+  return mean;
+}
+
 /// Shared by the plain and the fused forms.
 struct UkernelBuilder {
   int32_t isa;
 
   /// conv2d: input, weight (packed now if `weightSource`, the weight as the
   /// graph has it, is a constant), bias?, residual?, the prologue's scale?
-  /// and shift? (as converted; `prologue` only where prologueFits).
+  /// and shift? (as converted; `prologue` only where prologueFits). With
+  /// `means` (a depthwise convolution, meansFit), the call also writes the
+  /// mean of each output plane, a tensor of type `meansType` set there.
   FailureOr<Value> conv(OpBuilder &b, ConvOp op, Value input, Value weight,
                         Value weightSource, Value bias,
                         const Epilogue &epilogue, MaxPoolOp pool = MaxPoolOp(),
-                        const Prologue *prologue = nullptr) const {
+                        const Prologue *prologue = nullptr,
+                        Value *means = nullptr,
+                        RankedTensorType meansType = {}) const {
     Location loc = op.getLoc();
     tcc_uk_conv2d_params_t p = convParams(op);
     weight = packWeights(b, loc, p, weight, weightSource);
@@ -138,6 +159,8 @@ struct UkernelBuilder {
           inputs.push_back(v);
     SmallVector<Value> outputs = {
         emptyTensor(b, loc, pool ? pool.getType() : op.getType())};
+    if (means)
+      outputs.push_back(emptyTensor(b, loc, meansType));
     if (scratch > 0)
       outputs.push_back(scratchTensor(b, loc, scratch));
     ParamList add(b);
@@ -156,15 +179,30 @@ struct UkernelBuilder {
     add("has_residual", epilogue.residual != nullptr);
     add.clamp(epilogue);
     add("activation", static_cast<int64_t>(epilogue.activation));
+    if (means)
+      add("has_means", 1);
     if (prologue) {
       add("has_in_scale", prologue->scale != nullptr);
       add("has_in_shift", prologue->shift != nullptr);
       add("in_relu", prologue->relu);
     }
     // The accumulating form drops the residual, the last input: not with a
-    // prologue's inputs after it.
-    return call(b, loc, "conv2d", inputs, outputs, add.list,
-                epilogue.residual != nullptr && !prologue);
+    // prologue's inputs after it, nor with means (computed where the
+    // output is written, not accumulated).
+    FailureOr<Value> r =
+        call(b, loc, "conv2d", inputs, outputs, add.list,
+             epilogue.residual != nullptr && !prologue && !means);
+    if (succeeded(r) && means)
+      *means = r->getDefiningOp()->getResult(1);
+    return r;
+  }
+
+  /// Whether the kernels write the plane means of `op`'s output as they
+  /// compute it: a depthwise convolution (one input channel and one filter
+  /// a group) of a static f32 shape.
+  static bool meansFit(ConvOp op) {
+    tcc_uk_conv2d_params_t p = convParams(op);
+    return convFits(op) && p.groups > 1 && p.groups == p.c && p.f == p.c;
   }
 
   /// Whether the kernels apply an input prologue to `op` (its weight as
@@ -723,11 +761,17 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     e.residual = e.residual ? converted.lookup(e.residual) : Value();
     auto resultType = cast<RankedTensorType>(op.getResult(0).getType());
     size_t covered = 2 + chain.size(); // The contraction and the yield.
+    // The mean of each output plane beside the output (tcc-fuse's).
+    ReduceMeanOp planeMeans = matchPlaneMeans(op);
+    if (op.getNumResults() != (planeMeans ? 2u : 1u))
+      return rewriter.notifyMatchFailure(op, "results the call cannot give");
+    covered += planeMeans ? 1 : 0;
     // A per-channel scale, shift and ReLU before a 1x1 (tcc-fuse took it).
     SmallVector<Operation *> prologueOps;
     std::optional<Prologue> prologue = matchPrologue(contraction, prologueOps);
     covered += prologueOps.size();
     FailureOr<Value> r = failure();
+    Value means;
     if (auto conv = dyn_cast<ConvOp>(contraction)) {
       if (!convFits(conv) ||
           covered + (pool ? 1 : 0) != body.getOperations().size())
@@ -743,13 +787,18 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
         for (Value *v : {&prologue->scale, &prologue->shift})
           *v = *v ? converted.lookup(*v) : Value();
       }
+      if (planeMeans && (pool || prologue || !UkernelBuilder::meansFit(conv)))
+        return rewriter.notifyMatchFailure(op, "plane means do not fit");
       // The pooling in the kernel where it can, else after it.
       tcc_uk_conv2d_params_t p = UkernelBuilder::convParams(conv);
       bool pooled = pool && UkernelBuilder::poolMode(builder.isa, p, pool);
       r = builder.conv(
           rewriter, conv, input, converted.lookup(conv.getWeight()),
           original.lookup(conv.getWeight()), bias, e,
-          pooled ? pool : MaxPoolOp(), prologue ? &*prologue : nullptr);
+          pooled ? pool : MaxPoolOp(), prologue ? &*prologue : nullptr,
+          planeMeans ? &means : nullptr,
+          planeMeans ? cast<RankedTensorType>(op.getResult(1).getType())
+                     : RankedTensorType());
       if (pool && !pooled && succeeded(r))
         r = rewriter
                 .create<MaxPoolOp>(pool.getLoc(), pool.getType(), *r,
@@ -758,6 +807,8 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
                                    pool.getCeilMode())
                 .getResult();
     } else {
+      if (planeMeans)
+        return rewriter.notifyMatchFailure(op, "plane means of a product");
       auto mm = cast<MatmulOp>(contraction);
       MatrixView lhs = matchMatrixView(mm.getLhs());
       MatrixView rhs = matchMatrixView(mm.getRhs());
@@ -775,7 +826,10 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     }
     if (failed(r))
       return rewriter.notifyMatchFailure(op, "contraction does not fit");
-    rewriter.replaceOp(op, *r);
+    if (means)
+      rewriter.replaceOp(op, {*r, means});
+    else
+      rewriter.replaceOp(op, *r);
     return success();
   }
 

@@ -640,3 +640,53 @@ func.func @conv_prologue(%x: tensor<1x16x5x5xf32>, %s: tensor<16x1x1xf32>, %t: t
   }
   return %0, %1 : tensor<1x8x5x5xf32>, tensor<1x8x5x5xf32>
 }
+
+// -----
+
+// Tests that a depthwise convolution's group that yields its plane means
+// too (tcc-fuse's, a squeeze-and-excitation block) is one conv2d call with
+// has_means whose outputs are the convolution's, then the means, and that
+// both results come from the call.
+// CHECK-LABEL: func @depthwise_plane_means
+// CHECK: %[[K:.*]]:2 = tcc.ukernel "conv2d" ins(%arg0, {{.*}}) outs(%{{.*}}, %{{.*}} : tensor<1x32x7x7xf32>, tensor<1x32x1x1xf32>)
+// CHECK-SAME: groups = 32 : i64
+// CHECK-SAME: has_means = 1 : i64
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[K]]#0, %[[K]]#1
+// AVX2-LABEL: func @depthwise_plane_means
+// AVX2: tcc.ukernel "conv2d"{{.*}}has_means = 1 : i64
+func.func @depthwise_plane_means(%x: tensor<1x32x7x7xf32>) -> (tensor<1x32x7x7xf32>, tensor<1x32x1x1xf32>) {
+  %w = tcc.constant dense<0.5> : tensor<32x1x3x3xf32>
+  %b = tcc.constant dense<0.25> : tensor<32xf32>
+  %0:2 = tcc.fused "contraction"(%x, %w, %b : tensor<1x32x7x7xf32>, tensor<32x1x3x3xf32>, tensor<32xf32>) -> tensor<1x32x7x7xf32>, tensor<1x32x1x1xf32> {
+  ^bb0(%a0: tensor<1x32x7x7xf32>, %a1: tensor<32x1x3x3xf32>, %a2: tensor<32xf32>):
+    %c = tcc.conv %a0, %a1, %a2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 32 : (tensor<1x32x7x7xf32>, tensor<32x1x3x3xf32>, tensor<32xf32>) -> tensor<1x32x7x7xf32>
+    %r = tcc.relu %c : tensor<1x32x7x7xf32>
+    %m = tcc.reduce_mean %r axes = [2, 3] keepdims : tensor<1x32x7x7xf32> -> tensor<1x32x1x1xf32>
+    tcc.yield %r, %m : tensor<1x32x7x7xf32>, tensor<1x32x1x1xf32>
+  }
+  return %0#0, %0#1 : tensor<1x32x7x7xf32>, tensor<1x32x1x1xf32>
+}
+
+// -----
+
+// Tests that plane means of a convolution with one group (which the
+// kernels do not compute) leave the group to the op-by-op lowering: a
+// conv2d call, then the mean as a reduction.
+// CHECK-LABEL: func @plane_means_apart
+// CHECK: %[[C:.*]] = tcc.ukernel "conv2d"
+// CHECK-NOT: has_means
+// CHECK: linalg.generic
+// CHECK: return
+// AVX2-LABEL: func @plane_means_apart
+// AVX2-NOT: has_means
+func.func @plane_means_apart(%x: tensor<1x4x7x7xf32>) -> (tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32>) {
+  %w = tcc.constant dense<0.5> : tensor<8x4x3x3xf32>
+  %0:2 = tcc.fused "contraction"(%x, %w : tensor<1x4x7x7xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32> {
+  ^bb0(%a0: tensor<1x4x7x7xf32>, %a1: tensor<8x4x3x3xf32>):
+    %c = tcc.conv %a0, %a1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 : (tensor<1x4x7x7xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+    %m = tcc.reduce_mean %c axes = [2, 3] keepdims : tensor<1x8x7x7xf32> -> tensor<1x8x1x1xf32>
+    tcc.yield %c, %m : tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32>
+  }
+  return %0#0, %0#1 : tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32>
+}

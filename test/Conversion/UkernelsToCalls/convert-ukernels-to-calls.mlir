@@ -22,8 +22,9 @@ func.func @sgemm(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) 
 // address plus the view's byte shift, also through a reshape of the view,
 // and that a convolution's activation (3: SiLU) comes before its pooling
 // (absent: 0), then its input prologue (absent: two null addresses and no
-// ReLU), then the window of a pooling by bands (absent: eight zeros); a
-// pooled one passes its kind, 2.
+// ReLU), then the window of a pooling by bands (absent: eight zeros), then
+// the address of its plane means (absent: 0); a pooled one passes its
+// kind, 2.
 // CHECK-LABEL: func @arena_views
 // CHECK-SAME: (%[[ARENA:.*]]: memref<4096xi8>
 // CHECK: %[[SHIFT:.*]] = arith.constant 1024 : index
@@ -65,7 +66,7 @@ func.func @conv_prologue(%x: memref<1x2x2x2xf32>, %w: memref<8xf32>, %s: memref<
 // Tests that a convolution pooled by bands of rows (pool = 1) passes its
 // pooling's window last: kernel 3x3, strides 2, pads 1 and 0, output 5x4.
 // CHECK-LABEL: func @conv_pool_window
-// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}) :
+// CHECK: call @tcc_ukabi_conv2d({{.*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c5_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}) :
 func.func @conv_pool_window(%x: memref<1x2x10x8xf32>, %w: memref<18xf32>, %y: memref<1x1x5x4xf32>) {
   tcc.ukernel "conv2d" ins(%x, %w : memref<1x2x10x8xf32>, memref<18xf32>) outs(%y : memref<1x1x5x4xf32>) params {n = 1 : i64, c = 2 : i64, h = 10 : i64, w = 8 : i64, f = 1 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, pad_bottom = 1 : i64, pad_right = 1 : i64, groups = 1 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, pool = 1 : i64, pool_kh = 3 : i64, pool_kw = 3 : i64, pool_stride_h = 2 : i64, pool_stride_w = 2 : i64, pool_pad_top = 1 : i64, pool_pad_left = 0 : i64, pool_oh = 5 : i64, pool_ow = 4 : i64}
   return
@@ -162,5 +163,25 @@ func.func @unbufferized(%a: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
 func.func @missing_param(%a: memref<4x8xf32>, %b: memref<8x2xf32>, %c: memref<4x2xf32>) {
   // expected-error @+1 {{has no parameter 'n'}}
   tcc.ukernel "sgemm" ins(%a, %b : memref<4x8xf32>, memref<8x2xf32>) outs(%c : memref<4x2xf32>) params {batch = 1 : i64, m = 4 : i64, has_bias = 0 : i64, has_residual = 0 : i64}
+  return
+}
+
+// -----
+
+// Tests that a depthwise convolution with plane means (has_means) passes
+// its outputs' second buffer, the means, as the call's last argument and
+// its third, the scratch, as the scratch.
+// CHECK-LABEL: func @depthwise_plane_means
+// CHECK-SAME: (%[[X:.*]]: memref<1x16x5x5xf32>, %[[W:.*]]: memref<144xf32>, %[[Y:.*]]: memref<1x16x5x5xf32>, %[[M:.*]]: memref<1x16x1x1xf32>, %[[S:.*]]: memref<64xi8>)
+// CHECK: memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[S]]
+// CHECK: %[[SA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: memref.extract_aligned_pointer_as_index %[[M]]
+// CHECK: %[[MA:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: call @tcc_ukabi_conv2d(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %[[SA]], {{.*}}, %[[MA]]) :
+func.func @depthwise_plane_means(%x: memref<1x16x5x5xf32>, %w: memref<144xf32>, %y: memref<1x16x5x5xf32>, %m: memref<1x16x1x1xf32>, %s: memref<64xi8>) {
+  tcc.ukernel "conv2d" ins(%x, %w : memref<1x16x5x5xf32>, memref<144xf32>) outs(%y, %m, %s : memref<1x16x5x5xf32>, memref<1x16x1x1xf32>, memref<64xi8>) params {n = 1 : i64, c = 16 : i64, h = 5 : i64, w = 5 : i64, f = 16 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, pad_bottom = 1 : i64, pad_right = 1 : i64, groups = 16 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, has_means = 1 : i64}
   return
 }

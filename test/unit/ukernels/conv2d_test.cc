@@ -152,10 +152,12 @@ void setPrologue(tcc_uk_conv2d_params_t &p, const ConvCase &c,
 }
 
 std::vector<float> runConv(const Variant &v, const ConvCase &c,
-                           const ConvData &d, const tcc_host_api_t *host) {
+                           const ConvData &d, const tcc_host_api_t *host,
+                           float *means = nullptr) {
   std::vector<float> out = d.out0;
   tcc_uk_conv2d_params_t p = c.params();
   setPrologue(p, c, d);
+  p.plane_means = means;
   const int64_t need = v.convScratchBytes(v.isaFn(), &p);
   EXPECT_GE(need, 0);
   Scratch scratch(need);
@@ -1093,11 +1095,94 @@ TEST_P(Conv2d, DirectSplitsAcrossThreads) {
       if (isa() != 2)
         continue;
       EXPECT_EQ(host.calls, 1); // one parallel loop
-      if (c.h == 7 && threads == 8)
+      if (c.h == 7 && threads == 8) {
         EXPECT_EQ(host.counts.back(), c.groups == 1 ? 14 : 16);
+      }
     }
     checkConv(*v, c);
   }
+}
+
+// A depthwise convolution writes the mean of each output plane, after its
+// epilogue, where asked (plane_means: a squeeze-and-excitation block's
+// pooling), on every path (3x3 direct rows at stride 1 and 2, 7x7 planes
+// flat, 5x5 and 7x7 in lanes with a last group of fewer planes, a dilation
+// the unrolled kernels leave to the general rows), for a batch, on any
+// number of threads; the output is the same as without. The means are
+// sums in float of up to 3136 outputs, divided: within 1e-5 of the mean
+// of the output in double (relative to the mean of magnitudes).
+TEST_P(Conv2d, DepthwisePlaneMeans) {
+  const ConvCase cases[] = {
+      ConvCase{2, 32, 14, 14, 32, 3, 3}.pad(1).group(32).epilogue(),
+      ConvCase{1, 48, 28, 28, 48, 3, 3}.stride(2).pad(1).group(48).epilogue(),
+      ConvCase{1, 40, 7, 7, 40, 3, 3}.pad(1).group(40),
+      ConvCase{1, 72, 56, 56, 72, 5, 5}
+          .stride(2)
+          .pad(2)
+          .group(72)
+          .epilogue()
+          .activation(TCC_UK_ACT_SILU),
+      ConvCase{1, 36, 14, 14, 36, 7, 7}.pad(3).group(36).epilogue(),
+      ConvCase{1, 16, 12, 12, 16, 3, 3}.dilation(2).pad(2).group(16),
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    const std::vector<float> plain = runConv(*v, c, d, nullptr);
+    const int64_t planes = c.n * c.f, hw = c.oh() * c.ow();
+    for (int threads : {1, 2, 3}) {
+      ThreadHost host(threads);
+      std::vector<float> means(planes + 1, std::nanf(""));
+      const std::vector<float> out =
+          runConv(*v, c, d, threads > 1 ? host.get() : nullptr, means.data());
+      expectIdentical(plain.data(), out.data(), plain.size(),
+                      std::to_string(threads) + " threads");
+      EXPECT_TRUE(std::isnan(means[planes])) << "wrote past the means";
+      for (int64_t q = 0; q < planes; ++q) {
+        double sum = 0, mag = 0;
+        for (int64_t i = 0; i < hw; ++i) {
+          sum += out[q * hw + i];
+          mag += std::fabs(out[q * hw + i]);
+        }
+        ASSERT_NEAR(means[q], sum / hw, 1e-5 * (mag / hw) + 1e-30)
+            << "plane " << q << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
+// Plane means only for depthwise convolutions: one with several groups of
+// two channels, with one group, with a channel multiplier, accumulating or
+// pooled is refused (-2), nothing written.
+TEST_P(Conv2d, DepthwisePlaneMeansRefused) {
+  const ConvCase cases[] = {
+      ConvCase{1, 8, 6, 6, 8, 3, 3}.pad(1).group(4),
+      ConvCase{1, 8, 6, 6, 8, 3, 3}.pad(1),
+      ConvCase{1, 8, 6, 6, 16, 3, 3}.pad(1).group(8),
+      ConvCase{1, 8, 6, 6, 8, 3, 3}.pad(1).group(8).withFlags(
+          TCC_UK_ACCUMULATE),
+  };
+  for (const ConvCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    tcc_uk_conv2d_params_t p = c.params();
+    std::vector<float> means(c.n * c.f, 7.0f), out = d.out0;
+    p.plane_means = means.data();
+    std::vector<char> scratch(v->convScratchBytes(v->isaFn(), &p) + 64);
+    p.scratch = scratch.data();
+    EXPECT_EQ(-2, v->conv2d(nullptr, &p, d.x.data(), d.w.data(), out.data(),
+                            nullptr));
+    EXPECT_EQ(means, std::vector<float>(c.n * c.f, 7.0f));
+  }
+  ConvCase dw = ConvCase{1, 16, 8, 8, 16, 3, 3}.pad(1).group(16);
+  tcc_uk_conv2d_params_t p = dw.params();
+  p.pool = 2;
+  float means[16];
+  p.plane_means = means;
+  const ConvData d(*v, dw, v);
+  std::vector<float> out(16 * 4 * 4);
+  EXPECT_EQ(
+      -2, v->conv2d(nullptr, &p, d.x.data(), d.w.data(), out.data(), nullptr));
 }
 
 // Depthwise planes are cheap: mobilenet's 7x7 layer (960 planes of 49
