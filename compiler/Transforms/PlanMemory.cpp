@@ -76,9 +76,16 @@ std::string describeWriter(Operation *op, Value buffer) {
     if (auto kernel = dyn_cast<UkernelOp>(op))
       what += " \"" + kernel.getName().str() + "\"";
   }
-  if (auto kernel = dyn_cast<UkernelOp>(op))
-    if (llvm::is_contained(llvm::drop_begin(kernel.getOutputs()), buffer))
+  if (auto kernel = dyn_cast<UkernelOp>(op)) {
+    // Its results come first: the output, and a depthwise convolution's
+    // plane means (has_means); then its scratch.
+    auto means =
+        dyn_cast_or_null<IntegerAttr>(kernel.getParams().get("has_means"));
+    size_t results = means && means.getInt() ? 2 : 1;
+    if (llvm::is_contained(llvm::drop_begin(kernel.getOutputs(), results),
+                           buffer))
       return "scratch of " + what;
+  }
   if (buffer.getDefiningOp() &&
       buffer.getDefiningOp()->hasAttr(kRowTemporaryAttrName))
     return "row temporary of " + what;

@@ -378,3 +378,22 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that a depthwise convolution's plane means (the second output of a
+// conv2d call with has_means) are named as its result, not as its
+// scratch, which comes after them.
+// CHECK: buffers = [{bytes = 1024 : i64, {{.*}}writer = "dw (Conv)"}, {bytes = 64 : i64, {{.*}}writer = "dw (Conv)"}, {bytes = 128 : i64, {{.*}}writer = "scratch of dw (Conv)"}]
+// CHECK-LABEL: func @main
+module {
+  func.func @main(%x: memref<1x16x4x4xf32>, %w: memref<144xf32>, %y: memref<1x16x4x4xf32>, %z: memref<1x16x1x1xf32>) {
+    %o = memref.alloc() {alignment = 64 : i64} : memref<1x16x4x4xf32>
+    %m = memref.alloc() {alignment = 64 : i64} : memref<1x16x1x1xf32>
+    %s = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
+    tcc.ukernel "conv2d" ins(%x, %w : memref<1x16x4x4xf32>, memref<144xf32>) outs(%o, %m, %s : memref<1x16x4x4xf32>, memref<1x16x1x1xf32>, memref<128xi8>) params {n = 1 : i64, c = 16 : i64, h = 4 : i64, w = 4 : i64, f = 16 : i64, kh = 3 : i64, kw = 3 : i64, groups = 16 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_means = 1 : i64} loc("dw (Conv)")
+    linalg.exp ins(%o : memref<1x16x4x4xf32>) outs(%y : memref<1x16x4x4xf32>)
+    linalg.exp ins(%m : memref<1x16x1x1xf32>) outs(%z : memref<1x16x1x1xf32>)
+    return
+  }
+}
