@@ -357,10 +357,13 @@ TEST_P(Conv2d, DepthwiseOtherShapes) {
 }
 
 // The direct 3x3 rows (AVX-512) store through a branch-free sink where the
-// epilogue is a bias and a clamp or less (no residual, activation or
-// accumulation), the clamp's bounds infinite where there is none: bias
-// alone, bias and relu, nothing, at strides 1 and 2, rows inside and at
-// the edges. Every ISA checks them against the reference.
+// epilogue is a bias and a clamp or less (no residual or accumulation), the
+// clamp's bounds infinite where there is none, with SiLU or hard swish
+// between the bias and the clamp compiled into the sink: bias alone, bias
+// and relu, nothing, each activation with and without the clamp, at
+// strides 1 and 2, rows inside and at the edges; the same bits as the
+// general epilogue's (a residual of zeros takes that path). Every ISA
+// checks them against the reference.
 TEST_P(Conv2d, DepthwiseDirectPlainEpilogues) {
   ConvCase biasOnly{1, 16, 28, 40, 16, 3, 3};
   biasOnly.bias = true;
@@ -369,6 +372,28 @@ TEST_P(Conv2d, DepthwiseDirectPlainEpilogues) {
   biasRelu.bias = biasRelu.relu = true;
   checkConv(*v, biasRelu.stride(2).pad(1).group(8));
   checkConv(*v, ConvCase{2, 4, 17, 16, 4, 3, 3}.pad(1).group(4));
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
+    for (int64_t stride : {1, 2})
+      for (bool relu : {false, true}) {
+        ConvCase c = ConvCase{2, 16, 30, 34, 16, 3, 3}
+                         .stride(stride)
+                         .pad(1)
+                         .group(16)
+                         .activation(act);
+        c.bias = true;
+        c.relu = relu;
+        checkConv(*v, c);
+        // The general epilogue (a residual of zeros) gives the same bits.
+        const ConvData d(*v, c, v);
+        ConvCase withRes = c;
+        withRes.residual = true;
+        ConvData dz(*v, withRes, v);
+        std::fill(dz.res.begin(), dz.res.end(), 0.0f);
+        const std::vector<float> plain = runConv(*v, c, d, nullptr);
+        const std::vector<float> general = runConv(*v, withRes, dz, nullptr);
+        expectIdentical(plain.data(), general.data(), plain.size(),
+                        "plain against general epilogue");
+      }
   // 7x7 planes run flat, with the same stores.
   ConvCase flat{1, 12, 7, 7, 12, 3, 3};
   flat.bias = flat.relu = true;
