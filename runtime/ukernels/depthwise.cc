@@ -589,7 +589,7 @@ TCC_UK_INLINE void storePlain(float *out, vf x, bool full, vmask m, vf bias,
 /// PlaneSink for plain epilogues, with activation Act (TCC_UK_ACT_*, known
 /// when compiled) between the bias and the clamp: the SiLU or hard swish
 /// of a depthwise layer, checked at every store in the general epilogue,
-/// ran its 3x3 planes at half the plain ones' speed (efficientnet_b0's).
+/// ran its 3x3 planes at half the plain ones' speed.
 template <int Act> struct PlainPlaneSink {
   float *y;
   int64_t ow;
