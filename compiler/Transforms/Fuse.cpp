@@ -58,7 +58,10 @@ static int64_t trailingReductionStart(Operation *op) {
 /// The global average pooling of a depthwise convolution's output `out`
 /// (after its epilogue): a keepdims mean over the plane axes, as a
 /// squeeze-and-excitation block takes; null where there is none.
-static Operation *matchPlaneMeans(ConvOp conv, Value out) {
+static Operation *matchPlaneMeans(Operation *op, Value out) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv)
+    return nullptr;
   auto weight = cast<RankedTensorType>(conv.getWeight().getType());
   int64_t groups = conv.getGroups();
   if (groups <= 1 || weight.getRank() != 4 || weight.getDimSize(1) != 1 ||
@@ -191,14 +194,14 @@ struct TccFusePass : mlir::tcc::impl::TccFuseBase<TccFusePass> {
       // reads (a squeeze-and-excitation block) yields the plane means too:
       // its kernel sums each plane as it finishes it, in cache, where a
       // kernel of their own read the whole output again.
+      Operation *mean = group.ops.size() == 1 + chain.size()
+                            ? matchPlaneMeans(op, root->getResult(0))
+                            : nullptr;
       SmallVector<Operation *> means;
-      if (auto conv = dyn_cast<ConvOp>(op))
-        if (group.ops.size() == 1 + chain.size())
-          if (Operation *mean = matchPlaneMeans(conv, root->getResult(0)))
-            if (!grouped.contains(mean)) {
-              group.ops.insert(mean);
-              means.push_back(mean);
-            }
+      if (mean && !grouped.contains(mean)) {
+        group.ops.insert(mean);
+        means.push_back(mean);
+      }
       if (group.ops.size() < 2)
         continue;
       grouped.insert(group.ops.begin(), group.ops.end());

@@ -576,20 +576,25 @@ void plainBounds(const DepthwiseEpi &e, vf &lo, vf &hi) {
 }
 
 /// Sums x stored at out with a plain epilogue (the lanes of m where not
-/// full).
+/// full): the bias, activation Act (TCC_UK_ACT_*, known when compiled; as
+/// finishInto orders them), the clamp.
+template <int Act = TCC_UK_ACT_NONE>
 TCC_UK_INLINE void storePlain(float *out, vf x, bool full, vmask m, vf bias,
                               vf lo, vf hi) {
-  x = vclamp(vadd(x, bias), lo, hi);
+  x = vadd(x, bias);
+  if (Act != TCC_UK_ACT_NONE)
+    x = vactivate(Act, x);
+  x = vclamp(x, lo, hi);
   if (full)
     vstore(out, x);
   else
     vstoreFirst(out, x, m);
 }
 
-/// PlaneSink for plain epilogues, with activation Act (TCC_UK_ACT_*, known
-/// when compiled) between the bias and the clamp: the SiLU or hard swish
-/// of a depthwise layer, checked at every store in the general epilogue,
-/// ran its 3x3 planes at half the plain ones' speed.
+/// PlaneSink for plain epilogues, with activation Act between the bias and
+/// the clamp: the SiLU or hard swish of a depthwise layer, checked at every
+/// store in the general epilogue, ran its 3x3 planes at half the plain
+/// ones' speed.
 template <int Act> struct PlainPlaneSink {
   float *y;
   int64_t ow;
@@ -598,16 +603,8 @@ template <int Act> struct PlainPlaneSink {
   void setRow(int64_t oy) { row = y + oy * ow; }
   __attribute__((always_inline)) void operator()(int r, int64_t ox, vf acc,
                                                  int n) {
-    if (Act == TCC_UK_ACT_NONE) {
-      storePlain(row + r * ow + ox, acc, n == 16, vmaskFirst(n), bias, lo, hi);
-      return;
-    }
-    // As finishInto: the bias, the activation, the clamp.
-    vf x = vclamp(vactivate(Act, vadd(acc, bias)), lo, hi);
-    if (n == 16)
-      vstore(row + r * ow + ox, x);
-    else
-      vstoreFirst(row + r * ow + ox, x, vmaskFirst(n));
+    storePlain<Act>(row + r * ow + ox, acc, n == 16, vmaskFirst(n), bias, lo,
+                    hi);
   }
 };
 
