@@ -195,6 +195,21 @@ void tcc_context_set_profiler(tcc_context_t *context, tcc_profiler_fn_t fn,
     return;
   context->profiler = fn;
   context->profilerUser = user;
+  if (context->pool)
+    context->pool->setAccounting(fn != nullptr);
+}
+
+void tcc_context_thread_usage(const tcc_context_t *context,
+                              tcc_thread_usage_t *out) {
+  if (!out)
+    return;
+  *out = tcc_thread_usage_t{};
+  if (!context || !context->pool)
+    return;
+  const tcc::ThreadPool::Usage u = context->pool->usage();
+  out->worker_busy_ns = u.workerBusyNs;
+  out->caller_wait_ns = u.callerWaitNs;
+  out->loops = u.loops;
 }
 
 void tcc_context_set_idle_spin(tcc_context_t *context, int32_t micros) {

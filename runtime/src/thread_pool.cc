@@ -25,6 +25,12 @@ int defaultSpinMicros() {
   return 1000;
 }
 
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 /// Spins until pred() holds or `micros` pass; true if it held.
 template <typename Pred> bool spinUntil(int micros, Pred pred) {
   if (micros <= 0 || pred()) // most joins find the workers done already
@@ -104,7 +110,9 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
     std::lock_guard<std::mutex> lock(mutex);
     wake.notify_all();
   }
+  const bool account = accounting.load(std::memory_order_relaxed);
   runChunks(0);
+  const int64_t doneAt = account ? nowNs() : 0;
   // Every chunk has been claimed. Close the job, then wait for the workers
   // inside it (one may still run a chunk, or be looking at the runs), not
   // for the others: a worker that has not entered yet (descheduled, or
@@ -118,6 +126,25 @@ void ThreadPool::parallelFor(int64_t count, int64_t grain,
   if (!spinUntil(spinUs, idle))
     while (!idle())
       std::this_thread::yield();
+  if (account) {
+    callerWaitNs.fetch_add(nowNs() - doneAt, std::memory_order_relaxed);
+    loops.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ThreadPool::setAccounting(bool on) {
+  workerBusyNs.store(0, std::memory_order_relaxed);
+  callerWaitNs.store(0, std::memory_order_relaxed);
+  loops.store(0, std::memory_order_relaxed);
+  accounting.store(on, std::memory_order_release);
+}
+
+ThreadPool::Usage ThreadPool::usage() const {
+  Usage u;
+  u.workerBusyNs = workerBusyNs.load(std::memory_order_relaxed);
+  u.callerWaitNs = callerWaitNs.load(std::memory_order_relaxed);
+  u.loops = loops.load(std::memory_order_relaxed);
+  return u;
 }
 
 void ThreadPool::runChunks(int self) {
@@ -184,8 +211,15 @@ void ThreadPool::workerLoop(int self) {
     if (PauseHook hook = pauseHook.load(std::memory_order_acquire))
       hook(pauseContext, self);
     inJob.fetch_add(1, std::memory_order_seq_cst);
-    if (closed.load(std::memory_order_seq_cst) < job)
-      runChunks(self);
+    if (closed.load(std::memory_order_seq_cst) < job) {
+      if (accounting.load(std::memory_order_relaxed)) {
+        const int64_t start = nowNs();
+        runChunks(self);
+        workerBusyNs.fetch_add(nowNs() - start, std::memory_order_relaxed);
+      } else {
+        runChunks(self);
+      }
+    }
     inJob.fetch_sub(1, std::memory_order_release);
   }
 }

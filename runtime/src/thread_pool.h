@@ -67,6 +67,20 @@ public:
   /// graphs), which workers spinning on its CPUs would slow down.
   void settle(int micros);
 
+  /// What the threads did in the pool's parallel loops since accounting was
+  /// last turned on: the workers' time running chunks, and the caller's
+  /// time waiting at the end of a loop for the workers to finish theirs.
+  /// A kernel's threads were busy (wall - callerWait + workerBusy) of its
+  /// (threads x wall): what `tcc-run --profile` reports per kernel.
+  struct Usage {
+    int64_t workerBusyNs = 0;
+    int64_t callerWaitNs = 0;
+    int64_t loops = 0; ///< loops split across threads
+  };
+  /// Turns accounting on (reading the clock twice a loop and a worker's
+  /// entry) and clears the sums, or off. Not while a job runs.
+  void setAccounting(bool on);
+  Usage usage() const;
   /// For tests: how many workers sleep (or are about to).
   int sleepingWorkers() const {
     return sleepers.load(std::memory_order_relaxed);
@@ -116,6 +130,8 @@ private:
   };
   std::unique_ptr<Run[]> runs;
   std::atomic<PauseHook> pauseHook{nullptr};
+  std::atomic<bool> accounting{false};
+  std::atomic<int64_t> workerBusyNs{0}, callerWaitNs{0}, loops{0};
   void *pauseContext = nullptr;
 };
 

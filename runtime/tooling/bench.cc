@@ -1,6 +1,8 @@
 // bench.cc - the profiler hook, benchmark statistics and paired timing.
 #include "tooling/bench.h"
 
+#include "tcc/runtime.h"
+
 #include <algorithm>
 
 namespace tcc::tooling {
@@ -15,19 +17,37 @@ void Profiler::callback(void *user, int64_t kernel, const char *name,
   if (static_cast<size_t>(kernel) >= p.kernels.size())
     p.kernels.resize(kernel + 1);
   Kernel &k = p.kernels[kernel];
+  tcc_thread_usage_t usage{};
+  if (p.context)
+    tcc_context_thread_usage(p.context, &usage);
   if (!end) {
-    k.start = now;
     if (k.name.empty() && name)
       k.name = name;
+    k.busyAtStart = usage.worker_busy_ns;
+    k.waitAtStart = usage.caller_wait_ns;
+    k.start = std::chrono::steady_clock::now(); // after the bookkeeping
     return;
   }
   ++k.calls;
-  k.totalMs += std::chrono::duration<double, std::milli>(now - k.start).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(now - k.start).count();
+  k.totalMs += ms;
+  if (p.context)
+    k.threadMs +=
+        ms + 1e-6 * static_cast<double>((usage.worker_busy_ns - k.busyAtStart) -
+                                        (usage.caller_wait_ns - k.waitAtStart));
 }
 
 void Profiler::reset() {
   for (Kernel &k : kernels)
-    k.calls = 0, k.totalMs = 0;
+    k.calls = 0, k.totalMs = 0, k.threadMs = 0;
+}
+
+double Profiler::threadMs() const {
+  double t = 0;
+  for (const Kernel &k : kernels)
+    t += k.threadMs;
+  return t;
 }
 
 double Profiler::totalMs() const {

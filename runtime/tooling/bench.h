@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+struct tcc_context_t;
+
 namespace tcc::tooling {
 
 /// Per-kernel times from the profile points of an artifact compiled with
@@ -19,9 +21,17 @@ struct Profiler {
     int64_t calls = 0;
     double totalMs = 0;
     std::chrono::steady_clock::time_point start; ///< of the call in flight
+    /// Thread time: each call's wall time, less the calling thread's
+    /// waits at the ends of parallel loops, plus the workers' time in
+    /// them (with `context` set; threadMs / totalMs threads were busy).
+    double threadMs = 0;
+    int64_t busyAtStart = 0, waitAtStart = 0; ///< of the call in flight
   };
   /// Indexed by the artifact's kernel number.
   std::vector<Kernel> kernels;
+  /// The context whose thread usage (tcc_context_thread_usage) each
+  /// kernel records, or none.
+  const tcc_context_t *context = nullptr;
 
   /// The runtime's profiler hook: `end` 0 when kernel `kernel` starts,
   /// nonzero when it ends; `user` is the Profiler.
@@ -31,6 +41,8 @@ struct Profiler {
   void reset();
   /// The time of all kernels together.
   double totalMs() const;
+  /// Their thread time together (0 without a context).
+  double threadMs() const;
   /// Kernel indices by total time, largest first (ties in kernel order).
   std::vector<size_t> order() const;
 };

@@ -30,6 +30,11 @@ __attribute__((format(printf, 2, 3))) void appendf(std::string &out,
   va_end(again);
 }
 
+// Threads busy on average: thread time over wall time.
+double busy(double threadMs, double wallMs) {
+  return wallMs > 0 ? threadMs / wallMs : 0.0;
+}
+
 // "[1,2]"
 std::string joinPosition(const std::vector<int64_t> &pos) {
   std::string s = "[";
@@ -207,17 +212,27 @@ std::string textReport(const Report &report) {
     for (const Profiler::Kernel &k : p.kernels)
       if (k.calls && (!runs || k.calls < runs))
         runs = k.calls;
-    appendf(out, "profile: %zu kernels, %.4f ms a run in kernels\n",
+    // With the context's thread usage, how many threads each kernel kept
+    // busy on average: where a split leaves threads waiting.
+    const bool threads = p.context != nullptr;
+    appendf(out, "profile: %zu kernels, %.4f ms a run in kernels",
             p.kernels.size(), runs ? total / runs : 0.0);
-    appendf(out, "%6s %8s %12s %12s %7s  %s\n", "kernel", "calls", "total_ms",
-            "mean_ms", "share", "name");
+    if (threads)
+      appendf(out, ", %.2f of %d threads busy", busy(p.threadMs(), total),
+              report.threads);
+    out += "\n";
+    appendf(out, "%6s %8s %12s %12s %7s%s  %s\n", "kernel", "calls", "total_ms",
+            "mean_ms", "share", threads ? " threads" : "", "name");
     for (size_t i : p.order()) {
       const Profiler::Kernel &k = p.kernels[i];
       if (!k.calls)
         continue;
-      appendf(out, "%6zu %8" PRId64 " %12.4f %12.4f %6.1f%%  %s\n", i, k.calls,
+      appendf(out, "%6zu %8" PRId64 " %12.4f %12.4f %6.1f%%", i, k.calls,
               k.totalMs, k.calls ? k.totalMs / k.calls : 0.0,
-              total > 0 ? 100 * k.totalMs / total : 0.0, k.name.c_str());
+              total > 0 ? 100 * k.totalMs / total : 0.0);
+      if (threads)
+        appendf(out, " %7.2f", busy(k.threadMs, k.totalMs));
+      appendf(out, "  %s\n", k.name.c_str());
     }
   }
   return out;
@@ -273,12 +288,14 @@ json jsonReport(const Report &report) {
     json kernels = json::array();
     for (size_t i : report.profile->order()) {
       const Profiler::Kernel &k = report.profile->kernels[i];
-      kernels.push_back(
-          json{{"kernel", i},
-               {"name", k.name},
-               {"calls", k.calls},
-               {"total_ms", jsonNumber(k.totalMs)},
-               {"mean_ms", jsonNumber(k.calls ? k.totalMs / k.calls : 0.0)}});
+      json kernel{{"kernel", i},
+                  {"name", k.name},
+                  {"calls", k.calls},
+                  {"total_ms", jsonNumber(k.totalMs)},
+                  {"mean_ms", jsonNumber(k.calls ? k.totalMs / k.calls : 0.0)}};
+      if (report.profile->context)
+        kernel["threads_busy"] = jsonNumber(busy(k.threadMs, k.totalMs));
+      kernels.push_back(std::move(kernel));
     }
     doc["profile"] = std::move(kernels);
   }

@@ -222,8 +222,10 @@ Report execute(const Options &o) {
       o.compare.empty() ? tcc::Context(model, static_cast<int32_t>(o.threads))
                         : tcc::Context(model, tcc::Allocator::host(),
                                        static_cast<int32_t>(o.threads));
-  if (o.profile)
+  if (o.profile) {
     tcc_context_set_profiler(context.get(), Profiler::callback, &profiler);
+    profiler.context = context.get();
+  }
   std::unique_ptr<Other> other;
   if (!o.compare.empty())
     other = loadOther(model, context, o);

@@ -261,6 +261,22 @@ typedef void (*tcc_profiler_fn_t)(void *user, int64_t kernel, const char *name,
 TCC_API void tcc_context_set_profiler(tcc_context_t *context,
                                       tcc_profiler_fn_t fn, void *user);
 
+/* What the context's threads did in its parallel loops since a profiler
+ * was last set (setting one turns this accounting on and clears it,
+ * NULL turns it off: it reads the clock twice a loop). Between two
+ * points of a run, a kernel of `wall` ns kept (wall - caller_wait_ns +
+ * worker_busy_ns) / wall threads busy on average. The sums are the
+ * pool's, so contexts sharing one (tcc_context_create_sharing_threads)
+ * see each other's loops; zero under tcc_context_set_parallel_for. */
+typedef struct tcc_thread_usage_t {
+  int64_t worker_busy_ns; /* the workers running parts of loops */
+  int64_t caller_wait_ns; /* the calling thread waiting at a loop's end
+                             for the workers to finish their parts */
+  int64_t loops;          /* loops split across threads */
+} tcc_thread_usage_t;
+TCC_API void tcc_context_thread_usage(const tcc_context_t *context,
+                                      tcc_thread_usage_t *out);
+
 /* The version of this runtime, "MAJOR.MINOR.PATCH", as the tcc that
  * built it (`tcc --version`) and its package say. */
 TCC_API const char *tcc_runtime_version(void);

@@ -132,6 +132,36 @@ TEST_F(ContextTest, LoopsOnTheHostsThreads) {
   EXPECT_EQ(sum.data<float>()[5], 111);
 }
 
+// A profiler turns the pool's thread accounting on (and clears it), NULL
+// off: the fake artifact's one loop of 6 elements splits across the two
+// threads and is counted; a context on the host's loops, or none, reads
+// zeros.
+TEST_F(ContextTest, ThreadUsageWhileProfiling) {
+  tcc_thread_usage_t u;
+  tcc_context_thread_usage(context.get(), &u);
+  EXPECT_EQ(u.loops, 0);
+  tcc_context_set_profiler(
+      context.get(), [](void *, int64_t, const char *, int32_t) {}, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    Result r = run({a.get(), b.get()}, {sum.get()});
+    ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  }
+  tcc_context_thread_usage(context.get(), &u);
+  EXPECT_EQ(u.loops, 3);
+  EXPECT_GE(u.worker_busy_ns, 0);
+  EXPECT_GE(u.caller_wait_ns, 0);
+  tcc_context_set_profiler(context.get(), nullptr, nullptr);
+  tcc_context_thread_usage(context.get(), &u);
+  EXPECT_EQ(u.loops, 0);
+  Result r = run({a.get(), b.get()}, {sum.get()});
+  ASSERT_EQ(r.code, TCC_STATUS_OK) << r.message;
+  tcc_context_thread_usage(context.get(), &u);
+  EXPECT_EQ(u.loops, 0);
+  tcc_context_thread_usage(nullptr, &u); // tolerated, as the accessors
+  EXPECT_EQ(u.loops, 0);
+  tcc_context_thread_usage(context.get(), nullptr);
+}
+
 TEST_F(ContextTest, HostLoopsArgumentErrors) {
   HostLoops host;
   Result r = result(tcc_context_set_parallel_for(

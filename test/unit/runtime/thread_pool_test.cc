@@ -130,6 +130,64 @@ TEST(ThreadPool, EachThreadRunsItsOwnShareFirst) {
   }
 }
 
+// With accounting on, the pool sums the workers' time in chunks and the
+// caller's wait for them at a loop's end: a chunk that the worker runs for
+// 40 ms after the caller's own chunk is done shows in both; off, nothing
+// is summed, and turning it on again clears the sums.
+TEST(ThreadPool, AccountsWorkerTimeAndTheCallersWait) {
+  tcc::ThreadPool pool(2, 1000);
+  struct Job {
+    std::atomic<bool> workerStarted{false}, timedOut{false};
+  } job;
+  auto uneven = [](void *self, int64_t begin, int64_t end) {
+    auto *j = static_cast<Job *>(self);
+    for (int64_t i = begin; i < end; ++i) {
+      if (i == 1) { // the worker's run
+        j->workerStarted = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        continue;
+      }
+      // The caller's chunk ends once the worker holds its own, so the
+      // caller cannot take it and must wait.
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!j->workerStarted.load())
+        if (std::chrono::steady_clock::now() > deadline) {
+          j->timedOut = true;
+          break;
+        }
+    }
+  };
+  pool.parallelFor(2, 1, uneven, &job);
+  EXPECT_EQ(pool.usage().loops, 0); // off by default
+  EXPECT_EQ(pool.usage().workerBusyNs, 0);
+
+  pool.setAccounting(true);
+  job.workerStarted = false;
+  pool.parallelFor(2, 1, uneven, &job);
+  ASSERT_FALSE(job.timedOut.load());
+  tcc::ThreadPool::Usage u = pool.usage();
+  EXPECT_EQ(u.loops, 1);
+  EXPECT_GE(u.workerBusyNs, 35'000'000);
+  EXPECT_GE(u.callerWaitNs, 30'000'000);
+  // No tighter bound above: after its spin the caller yields, and a loaded
+  // machine may run it again well after the worker is done.
+  EXPECT_LT(u.callerWaitNs, 5'000'000'000);
+
+  pool.parallelFor(1, 1, uneven, &job); // one chunk: on the caller, unsplit
+  EXPECT_EQ(pool.usage().loops, 1);
+
+  pool.setAccounting(true);
+  u = pool.usage();
+  EXPECT_EQ(u.loops, 0);
+  EXPECT_EQ(u.workerBusyNs, 0);
+  EXPECT_EQ(u.callerWaitNs, 0);
+  pool.setAccounting(false);
+  job.workerStarted = false;
+  pool.parallelFor(2, 1, uneven, &job);
+  EXPECT_EQ(pool.usage().loops, 0);
+}
+
 // A worker held back before it enters a job (as a descheduled thread would
 // be) does not hold up the job: the caller runs every chunk and returns,
 // and the worker, released, skips the closed job and takes the next ones.

@@ -318,6 +318,37 @@ TEST(ReportTest, TextMemoryAndProfile) {
       << text;
 }
 
+// With the context's thread usage, the profile says how many threads each
+// kernel kept busy on average (thread time over wall time), in text and
+// JSON, and over all kernels in its first line.
+TEST(ReportTest, ProfileWithThreadUsage) {
+  tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
+  tcc::Context context(model, 2);
+  Report r = addReport();
+  r.threads = 2;
+  Profiler p;
+  p.context = context.get();
+  p.kernels.resize(2);
+  p.kernels[0] = {"node_Conv_0 (Conv)", 4, 1.0, {}, 1.5};
+  p.kernels[1] = {"node_Add_1 (Add)", 4, 3.0, {}, 6.0};
+  r.profile = p;
+  const std::string text = textReport(r);
+  EXPECT_NE(text.find("profile: 2 kernels, 1.0000 ms a run in kernels, 1.88 "
+                      "of 2 threads busy\n"
+                      "kernel    calls     total_ms      mean_ms   share "
+                      "threads  name\n"
+                      "     1        4       3.0000       0.7500   75.0%    "
+                      "2.00  node_Add_1 (Add)\n"
+                      "     0        4       1.0000       0.2500   25.0%    "
+                      "1.50  node_Conv_0 (Conv)\n"),
+            std::string::npos)
+      << text;
+  json doc = jsonReport(r);
+  EXPECT_EQ(dumpJson(doc["profile"][1]),
+            R"j({"kernel":0,"name":"node_Conv_0 (Conv)","calls":4,)j"
+            R"j("total_ms":1,"mean_ms":0.25,"threads_busy":1.5})j");
+}
+
 TEST(ReportTest, ModelInfoOfAnArtifact) {
   tcc::Model model = tcc::Model::load(TCC_FAKE_ARTIFACT);
   ModelInfo m = ModelInfo::of(model);
