@@ -715,6 +715,11 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 197, 2304, 768, true, "vit QKV");
     benchGemm(*v, o, pools, 197, 3072, 768, true, "vit FFN up");
     benchGemm(*v, o, pools, 197, 768, 3072, true, "vit FFN down");
+    // Rows between: where taking prepacked weights a panel at a time
+    // through every row panel stops paying (sgemm.cc, panelsOuterFits).
+    benchGemm(*v, o, pools, 256, 3072, 768, true, "FFN up, 256 rows");
+    benchGemm(*v, o, pools, 320, 3072, 768, true, "FFN up, 320 rows");
+    benchGemm(*v, o, pools, 384, 3072, 768, true, "FFN up, 384 rows");
     // A training step's products, weights packed each call: the forward
     // x W^T, the input gradient g W and the weight gradient g^T x of a
     // linear layer (tokens 512, d 128 -> 256; the MLP at batch 64).

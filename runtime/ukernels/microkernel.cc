@@ -114,10 +114,11 @@ TCC_UK_INLINE void prefetchB(const float *b, int64_t ldbp, int64_t p,
 /// step loads NVe vectors of the B panel and broadcasts MRe values of the A
 /// panel; every element is one chain of FMAs in k order, so edge tiles
 /// compute exactly what full tiles would.
-template <int MRe, int NVe>
-void tileKernel(int64_t kc, const float *__restrict a,
-                const float *__restrict b, int64_t ldbp, float *__restrict c,
-                int64_t ldc, int nr, const Tail *tail) {
+template <int MRe, int NVe, bool Side>
+TCC_UK_INLINE void
+tileLoop(int64_t kc, const float *__restrict a, const float *__restrict b,
+         int64_t ldbp, float *__restrict c, int64_t ldc, int nr,
+         const Tail *tail, const char *side, int64_t sideLines, int64_t every) {
   // The tile is stored after kc steps; start fetching it now.
   TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
@@ -130,9 +131,16 @@ void tileKernel(int64_t kc, const float *__restrict a,
     TCC_UK_UNROLL
   for (int v = 0; v < NVe; ++v)
     acc[i][v] = vzero();
+  int64_t sideAt = 0; // the k step of the next side prefetch
   for (int64_t p = 0; p < kc; ++p) {
     __builtin_prefetch(a + kPrefetchA, 0, 3);
     prefetchB<NVe>(b, ldbp, p, kc);
+    if (Side && p == sideAt && sideLines > 0) {
+      __builtin_prefetch(side, 0, 2);
+      side += 64;
+      --sideLines;
+      sideAt += every;
+    }
     vf bv[NVe];
     TCC_UK_UNROLL
     for (int v = 0; v < NVe; ++v)
@@ -148,6 +156,24 @@ void tileKernel(int64_t kc, const float *__restrict a,
     b += ldbp;
   }
   storeTile<MRe, NVe>(acc, c, ldc, nr, tail);
+}
+
+template <int MRe, int NVe>
+void tileKernel(int64_t kc, const float *__restrict a,
+                const float *__restrict b, int64_t ldbp, float *__restrict c,
+                int64_t ldc, int nr, const Tail *tail) {
+  tileLoop<MRe, NVe, false>(kc, a, b, ldbp, c, ldc, nr, tail, nullptr, 0, 1);
+}
+
+/// tileKernel, and a prefetch into L2 of the line at `side` every `every`
+/// k steps, sideLines lines in all (SideKernelFn).
+template <int MRe, int NVe>
+void sideTileKernel(int64_t kc, const float *__restrict a,
+                    const float *__restrict b, int64_t ldbp,
+                    float *__restrict c, int64_t ldc, int nr, const Tail *tail,
+                    const char *side, int64_t sideLines, int64_t every) {
+  tileLoop<MRe, NVe, true>(kc, a, b, ldbp, c, ldc, nr, tail, side, sideLines,
+                           every);
 }
 
 #if TCC_UK_NATIVE_ISA == 2
@@ -348,6 +374,11 @@ template <int MRe, int... NVs> constexpr void fillRow(MicroKernelFn *row) {
   ((row[v++] = &tileKernel<MRe, NVs>), ...);
 }
 
+template <int MRe, int... NVs> constexpr void fillSideRow(SideKernelFn *row) {
+  int v = 0;
+  ((row[v++] = &sideTileKernel<MRe, NVs>), ...);
+}
+
 template <int... Vs> struct Seq {};
 template <int N, int... Vs> struct MakeSeq : MakeSeq<N - 1, N, Vs...> {};
 template <int... Vs> struct MakeSeq<0, Vs...> {
@@ -368,6 +399,20 @@ constexpr KernelTable makeTable(Seq<Ms...>, Seq<Vs...>) {
 // Constant-initialised: no global constructor.
 constexpr KernelTable kKernels =
     makeTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
+
+struct SideKernelTable {
+  SideKernelFn fn[kMR][kNV];
+};
+
+template <int... Ms, int... Vs>
+constexpr SideKernelTable makeSideTable(Seq<Ms...>, Seq<Vs...>) {
+  SideKernelTable t{};
+  ((fillSideRow<Ms, Vs...>(t.fn[Ms - 1])), ...);
+  return t;
+}
+
+constexpr SideKernelTable kSideKernels =
+    makeSideTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
 
 #if TCC_UK_NATIVE_ISA == 2
 struct NarrowTable {
@@ -542,6 +587,10 @@ MicroKernelFn microKernel(int mr, int nr) {
     return kNarrowKernels.fn[mr - 1][nr - 1];
 #endif
   return kKernels.fn[mr - 1][(nr + kVL - 1) / kVL - 1];
+}
+
+SideKernelFn sideKernel(int mr, int nr) {
+  return kSideKernels.fn[mr - 1][(nr + kVL - 1) / kVL - 1];
 }
 
 void smallMGemm(int64_t m, int64_t nc, int64_t k, const float *a, int64_t ars,

@@ -75,11 +75,38 @@ bool raggedDirect(int32_t isa, int64_t nr) {
   return nr % t.vl == 0 || (isa == TCC_UK_ISA_AVX512 && nr <= kNarrow);
 }
 
+/// Whether a GEMM over prepacked B (weights: a Linear layer, attention's
+/// projections) packs all of A (the activations) before its tasks and
+/// takes B a panel at a time through every row panel of its task
+/// (runPanelsOuter), instead of a block of panels (1 MB) through each row
+/// panel in turn. The weights stream from memory or L3 once a call, and by
+/// blocks the first row panel's pass over a block waited on all of it
+/// (ViT's 197 x 3072 x 768 product 15% slower with cold weights than with
+/// weights in L2). By panels, each tile prefetches into L2 its share of
+/// the next panel (72 KB) while it computes; but each tile then reads its
+/// A panel from L2 instead of L1, which costs more than the wait saves
+/// from a few hundred rows on (a block's wait is shared by more row
+/// panels). tcc-ukernel-bench, 2 threads, cold weights, x 3072 x 768: 128
+/// rows 255 -> 297 GFLOP/s, 197 265 -> 288, 256 263 -> 272, 320 and 384
+/// level, 512 278 -> 260. So from kOuterMinM rows (fewer tiles could not
+/// hide a panel's fetch) to kOuterMaxM, and a B of kOuterMinB floats
+/// (smaller ones stay in L2 from call to call).
+constexpr int64_t kOuterMinM = 32, kOuterMaxM = 256,
+                  kOuterMinB = int64_t(1) << 18;
+bool panelsOuterFits(int32_t isa, uint32_t flags, int64_t m, int64_t n,
+                     int64_t k) {
+  return (flags & TCC_UK_PACKED_B) && !(flags & TCC_UK_PACKED_A) &&
+         m >= kOuterMinM && m <= kOuterMaxM && n * k >= kOuterMinB &&
+         n > kNarrow && !useSmallM(tilesFor(isa), flags, m);
+}
+
 } // namespace
 
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                          int64_t k) {
   const IsaTiles &t = tilesFor(isa);
+  if (m > 0 && n > 0 && panelsOuterFits(isa, flags, m, n, k))
+    return tcc_uk_pack_a_bytes(isa, m, k) + 64; // all of A, packed
   if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) || useSmallM(t, flags, m))
     return 0;
   if (readBDirect(isa, flags, m, n, k)) // the ragged panel, if packed
@@ -249,9 +276,93 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   }
 }
 
+/// C[i0:i1, j0:j1] of a panelsOuter GEMM (panelsOuterFits): A and B
+/// both packed, all of k. For each K block, B a panel at a time through
+/// every row panel, each tile prefetching into L2 its share of the next
+/// panel's block rows (or the first panel's rows of the next K block), so
+/// that the weights stream from memory while the row panels compute. The
+/// tile kernels and their order over k are runBlock's, so the bits are too.
+void runPanelsOuter(const Job &job, int64_t i0, int64_t i1, int64_t j0,
+                    int64_t j1) {
+  const GemmArgs &g = *job.g;
+  const int64_t K = g.k;
+  const bool epilogue = !isTrivial(g.ep);
+  Tail tail = {};
+  if (epilogue) {
+    tail.biasPerRow = g.ep->bias_per_row;
+    tail.ldr = g.ep->ldr;
+    tail.lo = g.ep->clamp_min;
+    tail.hi = g.ep->clamp_max;
+  }
+  const int64_t rowPanels = ceilDiv(i1 - i0, kMR);
+  // Row k0 of the panel at column jr, and its row stride.
+  auto panelRows = [&](int64_t jr, int64_t k0, int64_t &ldbp) {
+    const int nr = static_cast<int>(minI(kNR, g.n - jr));
+    ldbp = g.bPackedCompact ? panelWidth(nr, kNR, kVL) : kNR;
+    return job.bFull + (jr / kNR) * K * kNR + k0 * ldbp;
+  };
+  for (int64_t pc = 0; pc == 0 || pc < K; pc += kTiles.kc) {
+    const int64_t kc = minI(kTiles.kc, K - pc);
+    const bool first = pc == 0, last = pc + kc >= K;
+    tail.loadC = !first || g.accumulate;
+    const bool withEpilogue = last && epilogue;
+    tail.clamp = withEpilogue && g.ep->has_clamp;
+    tail.act = withEpilogue ? g.ep->activation : 0;
+    const bool needTail = tail.loadC || withEpilogue;
+    for (int64_t jr = j0; jr < j1; jr += kNR) {
+      const int nr = static_cast<int>(minI(kNR, j1 - jr));
+      int64_t ldbp;
+      const float *b = panelRows(jr, pc, ldbp);
+      // What to fetch while this panel's tiles run: the next panel's rows
+      // of this K block, else the first panel's of the next one.
+      const float *next = NULL;
+      int64_t nextBytes = 0;
+      if (jr + kNR < j1 || pc + kc < K) {
+        const bool sameBlock = jr + kNR < j1;
+        const int64_t nk = sameBlock ? kc : minI(kTiles.kc, K - pc - kc);
+        int64_t nldbp;
+        next = panelRows(sameBlock ? jr + kNR : j0, sameBlock ? pc : pc + kc,
+                         nldbp);
+        nextBytes = nk * nldbp * static_cast<int64_t>(sizeof(float));
+      }
+      const int64_t lines = ceilDiv(nextBytes, 64);
+      const int64_t perTile = ceilDiv(lines, rowPanels);
+      const int64_t every = maxI(1, kc / maxI(perTile, 1));
+      const char *side = reinterpret_cast<const char *>(next);
+      for (int64_t ir = i0, q = 0; ir < i1; ir += kMR, ++q) {
+        const int mr = static_cast<int>(minI(kMR, i1 - ir));
+        const float *ap = g.a + (ir / kMR) * K * kMR + pc * kMR;
+        setTail(tail, g.ep, withEpilogue, ir, jr);
+        float *c = g.c + ir * g.ldc + jr;
+        const int64_t from = minI(lines, q * perTile);
+        const int64_t count = minI(lines, from + perTile) - from;
+        if (nr > kNarrow)
+          sideKernel(mr, nr)(kc, ap, b, ldbp, c, g.ldc, nr,
+                             needTail ? &tail : NULL, side + from * 64, count,
+                             every);
+        else
+          microKernel(mr, nr)(kc, ap, b, ldbp, c, g.ldc, nr,
+                              needTail ? &tail : NULL);
+      }
+    }
+  }
+}
+
 void runTasks(void *ctx, int64_t begin, int64_t end) {
   const Job &job = *static_cast<const Job *>(ctx);
   const GemmArgs &g = *job.g;
+  if (g.panelsOuter) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t ti = t / job.tn, tj = t % job.tn;
+      const int64_t i0 = ti * job.mp / job.tm * kMR;
+      const int64_t i1 = minI(g.m, (ti + 1) * job.mp / job.tm * kMR);
+      const int64_t j0 = tj * job.np / job.tn * kNR;
+      const int64_t j1 = minI(g.n, (tj + 1) * job.np / job.tn * kNR);
+      if (i0 < i1 && j0 < j1)
+        runPanelsOuter(job, i0, i1, j0, j1);
+    }
+    return;
+  }
   for (int64_t t = begin; t < end; ++t) {
     const int64_t ti = t / job.tn, tj = t % job.tn;
     const int64_t i0 = ti * job.mp / job.tm * kMR;
@@ -371,6 +482,22 @@ void runSmallM(void *ctx, int64_t begin, int64_t end) {
   const int64_t j0 = begin * job.chunk, j1 = minI(g.n, end * job.chunk);
   smallMGemm(g.m, j1 - j0, g.k, g.a, g.ars, g.acs, job.b->b + j0, job.b->ldb,
              g.c + j0, g.ldc, g.accumulate, job.ep, j0);
+}
+
+/// All of A packed for a panelsOuter GEMM: row panels [begin, end).
+struct APack {
+  const GemmArgs *g;
+  float *dst;
+};
+
+void packAPanels(void *ctx, int64_t begin, int64_t end) {
+  const APack &pack = *static_cast<const APack *>(ctx);
+  const GemmArgs &g = *pack.g;
+  for (int64_t q = begin; q < end; ++q) {
+    const int64_t ir = q * kMR;
+    const int mr = static_cast<int>(minI(kMR, g.m - ir));
+    packAPanel(g.a, g.ars, g.acs, ir, mr, 0, g.k, pack.dst + q * g.k * kMR);
+  }
 }
 
 } // namespace
@@ -511,6 +638,13 @@ extern "C" int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m,
     if (!owned)
       return -1;
     scratch = owned;
+  }
+  if (panelsOuterFits(TCC_UK_NATIVE_ISA, flags, m, n, g.k)) {
+    APack pack = {&g, alignScratch(scratch)};
+    parallelFor(host, ceilDiv(m, kMR), 1, packAPanels, &pack);
+    g.a = pack.dst;
+    g.packedA = true;
+    g.panelsOuter = true;
   }
   runGemm(host, g, scratch);
   free(owned);

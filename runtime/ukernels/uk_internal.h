@@ -218,6 +218,16 @@ using MicroKernelFn = void (*)(int64_t kc, const float *a, const float *b,
                                const Tail *tail);
 MicroKernelFn microKernel(int mr, int nr);
 
+/// microKernel(mr, nr) (nr > kNarrow on AVX-512) that also prefetches
+/// into L2 the sideLines cache lines from `side` on, one every `every` k
+/// steps: the next panel of a prepacked B that streams from memory a panel
+/// at a time (runPanelsOuter), spread over the tiles before it is read.
+using SideKernelFn = void (*)(int64_t kc, const float *a, const float *b,
+                              int64_t ldbp, float *c, int64_t ldc, int nr,
+                              const Tail *tail, const char *side,
+                              int64_t sideLines, int64_t every);
+SideKernelFn sideKernel(int mr, int nr);
+
 /// Columns of a ragged last panel up to which the narrow kernels run
 /// (AVX-512): they load no column of B past nr.
 constexpr int kNarrow = 4;
@@ -272,6 +282,9 @@ struct GemmArgs {
   // Floats of k between the row panels of a packed A (0: k): a GEMM over
   // a range of k of a larger packed A (the pair's halves of k).
   int64_t aPanelK;
+  // B prepacked, A packed whole before the tasks: each task takes B a
+  // panel at a time through all its row panels (runPanelsOuter).
+  bool panelsOuter;
 };
 
 /// A GEMM of m x k weights (row-major, or packed panels where packedA) by

@@ -121,8 +121,11 @@ def test_memory_plan(name, tmp_path):
     if name == "encoder":
         # Its attention is one kernel whose scores never become tensors, so
         # naive no longer counts the scores and the probabilities (2 x 2
-        # activations) while the peak is the FFN's as before: at most 5
-        # activations of 128 x 768 (docs/performance.md), 0.42 of naive.
-        assert arena <= 5 * 128 * 768 * 4, f"{name}: arena {arena}"
+        # activations) while the peak is the FFN's: its input and hidden
+        # layer (5 activations of 128 x 768), and the FFN down's scratch,
+        # the hidden layer packed whole as the product's A (4 more, and 64
+        # bytes of alignment): its prepacked weights go a panel at a time
+        # through every row panel (docs/ukernels.md), 13% faster.
+        assert arena <= 9 * 128 * 768 * 4 + 64, f"{name}: arena {arena}"
     else:
         assert arena <= 0.3 * naive, f"{name}: arena {arena}, naive {naive}"

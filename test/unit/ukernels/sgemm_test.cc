@@ -534,6 +534,62 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
   }
 }
 
+// Prepacked weights (B) of at least 2^18 floats under 32 to 256 rows of
+// A: A is packed whole into the scratch by a first pass (a row panel a
+// range), then each task takes B a panel at a time through all its row
+// panels. The same bits as the block order (the same GEMM with A
+// prepacked), on 1 to 3 threads: epilogues, accumulation, a transposed
+// A, ragged and narrow last panels, several K blocks.
+TEST_P(Sgemm, PrepackedWeightsPanelByPanel) {
+  const int32_t i = isa();
+  const int64_t mr = i == TCC_UK_ISA_AVX512 ? 8 : i == TCC_UK_ISA_AVX2 ? 6 : 4;
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 197, 3072, 768),
+            v->packABytes(i, 197, 768) + 64);
+  EXPECT_EQ(
+      v->sgemmScratchBytes(i, TCC_UK_PACKED_B | TCC_UK_TRANS_A, 32, 1024, 256),
+      v->packABytes(i, 32, 256) + 64);
+  // Fewer rows, more rows, a smaller B, or A prepacked too: none.
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 31, 3072, 768), 0);
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 257, 3072, 768), 0);
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 197, 1000, 262), 0);
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_A | TCC_UK_PACKED_B, 197,
+                                 3072, 768),
+            0);
+  std::vector<GemmCase> cases = {
+      GemmCase{37, 600, 450, 0, 0, 2, TCC_UK_PACKED_B},
+      GemmCase{64, 97, 2800, 0, 0, 0, TCC_UK_PACKED_B},
+      GemmCase{200, 530, 500, 3, 0, 1, TCC_UK_PACKED_B},
+      GemmCase{33, 1000, 300, 0, 0, 0, TCC_UK_PACKED_B | TCC_UK_TRANS_A},
+      GemmCase{40, 700, 400, 0, 0, 0, TCC_UK_PACKED_B | TCC_UK_ACCUMULATE},
+      GemmCase{256, 1030, 256, 0, 0, 0, TCC_UK_PACKED_B},
+  };
+  cases[0].biasPerCol = cases[0].residual = cases[0].clamp = true;
+  cases[0].lo = -0.5f;
+  cases[2].act = TCC_UK_ACT_GELU;
+  cases[2].biasPerCol = true;
+  cases[3].biasPerRow = true;
+  cases[4].residual = true;
+  for (const GemmCase &c : cases) {
+    SCOPED_TRACE(describe(c));
+    checkGemm(*v, c);
+    GemmCase blocks = c; // the same product in the block order
+    blocks.flags |= TCC_UK_PACKED_A;
+    const GemmData d(*v, blocks, v);
+    const std::vector<float> want = runGemm(*v, blocks, d, nullptr);
+    for (int threads : {1, 2, 3}) {
+      ThreadHost host(threads);
+      const std::vector<float> got = runGemm(*v, c, d, host.get());
+      expectIdentical(want.data(), got.data(), want.size(),
+                      std::to_string(threads) + " threads");
+      if (threads > 1) {
+        // A's row panels packed first, then the tasks.
+        ASSERT_EQ(host.counts.size(), 2u);
+        EXPECT_EQ(host.counts[0], (c.m + mr - 1) / mr);
+      }
+    }
+  }
+}
+
 // A GEMV (a batch-1 Linear: m = 1, B its prepacked weights) streams B:
 // a float of it costs about a row panel's multiply-adds, not one, so 1000
 // x 1024 is split across two threads (it was one task: under kMinTaskWork
