@@ -715,8 +715,13 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 197, 2304, 768, true, "vit QKV");
     benchGemm(*v, o, pools, 197, 3072, 768, true, "vit FFN up");
     benchGemm(*v, o, pools, 197, 768, 3072, true, "vit FFN down");
-    // Rows between: where taking prepacked weights a panel at a time
-    // through every row panel stops paying (sgemm.cc, panelsOuterFits).
+    // Few rows (a small batch) to a few hundred: where taking prepacked
+    // weights a panel at a time through every row panel pays and where it
+    // stops (sgemm.cc, panelsOuterFits).
+    benchGemm(*v, o, pools, 4, 3072, 768, true, "FFN up, 4 rows");
+    benchGemm(*v, o, pools, 8, 3072, 768, true, "FFN up, 8 rows");
+    benchGemm(*v, o, pools, 16, 3072, 768, true, "FFN up, 16 rows");
+    benchGemm(*v, o, pools, 24, 3072, 768, true, "FFN up, 24 rows");
     benchGemm(*v, o, pools, 256, 3072, 768, true, "FFN up, 256 rows");
     benchGemm(*v, o, pools, 320, 3072, 768, true, "FFN up, 320 rows");
     benchGemm(*v, o, pools, 384, 3072, 768, true, "FFN up, 384 rows");

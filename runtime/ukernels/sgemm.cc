@@ -86,12 +86,13 @@ bool raggedDirect(int32_t isa, int64_t nr) {
 /// the next panel (72 KB) while it computes; but each tile then reads its
 /// A panel from L2 instead of L1, which costs more than the wait saves
 /// from a few hundred rows on (a block's wait is shared by more row
-/// panels). tcc-ukernel-bench, 2 threads, cold weights, x 3072 x 768: 128
-/// rows 255 -> 297 GFLOP/s, 197 265 -> 288, 256 263 -> 272, 320 and 384
-/// level, 512 278 -> 260. So from kOuterMinM rows (fewer tiles could not
-/// hide a panel's fetch) to kOuterMaxM, and a B of kOuterMinB floats
-/// (smaller ones stay in L2 from call to call).
-constexpr int64_t kOuterMinM = 32, kOuterMaxM = 256,
+/// panels). tcc-ukernel-bench, 2 threads, cold weights, x 3072 x 768: 8
+/// rows 166 -> 187 GFLOP/s, 16 140 -> 236, 24 154 -> 272, 128 255 -> 297,
+/// 197 265 -> 288, 256 263 -> 272, 320 and 384 level, 512 278 -> 260; one
+/// row (a batch-1 Linear, bound by the weights' bandwidth either way)
+/// level. So from kOuterMinM rows to kOuterMaxM, and a B of kOuterMinB
+/// floats (smaller ones stay in L2 from call to call).
+constexpr int64_t kOuterMinM = 2, kOuterMaxM = 256,
                   kOuterMinB = int64_t(1) << 18;
 bool panelsOuterFits(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                      int64_t k) {

@@ -534,7 +534,7 @@ TEST_P(Sgemm, ThreadCountDoesNotChangeResults) {
   }
 }
 
-// Prepacked weights (B) of at least 2^18 floats under 32 to 256 rows of
+// Prepacked weights (B) of at least 2^18 floats under 2 to 256 rows of
 // A: A is packed whole into the scratch by a first pass (a row panel a
 // range), then each task takes B a panel at a time through all its row
 // panels. The same bits as the block order (the same GEMM with A
@@ -548,8 +548,10 @@ TEST_P(Sgemm, PrepackedWeightsPanelByPanel) {
   EXPECT_EQ(
       v->sgemmScratchBytes(i, TCC_UK_PACKED_B | TCC_UK_TRANS_A, 32, 1024, 256),
       v->packABytes(i, 32, 256) + 64);
-  // Fewer rows, more rows, a smaller B, or A prepacked too: none.
-  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 31, 3072, 768), 0);
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 2, 3072, 768),
+            v->packABytes(i, 2, 768) + 64);
+  // One row, more rows, a smaller B, or A prepacked too: none.
+  EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 1, 3072, 768), 0);
   EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 257, 3072, 768), 0);
   EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_B, 197, 1000, 262), 0);
   EXPECT_EQ(v->sgemmScratchBytes(i, TCC_UK_PACKED_A | TCC_UK_PACKED_B, 197,
@@ -562,6 +564,7 @@ TEST_P(Sgemm, PrepackedWeightsPanelByPanel) {
       GemmCase{33, 1000, 300, 0, 0, 0, TCC_UK_PACKED_B | TCC_UK_TRANS_A},
       GemmCase{40, 700, 400, 0, 0, 0, TCC_UK_PACKED_B | TCC_UK_ACCUMULATE},
       GemmCase{256, 1030, 256, 0, 0, 0, TCC_UK_PACKED_B},
+      GemmCase{5, 1500, 200, 0, 0, 0, TCC_UK_PACKED_B},
   };
   cases[0].biasPerCol = cases[0].residual = cases[0].clamp = true;
   cases[0].lo = -0.5f;
@@ -582,9 +585,12 @@ TEST_P(Sgemm, PrepackedWeightsPanelByPanel) {
       expectIdentical(want.data(), got.data(), want.size(),
                       std::to_string(threads) + " threads");
       if (threads > 1) {
-        // A's row panels packed first, then the tasks.
-        ASSERT_EQ(host.counts.size(), 2u);
-        EXPECT_EQ(host.counts[0], (c.m + mr - 1) / mr);
+        // A's row panels packed first (a single one on the caller), then
+        // the tasks.
+        const int64_t panels = (c.m + mr - 1) / mr;
+        ASSERT_EQ(host.counts.size(), panels > 1 ? 2u : 1u);
+        if (panels > 1)
+          EXPECT_EQ(host.counts[0], panels);
       }
     }
   }
