@@ -363,21 +363,7 @@ void tilePlusColumn(int64_t kc, const float *__restrict a, const float *aNext,
   narrowStore<kMR>(_mm512_zextps256_ps512(col), 0, c + kNR, ldc, tc);
 }
 
-template <int MRe, int... Rs> constexpr void fillNarrowRow(MicroKernelFn *row) {
-  int r = 0;
-  ((row[r++] = &narrowKernel<MRe, Rs>), ...);
-}
 #endif
-
-template <int MRe, int... NVs> constexpr void fillRow(MicroKernelFn *row) {
-  int v = 0;
-  ((row[v++] = &tileKernel<MRe, NVs>), ...);
-}
-
-template <int MRe, int... NVs> constexpr void fillSideRow(SideKernelFn *row) {
-  int v = 0;
-  ((row[v++] = &sideTileKernel<MRe, NVs>), ...);
-}
 
 template <int... Vs> struct Seq {};
 template <int N, int... Vs> struct MakeSeq : MakeSeq<N - 1, N, Vs...> {};
@@ -385,46 +371,48 @@ template <int... Vs> struct MakeSeq<0, Vs...> {
   using type = Seq<Vs...>;
 };
 
-struct KernelTable {
-  MicroKernelFn fn[kMR][kNV];
+/// A kind of kernel, one instance per (rows, columns) shape: `at<M, C>`.
+struct TileKernels {
+  using Fn = MicroKernelFn;
+  template <int M, int V> static constexpr Fn at = &tileKernel<M, V>;
+};
+struct SideTileKernels {
+  using Fn = SideKernelFn;
+  template <int M, int V> static constexpr Fn at = &sideTileKernel<M, V>;
+};
+#if TCC_UK_NATIVE_ISA == 2
+struct NarrowKernels {
+  using Fn = MicroKernelFn;
+  template <int M, int R> static constexpr Fn at = &narrowKernel<M, R>;
+};
+#endif
+
+/// fn[rows - 1][columns - 1]: a kind's instance of each shape.
+template <typename Fn, int Rows, int Cols> struct KernelTable {
+  Fn fn[Rows][Cols];
 };
 
-template <int... Ms, int... Vs>
-constexpr KernelTable makeTable(Seq<Ms...>, Seq<Vs...>) {
-  KernelTable t{};
-  ((fillRow<Ms, Vs...>(t.fn[Ms - 1])), ...);
+template <typename Kind, int M, int... Cs>
+constexpr void fillRow(typename Kind::Fn *row) {
+  int c = 0;
+  ((row[c++] = Kind::template at<M, Cs>), ...);
+}
+
+template <typename Kind, int... Ms, int... Cs>
+constexpr KernelTable<typename Kind::Fn, sizeof...(Ms), sizeof...(Cs)>
+makeTable(Seq<Ms...>, Seq<Cs...>) {
+  KernelTable<typename Kind::Fn, sizeof...(Ms), sizeof...(Cs)> t{};
+  ((fillRow<Kind, Ms, Cs...>(t.fn[Ms - 1])), ...);
   return t;
 }
 
 // Constant-initialised: no global constructor.
-constexpr KernelTable kKernels =
-    makeTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
-
-struct SideKernelTable {
-  SideKernelFn fn[kMR][kNV];
-};
-
-template <int... Ms, int... Vs>
-constexpr SideKernelTable makeSideTable(Seq<Ms...>, Seq<Vs...>) {
-  SideKernelTable t{};
-  ((fillSideRow<Ms, Vs...>(t.fn[Ms - 1])), ...);
-  return t;
-}
-
-constexpr SideKernelTable kSideKernels =
-    makeSideTable(typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
-
+constexpr auto kKernels = makeTable<TileKernels>(typename MakeSeq<kMR>::type{},
+                                                 typename MakeSeq<kNV>::type{});
+constexpr auto kSideKernels = makeTable<SideTileKernels>(
+    typename MakeSeq<kMR>::type{}, typename MakeSeq<kNV>::type{});
 #if TCC_UK_NATIVE_ISA == 2
-struct NarrowTable {
-  MicroKernelFn fn[kMR][kNarrow];
-};
-template <int... Ms, int... Rs>
-constexpr NarrowTable makeNarrowTable(Seq<Ms...>, Seq<Rs...>) {
-  NarrowTable t{};
-  ((fillNarrowRow<Ms, Rs...>(t.fn[Ms - 1])), ...);
-  return t;
-}
-constexpr NarrowTable kNarrowKernels = makeNarrowTable(
+constexpr auto kNarrowKernels = makeTable<NarrowKernels>(
     typename MakeSeq<kMR>::type{}, typename MakeSeq<kNarrow>::type{});
 #endif
 

@@ -136,6 +136,33 @@ inline void setTail(Tail &tail, const tcc_uk_epilogue_t *ep, bool withEpilogue,
   }
 }
 
+/// The tail of a GEMM's tiles: the epilogue's fields that hold for every
+/// tile (setTail points the rest at each).
+Tail gemmTail(const tcc_uk_epilogue_t *ep) {
+  Tail tail = {};
+  if (!isTrivial(ep)) {
+    tail.biasPerRow = ep->bias_per_row;
+    tail.ldr = ep->ldr;
+    tail.lo = ep->clamp_min;
+    tail.hi = ep->clamp_max;
+  }
+  return tail;
+}
+
+/// What the K block at pc (kc of K) does at its tiles' end: C loaded after
+/// the first block (or to accumulate), the epilogue on the last one.
+struct KBlock {
+  bool withEpilogue, needTail;
+};
+KBlock beginKBlock(Tail &tail, const GemmArgs &g, int64_t pc, int64_t kc) {
+  const bool first = pc == 0, last = pc + kc >= g.k;
+  tail.loadC = !first || g.accumulate;
+  const bool withEpilogue = last && !isTrivial(g.ep);
+  tail.clamp = withEpilogue && g.ep->has_clamp;
+  tail.act = withEpilogue ? g.ep->activation : 0;
+  return {withEpilogue, tail.loadC || withEpilogue};
+}
+
 /// C[i0:i1, j0:j1], all of k. i0 and j0 are multiples of MR and NR, so each
 /// element sees the same tiles, K blocks and FMA order whatever the split.
 void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
@@ -144,24 +171,13 @@ void runBlock(const Job &job, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   // One panel of A packed per row panel, or kAGroup of a transposed A.
   const bool groupA = !g.packedA && g.ars == 1 && g.acs != 1;
   alignas(64) float aBuf[kAGroup * kMR * kTiles.kc];
-  const bool epilogue = !isTrivial(g.ep);
   const bool compact = g.bPacked ? g.bPackedCompact : g.packB == packBMatrix;
-  Tail tail = {};
-  if (epilogue) {
-    tail.biasPerRow = g.ep->bias_per_row;
-    tail.ldr = g.ep->ldr;
-    tail.lo = g.ep->clamp_min;
-    tail.hi = g.ep->clamp_max;
-  }
+  Tail tail = gemmTail(g.ep);
   // One pass even for K == 0, to store zeros and the epilogue.
   for (int64_t pc = 0; pc == 0 || pc < K; pc += kTiles.kc) {
     const int64_t kc = minI(kTiles.kc, K - pc);
-    const bool first = pc == 0, last = pc + kc >= K;
-    tail.loadC = !first || g.accumulate;
-    const bool withEpilogue = last && epilogue;
-    tail.clamp = withEpilogue && g.ep->has_clamp;
-    tail.act = withEpilogue ? g.ep->activation : 0;
-    const bool needTail = tail.loadC || withEpilogue;
+    const KBlock kb = beginKBlock(tail, g, pc, kc);
+    const bool withEpilogue = kb.withEpilogue, needTail = kb.needTail;
     for (int64_t jc = j0; jc < j1; jc += kTiles.nc) {
       const int64_t nc = minI(kTiles.nc, j1 - jc);
       // Panels kNR floats a k row, but a compact ragged last one; with all
@@ -287,14 +303,7 @@ void runPanelsOuter(const Job &job, int64_t i0, int64_t i1, int64_t j0,
                     int64_t j1) {
   const GemmArgs &g = *job.g;
   const int64_t K = g.k;
-  const bool epilogue = !isTrivial(g.ep);
-  Tail tail = {};
-  if (epilogue) {
-    tail.biasPerRow = g.ep->bias_per_row;
-    tail.ldr = g.ep->ldr;
-    tail.lo = g.ep->clamp_min;
-    tail.hi = g.ep->clamp_max;
-  }
+  Tail tail = gemmTail(g.ep);
   const int64_t rowPanels = ceilDiv(i1 - i0, kMR);
   // Row k0 of the panel at column jr, and its row stride.
   auto panelRows = [&](int64_t jr, int64_t k0, int64_t &ldbp) {
@@ -304,12 +313,8 @@ void runPanelsOuter(const Job &job, int64_t i0, int64_t i1, int64_t j0,
   };
   for (int64_t pc = 0; pc == 0 || pc < K; pc += kTiles.kc) {
     const int64_t kc = minI(kTiles.kc, K - pc);
-    const bool first = pc == 0, last = pc + kc >= K;
-    tail.loadC = !first || g.accumulate;
-    const bool withEpilogue = last && epilogue;
-    tail.clamp = withEpilogue && g.ep->has_clamp;
-    tail.act = withEpilogue ? g.ep->activation : 0;
-    const bool needTail = tail.loadC || withEpilogue;
+    const KBlock kb = beginKBlock(tail, g, pc, kc);
+    const bool withEpilogue = kb.withEpilogue, needTail = kb.needTail;
     for (int64_t jr = j0; jr < j1; jr += kNR) {
       const int nr = static_cast<int>(minI(kNR, j1 - jr));
       int64_t ldbp;
@@ -352,25 +357,17 @@ void runPanelsOuter(const Job &job, int64_t i0, int64_t i1, int64_t j0,
 void runTasks(void *ctx, int64_t begin, int64_t end) {
   const Job &job = *static_cast<const Job *>(ctx);
   const GemmArgs &g = *job.g;
-  if (g.panelsOuter) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t ti = t / job.tn, tj = t % job.tn;
-      const int64_t i0 = ti * job.mp / job.tm * kMR;
-      const int64_t i1 = minI(g.m, (ti + 1) * job.mp / job.tm * kMR);
-      const int64_t j0 = tj * job.np / job.tn * kNR;
-      const int64_t j1 = minI(g.n, (tj + 1) * job.np / job.tn * kNR);
-      if (i0 < i1 && j0 < j1)
-        runPanelsOuter(job, i0, i1, j0, j1);
-    }
-    return;
-  }
   for (int64_t t = begin; t < end; ++t) {
     const int64_t ti = t / job.tn, tj = t % job.tn;
     const int64_t i0 = ti * job.mp / job.tm * kMR;
     const int64_t i1 = minI(g.m, (ti + 1) * job.mp / job.tm * kMR);
     const int64_t j0 = tj * job.np / job.tn * kNR;
     const int64_t j1 = minI(g.n, (tj + 1) * job.np / job.tn * kNR);
-    if (i0 < i1 && j0 < j1)
+    if (i0 >= i1 || j0 >= j1)
+      continue;
+    if (g.panelsOuter)
+      runPanelsOuter(job, i0, i1, j0, j1);
+    else
       runBlock(job, i0, i1, j0, j1);
   }
 }
