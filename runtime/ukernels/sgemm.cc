@@ -94,11 +94,10 @@ bool raggedDirect(int32_t isa, int64_t nr) {
 /// floats (smaller ones stay in L2 from call to call).
 constexpr int64_t kOuterMinM = 2, kOuterMaxM = 256,
                   kOuterMinB = int64_t(1) << 18;
-bool panelsOuterFits(int32_t isa, uint32_t flags, int64_t m, int64_t n,
-                     int64_t k) {
+bool panelsOuterFits(uint32_t flags, int64_t m, int64_t n, int64_t k) {
   return (flags & TCC_UK_PACKED_B) && !(flags & TCC_UK_PACKED_A) &&
-         m >= kOuterMinM && m <= kOuterMaxM && n * k >= kOuterMinB &&
-         n > kNarrow && !useSmallM(tilesFor(isa), flags, m);
+         m >= kOuterMinM && m <= kOuterMaxM && n > kNarrow &&
+         n * k >= kOuterMinB;
 }
 
 } // namespace
@@ -106,7 +105,7 @@ bool panelsOuterFits(int32_t isa, uint32_t flags, int64_t m, int64_t n,
 int64_t gemmScratchBytes(int32_t isa, uint32_t flags, int64_t m, int64_t n,
                          int64_t k) {
   const IsaTiles &t = tilesFor(isa);
-  if (m > 0 && n > 0 && panelsOuterFits(isa, flags, m, n, k))
+  if (panelsOuterFits(flags, m, n, k))
     return tcc_uk_pack_a_bytes(isa, m, k) + 64; // all of A, packed
   if (m <= 0 || n <= 0 || (flags & TCC_UK_PACKED_B) || useSmallM(t, flags, m))
     return 0;
@@ -637,7 +636,7 @@ extern "C" int32_t tcc_uk_sgemm(const tcc_host_api_t *host, int64_t m,
       return -1;
     scratch = owned;
   }
-  if (panelsOuterFits(TCC_UK_NATIVE_ISA, flags, m, n, g.k)) {
+  if (panelsOuterFits(flags, m, n, g.k)) {
     APack pack = {&g, alignScratch(scratch)};
     parallelFor(host, ceilDiv(m, kMR), 1, packAPanels, &pack);
     g.a = pack.dst;
