@@ -50,7 +50,8 @@ bool directFits(int32_t isa, const ConvShape &s) {
   // 1x1 convolutions are GEMMs that read the image where it lies (the
   // fused pairs and blocks take their weights packed as such).
   if (isa != TCC_UK_ISA_AVX512 || s.fg % 16 || s.sw > 2 || s.oh <= 0 ||
-      s.ow <= 0 || s.kh * s.kw == 1 || s.cg * s.kh * s.kw < 16)
+      s.ow <= 0 || s.kh * s.kw == 1 || s.cg * s.kh * s.kw < 16 ||
+      winoFiltersFits(isa, s))
     return false;
   // One output row's input rows of every channel fit the buffer.
   if (s.cg * bandInputRows(s, 1) * paddedPitch(s) > kDirectBufFloats)

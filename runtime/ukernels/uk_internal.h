@@ -413,6 +413,21 @@ int64_t winogradScratchBytes(int32_t isa, const ConvShape &s);
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
                   bool accumulate, const tcc_uk_epilogue_t *ep, void *scratch);
+/// u = G g G^T of F(m x m, 3x3) for one 3x3 filter g, (m+2)^2 floats,
+/// position a i + j at u[a i + j] (computed in double).
+void winogradFilter(int m, const float *g, float *u);
+
+/// Winograd F(2x2, 3x3) for small images with the filters along the
+/// vectors (winograd_filters.cc; AVX-512, tile rows of at most 7 tiles):
+/// where it fits, winograd.cc's entry points pack, size and run it.
+bool winoFiltersFits(int32_t isa, const ConvShape &s);
+int64_t winoFiltersWeightBytes(const ConvShape &s);
+void winoFiltersPackWeights(const ConvShape &s, const float *w, float *out);
+int64_t winoFiltersScratchBytes(const ConvShape &s);
+void winoFiltersConv(const tcc_host_api_t *host, const ConvShape &s,
+                     const float *input, const float *weight, float *output,
+                     bool accumulate, const tcc_uk_epilogue_t *ep,
+                     void *scratch);
 
 /// Items [0, n) shared by `parts` tasks (at most kMaxParts) in contiguous
 /// runs, as the host's pool deals out its chunks: part q's run is

@@ -706,15 +706,30 @@ bool winogradFits(const ConvShape &s) {
   return tileSize(TCC_UK_NATIVE_ISA, s) != 0;
 }
 
+bool winoFiltersFits(int32_t isa, const ConvShape &s) {
+  // Padded input rows of at most 16 columns: tile rows of at most 7
+  // tiles. And U within 512 KB (c f <= 8192): a group of at most 14 tiles
+  // makes 28 FMAs of each 128 bytes of U, so U from memory (a model's
+  // weights, read once a run) keeps the products waiting where the tiles
+  // along the vectors, 96 to a block, do not. Weights and inputs cold, 2
+  // threads: 128 -> 32 at 14x14 (U 256 KB) 0.048 against 0.074 ms, 48 ->
+  // 192 at 13x13 (576 KB) 0.112 against 0.099, 128 -> 128 at 14x14 (1 MB)
+  // 0.183 against 0.158 (tcc-ukernel-bench, docs/convolutions.md).
+  const int64_t uBytes = winoFiltersWeightBytes(s);
+  return isa == TCC_UK_ISA_AVX512 && tileSize(isa, s) == 2 && s.f % 16 == 0 &&
+         tilesOf(s, 2).tw <= 7 && s.w + s.pl <= 16 && uBytes <= (1 << 19);
+}
+
 int64_t winogradWeightBytes(int32_t isa, const ConvShape &s) {
+  if (winoFiltersFits(isa, s))
+    return winoFiltersWeightBytes(s);
   return transformedOf(tileSize(isa, s)) * uFloats(isa, s) *
          static_cast<int64_t>(sizeof(float));
 }
 
-void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
-                         float *out) {
-  // U = G g G^T in double, one F x C matrix per xi, each packed as A
-  // panels. F(2x2): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
+void winogradFilter(int m, const float *g, float *u) {
+  // U = G g G^T in double. F(2x2): G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2;
+  // 0 0 1].
   static const double G2[4][3] = {
       {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double G4[6][3] = {{1.0 / 4, 0, 0},
@@ -723,28 +738,43 @@ void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
                                   {1.0 / 24, 1.0 / 12, 1.0 / 6},
                                   {1.0 / 24, -1.0 / 12, 1.0 / 6},
                                   {0, 0, 1}};
-  const int m = tileSize(isa, s), a = m + 2;
+  const int a = m + 2;
   const double(*G)[3] = m == 4 ? G4 : G2;
-  const int64_t fc = s.f * s.c;
-  float *u = static_cast<float *>(malloc(sizeof(float) * fc));
-  if (!u)
-    return;
-  for (int xi = 0; xi < a * a; ++xi) {
-    const int i = xi / a, j = xi % a;
-    for (int64_t k = 0; k < fc; ++k) {
-      const float *g = w + k * 9;
+  for (int i = 0; i < a; ++i)
+    for (int j = 0; j < a; ++j) {
       double acc = 0;
       for (int p = 0; p < 3; ++p)
         for (int q = 0; q < 3; ++q)
           acc += G[i][p] * g[p * 3 + q] * G[j][q];
-      u[k] = static_cast<float>(acc);
+      u[a * i + j] = static_cast<float>(acc);
     }
-    tcc_uk_pack_a(isa, s.f, s.c, u, s.c, 0, out + xi * uFloats(isa, s));
+}
+
+void winogradPackWeights(int32_t isa, const ConvShape &s, const float *w,
+                         float *out) {
+  if (winoFiltersFits(isa, s))
+    return winoFiltersPackWeights(s, w, out);
+  // One F x C matrix per xi, each packed as A panels.
+  const int m = tileSize(isa, s), a = m + 2, t = a * a;
+  const int64_t fc = s.f * s.c;
+  float *u = static_cast<float *>(malloc(sizeof(float) * fc * t));
+  if (!u)
+    return;
+  for (int64_t k = 0; k < fc; ++k) {
+    float one[36];
+    winogradFilter(m, w + k * 9, one);
+    for (int xi = 0; xi < t; ++xi)
+      u[xi * fc + k] = one[xi];
   }
+  for (int xi = 0; xi < t; ++xi)
+    tcc_uk_pack_a(isa, s.f, s.c, u + xi * fc, s.c, 0,
+                  out + xi * uFloats(isa, s));
   free(u);
 }
 
 int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
+  if (winoFiltersFits(isa, s))
+    return winoFiltersScratchBytes(s);
   const int m = tileSize(isa, s), t = transformedOf(m);
   const Tiles tiles = tilesOf(s, m);
   // An image's V and M (the split steps), or the blocked mode's slots.
@@ -759,6 +789,9 @@ int64_t winogradScratchBytes(int32_t isa, const ConvShape &s) {
 void winogradConv(const tcc_host_api_t *host, const ConvShape &s,
                   const float *input, const float *weight, float *output,
                   bool accumulate, const tcc_uk_epilogue_t *ep, void *scratch) {
+  if (winoFiltersFits(TCC_UK_NATIVE_ISA, s))
+    return winoFiltersConv(host, s, input, weight, output, accumulate, ep,
+                           scratch);
   const int m = tileSize(TCC_UK_NATIVE_ISA, s);
   Job job = {};
   job.s = &s;

@@ -2,6 +2,7 @@
 // against a direct double-precision convolution.
 #include "uk_test_util.h"
 
+#include <cmath>
 #include <limits>
 
 namespace {
@@ -649,17 +650,18 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
   // The tiles of every image count: 16 of 4x4 an image, 8 images; and a
   // tile row must fill 40% of a vector: 4 tiles fill half of AVX2's 8
   // lanes, a quarter of AVX-512's 16 (F(2x2) there), all of SSE's 4.
-  // (On AVX-512 such few-channel small images run the direct kernel:
-  // the weights as they are, in blocks of filters; DirectOnlyWhereItFits.)
+  // (On AVX-512 such small images take F(2x2) with the filters along the
+  // vectors: U in blocks of filters, 16 f c floats;
+  // WinogradFiltersOnlyWhereItFits.)
   const bool avx512 = isa() == 2;
-  const int64_t direct3264 = 64 * 32 * 9 * 4;
+  const int64_t filters3264 = 16 * 64 * 32 * 4;
   const ConvCase few4 = ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(few4),
-            avx512 ? direct3264 : 16 * v->packABytes(isa(), 64, 32));
+            avx512 ? filters3264 : 16 * v->packABytes(isa(), 64, 32));
   ConvCase batch4 = few4;
   batch4.n = 8;
   EXPECT_EQ(packedBytes(batch4),
-            avx512 ? direct3264 : 36 * v->packABytes(isa(), 64, 32));
+            avx512 ? filters3264 : 36 * v->packABytes(isa(), 64, 32));
   // 7 tiles a row (28x28 outputs) fill 7 of AVX-512's 16 lanes: F(4x4).
   const ConvCase row7 = ConvCase{4, 32, 28, 28, 32, 3, 3}.pad(1);
   EXPECT_EQ(packedBytes(row7), 36 * v->packABytes(isa(), 32, 32));
@@ -692,7 +694,9 @@ TEST_P(Conv2d, WinogradOnlyWhereItFits) {
 // 28 (c + f) >= c f, filters a multiple of 16) over small images (at most
 // 256 outputs) or with 128 taps or more run the direct kernel, filters
 // along the vectors, whatever their window and stride (up to 2 across),
-// groups of 16 filters or more: odd widths
+// groups of 16 filters or more (but not 3x3 stride-1 windows of images at
+// most 14 columns wide, which are Winograd's: WinogradFiltersSmallImages):
+// odd widths
 // (tiles of 14 columns and fewer), a last block of 16 filters, 5x5,
 // strides, dilation, asymmetric pads, the epilogue with the activations
 // the reference models,
@@ -704,10 +708,10 @@ TEST_P(Conv2d, DirectSmallImages) {
   for (const Variant *packer : {v, &host})
     checkConv(
         *v,
-        ConvCase{2, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue(),
+        ConvCase{2, 32, 15, 15, 64, 3, 3}.pad(1).withFlags(packed).epilogue(),
         packer);
   checkConv(*v, ConvCase{1, 16, 15, 15, 48, 3, 3}.pad(1).withFlags(packed));
-  checkConv(*v, ConvCase{3, 24, 9, 11, 16, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{3, 24, 9, 17, 16, 3, 3}.pad(1).withFlags(packed));
   checkConv(*v, ConvCase{1, 32, 14, 14, 64, 5, 5}.pad(2).withFlags(packed));
   checkConv(*v, ConvCase{1, 64, 28, 28, 96, 3, 3}
                     .stride(2)
@@ -740,7 +744,7 @@ TEST_P(Conv2d, DirectSmallImages) {
       *v, ConvCase{1, 64, 16, 16, 96, 3, 3}.stride(2).pad(1).group(2).withFlags(
               packed | TCC_UK_ACCUMULATE));
   for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
-    checkConv(*v, ConvCase{1, 32, 10, 10, 32, 3, 3}
+    checkConv(*v, ConvCase{1, 32, 10, 17, 32, 3, 3}
                       .pad(1)
                       .withFlags(packed)
                       .epilogue()
@@ -774,8 +778,8 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
   };
   const bool avx512 = isa() == 2;
   for (const ConvCase &c : {
-           ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1), // a small CNN's
-           ConvCase{1, 16, 16, 16, 48, 3, 3}.pad(1), // 256 outputs
+           ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1).dilation(2).pad(2),
+           ConvCase{1, 16, 16, 16, 48, 3, 3}.pad(1), // 256 outputs, 8 tiles
            ConvCase{1, 32, 14, 14, 64, 5, 5}.pad(2), // 800 taps
            ConvCase{1, 48, 14, 14, 64, 3, 3}.stride(2).pad(1),
            ConvCase{1, 512, 14, 14, 512, 3, 3}.pad(1).group(32), // 16 a group
@@ -787,7 +791,8 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
   }
   for (const ConvCase &c : {
            ConvCase{1, 16, 17, 16, 48, 3, 3}.pad(1), // 272 outputs
-           ConvCase{1, 64, 14, 14, 64, 3, 3}.pad(1), // 28 * 128 < 4096
+           ConvCase{1, 64, 14, 14, 64, 3, 3}.pad(1), // Winograd's
+           ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1), // a small CNN's: Winograd
            ConvCase{1, 64, 14, 14, 64, 3, 3}.stride(2).pad(1),
            ConvCase{1, 96, 7, 7, 32, 3, 3}.pad(1),              // 864 taps
            ConvCase{1, 32, 14, 14, 40, 3, 3}.pad(1),            // 40 filters
@@ -1094,20 +1099,24 @@ TEST_P(Conv2d, PixelsFewTaps) {
 // bands of rows, until there are two a thread; parts first where the
 // weights outweigh what each part would read again (a one-group
 // convolution's input, nothing for grouped filters), bands first otherwise.
-// For 8 threads: a 7x7 image of 16 -> 64 channels takes 7 one-row bands by
-// both blocks of 32 filters; 32 groups of 16 filters at 7x7 take 16 parts
-// of one band (bands first would have been 7 by 3). Results are the same
-// whatever the split.
+// For 8 threads: a 7x7 image of 16 -> 64 channels (5x5) takes 7 one-row
+// bands by both blocks of 32 filters; 32 groups of 16 filters at 7x7 take
+// 16 parts of one band (bands first would have been 7 by 3). Results are
+// the same whatever the split. (3x3 windows of stride 1 at these sizes are
+// Winograd's, WinogradFiltersSplitsAcrossThreads; a dilation keeps them
+// here.)
 TEST_P(Conv2d, DirectSplitsAcrossThreads) {
   for (const ConvCase &c : {
-           ConvCase{1, 16, 7, 7, 64, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A),
+           ConvCase{1, 16, 7, 7, 64, 5, 5}.pad(2).withFlags(TCC_UK_PACKED_A),
            ConvCase{1, 512, 7, 7, 512, 3, 3}.pad(1).group(32).withFlags(
                TCC_UK_PACKED_A),
            ConvCase{3, 32, 14, 14, 48, 3, 3}
-               .pad(1)
+               .dilation(2)
+               .pad(2)
                .withFlags(TCC_UK_PACKED_A)
                .epilogue(),
-           ConvCase{1, 16, 14, 14, 32, 3, 3}.pad(1).withFlags(TCC_UK_PACKED_A),
+           ConvCase{1, 16, 14, 14, 32, 3, 3}.dilation(2).pad(2).withFlags(
+               TCC_UK_PACKED_A),
        }) {
     SCOPED_TRACE(describe(c));
     const ConvData d(*v, c, v);
@@ -1123,6 +1132,139 @@ TEST_P(Conv2d, DirectSplitsAcrossThreads) {
       if (c.h == 7 && threads == 8) {
         EXPECT_EQ(host.counts.back(), c.groups == 1 ? 14 : 16);
       }
+    }
+    checkConv(*v, c);
+  }
+}
+
+// On AVX-512, 3x3 stride-1 convolutions that Winograd takes, over images
+// of at most 7 tiles a row (14 output columns), with filters a multiple of
+// 16 and U (16 f c floats) within 512 KB, run F(2x2) with the filters along
+// the vectors: U in blocks of 32 filters (16 for a last odd one), each
+// [xi][c][filter], G g G^T as in winograd.cc. Nowhere else.
+TEST_P(Conv2d, WinogradFiltersOnlyWhereItFits) {
+  static const double G[4][3] = {
+      {1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  auto packedFilters = [&](const ConvCase &c) {
+    const tcc_uk_conv2d_params_t p = c.params();
+    if (v->convPackWeightsBytes(isa(), &p) != 16 * c.f * c.c * 4)
+      return false;
+    const std::vector<float> w = randomVector(c.f * c.c * 9, 7);
+    std::vector<float> got(16 * c.f * c.c);
+    v->convPackWeights(isa(), &p, w.data(), got.data());
+    for (int64_t f = 0; f < c.f; ++f) {
+      const int64_t f0 = f / 32 * 32, nf = std::min<int64_t>(32, c.f - f0);
+      for (int64_t ch = 0; ch < c.c; ++ch)
+        for (int xi = 0; xi < 16; ++xi) {
+          const float *g = w.data() + (f * c.c + ch) * 9;
+          double u = 0;
+          for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b)
+              u += G[xi / 4][a] * g[a * 3 + b] * G[xi % 4][b];
+          const float at = got[f0 * 16 * c.c + (xi * c.c + ch) * nf + f - f0];
+          if (std::fabs(at - u) > 1e-6 * (1 + std::fabs(u)))
+            return false;
+        }
+    }
+    return true;
+  };
+  const bool avx512 = isa() == 2;
+  for (const ConvCase &c : {
+           ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1),  // a small CNN's
+           ConvCase{1, 16, 13, 13, 48, 3, 3}.pad(1),  // a last block of 16
+           ConvCase{1, 64, 14, 14, 128, 3, 3}.pad(1), // U of 512 KB
+           ConvCase{1, 32, 13, 13, 256, 3, 3}.pad(1), // the same
+           ConvCase{1, 128, 7, 7, 32, 3, 3}.pad(1),
+           ConvCase{1, 16, 32, 2, 32, 3, 3}.pad(1),  // one tile a row
+           ConvCase{2, 64, 12, 12, 32, 3, 3}.pad(2), // 14 columns out
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(packedFilters(c), avx512);
+  }
+  for (const ConvCase &c : {
+           ConvCase{1, 16, 16, 16, 48, 3, 3}.pad(1),   // 8 tiles a row
+           ConvCase{1, 32, 14, 14, 40, 3, 3}.pad(1),   // 40 filters
+           ConvCase{1, 48, 13, 13, 192, 3, 3}.pad(1),  // U of 576 KB
+           ConvCase{1, 128, 14, 14, 128, 3, 3}.pad(1), // U of 1 MB
+           ConvCase{1, 256, 14, 14, 256, 3, 3}.pad(1), // U of 4 MB
+           ConvCase{1, 32, 14, 14, 64, 3, 3}.stride(2).pad(1),
+           ConvCase{1, 32, 14, 14, 64, 3, 3}.dilation(2).pad(2),
+           ConvCase{1, 32, 6, 6, 64, 3, 3}.pad(1), // 9 tiles: not Winograd
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_FALSE(packedFilters(c));
+  }
+}
+
+// The filters-along-the-vectors Winograd against the reference: odd sizes
+// (a last tile half outside), a last block of 16 filters, one tile a row
+// and groups of several tile rows, asymmetric and 2-wide pads, the largest
+// U, the epilogue with the activations the reference models, accumulation,
+// batches, and weights packed by the baseline build. Elsewhere the cases take
+// other paths and must agree as well.
+TEST_P(Conv2d, WinogradFiltersSmallImages) {
+  const Variant &host = variantNamed("host");
+  const uint32_t packed = TCC_UK_PACKED_A;
+  for (const Variant *packer : {v, &host})
+    checkConv(
+        *v,
+        ConvCase{2, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(packed).epilogue(),
+        packer);
+  checkConv(*v, ConvCase{1, 16, 13, 13, 48, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{3, 24, 7, 7, 16, 3, 3}.pad(1).withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 32, 9, 14, 32, 3, 3}
+                    .pads(0, 2, 1, 0)
+                    .withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 16, 32, 2, 32, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{2, 64, 12, 12, 32, 3, 3}.pad(2).withFlags(packed));
+  checkConv(*v, ConvCase{1, 64, 14, 14, 128, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{1, 48, 11, 10, 96, 3, 3}.pad(1).withFlags(packed));
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
+    checkConv(
+        *v,
+        ConvCase{1, 32, 14, 14, 32, 3, 3}.pad(1).withFlags(packed).activation(
+            act));
+}
+
+// Its tasks. Fewer images than two tasks a thread (and at most 16 groups
+// of tile rows in all): every group's V first, one task a group, then
+// tasks of (image, part of the filter blocks, part of the groups) until
+// there are two a thread -- for 8 threads a 14x14 image (4 groups of 2
+// tile rows) at 64 filters: 4, then both blocks by 4 groups; 3 images at
+// 48 filters (a block of 32 and one of 16): 12, then 3 x 2 x 3.
+// Otherwise one loop of (image, group) tasks, 8 images at 14x14 in 16
+// runs of 2. The same bits whatever the split.
+TEST_P(Conv2d, WinogradFiltersSplitsAcrossThreads) {
+  struct Split {
+    ConvCase c;
+    std::vector<int64_t> counts; // for 8 threads
+  };
+  for (const Split &split : {
+           Split{ConvCase{1, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(
+                     TCC_UK_PACKED_A),
+                 {4, 8}},
+           Split{ConvCase{3, 32, 14, 14, 48, 3, 3}
+                     .pad(1)
+                     .withFlags(TCC_UK_PACKED_A)
+                     .epilogue(),
+                 {12, 18}},
+           Split{ConvCase{8, 32, 14, 14, 64, 3, 3}.pad(1).withFlags(
+                     TCC_UK_PACKED_A),
+                 {16}},
+       }) {
+    const ConvCase &c = split.c;
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    const std::vector<float> serial = runConv(*v, c, d, nullptr);
+    for (int threads : {2, 3, 8}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runConv(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+      if (isa() == 2 && threads == 8)
+        EXPECT_EQ(host.counts, split.counts);
     }
     checkConv(*v, c);
   }
