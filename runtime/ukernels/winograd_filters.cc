@@ -384,8 +384,8 @@ void winoFiltersConv(const tcc_host_api_t *host, const ConvShape &s,
   const int64_t groups = s.n * job.plan.groups;
   if (s.n < want && groups <= kWfSlots) {
     // Fewer images than tasks wanted: a task a group would read all of U,
-    // from memory or another core's cache (squeezenet1_1's 64 -> 256 at
-    // 13x13: U 1 MB, 4 groups). So every group's V first, then parts of
+    // from memory or another core's cache (a 13x13 image is 4 groups:
+    // four reads of U). So every group's V first, then parts of
     // the filter blocks (then of the groups, for few blocks), each block
     // through the part's groups.
     job.fParts = minI(blocks, ceilDiv(want, s.n));
