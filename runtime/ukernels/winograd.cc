@@ -708,17 +708,17 @@ bool winogradFits(const ConvShape &s) {
 
 bool winoFiltersFits(int32_t isa, const ConvShape &s) {
   // Padded input rows of at most 16 columns: tile rows of at most 7
-  // tiles. And U within 512 KB (c f <= 8192): a group of at most 14 tiles
-  // makes 28 FMAs of each 128 bytes of U, so U from outside the core's
-  // caches (a model's weights, read once a run, come from L3 or memory)
-  // keeps the products waiting where the tiles along the vectors, 96 to a
-  // block, do not. Weights and inputs cold, 2 threads: 128 -> 32 at 14x14 (U
-  // 256 KB) 0.048 against 0.074 ms, 48 -> 192 at 13x13 (576 KB) 0.112 against
-  // 0.099, 128 -> 128 at 14x14 (1 MB) 0.183 against 0.158 (tcc-ukernel-bench,
-  // docs/convolutions.md).
+  // tiles (a 3x3 stride-1 window: w + pl = ow + 2 - pr <= 16). And U within 512
+  // KB (c f <= 8192): a group of at most 14 tiles makes 28 FMAs of each 128
+  // bytes of U, so U from outside the core's caches (a model's weights, read
+  // once a run, come from L3 or memory) keeps the products waiting where the
+  // tiles along the vectors, 96 to a block, do not. Weights and inputs cold, 2
+  // threads: 128 -> 32 at 14x14 (U 256 KB) 0.048 against 0.074 ms, 48 -> 192 at
+  // 13x13 (576 KB) 0.112 against 0.099, 128 -> 128 at 14x14 (1 MB) 0.183
+  // against 0.158 (tcc-ukernel-bench, docs/convolutions.md).
   const int64_t uBytes = winoFiltersWeightBytes(s);
   return isa == TCC_UK_ISA_AVX512 && tileSize(isa, s) == 2 && s.f % 16 == 0 &&
-         tilesOf(s, 2).tw <= 7 && s.w + s.pl <= 16 && uBytes <= (1 << 19);
+         tilesOf(s, 2).tw <= 7 && uBytes <= (1 << 19);
 }
 
 int64_t winogradWeightBytes(int32_t isa, const ConvShape &s) {

@@ -208,13 +208,16 @@ ProductFn productFor(int nv, int np) {
   return nv == 2 ? productOf<2>(np, Tiles()) : productOf<1>(np, Tiles());
 }
 
-/// The outputs of filters f0.. (nv vectors) for the group's tiles from M
-/// (mStride floats from one xi to the next): each tile's A^T M A into the
-/// pixel rows, then each output row transposed into the filters' rows and
-/// finished with the epilogue.
-void finishGroup(const WfJob &job, const float *m, int64_t mStride, int nv,
-                 int64_t f0, int64_t ty0, int64_t rows, float *y,
-                 const float *res) {
+/// Floats of M: every position's products of a group's tiles and a block,
+/// kMStride from one position to the next.
+constexpr int64_t kMStride = kWfTiles * kWfBlock;
+constexpr int64_t kMFloats = kXi * kMStride;
+
+/// The outputs of filters f0.. (nv vectors) for the group's tiles from M:
+/// each tile's A^T M A into the pixel rows, then each output row
+/// transposed into the filters' rows and finished with the epilogue.
+void finishGroup(const WfJob &job, const float *m, int nv, int64_t f0,
+                 int64_t ty0, int64_t rows, float *y, const float *res) {
   const ConvShape &s = *job.s;
   const int64_t tw = job.plan.tw, plane = s.oh * s.ow;
   const vmask mask = vmaskFirst(static_cast<int>(s.ow));
@@ -227,10 +230,10 @@ void finishGroup(const WfJob &job, const float *m, int64_t mStride, int nv,
         const float *at = m + (r * tw + tx) * kWfBlock + vi * kVL;
         vf s0[4], s1[4]; // (A^T M) rows 0 and 1, column j
         for (int j = 0; j < 4; ++j) {
-          const vf a = vload(at + j * mStride);
-          const vf b = vload(at + (4 + j) * mStride);
-          const vf c = vload(at + (8 + j) * mStride);
-          const vf d = vload(at + (12 + j) * mStride);
+          const vf a = vload(at + j * kMStride);
+          const vf b = vload(at + (4 + j) * kMStride);
+          const vf c = vload(at + (8 + j) * kMStride);
+          const vf d = vload(at + (12 + j) * kMStride);
           s0[j] = vadd(vadd(a, b), c);
           s1[j] = vsub(vsub(b, c), d);
         }
@@ -256,13 +259,14 @@ void finishGroup(const WfJob &job, const float *m, int64_t mStride, int nv,
   }
 }
 
-/// Floats of M: every position's products of a group's tiles and a block.
-constexpr int64_t kMStride = kWfTiles * kWfBlock;
-constexpr int64_t kMFloats = kXi * kMStride;
-
 /// Bytes of a block's U: 16 positions by c channels by 32 filters.
 int64_t blockUBytes(const ConvShape &s) {
   return kXi * s.c * kWfBlock * static_cast<int64_t>(sizeof(float));
+}
+
+/// Filter block b's U (packed weights from filter 32 b on).
+const float *blockU(const WfJob &job, int64_t b) {
+  return job.weight + b * kWfBlock * kXi * job.s->c;
 }
 
 /// Filter block b (32 filters from 32 b) of group g of image img, whose V
@@ -277,7 +281,7 @@ void blockOfGroup(const WfJob &job, const float *v, int64_t img, int64_t g,
   const int64_t plane = s.oh * s.ow, f0 = b * kWfBlock;
   const int64_t ty0 = g * p.rows, rows = minI(p.rows, p.th - ty0);
   const int nv = static_cast<int>(minI(kWfBlock, s.f - f0) / kVL);
-  const float *u = job.weight + f0 * kXi * s.c;
+  const float *u = blockU(job, b);
   const ProductFn product = productFor(nv, static_cast<int>(rows * p.tw));
   // Lines of the next block a channel step, so that the `of` groups'
   // 16 c steps cover its 32 c lines (at most 2 a step).
@@ -290,8 +294,7 @@ void blockOfGroup(const WfJob &job, const float *v, int64_t img, int64_t g,
             pf && from + s.c * pfLines <= lines ? pf + from * 64 : NULL,
             pfLines);
   }
-  finishGroup(job, m, kMStride, nv, f0, ty0, rows,
-              job.output + img * s.f * plane,
+  finishGroup(job, m, nv, f0, ty0, rows, job.output + img * s.f * plane,
               job.residual ? job.residual + img * s.f * plane : NULL);
 }
 
@@ -352,8 +355,7 @@ void partTasks(void *ctx, int64_t t0, int64_t t1) {
     const int64_t b0 = fPart * blocks / job.fParts;
     const int64_t b1 = (fPart + 1) * blocks / job.fParts;
     for (int64_t b = b0; b < b1; ++b) {
-      const float *next =
-          b + 1 < b1 ? job.weight + (b + 1) * kWfBlock * kXi * job.s->c : NULL;
+      const float *next = b + 1 < b1 ? blockU(job, b + 1) : NULL;
       for (int64_t g = g0; g < g1; ++g)
         blockOfGroup(job, job.v + (img * groups + g) * vSliceFloats(*job.s),
                      img, g, b, m, next, g - g0, g1 - g0);
