@@ -12,7 +12,9 @@
 // where the other layers' weights pass through the caches in between.
 // --cold-inputs N does the same with its input: in a model the layer
 // before wrote it, split among the threads its own way, so a thread's
-// share is seldom in its own L2.
+// share is seldom in its own L2. The depthwise pairs and blocks also
+// rotate their output with it: a model's layer writes lines that are not
+// in the core's caches either.
 //
 // Each case runs for --seconds (at least 3 runs) after one warm-up run;
 // the table shows the best run and, in parentheses, the median.
@@ -27,6 +29,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -219,6 +222,36 @@ std::vector<float> randomVector(size_t n, unsigned seed) {
     x = dist(rng);
   return v;
 }
+
+/// n copies of a buffer, each 16 floats further on than a multiple of the
+/// buffer's size, so that the copies are not all 4 KB aligned alike (which
+/// would make them collide in the caches' sets). Calls that take copy after
+/// copy in turn find their data where a model's layer does: in L3 or
+/// memory, not in the core's own caches. The copies lie in 2 MB pages
+/// where the kernel gives them, as a model's weights and workspace do.
+class Copies {
+public:
+  Copies(const std::vector<float> &v, int n) : stride_(v.size() + 16) {
+    const size_t huge = size_t(2) << 20;
+    bytes_ = (stride_ * n * sizeof(float) + huge - 1) / huge * huge;
+    data_ = static_cast<float *>(std::aligned_alloc(huge, bytes_));
+    if (!data_)
+      std::abort();
+#if defined(__linux__)
+    madvise(data_, bytes_, MADV_HUGEPAGE);
+#endif
+    for (int i = 0; i < n; ++i)
+      std::memcpy(data_ + i * stride_, v.data(), v.size() * sizeof(float));
+  }
+  ~Copies() { std::free(data_); }
+  Copies(const Copies &) = delete;
+  Copies &operator=(const Copies &) = delete;
+  float *at(int i) { return data_ + i * stride_; }
+
+private:
+  size_t stride_, bytes_;
+  float *data_;
+};
 
 struct Options {
   std::string variant;
@@ -489,7 +522,16 @@ void benchDwpw(const Variant &v, const Options &o,
   p.flags = TCC_UK_PACKED_A;
   std::vector<char> scratch(v.dwpwScratchBytes(v.isaFn(), &p) + 1);
   p.scratch = scratch.data();
-  std::vector<float> mid(dw.c * oh * ow), y(f * oh * ow);
+  std::vector<float> mid(dw.c * oh * ow);
+  // --cold-inputs rotates the input and the output, --cold-weights both
+  // convolutions' weights.
+  Copies xs(x, o.coldInputs), ys(std::vector<float>(f * oh * ow), o.coldInputs);
+  Copies dwWs(dwW, o.coldWeights), pwWs(pwPacked, o.coldWeights);
+  int nx = 0, nw = 0;
+  auto advance = [&] {
+    nx = (nx + 1) % o.coldInputs;
+    nw = (nw + 1) % o.coldWeights;
+  };
   tcc_uk_epilogue_t ep = {}, dwEp = {};
   ep.bias = pwB.data();
   dwEp.bias = dwB.data();
@@ -499,12 +541,14 @@ void benchDwpw(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto one = timeIt(o.seconds, [&] {
-      v.dwpwConv2d(host, &p, x.data(), dwW.data(), pwPacked.data(), y.data(),
+      v.dwpwConv2d(host, &p, xs.at(nx), dwWs.at(nw), pwWs.at(nw), ys.at(nx),
                    &ep);
+      advance();
     });
     auto two = timeIt(o.seconds, [&] {
-      v.conv2d(host, &dw, x.data(), dwW.data(), mid.data(), &dwEp);
-      v.conv2d(host, &pw, mid.data(), pwPacked.data(), y.data(), &ep);
+      v.conv2d(host, &dw, xs.at(nx), dwWs.at(nw), mid.data(), &dwEp);
+      v.conv2d(host, &pw, mid.data(), pwWs.at(nw), ys.at(nx), &ep);
+      advance();
     });
     std::printf("   %7.3f (%7.3f) two calls %7.3f (%7.3f)", one.first * 1e3,
                 one.second * 1e3, two.first * 1e3, two.second * 1e3);
@@ -555,7 +599,17 @@ void benchBlock(const Variant &v, const Options &o,
   p.exp_clamp_max = 6.0f;
   std::vector<char> scratch(v.blockScratchBytes(v.isaFn(), &p) + 1);
   std::vector<char> pairScratch(v.dwpwScratchBytes(v.isaFn(), &p.pair) + 1);
-  std::vector<float> mid(e * dw.h * dw.w), y(f * oh * ow);
+  std::vector<float> mid(e * dw.h * dw.w);
+  // --cold-inputs rotates the input and the output, --cold-weights the
+  // three convolutions' weights.
+  Copies xs(x, o.coldInputs), ys(std::vector<float>(f * oh * ow), o.coldInputs);
+  Copies expWs(expPacked, o.coldWeights), dwWs(dwW, o.coldWeights),
+      pwWs(pwPacked, o.coldWeights);
+  int nx = 0, nw = 0;
+  auto advance = [&] {
+    nx = (nx + 1) % o.coldInputs;
+    nw = (nw + 1) % o.coldWeights;
+  };
   tcc_uk_epilogue_t ep = {}, exEp = {};
   ep.bias = pwB.data();
   exEp.bias = expB.data();
@@ -567,14 +621,16 @@ void benchBlock(const Variant &v, const Options &o,
     const tcc_host_api_t *host = pools[i]->host();
     p.pair.scratch = scratch.data();
     auto one = timeIt(o.seconds, [&] {
-      v.blockConv2d(host, &p, x.data(), expPacked.data(), dwW.data(),
-                    pwPacked.data(), y.data(), &ep);
+      v.blockConv2d(host, &p, xs.at(nx), expWs.at(nw), dwWs.at(nw), pwWs.at(nw),
+                    ys.at(nx), &ep);
+      advance();
     });
     p.pair.scratch = pairScratch.data();
     auto two = timeIt(o.seconds, [&] {
-      v.conv2d(host, &ex, x.data(), expPacked.data(), mid.data(), &exEp);
-      v.dwpwConv2d(host, &p.pair, mid.data(), dwW.data(), pwPacked.data(),
-                   y.data(), &ep);
+      v.conv2d(host, &ex, xs.at(nx), expWs.at(nw), mid.data(), &exEp);
+      v.dwpwConv2d(host, &p.pair, mid.data(), dwWs.at(nw), pwWs.at(nw),
+                   ys.at(nx), &ep);
+      advance();
     });
     tcc_uk_conv2d_params_t dwAlone = dw, pwAlone = pw;
     std::vector<float> dwOut(e * oh * ow);
@@ -586,9 +642,10 @@ void benchBlock(const Variant &v, const Options &o,
     std::vector<char> pwScratch(v.convScratchBytes(v.isaFn(), &pwAlone) + 1);
     pwAlone.scratch = pwScratch.data();
     auto three = timeIt(o.seconds, [&] {
-      v.conv2d(host, &ex, x.data(), expPacked.data(), mid.data(), &exEp);
-      v.conv2d(host, &dwAlone, mid.data(), dwW.data(), dwOut.data(), &dwEp);
-      v.conv2d(host, &pwAlone, dwOut.data(), pwPacked.data(), y.data(), &ep);
+      v.conv2d(host, &ex, xs.at(nx), expWs.at(nw), mid.data(), &exEp);
+      v.conv2d(host, &dwAlone, mid.data(), dwWs.at(nw), dwOut.data(), &dwEp);
+      v.conv2d(host, &pwAlone, dwOut.data(), pwWs.at(nw), ys.at(nx), &ep);
+      advance();
     });
     std::printf("   %7.3f (%7.3f) two %7.3f (%7.3f) three %7.3f (%7.3f)",
                 one.first * 1e3, one.second * 1e3, two.first * 1e3,
