@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -223,15 +224,16 @@ std::vector<float> randomVector(size_t n, unsigned seed) {
   return v;
 }
 
-/// n copies of a buffer, each 16 floats further on than a multiple of the
-/// buffer's size, so that the copies are not all 4 KB aligned alike (which
-/// would make them collide in the caches' sets). Calls that take copy after
-/// copy in turn find their data where a model's layer does: in L3 or
-/// memory, not in the core's own caches. The copies lie in 2 MB pages
-/// where the kernel gives them, as a model's weights and workspace do.
+/// n copies of a buffer, 64-byte aligned, each 16 floats further on than a
+/// multiple of the buffer's (rounded) size, so that the copies are not all 4 KB
+/// aligned alike (which would make them collide in the caches' sets). Calls
+/// that take copy after copy in turn find their data where a model's layer
+/// does: in L3 or memory, not in the core's own caches. The copies lie in 2 MB
+/// pages where the kernel gives them, as a model's weights and workspace do.
 class Copies {
 public:
-  Copies(const std::vector<float> &v, int n) : stride_(v.size() + 16) {
+  Copies(const std::vector<float> &v, int n)
+      : stride_((v.size() + 15) / 16 * 16 + 16) {
     const size_t huge = size_t(2) << 20;
     bytes_ = (stride_ * n * sizeof(float) + huge - 1) / huge * huge;
     data_ = static_cast<float *>(std::aligned_alloc(huge, bytes_));
@@ -276,16 +278,12 @@ void benchGemm(const Variant &v, const Options &o,
   const int64_t lda = trans & TCC_UK_TRANS_A ? m : k;
   const int64_t ldb = trans & TCC_UK_TRANS_B ? k : n;
   // Prepacked weights: o.coldWeights copies, a call each in turn, so that
-  // with many they come from L3 as a model's do.
-  int64_t copyFloats = 0;
+  // with many they come from L3 as a model's do (in 2 MB pages, as theirs).
+  std::unique_ptr<Copies> bCopies;
   if (prepackB) {
-    copyFloats = (v.packBBytes(v.isaFn(), k, n) / 4 + 15) / 16 * 16;
-    std::vector<float> packed(copyFloats * o.coldWeights);
+    std::vector<float> packed(v.packBBytes(v.isaFn(), k, n) / 4);
     v.packB(v.isaFn(), k, n, b.data(), n, 0, packed.data());
-    for (int i = 1; i < o.coldWeights; ++i)
-      std::copy(packed.begin(), packed.begin() + copyFloats,
-                packed.begin() + i * copyFloats);
-    b.swap(packed);
+    bCopies.reset(new Copies(packed, o.coldWeights));
     flags = TCC_UK_PACKED_B;
   }
   int next = 0;
@@ -295,8 +293,9 @@ void benchGemm(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto tcc = [&] {
-      v.sgemm(host, m, n, k, a.data(), lda, b.data() + next * copyFloats, ldb,
-              c.data(), n, flags, nullptr, scratch.data());
+      v.sgemm(host, m, n, k, a.data(), lda,
+              bCopies ? bCopies->at(next) : b.data(), ldb, c.data(), n, flags,
+              nullptr, scratch.data());
       if (prepackB)
         next = (next + 1) % o.coldWeights;
     };
