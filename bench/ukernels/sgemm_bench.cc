@@ -235,12 +235,12 @@ public:
   Copies(const std::vector<float> &v, int n)
       : stride_((v.size() + 15) / 16 * 16 + 16) {
     const size_t huge = size_t(2) << 20;
-    bytes_ = (stride_ * n * sizeof(float) + huge - 1) / huge * huge;
-    data_ = static_cast<float *>(std::aligned_alloc(huge, bytes_));
+    const size_t bytes = (stride_ * n * sizeof(float) + huge - 1) / huge * huge;
+    data_ = static_cast<float *>(std::aligned_alloc(huge, bytes));
     if (!data_)
       std::abort();
 #if defined(__linux__)
-    madvise(data_, bytes_, MADV_HUGEPAGE);
+    madvise(data_, bytes, MADV_HUGEPAGE);
 #endif
     for (int i = 0; i < n; ++i)
       std::memcpy(data_ + i * stride_, v.data(), v.size() * sizeof(float));
@@ -251,8 +251,18 @@ public:
   float *at(int i) { return data_ + i * stride_; }
 
 private:
-  size_t stride_, bytes_;
+  size_t stride_;
   float *data_;
+};
+
+/// Which copy of the inputs and outputs (nx, of --cold-inputs) and of the
+/// weights (nw, of --cold-weights) the next call takes.
+struct Turns {
+  int inputs, weights, nx = 0, nw = 0;
+  void advance() {
+    nx = (nx + 1) % inputs;
+    nw = (nw + 1) % weights;
+  }
 };
 
 struct Options {
@@ -526,11 +536,7 @@ void benchDwpw(const Variant &v, const Options &o,
   // convolutions' weights.
   Copies xs(x, o.coldInputs), ys(std::vector<float>(f * oh * ow), o.coldInputs);
   Copies dwWs(dwW, o.coldWeights), pwWs(pwPacked, o.coldWeights);
-  int nx = 0, nw = 0;
-  auto advance = [&] {
-    nx = (nx + 1) % o.coldInputs;
-    nw = (nw + 1) % o.coldWeights;
-  };
+  Turns turn = {o.coldInputs, o.coldWeights};
   tcc_uk_epilogue_t ep = {}, dwEp = {};
   ep.bias = pwB.data();
   dwEp.bias = dwB.data();
@@ -540,14 +546,14 @@ void benchDwpw(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto one = timeIt(o.seconds, [&] {
-      v.dwpwConv2d(host, &p, xs.at(nx), dwWs.at(nw), pwWs.at(nw), ys.at(nx),
-                   &ep);
-      advance();
+      v.dwpwConv2d(host, &p, xs.at(turn.nx), dwWs.at(turn.nw), pwWs.at(turn.nw),
+                   ys.at(turn.nx), &ep);
+      turn.advance();
     });
     auto two = timeIt(o.seconds, [&] {
-      v.conv2d(host, &dw, xs.at(nx), dwWs.at(nw), mid.data(), &dwEp);
-      v.conv2d(host, &pw, mid.data(), pwWs.at(nw), ys.at(nx), &ep);
-      advance();
+      v.conv2d(host, &dw, xs.at(turn.nx), dwWs.at(turn.nw), mid.data(), &dwEp);
+      v.conv2d(host, &pw, mid.data(), pwWs.at(turn.nw), ys.at(turn.nx), &ep);
+      turn.advance();
     });
     std::printf("   %7.3f (%7.3f) two calls %7.3f (%7.3f)", one.first * 1e3,
                 one.second * 1e3, two.first * 1e3, two.second * 1e3);
@@ -604,11 +610,7 @@ void benchBlock(const Variant &v, const Options &o,
   Copies xs(x, o.coldInputs), ys(std::vector<float>(f * oh * ow), o.coldInputs);
   Copies expWs(expPacked, o.coldWeights), dwWs(dwW, o.coldWeights),
       pwWs(pwPacked, o.coldWeights);
-  int nx = 0, nw = 0;
-  auto advance = [&] {
-    nx = (nx + 1) % o.coldInputs;
-    nw = (nw + 1) % o.coldWeights;
-  };
+  Turns turn = {o.coldInputs, o.coldWeights};
   tcc_uk_epilogue_t ep = {}, exEp = {};
   ep.bias = pwB.data();
   exEp.bias = expB.data();
@@ -620,16 +622,16 @@ void benchBlock(const Variant &v, const Options &o,
     const tcc_host_api_t *host = pools[i]->host();
     p.pair.scratch = scratch.data();
     auto one = timeIt(o.seconds, [&] {
-      v.blockConv2d(host, &p, xs.at(nx), expWs.at(nw), dwWs.at(nw), pwWs.at(nw),
-                    ys.at(nx), &ep);
-      advance();
+      v.blockConv2d(host, &p, xs.at(turn.nx), expWs.at(turn.nw),
+                    dwWs.at(turn.nw), pwWs.at(turn.nw), ys.at(turn.nx), &ep);
+      turn.advance();
     });
     p.pair.scratch = pairScratch.data();
     auto two = timeIt(o.seconds, [&] {
-      v.conv2d(host, &ex, xs.at(nx), expWs.at(nw), mid.data(), &exEp);
-      v.dwpwConv2d(host, &p.pair, mid.data(), dwWs.at(nw), pwWs.at(nw),
-                   ys.at(nx), &ep);
-      advance();
+      v.conv2d(host, &ex, xs.at(turn.nx), expWs.at(turn.nw), mid.data(), &exEp);
+      v.dwpwConv2d(host, &p.pair, mid.data(), dwWs.at(turn.nw),
+                   pwWs.at(turn.nw), ys.at(turn.nx), &ep);
+      turn.advance();
     });
     tcc_uk_conv2d_params_t dwAlone = dw, pwAlone = pw;
     std::vector<float> dwOut(e * oh * ow);
@@ -641,10 +643,12 @@ void benchBlock(const Variant &v, const Options &o,
     std::vector<char> pwScratch(v.convScratchBytes(v.isaFn(), &pwAlone) + 1);
     pwAlone.scratch = pwScratch.data();
     auto three = timeIt(o.seconds, [&] {
-      v.conv2d(host, &ex, xs.at(nx), expWs.at(nw), mid.data(), &exEp);
-      v.conv2d(host, &dwAlone, mid.data(), dwWs.at(nw), dwOut.data(), &dwEp);
-      v.conv2d(host, &pwAlone, dwOut.data(), pwWs.at(nw), ys.at(nx), &ep);
-      advance();
+      v.conv2d(host, &ex, xs.at(turn.nx), expWs.at(turn.nw), mid.data(), &exEp);
+      v.conv2d(host, &dwAlone, mid.data(), dwWs.at(turn.nw), dwOut.data(),
+               &dwEp);
+      v.conv2d(host, &pwAlone, dwOut.data(), pwWs.at(turn.nw), ys.at(turn.nx),
+               &ep);
+      turn.advance();
     });
     std::printf("   %7.3f (%7.3f) two %7.3f (%7.3f) three %7.3f (%7.3f)",
                 one.first * 1e3, one.second * 1e3, two.first * 1e3,

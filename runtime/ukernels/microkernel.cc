@@ -90,8 +90,7 @@ TCC_UK_INLINE void storeTile(vf (&acc)[MRe][NVe], float *c, int64_t ldc, int nr,
 /// hardware prefetchers stop at every 4 KB page. Past the block's end it
 /// fetches the panel's next block, which the next pass over K reads. Only
 /// even steps prefetch: two steps take a line, and the odd step's prefetch
-/// of the same line took a load slot for nothing (squeezenet1_1 1.4% and
-/// mnasnet1_0 0.7% faster without it).
+/// of the same line took a load slot for nothing (docs/ukernels.md).
 constexpr int64_t kPrefetchA = 512;
 
 /// Rows of B ahead of a k step at which the tile kernels prefetch it: a
@@ -101,13 +100,11 @@ constexpr int64_t kPrefetchA = 512;
 constexpr int64_t kPrefetchB = 12;
 
 /// Rows of B ahead of a k step at which a one-row tile also prefetches it
-/// into L2. A one-row tile (a linear layer of one row: a classifier at
-/// batch 1) does 3 FMAs a row of B, so its prepacked weights stream from
-/// L3 at the rate the core can keep lines in flight, and the L1 prefetch
-/// kPrefetchB rows ahead keeps too few: a 1280 -> 1000 classifier took
-/// 0.133 ms on 2 threads in a model, 0.110 with this (0.28 -> 0.24 ms on
-/// one). Tiles of more rows reuse each row of B enough that the extra
-/// prefetches cost more than they bring (4-row tiles: 10% slower).
+/// into L2. A one-row tile (a linear layer of one row, at batch 1) does 3
+/// FMAs a row of B, so its prepacked weights stream from L3 at the rate the
+/// core keeps lines in flight, and the L1 prefetch kPrefetchB rows ahead
+/// keeps too few. Tiles of more rows reuse each row of B enough that the
+/// extra prefetches cost more than they bring (docs/ukernels.md).
 constexpr int64_t kPrefetchBFar = 64;
 
 /// Prefetches the NVe vectors of B's row kPrefetchB ahead of step p of a
