@@ -96,6 +96,7 @@ SplitGeometry splitGeometry(int32_t isa, const tcc_uk_block_params_t *p,
 struct BlockGeometry {
   int64_t band;      // output rows of a band at most
   bool parity;       // the band's input rows split by parity (parityRows)
+  bool stem;         // the first convolution by the stem kernel (stem.cc)
   int64_t inFloats;  // those rows of the input so split, c x rows x w
   int64_t expFloats; // the expansion of a band's input rows, e x rows x w
   int64_t midFloats; // its depthwise output, e x band x ow
@@ -143,7 +144,8 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
   const int64_t span = (s.kh - 1) * s.dh + 1;
   // Floats of the first convolution's packed B a row of x takes (its
   // im2col; none for a 1x1, read in place).
-  const int64_t packedPerRow = isPointwise(es) ? 0 : es.kdim * s.w;
+  const bool stem = (p->exp.flags & TCC_UK_PACKED_A) && stemFits(isa, es);
+  const int64_t packedPerRow = isPointwise(es) || stem ? 0 : es.kdim * s.w;
   // A band of r rows reads (r - 1) * sh + span rows of x.
   const int64_t perRow = f4 * (e * (s.sh * s.w + s.ow) + s.sh * packedPerRow);
   const int64_t fixed = f4 * maxI(0, span - s.sh) * (e * s.w + packedPerRow);
@@ -155,13 +157,15 @@ BlockGeometry blockGeometry(int32_t isa, const tcc_uk_block_params_t *p,
                : maxI(1, minI(s.oh, (kBlockBandBytes - fixed) / perRow));
   const int64_t rowsIn = minI(s.h, (g.band - 1) * s.sh + span);
   g.parity = parityRows(isa, s, es);
+  g.stem = stem;
   g.inFloats = g.parity ? ceilDiv(es.c * rowsIn * s.w, 16) * 16 : 0;
   g.expFloats = ceilDiv(e * rowsIn * s.w, 16) * 16;
   g.midFloats = ceilDiv(e * g.band * s.ow, 16) * 16;
   const uint32_t expPacked = p->exp.flags & TCC_UK_PACKED_A;
-  const int64_t expGemm = isPointwise(es)
-                              ? raggedPanelBound(isa, expPacked, e, es.kdim)
-                              : packedBScratchBytes(isa, es.kdim, rowsIn * s.w);
+  const int64_t expGemm =
+      isPointwise(es) ? raggedPanelBound(isa, expPacked, e, es.kdim)
+      : stem          ? 0
+                      : packedBScratchBytes(isa, es.kdim, rowsIn * s.w);
   g.gemmBytes =
       ceilDiv(
           maxI(expGemm, raggedPanelBound(isa, p->pair.flags & TCC_UK_PACKED_A,
@@ -251,19 +255,15 @@ struct BlockJob {
   RunClaims claims; // the bands, a run of them a part
 };
 
-void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
+/// Rows [iy0, iy1) of a band's first convolution into x (e x rows x w):
+/// a GEMM of its weights by the image's rows where they lie (split by
+/// parity into `split` first where the band reads them so), or by the
+/// im2col of the input rows they read.
+void runExpansion(const BlockJob &job, float *x, float *split,
+                  void *gemmScratch, int64_t iy0, int64_t iy1) {
   const ConvShape &s = *job.s;
-  const tcc_uk_block_params_t *p = job.p;
-  const int64_t span = (s.kh - 1) * s.dh + 1;
-  const int64_t top = oy0 * s.sh - s.pt; // first input row the band reads
-  const int64_t iy0 = maxI(0, top);
-  const int64_t iy1 = minI(s.h, (oy1 - 1) * s.sh - s.pt + span);
-  float *split = reinterpret_cast<float *>(buffers);
-  float *x = split + job.g.inFloats;
-  float *mid = x + job.g.expFloats;
-  void *gemmScratch = mid + job.g.midFloats;
-
   const ConvShape &es = *job.es;
+  const tcc_uk_block_params_t *p = job.p;
   GemmArgs ge =
       weightGemm(s.c, (iy1 - iy0) * s.w, es.kdim,
                  (p->exp.flags & TCC_UK_PACKED_A) != 0, job.expWeight);
@@ -296,6 +296,27 @@ void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
     ge.bSrc = &im2col;
   }
   runGemm(NULL, ge, gemmScratch);
+}
+
+void runBand(const BlockJob &job, char *buffers, int64_t oy0, int64_t oy1) {
+  const ConvShape &s = *job.s;
+  const tcc_uk_block_params_t *p = job.p;
+  const int64_t span = (s.kh - 1) * s.dh + 1;
+  const int64_t top = oy0 * s.sh - s.pt; // first input row the band reads
+  const int64_t iy0 = maxI(0, top);
+  const int64_t iy1 = minI(s.h, (oy1 - 1) * s.sh - s.pt + span);
+  float *split = reinterpret_cast<float *>(buffers);
+  float *x = split + job.g.inFloats;
+  float *mid = x + job.g.expFloats;
+  void *gemmScratch = mid + job.g.midFloats;
+
+  const ConvShape &es = *job.es;
+  if (job.g.stem) {
+    stemConvRows(es, job.image, job.expWeight, x, (iy1 - iy0) * s.w, iy0, iy1,
+                 job.expEp);
+  } else {
+    runExpansion(job, x, split, gemmScratch, iy0, iy1);
+  }
 
   ConvShape band = s;
   band.h = iy1 - iy0;

@@ -212,7 +212,8 @@ int64_t subsampledFloats(const ConvShape &s) {
 
 int64_t convScratchBytes(int32_t isa, const ConvShape &s, bool packedA,
                          bool prologue) {
-  if (isDepthwise(s) || pixelsFits(isa, s) || (packedA && directFits(isa, s)))
+  if (isDepthwise(s) || pixelsFits(isa, s) || (packedA && stemFits(isa, s)) ||
+      (packedA && directFits(isa, s)))
     return 0;
   if (packedA && winogradFits(s))
     return winogradScratchBytes(isa, s);
@@ -391,7 +392,7 @@ tcc_uk_conv2d_pack_weights_bytes(int32_t isa, const tcc_uk_conv2d_params_t *p) {
   ConvShape s;
   if (!resolveConv(p, s))
     return 0;
-  if (isDepthwise(s) || pixelsFits(isa, s))
+  if (isDepthwise(s) || pixelsFits(isa, s) || stemFits(isa, s))
     return s.f * s.cg * s.kh * s.kw * static_cast<int64_t>(sizeof(float));
   if (directFits(isa, s))
     return directWeightBytes(s);
@@ -410,6 +411,8 @@ extern "C" void tcc_uk_conv2d_pack_weights(int32_t isa,
     memcpy(out, weight, sizeof(float) * s.f * s.cg * s.kh * s.kw);
     return;
   }
+  if (stemFits(isa, s))
+    return stemPackWeights(s, weight, out);
   if (directFits(isa, s))
     return directPackWeights(s, weight, out);
   if (winogradFits(s))
@@ -485,6 +488,10 @@ extern "C" int32_t tcc_uk_conv2d_nchw(const tcc_host_api_t *host,
   }
   if (pixelsFits(TCC_UK_NATIVE_ISA, s)) {
     pixelsConv(host, s, input, weight, output, accumulate, epilogue);
+    return 0;
+  }
+  if (packedA && stemFits(TCC_UK_NATIVE_ISA, s)) {
+    stemConv(host, s, input, weight, output, accumulate, epilogue);
     return 0;
   }
   if (packedA && directFits(TCC_UK_NATIVE_ISA, s)) {

@@ -2,8 +2,8 @@
 // (tcc_uk_conv2d_nchw with pool == 1): a network's stem and its 3x3
 // stride-2 pooling. An image's pooled rows are cut into bands; a band
 // computes the convolution's rows its windows read into the scratch (the
-// direct kernel, or the im2col GEMM, on those rows), then pools them while
-// they are in the core's cache, so the convolution's output (3.2 MB for a
+// stem or direct kernel, or the im2col GEMM, on those rows), then pools them
+// while they are in the core's cache, so the convolution's output (3.2 MB for a
 // 64-channel 112x112 stem) is never written whole nor read back. The bands
 // are shared out as the block kernel's are (RunClaims); a part that takes
 // the band after its last one keeps the rows the two share (a 3x3 stride-2
@@ -29,7 +29,8 @@ constexpr int64_t kPoolBandsPerPart = 4;
 struct ConvPoolShape {
   ConvShape s;
   tcc_uk_pool2d_params_t pool; // n, c, h, w: the convolution's output
-  bool direct;                 // rows by the direct kernel, else the GEMM
+  bool stem;                   // rows by the stem kernel,
+  bool direct;                 // else the direct kernel, else the GEMM
   int64_t band;                // pooled rows a band at most
   int64_t rowsIn;              // convolution rows a band reads at most
   int64_t bufFloats;           // f planes of rowsIn x ow, 64-byte multiple
@@ -65,7 +66,9 @@ bool resolveConvPool(int32_t isa, const tcc_uk_conv2d_params_t *p,
       (q.oh - 1) * q.stride_h - q.pad_top >= s.oh ||
       (q.ow - 1) * q.stride_w - q.pad_left >= s.ow)
     return false;
-  cp.direct = (p->flags & TCC_UK_PACKED_A) && directFits(isa, s);
+  const bool packed = (p->flags & TCC_UK_PACKED_A) != 0;
+  cp.stem = packed && stemFits(isa, s);
+  cp.direct = !cp.stem && packed && directFits(isa, s);
   const int64_t f4 = static_cast<int64_t>(sizeof(float));
   const int64_t rowBytes = f4 * s.f * s.ow;
   // Pooled rows a band: as many as keep its convolution rows within
@@ -77,7 +80,7 @@ bool resolveConvPool(int32_t isa, const tcc_uk_conv2d_params_t *p,
   cp.rowsIn = minI(s.oh, (cp.band - 1) * q.stride_h + q.kh);
   cp.bufFloats = ceilDiv(s.f * cp.rowsIn * s.ow, 16) * 16;
   cp.gemmBytes =
-      cp.direct
+      cp.stem || cp.direct
           ? 0
           : ceilDiv(packedBScratchBytes(isa, s.kdim, cp.rowsIn * s.ow), 64) *
                 64;
@@ -126,6 +129,8 @@ void runPoolBand(const ConvPoolJob &job, char *buffers, HeldRows &held,
   float *at = buf + (from - c0) * s.ow; // row `from` of plane 0
   if (from == c1) {
     // Nothing to compute.
+  } else if (cp.stem) {
+    stemConvRows(s, job.image, job.weight, at, plane, from, c1, job.ep);
   } else if (cp.direct) {
     directConvRows(s, job.image, job.weight, at, plane, from, c1, job.ep);
   } else {

@@ -51,7 +51,7 @@ bool directFits(int32_t isa, const ConvShape &s) {
   // fused pairs and blocks take their weights packed as such).
   if (isa != TCC_UK_ISA_AVX512 || s.fg % 16 || s.sw > 2 || s.oh <= 0 ||
       s.ow <= 0 || s.kh * s.kw == 1 || s.cg * s.kh * s.kw < 16 ||
-      winoFiltersFits(isa, s))
+      winoFiltersFits(isa, s) || stemFits(isa, s))
     return false;
   // One output row's input rows of every channel fit the buffer.
   if (s.cg * bandInputRows(s, 1) * paddedPitch(s) > kDirectBufFloats)
@@ -63,9 +63,9 @@ bool directFits(int32_t isa, const ConvShape &s) {
   // half the GEMM's speed). Then small images, where Winograd's tiles and
   // the im2col GEMM's packing cost most (from 16 x 16 outputs up they are
   // paid back by wide tiles), or, where Winograd does not apply, enough
-  // taps a pixel (128: a 7x7 stem, 147) that the tile's transposes and
-  // epilogue are a small part of it (3x3 stems, 27 taps, ran at
-  // 0.75-0.85x the GEMM). Measurements in
+  // taps a pixel (128) that the tile's transposes and epilogue are a
+  // small part of it (3x3 stems, 27 taps, ran at 0.75-0.85x the GEMM;
+  // stems of at most 4 channels take stem.cc's kernel). Measurements in
   // docs/convolutions.md.
   const int64_t taps = s.cg * s.kh * s.kw;
   const bool winogradShape = s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 &&

@@ -85,7 +85,7 @@ TCC_UK_INLINE void vstoreMask(float *p, vf x, vmask m) {
 /// single plain store: AMD microcodes the masked vector store. Where the
 /// same lanes are read back at once (a GEMM tile's C between K blocks),
 /// the narrow stores cannot forward to the wide load: keep vstoreMask
-/// there (docs/convolutions.md, "Depthwise", has the measurements).
+/// there (docs/depthwise.md, "Depthwise", has the measurements).
 TCC_UK_INLINE void vstoreFirst(float *p, vf x, vmask m) {
   int n = __builtin_popcount(
       static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(m))));

@@ -784,7 +784,7 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 48, 14, 14, 64, 3, 3}.stride(2).pad(1),
            ConvCase{1, 512, 14, 14, 512, 3, 3}.pad(1).group(32), // 16 a group
            ConvCase{1, 96, 14, 14, 96, 3, 3}.pad(1).group(2),    // 48 a group
-           ConvCase{1, 3, 224, 224, 64, 7, 7}.stride(2).pad(3),  // 147 taps
+           ConvCase{1, 5, 112, 112, 64, 7, 7}.stride(2).pad(3),  // 245 taps
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(packedDirect(c), avx512);
@@ -801,6 +801,8 @@ TEST_P(Conv2d, DirectOnlyWhereItFits) {
            ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1), // 9 taps
            ConvCase{1, 32, 14, 14, 16, 1, 1},       // a GEMM in place
            ConvCase{1, 3, 224, 224, 64, 3, 3}.stride(2).pad(1), // 27 taps
+           // 3 channels: the stem kernel's (StemOnlyWhereItFits).
+           ConvCase{1, 3, 224, 224, 64, 7, 7}.stride(2).pad(3),
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_FALSE(packedDirect(c));
@@ -1092,6 +1094,111 @@ TEST_P(Conv2d, PixelsFewTaps) {
     std::vector<float> got(32 * 9);
     v->convPackWeights(isa(), &p, d.w.data(), got.data());
     EXPECT_EQ(got, d.w);
+  }
+}
+
+// On AVX-512, one-group convolutions of at most 4 input channels (a
+// network's stem), windows up to 7 wide, stride 1 or 2 across, filters a
+// multiple of 8, outside the pixels kernel's shapes, run with the output
+// pixels along the vectors from padded input rows (split by column parity
+// at stride 2) when their weights are prepacked: 3x3/2 and 7x7/2 stems,
+// left pads 0 to 3 (each parity of the first column), rows of 1 to 7
+// vectors (tiles of 3, 2 and 1), a last short vector, 1 to 4 channels, 8 to
+// 64 filters, a stride and a dilation down only, 1xk and kx1 windows, the
+// plain epilogue (bias, clamp) and the general one (residual, activations,
+// accumulation), batches and bands across threads with the serial run's
+// bits. Unpacked, the same shapes take the GEMM.
+TEST_P(Conv2d, StemFewChannels) {
+  const uint32_t packed = TCC_UK_PACKED_A;
+  ConvCase mbv2 =
+      ConvCase{1, 3, 224, 224, 32, 3, 3}.stride(2).pad(1).withFlags(packed);
+  mbv2.bias = mbv2.relu = true;
+  checkConv(*v, mbv2);
+  checkConv(*v, ConvCase{1, 3, 64, 60, 64, 7, 7}
+                    .stride(2)
+                    .pad(3)
+                    .withFlags(packed)
+                    .epilogue());
+  for (int64_t w : {1, 2, 15, 31, 33, 65, 97, 111, 113})
+    checkConv(*v, ConvCase{1, 3, 7, w, 16, 3, 3}.pad(1).withFlags(packed));
+  for (int64_t pl : {0, 1, 2, 3})
+    checkConv(*v, ConvCase{2, 3, 11, 47, 24, 5, 5}
+                      .stride(2)
+                      .pads(2, pl, 1, 3 - pl)
+                      .withFlags(packed));
+  checkConv(*v, ConvCase{1, 1, 9, 40, 8, 3, 3}.stride(2).withFlags(packed));
+  checkConv(*v, ConvCase{1, 2, 12, 36, 16, 3, 3}.pad(1).withFlags(packed));
+  checkConv(*v, ConvCase{1, 4, 13, 50, 40, 3, 3}
+                    .strides(2, 1)
+                    .dilations(2, 1)
+                    .pad(2)
+                    .withFlags(packed | TCC_UK_ACCUMULATE));
+  checkConv(*v,
+            ConvCase{1, 3, 10, 44, 8, 1, 7}.pads(0, 3, 0, 3).withFlags(packed));
+  checkConv(*v, ConvCase{1, 3, 21, 30, 8, 5, 1}.stride(2).withFlags(packed));
+  for (int32_t act : {TCC_UK_ACT_SILU, TCC_UK_ACT_HARDSWISH})
+    checkConv(*v, ConvCase{1, 3, 32, 38, 16, 3, 3}
+                      .stride(2)
+                      .pad(1)
+                      .withFlags(packed)
+                      .epilogue()
+                      .activation(act));
+  checkConv(*v, ConvCase{3, 3, 30, 30, 32, 3, 3}.stride(2).pad(1).epilogue());
+  const ConvData d(*v, mbv2, v);
+  const std::vector<float> serial = runConv(*v, mbv2, d, nullptr);
+  for (int threads : {2, 3, 4}) {
+    ThreadHost host(threads);
+    const std::vector<float> out = runConv(*v, mbv2, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+  }
+}
+
+// Which convolutions the stem kernel takes shows in the packed weights,
+// [f / 8][c kh kw][8] (the GEMM's packed A on AVX-512 lies so too), and in
+// the scratch, which it does not need (the im2col GEMM does); on AVX-512
+// only.
+TEST_P(Conv2d, StemOnlyWhereItFits) {
+  auto packedStem = [&](const ConvCase &c) {
+    tcc_uk_conv2d_params_t p = c.params();
+    p.flags = TCC_UK_PACKED_A;
+    if (v->convScratchBytes(isa(), &p) != 0)
+      return false;
+    const int64_t taps = c.c * c.kh * c.kw;
+    if (v->convPackWeightsBytes(isa(), &p) != c.f * taps * 4)
+      return false;
+    const std::vector<float> w = randomVector(c.f * taps, 7);
+    std::vector<float> got(c.f * taps);
+    v->convPackWeights(isa(), &p, w.data(), got.data());
+    for (int64_t f = 0; f < c.f; ++f)
+      for (int64_t t = 0; t < taps; ++t)
+        if (got[(f / 8 * taps + t) * 8 + f % 8] != w[f * taps + t])
+          return false;
+    return true;
+  };
+  const bool avx512 = isa() == TCC_UK_ISA_AVX512;
+  for (const ConvCase &c : {
+           ConvCase{1, 3, 224, 224, 32, 3, 3}.stride(2).pad(1),
+           ConvCase{1, 3, 224, 224, 64, 7, 7}.stride(2).pad(3),
+           ConvCase{1, 3, 14, 14, 32, 3, 3}.pad(1), // small: not direct's
+           ConvCase{1, 4, 20, 20, 8, 3, 3}.dilations(2, 1),
+           ConvCase{1, 1, 28, 28, 8, 3, 3}.stride(2),
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_EQ(packedStem(c), avx512);
+  }
+  for (const ConvCase &c : {
+           ConvCase{1, 5, 32, 32, 32, 3, 3}.pad(1),          // 5 channels
+           ConvCase{1, 3, 32, 32, 12, 3, 3}.pad(1),          // 12 filters
+           ConvCase{1, 3, 32, 32, 16, 3, 3}.stride(3),       // stride 3
+           ConvCase{1, 3, 32, 32, 16, 3, 3}.dilation(2),     // across
+           ConvCase{1, 3, 32, 32, 8, 9, 9}.pad(4),           // 9 wide
+           ConvCase{1, 6, 32, 32, 12, 3, 3}.pad(1).group(3), // groups
+           ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1),      // the pixels kernel's
+           ConvCase{1, 3, 8, 20000, 16, 3, 3}.stride(2), // rows too long
+       }) {
+    SCOPED_TRACE(describe(c));
+    EXPECT_FALSE(packedStem(c));
   }
 }
 
