@@ -1,20 +1,22 @@
-// stem.cc - convolutions of one group over a few input channels (a
-// network's stem: 3 channels, 3x3 or 7x7, stride 2), with the output pixels
-// along the vectors (AVX-512):
+// stem.cc - convolutions over a few input channels a group, with the
+// output pixels along the vectors (AVX-512): a network's stem (one group, 3
+// channels, 3x3 or 7x7, stride 2) and grouped convolutions of narrow
+// groups (4 or 8 channels and filters a group: ResNeXt's, RegNet's):
 //
-//   y[f, oy, ox..ox+15] = sum over taps t = (c, ky, kx) of
+//   y[f, oy, ox..ox+15] = sum over taps t = (c, ky, kx) of f's group's
 //       W[f, t] * x[c, oy sh - pt + ky dh, (ox..ox+15) sw - pl + kx]
 //
-// A chunk of output rows first copies the input rows it reads into a stack
-// buffer, zero-padded, and at stride 2 each row split by column parity
-// (its even columns, then its odd ones), so every tap of 16 consecutive
-// outputs is one unaligned load, with no bounds to test. Then for up to 3
-// vectors of a row's outputs and 8 filters at a time, each tap loads its
-// three input vectors and takes 24 FMAs with the filters' weights
-// broadcast (packed [f / 8][tap][8], stemPackWeights). The im2col GEMM of
-// k = 27 packed its B and stored its tile every 27 k steps; the filters
-// along the vectors (direct.cc) transpose every 16 x 16 outputs. Figures
-// in docs/convolutions.md.
+// A chunk of output rows of a group first copies the input rows it reads
+// into a stack buffer, zero-padded, and at stride 2 each row split by
+// column parity (its even columns, then its odd ones), so every tap of 16
+// consecutive outputs is one unaligned load, with no bounds to test. Then
+// for up to 3 vectors of a row's outputs and 8 filters at a time (4 for
+// groups of 4), each tap loads its input vectors and takes an FMA a vector
+// and filter with the weights broadcast (packed [f / 8][tap][8],
+// stemPackWeights). The im2col GEMM of k = 27 packed its B and stored its
+// tile every 27 k steps, and a group of 4 or 8 filters filled half its
+// tile or less; the filters along the vectors (direct.cc) transpose every
+// 16 x 16 outputs. Figures in docs/convolutions.md.
 #include "depthwise_internal.h"
 
 #include <string.h>
@@ -27,11 +29,16 @@ inline namespace TCC_UK_ISA_NS {
 
 namespace {
 
-/// Input channels the kernel takes at most, and the widest window.
+/// Input channels the kernel takes at most: of a one-group convolution,
+/// and of a group (with at most as many filters) of a grouped one; and the
+/// widest window.
 constexpr int64_t kStemMaxChannels = 4;
+constexpr int64_t kStemMaxGroupWidth = 8;
 constexpr int64_t kStemMaxKw = 7;
-/// Filters a pass (8 x 3 vectors of sums in registers).
-constexpr int64_t kStemFilters = 8;
+
+/// Filters a pass: 8 (8 x 3 vectors of sums in registers), or 4 where a
+/// group has 4.
+int64_t passFilters(const ConvShape &s) { return s.fg % 8 == 0 ? 8 : 4; }
 /// Floats of the buffer of a chunk's padded input rows (on the stack).
 constexpr int64_t kStemBufFloats = 16384;
 
@@ -59,7 +66,7 @@ StemRowsGeometry stemGeometry(const ConvShape &s) {
     g.rowFloats = g.half;
   }
   const int64_t span = (s.kh - 1) * s.dh + 1;
-  const int64_t rows = kStemBufFloats / maxI(1, s.c * g.rowFloats);
+  const int64_t rows = kStemBufFloats / maxI(1, s.cg * g.rowFloats);
   g.chunk = rows >= span ? (rows - span) / s.sh + 1 : 0;
   return g;
 }
@@ -67,19 +74,22 @@ StemRowsGeometry stemGeometry(const ConvShape &s) {
 } // namespace
 
 bool stemFits(int32_t isa, const ConvShape &s) {
-  if (isa != TCC_UK_ISA_AVX512 || s.groups != 1 || s.c > kStemMaxChannels ||
-      s.kh * s.kw <= 1 || s.kw > kStemMaxKw || (s.sw != 1 && s.sw != 2) ||
-      s.dw != 1 || s.f % kStemFilters != 0 || s.oh <= 0 || s.ow <= 0 ||
-      pixelsFits(isa, s))
+  const bool narrow = s.groups == 1 ? s.c <= kStemMaxChannels
+                                    : s.cg > 1 && s.cg <= kStemMaxGroupWidth &&
+                                          s.fg <= kStemMaxGroupWidth;
+  if (isa != TCC_UK_ISA_AVX512 || !narrow || s.kh * s.kw <= 1 ||
+      s.kw > kStemMaxKw || (s.sw != 1 && s.sw != 2) || s.dw != 1 ||
+      s.fg % 4 != 0 || (s.groups == 1 && s.f % 8 != 0) || s.oh <= 0 ||
+      s.ow <= 0 || pixelsFits(isa, s))
     return false;
   return stemGeometry(s).chunk >= 1;
 }
 
 void stemPackWeights(const ConvShape &s, const float *w, float *out) {
-  const int64_t taps = s.c * s.kh * s.kw;
-  for (int64_t f0 = 0; f0 < s.f; f0 += kStemFilters)
+  const int64_t taps = s.cg * s.kh * s.kw, nf = passFilters(s);
+  for (int64_t f0 = 0; f0 < s.f; f0 += nf)
     for (int64_t t = 0; t < taps; ++t)
-      for (int64_t i = 0; i < kStemFilters; ++i)
+      for (int64_t i = 0; i < nf; ++i)
         *out++ = w[(f0 + i) * taps + t];
 }
 
@@ -99,11 +109,11 @@ void zeroOutside(float *d, int64_t a, int64_t b, int64_t n) {
   memset(d + b, 0, sizeof(float) * (n - b));
 }
 
-/// Input rows [top, top + rows) of every channel of one image x into buf,
-/// padded with zeros (and split by parity at stride 2).
+/// Input rows [top, top + rows) of the cg channels from x (a group's
+/// first) into buf, padded with zeros (and split by parity at stride 2).
 void fillStemRows(const ConvShape &s, const StemRowsGeometry &g, const float *x,
                   int64_t top, int64_t rows, float *buf) {
-  for (int64_t c = 0; c < s.c; ++c)
+  for (int64_t c = 0; c < s.cg; ++c)
     for (int64_t r = 0; r < rows; ++r) {
       float *d = buf + (c * rows + r) * g.rowFloats;
       const int64_t iy = top + r;
@@ -130,26 +140,26 @@ void fillStemRows(const ConvShape &s, const StemRowsGeometry &g, const float *x,
     }
 }
 
-/// The sums of kStemFilters filters (weights w: [tap][8]), from their
-/// bias (or zero), for P vectors of outputs from column ox0 of the output
-/// row whose window's first input row is `row0` of the chunk.
-template <int KW, int S, int P>
+/// The sums of F filters (weights w: [tap][F]), from their bias (or
+/// zero), for P vectors of outputs from column ox0 of the output row whose
+/// window's first input row is `row0` of the chunk.
+template <int KW, int S, int P, int F>
 TCC_UK_INLINE void stemTile(const ConvShape &s, const StemRowsGeometry &g,
                             const StemChunk &chunk, int64_t row0,
                             const float *w, const float *bias, int64_t ox0,
-                            vf (&acc)[kStemFilters][P]) {
+                            vf (&acc)[F][P]) {
   TCC_UK_UNROLL
-  for (int i = 0; i < kStemFilters; ++i) {
+  for (int i = 0; i < F; ++i) {
     const vf b = bias ? vset1(bias[i]) : vzero();
     TCC_UK_UNROLL
     for (int p = 0; p < P; ++p)
       acc[i][p] = b;
   }
-  for (int64_t c = 0; c < s.c; ++c)
+  for (int64_t c = 0; c < s.cg; ++c)
     for (int64_t ky = 0; ky < s.kh; ++ky) {
       const float *row =
           chunk.buf + (c * chunk.rows + row0 + ky * s.dh) * g.rowFloats + ox0;
-      const float *wt = w + (c * s.kh + ky) * KW * kStemFilters;
+      const float *wt = w + (c * s.kh + ky) * KW * F;
       TCC_UK_UNROLL
       for (int kx = 0; kx < KW; ++kx) {
         const float *src = S == 1 ? row + kx : row + (kx % 2) * g.half + kx / 2;
@@ -158,8 +168,8 @@ TCC_UK_INLINE void stemTile(const ConvShape &s, const StemRowsGeometry &g,
         for (int p = 0; p < P; ++p)
           v[p] = vload(src + 16 * p);
         TCC_UK_UNROLL
-        for (int i = 0; i < kStemFilters; ++i) {
-          const vf wi = vset1(wt[kx * kStemFilters + i]);
+        for (int i = 0; i < F; ++i) {
+          const vf wi = vset1(wt[kx * F + i]);
           TCC_UK_UNROLL
           for (int p = 0; p < P; ++p)
             acc[i][p] = vfma(wi, v[p], acc[i][p]);
@@ -168,12 +178,12 @@ TCC_UK_INLINE void stemTile(const ConvShape &s, const StemRowsGeometry &g,
     }
 }
 
-/// P vectors of outputs from column ox0, kStemFilters filters from f0, of
+/// P vectors of outputs from column ox0, F filters from f0, of
 /// the output row whose window starts at row0 of the chunk, finished into
 /// out (this row of plane 0; planes outPlane apart), res likewise. Plain:
 /// a bias and a clamp at most (no accumulation, residual or activation),
 /// without the general epilogue's tests a vector.
-template <int KW, int S, int P, bool Plain>
+template <int KW, int S, int P, int F, bool Plain>
 TCC_UK_INLINE void stemTileOut(const ConvCall &call, const StemRowsGeometry &g,
                                const StemChunk &chunk, int64_t row0, int64_t f0,
                                int64_t ox0, float *out, const float *res,
@@ -182,14 +192,15 @@ TCC_UK_INLINE void stemTileOut(const ConvCall &call, const StemRowsGeometry &g,
   const float *bias = call.ep ? call.ep->bias : NULL;
   const bool clamp = call.e.clamp;
   const vf lo = vset1(call.e.lo), hi = vset1(call.e.hi);
-  vf acc[kStemFilters][P];
-  stemTile<KW, S, P>(s, g, chunk, row0, call.weight + f0 * s.c * s.kh * s.kw,
-                     bias ? bias + f0 : NULL, ox0, acc);
+  vf acc[F][P];
+  stemTile<KW, S, P, F>(s, g, chunk, row0,
+                        call.weight + f0 * s.cg * s.kh * s.kw,
+                        bias ? bias + f0 : NULL, ox0, acc);
   // Only the last vector of a row can be short.
   const bool full = ox0 + 16 * P <= s.ow;
   const vmask m = vmaskFirst(static_cast<int>(s.ow - ox0 - 16 * (P - 1)));
   TCC_UK_UNROLL
-  for (int i = 0; i < kStemFilters; ++i) {
+  for (int i = 0; i < F; ++i) {
     float *o = out + (f0 + i) * outPlane + ox0;
     TCC_UK_UNROLL
     for (int p = 0; p < P; ++p) {
@@ -209,41 +220,51 @@ TCC_UK_INLINE void stemTileOut(const ConvCall &call, const StemRowsGeometry &g,
   }
 }
 
-/// One output row (its window starting at row0 of the chunk) into out
-/// (this row of plane 0; planes outPlane apart), res likewise: tiles of 3
-/// vectors, 2 where 2 or 4 are left (7 vectors: 3, 2, 2), 1 where 1 is.
-template <int KW, int S, bool Plain>
+/// Filters [f0, f1) of one output row (its window starting at row0 of the
+/// chunk) into out (this row of plane 0; planes outPlane apart), res
+/// likewise: tiles of 3 vectors, 2 where 2 or 4 are left (7 vectors: 3,
+/// 2, 2), 1 where 1 is, by F filters.
+template <int KW, int S, int F, bool Plain>
 void stemRow(const ConvCall &call, const StemRowsGeometry &g,
              const StemChunk &chunk, int64_t row0, float *out, const float *res,
-             int64_t outPlane) {
+             int64_t outPlane, int64_t f0, int64_t f1) {
   const ConvShape &s = *call.s;
   for (int64_t ox0 = 0; ox0 < s.ow;) {
     const int64_t left = ceilDiv(s.ow - ox0, 16);
     const int P = left == 1 ? 1 : left == 2 || left == 4 ? 2 : 3;
-    for (int64_t f0 = 0; f0 < s.f; f0 += kStemFilters) {
+    for (int64_t f = f0; f < f1; f += F) {
       if (P == 3)
-        stemTileOut<KW, S, 3, Plain>(call, g, chunk, row0, f0, ox0, out, res,
-                                     outPlane);
+        stemTileOut<KW, S, 3, F, Plain>(call, g, chunk, row0, f, ox0, out, res,
+                                        outPlane);
       else if (P == 2)
-        stemTileOut<KW, S, 2, Plain>(call, g, chunk, row0, f0, ox0, out, res,
-                                     outPlane);
+        stemTileOut<KW, S, 2, F, Plain>(call, g, chunk, row0, f, ox0, out, res,
+                                        outPlane);
       else
-        stemTileOut<KW, S, 1, Plain>(call, g, chunk, row0, f0, ox0, out, res,
-                                     outPlane);
+        stemTileOut<KW, S, 1, F, Plain>(call, g, chunk, row0, f, ox0, out, res,
+                                        outPlane);
     }
     ox0 += 16 * P;
   }
 }
 
-/// Output rows [oy0, oy1) of one image x into out (row oy0 of plane 0,
-/// planes outPlane floats apart), res (the residual) likewise, a chunk of
-/// rows at a time.
+/// Output rows [oy0, oy1) of filters [f0, f1) (one group's at most) of one
+/// image, reading x (the group's first input channel), into out (row oy0
+/// of plane 0, planes outPlane floats apart), res (the residual) likewise,
+/// a chunk of rows at a time.
 template <int KW, int S>
 void stemRowsOf(const ConvCall &call, const float *x, float *out,
-                const float *res, int64_t outPlane, int64_t oy0, int64_t oy1) {
+                const float *res, int64_t outPlane, int64_t oy0, int64_t oy1,
+                int64_t f0, int64_t f1) {
   const ConvShape &s = *call.s;
   const StemRowsGeometry g = stemGeometry(s);
   const bool plain = !call.e.accumulate && !res && !call.e.act;
+  using RowFn =
+      void (*)(const ConvCall &, const StemRowsGeometry &, const StemChunk &,
+               int64_t, float *, const float *, int64_t, int64_t, int64_t);
+  const RowFn row =
+      passFilters(s) == 8
+          ? (plain ? stemRow<KW, S, 8, true> : stemRow<KW, S, 8, false>)
+          : (plain ? stemRow<KW, S, 4, true> : stemRow<KW, S, 4, false>);
   alignas(64) float buf[kStemBufFloats];
   const int64_t span = (s.kh - 1) * s.dh + 1;
   for (int64_t a = oy0; a < oy1; a += g.chunk) {
@@ -252,9 +273,8 @@ void stemRowsOf(const ConvCall &call, const float *x, float *out,
     fillStemRows(s, g, x, a * s.sh - s.pt, chunk.rows, buf);
     for (int64_t oy = a; oy < b; ++oy) {
       const int64_t at = (oy - oy0) * s.ow;
-      (plain ? stemRow<KW, S, true>
-             : stemRow<KW, S, false>)(call, g, chunk, (oy - a) * s.sh, out + at,
-                                      res ? res + at : NULL, outPlane);
+      row(call, g, chunk, (oy - a) * s.sh, out + at, res ? res + at : NULL,
+          outPlane, f0, f1);
     }
   }
 }
@@ -262,18 +282,20 @@ void stemRowsOf(const ConvCall &call, const float *x, float *out,
 template <int... K>
 void stemRowsFor(const ConvCall &call, const float *x, float *out,
                  const float *res, int64_t outPlane, int64_t oy0, int64_t oy1,
-                 std::integer_sequence<int, K...>) {
+                 int64_t f0, int64_t f1, std::integer_sequence<int, K...>) {
   using Fn = void (*)(const ConvCall &, const float *, float *, const float *,
-                      int64_t, int64_t, int64_t);
+                      int64_t, int64_t, int64_t, int64_t, int64_t);
   static constexpr Fn s1[] = {stemRowsOf<K + 1, 1>...};
   static constexpr Fn s2[] = {stemRowsOf<K + 1, 2>...};
   const ConvShape &s = *call.s;
-  (s.sw == 1 ? s1 : s2)[s.kw - 1](call, x, out, res, outPlane, oy0, oy1);
+  (s.sw == 1 ? s1 : s2)[s.kw - 1](call, x, out, res, outPlane, oy0, oy1, f0,
+                                  f1);
 }
 
 void stemRows(const ConvCall &call, const float *x, float *out,
-              const float *res, int64_t outPlane, int64_t oy0, int64_t oy1) {
-  stemRowsFor(call, x, out, res, outPlane, oy0, oy1,
+              const float *res, int64_t outPlane, int64_t oy0, int64_t oy1,
+              int64_t f0, int64_t f1) {
+  stemRowsFor(call, x, out, res, outPlane, oy0, oy1, f0, f1,
               std::make_integer_sequence<int, kStemMaxKw>());
 }
 
@@ -281,18 +303,20 @@ struct StemJob : ConvCall {
   int64_t bandRows, bands;
 };
 
-/// Tasks [begin, end): (image, band of output rows).
+/// Tasks [begin, end): (image, group, band of output rows).
 void runStem(void *ctx, int64_t begin, int64_t end) {
   const StemJob &job = *static_cast<const StemJob *>(ctx);
   const ConvShape &s = *job.s;
   const int64_t plane = s.oh * s.ow;
   for (int64_t t = begin; t < end; ++t) {
-    const int64_t img = t / job.bands, band = t % job.bands;
+    const int64_t band = t % job.bands, g = t / job.bands % s.groups;
+    const int64_t img = t / job.bands / s.groups;
     const int64_t oy0 = band * job.bandRows;
     const int64_t oy1 = minI(s.oh, oy0 + job.bandRows);
     const int64_t at = img * s.f * plane + oy0 * s.ow;
-    stemRows(job, job.input + img * s.c * s.h * s.w, job.output + at,
-             job.residual ? job.residual + at : NULL, plane, oy0, oy1);
+    stemRows(job, job.input + (img * s.c + g * s.cg) * s.h * s.w,
+             job.output + at, job.residual ? job.residual + at : NULL, plane,
+             oy0, oy1, g * s.fg, (g + 1) * s.fg);
   }
 }
 
@@ -304,12 +328,13 @@ void stemConv(const tcc_host_api_t *host, const ConvShape &s,
   StemJob job = {};
   static_cast<ConvCall &>(job) =
       convCall(s, input, weight, output, accumulate, ep);
-  // Bands of rows only where the images are too few for two tasks a
-  // thread.
-  const int64_t bands = minI(s.oh, ceilDiv(2 * hostThreads(host), s.n));
+  // Bands of rows only where the images' groups are too few for two tasks
+  // a thread.
+  const int64_t bands =
+      minI(s.oh, ceilDiv(2 * hostThreads(host), s.n * s.groups));
   job.bandRows = ceilDiv(s.oh, bands);
   job.bands = ceilDiv(s.oh, job.bandRows);
-  parallelFor(host, s.n * job.bands, 1, runStem, &job);
+  parallelFor(host, s.n * s.groups * job.bands, 1, runStem, &job);
 }
 
 void stemConvRows(const ConvShape &s, const float *image, const float *weight,
@@ -318,7 +343,7 @@ void stemConvRows(const ConvShape &s, const float *image, const float *weight,
   ConvShape one = s;
   one.n = 1;
   const ConvCall call = convCall(one, image, weight, output, false, ep);
-  stemRows(call, image, output, NULL, outPlane, oy0, oy1);
+  stemRows(call, image, output, NULL, outPlane, oy0, oy1, 0, s.f);
 }
 #else
 void stemConv(const tcc_host_api_t *, const ConvShape &, const float *,

@@ -394,10 +394,12 @@ void pixelsConv(const tcc_host_api_t *host, const ConvShape &s,
                 bool pool = false);
 
 /// Convolutions of one group over at most 4 input channels (a network's
-/// stem), windows up to 7 wide, stride 1 or 2 across, filters a multiple of
-/// 8, outside pixelsFits, with the pixels along the vectors (stem.cc), on
-/// AVX-512. A convolution that fits (for `isa`) gets its weights packed
-/// [f / 8][c kh kw][8] and runs this way whenever they are prepacked.
+/// stem; filters a multiple of 8) or of groups of 2-8 channels and 4 or 8
+/// filters, windows up to 7 wide, stride 1 or 2 across, outside
+/// pixelsFits, with the pixels along the vectors (stem.cc), on AVX-512. A
+/// convolution that fits (for `isa`) gets its weights packed
+/// [f / 8][cg kh kw][8] ([f / 4][cg kh kw][4] for groups of 4 filters) and
+/// runs this way whenever they are prepacked.
 bool stemFits(int32_t isa, const ConvShape &s);
 void stemPackWeights(const ConvShape &s, const float *w, float *out);
 void stemConv(const tcc_host_api_t *host, const ConvShape &s,
@@ -406,7 +408,7 @@ void stemConv(const tcc_host_api_t *host, const ConvShape &s,
 /// Output rows [oy0, oy1) of one image (s.n is not read) into output, row
 /// oy0 first, outPlane floats from one filter's plane to the next, on this
 /// thread, with ep's bias, activation and clamp (no residual); the bits
-/// are stemConv's.
+/// are stemConv's. One group only.
 void stemConvRows(const ConvShape &s, const float *image, const float *weight,
                   float *output, int64_t outPlane, int64_t oy0, int64_t oy1,
                   const tcc_uk_epilogue_t *ep);

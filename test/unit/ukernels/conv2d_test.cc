@@ -1144,6 +1144,28 @@ TEST_P(Conv2d, StemFewChannels) {
                       .epilogue()
                       .activation(act));
   checkConv(*v, ConvCase{3, 3, 30, 30, 32, 3, 3}.stride(2).pad(1).epilogue());
+  // Narrow groups (4 or 8 channels and filters a group: ResNeXt's first
+  // stages, RegNet's): a task a group, passes of 4 filters where a group
+  // has 4, 2 -> 4 channels a group, stride 2, batches, a residual.
+  checkConv(*v, ConvCase{1, 128, 20, 22, 128, 3, 3}
+                    .pad(1)
+                    .group(32)
+                    .withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{2, 64, 17, 35, 64, 3, 3}
+                    .stride(2)
+                    .pad(1)
+                    .group(8)
+                    .withFlags(packed)
+                    .epilogue());
+  checkConv(*v, ConvCase{1, 12, 9, 40, 24, 3, 3}.pad(1).group(6).withFlags(
+                    packed | TCC_UK_ACCUMULATE));
+  checkConv(*v, ConvCase{1, 32, 7, 7, 32, 3, 3}.pad(1).group(8).withFlags(
+                    packed)); // a 7x7 image: one short vector a row
+  checkConv(*v, ConvCase{2, 64, 14, 14, 64, 3, 3}
+                    .pad(1)
+                    .group(8)
+                    .epilogue()); // unpacked: a GEMM a group
   const ConvData d(*v, mbv2, v);
   const std::vector<float> serial = runConv(*v, mbv2, d, nullptr);
   for (int threads : {2, 3, 4}) {
@@ -1155,7 +1177,8 @@ TEST_P(Conv2d, StemFewChannels) {
 }
 
 // Which convolutions the stem kernel takes shows in the packed weights,
-// [f / 8][c kh kw][8] (the GEMM's packed A on AVX-512 lies so too), and in
+// [f / 8][c kh kw][8] ([f / 4][c kh kw][4] for groups of 4 filters;
+// the GEMM's packed A on AVX-512 lies as the first), and in
 // the scratch, which it does not need (the im2col GEMM does); on AVX-512
 // only.
 TEST_P(Conv2d, StemOnlyWhereItFits) {
@@ -1164,15 +1187,16 @@ TEST_P(Conv2d, StemOnlyWhereItFits) {
     p.flags = TCC_UK_PACKED_A;
     if (v->convScratchBytes(isa(), &p) != 0)
       return false;
-    const int64_t taps = c.c * c.kh * c.kw;
+    const int64_t taps = c.c / c.groups * c.kh * c.kw;
     if (v->convPackWeightsBytes(isa(), &p) != c.f * taps * 4)
       return false;
     const std::vector<float> w = randomVector(c.f * taps, 7);
     std::vector<float> got(c.f * taps);
     v->convPackWeights(isa(), &p, w.data(), got.data());
+    const int64_t nf = c.f / c.groups % 8 ? 4 : 8; // filters a pass
     for (int64_t f = 0; f < c.f; ++f)
       for (int64_t t = 0; t < taps; ++t)
-        if (got[(f / 8 * taps + t) * 8 + f % 8] != w[f * taps + t])
+        if (got[(f / nf * taps + t) * nf + f % nf] != w[f * taps + t])
           return false;
     return true;
   };
@@ -1183,17 +1207,22 @@ TEST_P(Conv2d, StemOnlyWhereItFits) {
            ConvCase{1, 3, 14, 14, 32, 3, 3}.pad(1), // small: not direct's
            ConvCase{1, 4, 20, 20, 8, 3, 3}.dilations(2, 1),
            ConvCase{1, 1, 28, 28, 8, 3, 3}.stride(2),
+           ConvCase{1, 128, 56, 56, 128, 3, 3}.pad(1).group(32), // 4 a group
+           ConvCase{1, 208, 14, 14, 208, 3, 3}.pad(1).group(26), // 8 a group
+           ConvCase{1, 6, 32, 32, 12, 3, 3}.pad(1).group(3),     // 2 -> 4
        }) {
     SCOPED_TRACE(describe(c));
     EXPECT_EQ(packedStem(c), avx512);
   }
   for (const ConvCase &c : {
-           ConvCase{1, 5, 32, 32, 32, 3, 3}.pad(1),          // 5 channels
-           ConvCase{1, 3, 32, 32, 12, 3, 3}.pad(1),          // 12 filters
-           ConvCase{1, 3, 32, 32, 16, 3, 3}.stride(3),       // stride 3
-           ConvCase{1, 3, 32, 32, 16, 3, 3}.dilation(2),     // across
-           ConvCase{1, 3, 32, 32, 8, 9, 9}.pad(4),           // 9 wide
-           ConvCase{1, 6, 32, 32, 12, 3, 3}.pad(1).group(3), // groups
+           ConvCase{1, 5, 32, 32, 32, 3, 3}.pad(1),              // 5 channels
+           ConvCase{1, 3, 32, 32, 12, 3, 3}.pad(1),              // 12 filters
+           ConvCase{1, 3, 32, 32, 16, 3, 3}.stride(3),           // stride 3
+           ConvCase{1, 3, 32, 32, 16, 3, 3}.dilation(2),         // across
+           ConvCase{1, 3, 32, 32, 8, 9, 9}.pad(4),               // 9 wide
+           ConvCase{1, 512, 14, 14, 512, 3, 3}.pad(1).group(32), // 16 a group
+           ConvCase{1, 32, 16, 16, 48, 3, 3}.pad(1).group(4),    // 8 -> 12
+           ConvCase{1, 32, 16, 16, 32, 3, 3}.pad(1).group(32),   // depthwise
            ConvCase{1, 1, 28, 28, 32, 3, 3}.pad(1),      // the pixels kernel's
            ConvCase{1, 3, 8, 20000, 16, 3, 3}.stride(2), // rows too long
        }) {
