@@ -107,6 +107,26 @@ constexpr int64_t kPrefetchB = 12;
 /// extra prefetches cost more than they bring (docs/ukernels.md).
 constexpr int64_t kPrefetchBFar = 64;
 
+/// The tile is stored after the K block's steps: start fetching its lines
+/// of C (to write them) now, and those of the residual its tail adds. A
+/// residual written layers before comes from L3, and the epilogue had
+/// waited on each of its lines in turn (docs/ukernels.md, "Prefetches").
+template <int MRe, int NVe>
+TCC_UK_INLINE void prefetchTile(float *c, int64_t ldc, const Tail *tail) {
+  TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i)
+    TCC_UK_UNROLL
+  for (int v = 0; v < NVe * kVL; v += 16)
+    __builtin_prefetch(c + i * ldc + v, 1, 3);
+  if (!tail || !tail->res)
+    return;
+  TCC_UK_UNROLL
+  for (int i = 0; i < MRe; ++i)
+    TCC_UK_UNROLL
+  for (int v = 0; v < NVe * kVL; v += 16)
+    __builtin_prefetch(tail->res + i * tail->ldr + v, 0, 3);
+}
+
 /// Prefetches the NVe vectors of B's row kPrefetchB ahead of step p of a
 /// K block of kc steps, while that row lies inside the block: read where
 /// it lies, B ends there (a 1x1 expansion's 16 input channels).
@@ -129,12 +149,7 @@ TCC_UK_INLINE void
 tileLoop(int64_t kc, const float *__restrict a, const float *__restrict b,
          int64_t ldbp, float *__restrict c, int64_t ldc, int nr,
          const Tail *tail, const char *side, int64_t sideLines, int64_t every) {
-  // The tile is stored after kc steps; start fetching it now.
-  TCC_UK_UNROLL
-  for (int i = 0; i < MRe; ++i)
-    TCC_UK_UNROLL
-  for (int v = 0; v < NVe * kVL; v += 16)
-    __builtin_prefetch(c + i * ldc + v, 1, 3);
+  prefetchTile<MRe, NVe>(c, ldc, tail);
   vf acc[MRe][NVe];
   TCC_UK_UNROLL
   for (int i = 0; i < MRe; ++i)
@@ -330,11 +345,7 @@ void tilePlusColumn(int64_t kc, const float *__restrict a, const float *aNext,
                     const float *__restrict b1, int64_t ldb1,
                     float *__restrict c, int64_t ldc, const Tail *tail) {
   constexpr int NV = kNR / kVL;
-  TCC_UK_UNROLL
-  for (int i = 0; i < kMR; ++i)
-    TCC_UK_UNROLL
-  for (int v = 0; v < NV * kVL; v += 16)
-    __builtin_prefetch(c + i * ldc + v, 1, 3);
+  prefetchTile<kMR, NV>(c, ldc, tail);
   vf acc[kMR][NV];
   TCC_UK_UNROLL
   for (int i = 0; i < kMR; ++i)
