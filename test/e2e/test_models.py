@@ -37,9 +37,11 @@ MODELS = {
 # A quick subset of the zoo (models/make_models.py --zoo; bench/run.py
 # --models zoo runs and checks all of it): the families whose operators the
 # core models lack (squeeze-and-excitation with SiLU or hard-swish, channel
-# shuffles, fire modules' concats, a causal decoder, a short sequence).
+# shuffles, fire modules' concats, grouped convolutions of 8 channels a
+# group, a causal decoder, a short sequence).
 ZOO_QUICK = ["squeezenet1_1", "shufflenet_v2_x1_0", "efficientnet_b0",
-             "mobilenet_v3_large", "cnn_b8", "encoder_s32", "decoder"]
+             "mobilenet_v3_large", "regnet_y_400mf", "cnn_b8", "encoder_s32",
+             "decoder"]
 MODELS.update({name: MODELS_DIR / name for name in ZOO_QUICK})
 
 

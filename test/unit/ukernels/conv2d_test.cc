@@ -1166,13 +1166,24 @@ TEST_P(Conv2d, StemFewChannels) {
                     .pad(1)
                     .group(8)
                     .epilogue()); // unpacked: a GEMM a group
-  const ConvData d(*v, mbv2, v);
-  const std::vector<float> serial = runConv(*v, mbv2, d, nullptr);
-  for (int threads : {2, 3, 4}) {
-    ThreadHost host(threads);
-    const std::vector<float> out = runConv(*v, mbv2, d, host.get());
-    expectIdentical(serial.data(), out.data(), serial.size(),
-                    std::to_string(threads) + " threads");
+  // Bands of rows (one image) and tasks of (image, group, band) across
+  // threads: the serial run's bits.
+  ConvCase grouped = ConvCase{2, 32, 23, 29, 32, 3, 3}
+                         .stride(2)
+                         .pad(1)
+                         .group(4)
+                         .withFlags(packed)
+                         .epilogue();
+  for (const ConvCase &c : {mbv2, grouped}) {
+    SCOPED_TRACE(describe(c));
+    const ConvData d(*v, c, v);
+    const std::vector<float> serial = runConv(*v, c, d, nullptr);
+    for (int threads : {2, 3, 4}) {
+      ThreadHost host(threads);
+      const std::vector<float> out = runConv(*v, c, d, host.get());
+      expectIdentical(serial.data(), out.data(), serial.size(),
+                      std::to_string(threads) + " threads");
+    }
   }
 }
 
