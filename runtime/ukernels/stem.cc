@@ -1,7 +1,7 @@
 // stem.cc - convolutions over a few input channels a group, with the
 // output pixels along the vectors (AVX-512): a network's stem (one group, 3
 // channels, 3x3 or 7x7, stride 2) and grouped convolutions of narrow
-// groups (4 or 8 channels and filters a group: ResNeXt's, RegNet's):
+// groups (2-8 channels, 4 or 8 filters a group):
 //
 //   y[f, oy, ox..ox+15] = sum over taps t = (c, ky, kx) of f's group's
 //       W[f, t] * x[c, oy sh - pt + ky dh, (ox..ox+15) sw - pl + kx]
