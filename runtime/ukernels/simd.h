@@ -249,26 +249,51 @@ TCC_UK_INLINE vf vgeluTanh(vf x) {
   return vdiv(x, vadd(vset1(1.0f), vexp(u2)));
 }
 
-/// 1 / d for d >= 1 within about 2^-22 relative: the hardware's estimate
-/// and one Newton step, cheaper than a division (0 where d passes 2^126,
-/// as the estimate flushes).
-TCC_UK_INLINE vf vrecipAtLeastOne(vf d) {
-#if TCC_UK_NATIVE_ISA == 2
-  const vf r = _mm512_rcp14_ps(d);
-#elif TCC_UK_NATIVE_ISA == 1
-  const vf r = _mm256_rcp_ps(d);
-#else
-  return vdiv(vset1(1.0f), d);
-#endif
-#if TCC_UK_NATIVE_ISA != 0
-  return vmul(r, vsub(vset1(2.0f), vmul(d, r)));
-#endif
-}
-
-/// SiLU (swish), x * sigmoid(x) = x / (1 + exp(-x)): exp's clamp keeps
-/// it finite, and it tends to x and to 0 at the ends.
+/// SiLU (swish), x * sigmoid(x) = x / (1 + exp(-x)), within about 3 ulp
+/// (5.3 float epsilons of relative error at most from -100 to 100 against
+/// double; vexp's form had 5.8), with an exp of its own that the
+/// expansions and depthwise layers of SiLU networks spend much of their
+/// time in: e^-x = 2^n e^r, n = round(-x log2 e) by adding and subtracting
+/// 1.5 * 2^23, r = -x - n ln2 in one FMA (ln2 rounded to float is off by
+/// 1.9e-9, so |n| <= 126 keeps r within 2.4e-7 of its value; without FMA,
+/// the generic build, in two parts as vexp), e^r by its
+/// degree-5 minimax polynomial on [-ln2/2, ln2/2] (relative error 7.5e-8;
+/// the polynomial in rn = -r, its odd coefficients negated), and a
+/// division, which ran faster here than the reciprocal estimate and its
+/// Newton step: 13 vector operations where the other form took 20, 1.45x
+/// its speed. x is first clamped to |x| <= 126 keeping its sign; on
+/// AVX-512 scalef then saturates e^-x to infinity far below 0 (x / inf =
+/// -0, and -inf / inf NaN, as x * sigmoid(x)); elsewhere vldexp's scales
+/// stop at 2^127, so x is clamped to |x| <= 87 and the result below -87 is
+/// 0 (|x e^x| < 1.4e-36 there).
 TCC_UK_INLINE vf vsilu(vf x) {
-  return vmul(x, vrecipAtLeastOne(vadd(vset1(1.0f), vexp(vsub(vzero(), x)))));
+#if TCC_UK_NATIVE_ISA == 2
+  // min(|x|, 126) with the sign of x (vrangeps: the smaller magnitude).
+  const vf xc = _mm512_range_ps(x, vset1(126.0f), 0x02);
+#else
+  const vf xc = vclamp(x, vset1(-87.0f), vset1(87.0f));
+#endif
+  const vf magic = vset1(12582912.0f); // 1.5 * 2^23
+  const vf n = vsub(vadd(vmul(xc, vset1(-1.44269504088896341f)), magic), magic);
+#if TCC_UK_NATIVE_ISA == 0
+  // No FMA here: ln2 in two parts, n times the first exact (vexp's).
+  vf rn = vfma(n, vset1(0.693145751953125f), xc); // -r
+  rn = vfma(n, vset1(1.428606765330187045e-06f), rn);
+#else
+  const vf rn = vfma(n, vset1(0.693147180559945309f), xc); // -r
+#endif
+  vf p = vset1(-0.00829765492891f);
+  p = vfma(p, rn, vset1(0.0419153828836f));
+  p = vfma(p, rn, vset1(-0.166675747364f));
+  p = vfma(p, rn, vset1(0.499988948434f));
+  p = vfma(p, rn, vset1(-0.999999691988f));
+  p = vfma(p, rn, vset1(1.00000007166f));
+  const vf y = vdiv(x, vadd(vset1(1.0f), vldexp(p, n)));
+#if TCC_UK_NATIVE_ISA == 2
+  return y;
+#else
+  return vselectNegative(vadd(x, vset1(87.0f)), vzero(), y);
+#endif
 }
 
 /// Hard swish, x * relu6(x + 3) / 6, as ONNX's HardSwish computes it:

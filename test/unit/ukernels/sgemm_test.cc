@@ -314,6 +314,38 @@ TEST_P(Sgemm, GeluTails) {
   }
 }
 
+// SiLU's own exp: within 6 float epsilons of x / (1 + e^-x) over a sweep
+// of -87..87 (vexp's form had 5.8 at most); far out, x above and 0 (to
+// 1e-35) below, never NaN; NaN stays NaN.
+TEST_P(Sgemm, SiluAccurateAndFiniteFarOut) {
+  std::vector<float> xs;
+  for (int i = 0; i <= 8700; ++i)
+    xs.push_back(-87.0f + 0.02f * static_cast<float>(i) + 1e-4f * (i % 7));
+  for (float x : {-87.9f, -100.0f, -1e4f, -1e30f, 1e30f, 200.0f, 0.0f})
+    xs.push_back(x);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> out(xs.size());
+  float one = 1.0f;
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = TCC_UK_ACT_SILU;
+  // C = x * 1 (m = 1, k = 1), then the activation.
+  ASSERT_EQ(0, v->sgemm(nullptr, 1, n, 1, &one, 1, xs.data(), n, out.data(), n,
+                        0, &ep, nullptr));
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = xs[i], want = x / (1 + std::exp(-x));
+    ASSERT_TRUE(std::isfinite(out[i])) << x;
+    if (x < -87.5)
+      EXPECT_NEAR(out[i], 0.0, 1e-35) << x;
+    else
+      EXPECT_NEAR(out[i], want, 6 * FLT_EPSILON * std::fabs(want) + 1e-37) << x;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float nanOut = 0.0f;
+  ASSERT_EQ(0, v->sgemm(nullptr, 1, 1, 1, &one, 1, &nan, 1, &nanOut, 1, 0, &ep,
+                        nullptr));
+  EXPECT_TRUE(std::isnan(nanOut));
+}
+
 // A last panel of 1-4 columns (49 and 196 columns: 7x7 and 14x14 layers)
 // runs its own kernel on AVX-512: every row count, every epilogue field,
 // K over two blocks (C read back between them), both operands prepacked.
