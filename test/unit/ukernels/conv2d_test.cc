@@ -176,6 +176,20 @@ std::vector<float> runConv(const Variant &v, const ConvCase &c,
   return out;
 }
 
+/// Runs c on each of `threadCounts` real threads and expects the serial
+/// run's bits.
+void expectThreadsKeepBits(const Variant &v, const ConvCase &c,
+                           std::initializer_list<int> threadCounts) {
+  const ConvData d(v, c, &v);
+  const std::vector<float> serial = runConv(v, c, d, nullptr);
+  for (int threads : threadCounts) {
+    ThreadHost host(threads);
+    const std::vector<float> out = runConv(v, c, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(),
+                    std::to_string(threads) + " threads");
+  }
+}
+
 void checkConv(const Variant &v, const ConvCase &c,
                const Variant *packer = nullptr) {
   SCOPED_TRACE(describe(c));
@@ -1078,14 +1092,8 @@ TEST_P(Conv2d, PixelsFewTaps) {
   ConvCase plain = ConvCase{1, 1, 30, 28, 32, 3, 3}.pad(1);
   plain.bias = plain.relu = true;
   checkConv(*v, plain);
+  expectThreadsKeepBits(*v, plain, {2, 3});
   const ConvData d(*v, plain, v);
-  const std::vector<float> serial = runConv(*v, plain, d, nullptr);
-  for (int threads : {2, 3}) {
-    ThreadHost host(threads);
-    const std::vector<float> out = runConv(*v, plain, d, host.get());
-    expectIdentical(serial.data(), out.data(), serial.size(),
-                    std::to_string(threads) + " threads");
-  }
   // The weights as they lie on AVX-512, whoever packs them.
   const tcc_uk_conv2d_params_t p = plain.params();
   const int64_t bytes = v->convPackWeightsBytes(isa(), &p);
@@ -1176,14 +1184,7 @@ TEST_P(Conv2d, StemFewChannels) {
                          .epilogue();
   for (const ConvCase &c : {mbv2, grouped}) {
     SCOPED_TRACE(describe(c));
-    const ConvData d(*v, c, v);
-    const std::vector<float> serial = runConv(*v, c, d, nullptr);
-    for (int threads : {2, 3, 4}) {
-      ThreadHost host(threads);
-      const std::vector<float> out = runConv(*v, c, d, host.get());
-      expectIdentical(serial.data(), out.data(), serial.size(),
-                      std::to_string(threads) + " threads");
-    }
+    expectThreadsKeepBits(*v, c, {2, 3, 4});
   }
 }
 
@@ -1660,14 +1661,7 @@ TEST_P(Conv2d, ThreadCountDoesNotChangeResults) {
   };
   for (const ConvCase &c : cases) {
     SCOPED_TRACE(describe(c));
-    const ConvData d(*v, c, v);
-    const std::vector<float> serial = runConv(*v, c, d, nullptr);
-    for (int threads : {1, 2, 3}) {
-      ThreadHost host(threads);
-      const std::vector<float> out = runConv(*v, c, d, host.get());
-      expectIdentical(serial.data(), out.data(), serial.size(),
-                      std::to_string(threads) + " threads");
-    }
+    expectThreadsKeepBits(*v, c, {1, 2, 3});
   }
 }
 

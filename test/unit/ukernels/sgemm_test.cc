@@ -290,18 +290,28 @@ TEST_P(Sgemm, AppliesGelu) {
   }
 }
 
+/// act(x) for each x, through the GEMM's epilogue: C = x * 1 (m = 1,
+/// k = 1), then the activation.
+std::vector<float> activate(const Variant &v, int32_t act,
+                            const std::vector<float> &xs) {
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> out(xs.size());
+  float one = 1.0f;
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = act;
+  EXPECT_EQ(0, v.sgemm(nullptr, 1, n, 1, &one, 1, xs.data(), n, out.data(), n,
+                       0, &ep, nullptr));
+  return out;
+}
+
 // Far out and near zero: GELU of large x is x, of very negative x about 0,
 // finite wherever exp's argument is clamped, within 3e-7 |x| everywhere.
 TEST_P(Sgemm, GeluTails) {
-  const float xs[8] = {-30.0f, -9.0f, -4.0f, -1e-3f, 0.0f, 1e-3f, 4.0f, 200.0f};
+  const std::vector<float> xs = {-30.0f, -9.0f, -4.0f, -1e-3f,
+                                 0.0f,   1e-3f, 4.0f,  200.0f};
   for (int32_t act : {TCC_UK_ACT_GELU, TCC_UK_ACT_GELU_TANH}) {
-    float one = 1.0f, out[8];
-    tcc_uk_epilogue_t ep = {};
-    ep.activation = act;
-    // C = x * 1 (m = 1, k = 1), then the activation.
-    EXPECT_EQ(
-        0, v->sgemm(nullptr, 1, 8, 1, &one, 1, xs, 8, out, 8, 0, &ep, nullptr));
-    for (int i = 0; i < 8; ++i) {
+    const std::vector<float> out = activate(*v, act, xs);
+    for (size_t i = 0; i < xs.size(); ++i) {
       const double x = xs[i];
       const double want = act == TCC_UK_ACT_GELU
                               ? 0.5 * x * std::erfc(-x / std::sqrt(2.0))
@@ -321,15 +331,9 @@ TEST_P(Sgemm, ActivationsGiveNoSubnormals) {
   std::vector<float> xs;
   for (int i = -40000; i <= 40000; ++i)
     xs.push_back(0.005f * static_cast<float>(i) + 1e-3f);
-  const int64_t n = static_cast<int64_t>(xs.size());
-  std::vector<float> out(xs.size());
-  float one = 1.0f;
   for (int32_t act : {TCC_UK_ACT_GELU, TCC_UK_ACT_GELU_TANH, TCC_UK_ACT_SILU}) {
-    tcc_uk_epilogue_t ep = {};
-    ep.activation = act;
-    ASSERT_EQ(0, v->sgemm(nullptr, 1, n, 1, &one, 1, xs.data(), n, out.data(),
-                          n, 0, &ep, nullptr));
-    for (int64_t i = 0; i < n; ++i)
+    const std::vector<float> out = activate(*v, act, xs);
+    for (size_t i = 0; i < xs.size(); ++i)
       ASSERT_NE(FP_SUBNORMAL, std::fpclassify(out[i]))
           << "act " << act << " at " << xs[i] << ": " << out[i];
   }
@@ -344,15 +348,8 @@ TEST_P(Sgemm, SiluAccurateAndFiniteFarOut) {
     xs.push_back(-87.0f + 0.02f * static_cast<float>(i) + 1e-4f * (i % 7));
   for (float x : {-87.9f, -100.0f, -1e4f, -1e30f, 1e30f, 200.0f, 0.0f})
     xs.push_back(x);
-  const int64_t n = static_cast<int64_t>(xs.size());
-  std::vector<float> out(xs.size());
-  float one = 1.0f;
-  tcc_uk_epilogue_t ep = {};
-  ep.activation = TCC_UK_ACT_SILU;
-  // C = x * 1 (m = 1, k = 1), then the activation.
-  ASSERT_EQ(0, v->sgemm(nullptr, 1, n, 1, &one, 1, xs.data(), n, out.data(), n,
-                        0, &ep, nullptr));
-  for (int64_t i = 0; i < n; ++i) {
+  const std::vector<float> out = activate(*v, TCC_UK_ACT_SILU, xs);
+  for (size_t i = 0; i < xs.size(); ++i) {
     const double x = xs[i], want = x / (1 + std::exp(-x));
     ASSERT_TRUE(std::isfinite(out[i])) << x;
     if (x < -87.5)
@@ -360,11 +357,8 @@ TEST_P(Sgemm, SiluAccurateAndFiniteFarOut) {
     else
       EXPECT_NEAR(out[i], want, 6 * FLT_EPSILON * std::fabs(want) + 1e-37) << x;
   }
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  float nanOut = 0.0f;
-  ASSERT_EQ(0, v->sgemm(nullptr, 1, 1, 1, &one, 1, &nan, 1, &nanOut, 1, 0, &ep,
-                        nullptr));
-  EXPECT_TRUE(std::isnan(nanOut));
+  const std::vector<float> nan = {std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_TRUE(std::isnan(activate(*v, TCC_UK_ACT_SILU, nan)[0]));
 }
 
 // A last panel of 1-4 columns (49 and 196 columns: 7x7 and 14x14 layers)
