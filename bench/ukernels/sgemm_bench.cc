@@ -5,7 +5,7 @@
 //   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
 //                     [--only gemm|shapes|conv|pool] [--match TEXT]
 //                     [--openblas path/to/libopenblas.so] [--cold-weights N]
-//                     [--cold-inputs N]
+//                     [--cold-inputs N] [--dirty BYTES]
 //
 // --cold-weights N makes each convolution call use the next of N copies of
 // its packed weights, so that they come from L3 or memory as in a model,
@@ -14,7 +14,10 @@
 // before wrote it, split among the threads its own way, so a thread's
 // share is seldom in its own L2. The depthwise pairs and blocks also
 // rotate their output with it: a model's layer writes lines that are not
-// in the core's caches either.
+// in the core's caches either. --dirty BYTES writes that many bytes before
+// each timed call, so the call runs as a model's layer does, after others
+// that left the caches full of modified lines (2-4 MB made small 1x1
+// layers at 13x13 5-15% slower; docs/performance.md).
 //
 // Each case runs for --seconds (at least 3 runs) after one warm-up run;
 // the table shows the best run and, in parentheses, the median.
@@ -158,11 +161,23 @@ double now() {
 
 /// Appends the seconds of runs of `run` for `seconds` (at least 3 runs),
 /// after one warm-up run (page faults, caches).
+/// --dirty: written before each timed run (not timed).
+std::vector<char> gDirty;
+
+/// Leaves gDirty's bytes modified in the core's caches, as a model leaves
+/// the layers' outputs and scratch before the next layer: lines the next
+/// call's data evicts cost a write-back each.
+void dirtyCaches(int run) {
+  if (!gDirty.empty())
+    std::memset(gDirty.data(), run & 255, gDirty.size());
+}
+
 template <typename F>
 void timeRuns(double seconds, F run, std::vector<double> &times) {
   run();
   const double start = now();
   for (int i = 0; i < 3 || now() - start < seconds; ++i) {
+    dirtyCaches(i);
     const double t = now();
     run();
     times.push_back(now() - t);
@@ -663,7 +678,7 @@ void usage() {
                        "[--threads 1,2] [--seconds S] "
                        "[--only gemm|shapes|conv|pool] [--match TEXT] "
                        "[--openblas LIB] [--cold-weights N]\n"
-                       "       [--cold-inputs N]\n");
+                       "       [--cold-inputs N] [--dirty BYTES]\n");
   std::exit(2);
 }
 
@@ -694,6 +709,8 @@ int main(int argc, char **argv) {
       o.coldWeights = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--cold-inputs") {
       o.coldInputs = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--dirty") {
+      gDirty.assign(static_cast<size_t>(std::max(0L, std::atol(argv[++i]))), 0);
     } else if (arg == "--match") {
       o.match = argv[++i];
     } else if (arg == "--openblas") {
@@ -854,6 +871,7 @@ int main(int argc, char **argv) {
         {"small 3x3 32->64 28", conv(32, 28, 64, 3, 1, 1, 1)},
         {"densenet 3x3 128->32 14", conv(128, 14, 32, 3, 1, 1, 1)},
         {"densenet 3x3 128->32 7", conv(128, 7, 32, 3, 1, 1, 1)},
+        {"squeezenet 3x3 32->128 27", conv(32, 27, 128, 3, 1, 1, 1)},
         {"squeezenet 3x3 48->192 13", conv(48, 13, 192, 3, 1, 1, 1)},
         {"squeezenet 3x3 64->256 13", conv(64, 13, 256, 3, 1, 1, 1)},
         {"googlenet 3x3 96->208 14", conv(96, 14, 208, 3, 1, 1, 1)},
@@ -886,6 +904,10 @@ int main(int argc, char **argv) {
         {"squeezenet 1x1 48->96 13", conv(48, 13, 96, 1, 1, 0, 1)},
         {"squeezenet 1x1 64->256 13", conv(64, 13, 256, 1, 1, 0, 1)},
         {"squeezenet 1x1 128->32 27", conv(128, 27, 32, 1, 1, 0, 1)},
+        {"squeezenet 1x1 256->32 27", conv(256, 27, 32, 1, 1, 0, 1)},
+        {"squeezenet 1x1 256->48 13", conv(256, 13, 48, 1, 1, 0, 1)},
+        {"squeezenet 1x1 384->64 13", conv(384, 13, 64, 1, 1, 0, 1)},
+        {"squeezenet 1x1 512->64 13", conv(512, 13, 64, 1, 1, 0, 1)},
         {"r50 1x1 256->64 56", conv(256, 56, 64, 1, 1, 0, 1)},
         {"r50 1x1 64->256 56", conv(64, 56, 256, 1, 1, 0, 1)},
         {"r50 1x1 512->128 28", conv(512, 28, 128, 1, 1, 0, 1)},

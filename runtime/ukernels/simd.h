@@ -257,19 +257,19 @@ TCC_UK_INLINE vf vgeluTanh(vf x) {
 /// (5.3 float epsilons of relative error at most from -100 to 100 against
 /// double; vexp's form had 5.8), with an exp of its own that the
 /// expansions and depthwise layers of SiLU networks spend much of their
-/// time in: e^-x = 2^n e^r, n = round(-x log2 e) by adding and subtracting
-/// 1.5 * 2^23, r = -x - n ln2 in one FMA (ln2 rounded to float is off by
+/// time in: e^-x = 2^n e^r, n = round(-x log2 e) by an FMA that adds
+/// 1.5 * 2^23 to the exact product (one rounding, to the integer) and a
+/// subtraction, r = -x - n ln2 in one FMA (ln2 rounded to float is off by
 /// 1.9e-9, so |n| <= 126 keeps r within 2.4e-7 of its value; without FMA,
 /// the generic build, in two parts as vexp), e^r by its
 /// degree-5 minimax polynomial on [-ln2/2, ln2/2] (relative error 7.5e-8;
 /// the polynomial in rn = -r, its odd coefficients negated), and a
 /// division, which ran faster here than the reciprocal estimate and its
-/// Newton step: 13 vector operations where the other form took 20, 1.45x
-/// its speed. x is first clamped to |x| <= 126 keeping its sign; on
-/// AVX-512 scalef then saturates e^-x to infinity far below 0 (x / inf =
-/// -0, and -inf / inf NaN, as x * sigmoid(x)); elsewhere vldexp's scales
-/// stop at 2^127, so x is clamped to |x| <= 87 and the result below -87 is
-/// 0 (|x e^x| < 1.4e-36 there).
+/// Newton step: 12 vector operations where the other form took 20. x is first
+/// clamped to |x| <= 126 keeping its sign; on AVX-512 scalef then saturates
+/// e^-x to infinity far below 0 (x / inf = -0, and -inf / inf NaN, as x *
+/// sigmoid(x)); elsewhere vldexp's scales stop at 2^127, so x is clamped to |x|
+/// <= 87 and the result below -87 is 0 (|x e^x| < 1.4e-36 there).
 TCC_UK_INLINE vf vsilu(vf x) {
 #if TCC_UK_NATIVE_ISA == 2
   // min(|x|, 126) with the sign of x (vrangeps: the smaller magnitude).
@@ -278,7 +278,7 @@ TCC_UK_INLINE vf vsilu(vf x) {
   const vf xc = vclamp(x, vset1(-87.0f), vset1(87.0f));
 #endif
   const vf magic = vset1(12582912.0f); // 1.5 * 2^23
-  const vf n = vsub(vadd(vmul(xc, vset1(-1.44269504088896341f)), magic), magic);
+  const vf n = vsub(vfma(xc, vset1(-1.44269504088896341f), magic), magic);
 #if TCC_UK_NATIVE_ISA == 0
   // No FMA here: ln2 in two parts, n times the first exact (vexp's).
   vf rn = vfma(n, vset1(0.693145751953125f), xc); // -r
