@@ -44,6 +44,13 @@ struct CudaExecutor {
   CUgraphExec graph = nullptr;
   int runs = 0;
   bool graphs = true;
+  // Page-locked staging for the host's inputs and outputs (one block, from
+  // the driver): a run copies the caller's inputs into it, then the device
+  // copies from it on the stream, inside the run's CUDA graph, and back
+  // into it for the outputs. Null where the driver has none to give:
+  // copies from the caller's memory then, outside the graph.
+  void *pinned = nullptr;
+  std::vector<void *> pinnedInputs, pinnedOutputs;
 
   void fail(const std::string &what) {
     if (failure.empty())
@@ -68,6 +75,8 @@ struct CudaExecutor {
       cu.cuStreamSynchronize(stream);
     if (graph)
       cu.cuGraphExecDestroy(graph);
+    if (pinned)
+      cu.cuMemFreeHost(pinned);
     // Back to the cache (still on the stream, which is idle now).
     auto release = [&](CUdeviceptr p) {
       tcc_status_free(tcc_allocator_deallocate(
@@ -239,6 +248,35 @@ finishExecutor(CudaExecutor &e, const tcc_artifact_desc_t *desc,
   return nullptr;
 }
 
+/// Gives the executor page-locked staging for its inputs and outputs, each
+/// at a multiple of 256 bytes in one block, zeroed; leaves it without
+/// where the driver has none (a host short of page-locked memory runs
+/// slower, not at all).
+static void stageInPinnedMemory(CudaExecutor &e) {
+  if (!e.cu.hasPinnedMemory())
+    return;
+  auto rounded = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+  size_t total = 0;
+  for (size_t bytes : e.inputSizes)
+    total += rounded(bytes);
+  for (size_t bytes : e.outputSizes)
+    total += rounded(bytes);
+  void *block = nullptr;
+  if (total == 0 || e.cu.cuMemHostAlloc(&block, total, 0) || !block)
+    return;
+  std::memset(block, 0, total);
+  e.pinned = block;
+  char *at = static_cast<char *>(block);
+  for (size_t bytes : e.inputSizes) {
+    e.pinnedInputs.push_back(at);
+    at += rounded(bytes);
+  }
+  for (size_t bytes : e.outputSizes) {
+    e.pinnedOutputs.push_back(at);
+    at += rounded(bytes);
+  }
+}
+
 /// The executor of an artifact compiled with --cuda-arch=emulate.
 static tcc_status_t createEmulated(const tcc_artifact_desc_t *desc,
                                    const char *origin,
@@ -377,16 +415,19 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
   if (!e->failure.empty())
     return makeStatus(TCC_STATUS_INTERNAL, "%s: uploading the weights: %s",
                       origin, e->failure.c_str());
+  stageInPinnedMemory(*e);
   *out = e.release();
   return nullptr;
 }
 
 void tcc::destroyCudaExecutor(CudaExecutor *executor) { delete executor; }
 
-/// Queues the artifact's work of one run on the stream: directly, or as
-/// the CUDA graph of it (captured on the second run, replayed after).
-static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
-                             const tcc_run_args_t &args, const char *origin) {
+/// Queues one run's work on the stream (`work()`: the artifact's launches
+/// and GEMMs, with the copies of staged inputs and outputs around them;
+/// nonzero on a failure): directly, or as the CUDA graph of it (captured
+/// on the second run, replayed after).
+template <typename Work>
+static tcc_status_t runGraph(CudaExecutor &e, Work &&work, const char *origin) {
   tcc::CudaDriver &cu = e.cu;
   if (e.graph) {
     if (tcc::CUresult r = cu.cuGraphLaunch(e.graph, e.stream))
@@ -398,7 +439,7 @@ static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
   if (capture && cu.cuStreamBeginCapture_v2(
                      e.stream, tcc::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))
     capture = false;
-  int32_t rc = desc->run(&args);
+  int32_t rc = work();
   if (capture) {
     tcc::CUgraph captured = nullptr;
     tcc::CUresult r = cu.cuStreamEndCapture(e.stream, &captured);
@@ -411,26 +452,47 @@ static tcc_status_t runGraph(CudaExecutor &e, const tcc_artifact_desc_t *desc,
       e.graphs = false;
       e.graph = nullptr;
       e.failure.clear();
-      rc = desc->run(&args);
+      rc = work();
     } else if ((r = cu.cuGraphLaunch(e.graph, e.stream))) {
       return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
                         cu.error(r).c_str());
     }
   }
   if (rc)
-    return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                      origin, rc);
+    return e.failure.empty()
+               ? makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                            origin, rc)
+               : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                            e.failure.c_str());
   return nullptr;
 }
 
-/// One run through the executor's buffers: `copyIn(i)` fills input i's
-/// buffer, the artifact runs (as a CUDA graph where it can), `copyOut(i)`
-/// empties output i's; each copy returns a driver result. Emulated: the
-/// copies are the host's and so is the run.
-template <typename CopyIn, typename CopyOut>
+/// How a run moves its inputs and outputs: `in(i)` and `out(i)` are the
+/// device copies of input and output i (driver results); `before` and
+/// `after` what the host does first and last (after the stream is done).
+/// `inGraph`: the device copies belong to the run's work (their addresses
+/// are the same every run), so a CUDA graph holds them too.
+template <typename In, typename Out, typename Before, typename After>
+struct Staging {
+  In in;
+  Out out;
+  Before before;
+  After after;
+  bool inGraph;
+};
+template <typename In, typename Out, typename Before, typename After>
+static Staging<In, Out, Before, After> staging(In in, Out out, Before before,
+                                               After after, bool inGraph) {
+  return {in, out, before, after, inGraph};
+}
+
+/// One run through the executor's buffers, as `st` moves the data (the
+/// artifact run as a CUDA graph where it can). Emulated: the copies are
+/// the host's and so is the run.
+template <typename Stage>
 static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                               const char *origin, int64_t *symbols,
-                              CopyIn &&copyIn, CopyOut &&copyOut) {
+                              Stage &&st) {
   tcc::CudaDriver &cu = e->cu;
   std::optional<PopContext> pop;
   if (!e->emulated) {
@@ -440,10 +502,7 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
     pop.emplace(cu);
   }
   e->failure.clear();
-  for (size_t i = 0; i < e->inputs.size(); ++i)
-    if (tcc::CUresult r = copyIn(i))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying input %zu: %s",
-                        origin, i, cu.error(r).c_str());
+  st.before();
   std::vector<void *> in, out;
   for (tcc::CUdeviceptr p : e->inputs)
     in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
@@ -453,17 +512,41 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
       in.data(), out.data(),
       reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
       symbols};
-  if (e->emulated) {
+  // The copies' failures are the run's: the first one is kept.
+  auto copies = [&](bool inputs) -> int32_t {
+    size_t count = inputs ? e->inputs.size() : e->outputs.size();
+    for (size_t i = 0; i < count; ++i)
+      if (tcc::CUresult r = inputs ? st.in(i) : st.out(i)) {
+        e->fail(std::string("copying ") + (inputs ? "input " : "output ") +
+                std::to_string(i) + ": " + cu.error(r));
+        return r;
+      }
+    return 0;
+  };
+  auto work = [&]() -> int32_t {
+    if (st.inGraph)
+      if (int32_t rc = copies(true))
+        return rc;
     if (int32_t rc = desc->run(&args))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                        origin, rc);
-  } else if (tcc_status_t s = runGraph(*e, desc, args, origin)) {
+      return rc;
+    return st.inGraph ? copies(false) : 0;
+  };
+  if (!st.inGraph && copies(true))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                      e->failure.c_str());
+  if (e->emulated) {
+    if (int32_t rc = work())
+      return e->failure.empty()
+                 ? makeStatus(TCC_STATUS_INTERNAL,
+                              "%s: run failed with code %d", origin, rc)
+                 : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                              e->failure.c_str());
+  } else if (tcc_status_t s = runGraph(*e, work, origin)) {
     return s;
   }
-  for (size_t i = 0; i < e->outputs.size(); ++i)
-    if (tcc::CUresult r = copyOut(i))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: copying output %zu: %s",
-                        origin, i, cu.error(r).c_str());
+  if (!st.inGraph && copies(false))
+    return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                      e->failure.c_str());
   if (!e->emulated)
     if (tcc::CUresult r = cu.cuStreamSynchronize(e->stream))
       return makeStatus(TCC_STATUS_INTERNAL, "%s: the run on the GPU: %s",
@@ -471,6 +554,7 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
   if (!e->failure.empty())
     return makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
                       e->failure.c_str());
+  st.after();
   return nullptr;
 }
 
@@ -483,26 +567,58 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                           const size_t *inputBytes, void *const *outputs,
                           const size_t *outputBytes, int64_t *symbols) {
   CudaDriver &cu = e->cu;
-  return runStaged(
-      e, desc, origin, symbols,
-      [&](size_t i) -> CUresult {
-        size_t bytes = std::min(inputBytes[i], e->inputSizes[i]);
-        if (e->emulated) {
-          std::memcpy(hostAddress(e->inputs[i]), inputs[i], bytes);
-          return CUDA_SUCCESS;
-        }
-        return cu.cuMemcpyHtoDAsync_v2(e->inputs[i], inputs[i], bytes,
-                                       e->stream);
-      },
-      [&](size_t i) -> CUresult {
-        size_t bytes = std::min(outputBytes[i], e->outputSizes[i]);
-        if (e->emulated) {
-          std::memcpy(outputs[i], hostAddress(e->outputs[i]), bytes);
-          return CUDA_SUCCESS;
-        }
-        return cu.cuMemcpyDtoHAsync_v2(outputs[i], e->outputs[i], bytes,
-                                       e->stream);
-      });
+  auto inBytes = [&](size_t i) {
+    return std::min(inputBytes[i], e->inputSizes[i]);
+  };
+  auto outBytes = [&](size_t i) {
+    return std::min(outputBytes[i], e->outputSizes[i]);
+  };
+  auto nothing = [] {};
+  if (e->emulated)
+    return runStaged(
+        e, desc, origin, symbols,
+        staging(
+            [&](size_t i) -> CUresult {
+              std::memcpy(hostAddress(e->inputs[i]), inputs[i], inBytes(i));
+              return CUDA_SUCCESS;
+            },
+            [&](size_t i) -> CUresult {
+              std::memcpy(outputs[i], hostAddress(e->outputs[i]), outBytes(i));
+              return CUDA_SUCCESS;
+            },
+            nothing, nothing, false));
+  if (e->pinned)
+    return runStaged(
+        e, desc, origin, symbols,
+        staging(
+            [&](size_t i) {
+              return cu.cuMemcpyHtoDAsync_v2(e->inputs[i], e->pinnedInputs[i],
+                                             e->inputSizes[i], e->stream);
+            },
+            [&](size_t i) {
+              return cu.cuMemcpyDtoHAsync_v2(e->pinnedOutputs[i], e->outputs[i],
+                                             e->outputSizes[i], e->stream);
+            },
+            [&] {
+              for (size_t i = 0; i < e->inputs.size(); ++i)
+                std::memcpy(e->pinnedInputs[i], inputs[i], inBytes(i));
+            },
+            [&] {
+              for (size_t i = 0; i < e->outputs.size(); ++i)
+                std::memcpy(outputs[i], e->pinnedOutputs[i], outBytes(i));
+            },
+            true));
+  return runStaged(e, desc, origin, symbols,
+                   staging(
+                       [&](size_t i) {
+                         return cu.cuMemcpyHtoDAsync_v2(e->inputs[i], inputs[i],
+                                                        inBytes(i), e->stream);
+                       },
+                       [&](size_t i) {
+                         return cu.cuMemcpyDtoHAsync_v2(
+                             outputs[i], e->outputs[i], outBytes(i), e->stream);
+                       },
+                       nothing, nothing, false));
 }
 
 tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
@@ -516,14 +632,17 @@ tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
   auto device = [](const void *p) {
     return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
   };
+  auto nothing = [] {};
   return runStaged(
       e, desc, origin, nullptr,
-      [&](size_t i) {
-        return cu.cuMemcpyDtoDAsync_v2(e->inputs[i], device(inputs[i]),
-                                       e->inputSizes[i], e->stream);
-      },
-      [&](size_t i) {
-        return cu.cuMemcpyDtoDAsync_v2(device(outputs[i]), e->outputs[i],
-                                       e->outputSizes[i], e->stream);
-      });
+      staging(
+          [&](size_t i) {
+            return cu.cuMemcpyDtoDAsync_v2(e->inputs[i], device(inputs[i]),
+                                           e->inputSizes[i], e->stream);
+          },
+          [&](size_t i) {
+            return cu.cuMemcpyDtoDAsync_v2(device(outputs[i]), e->outputs[i],
+                                           e->outputSizes[i], e->stream);
+          },
+          nothing, nothing, false));
 }

@@ -86,7 +86,9 @@ tcc_status_t tcc::openCudaDriver(CudaDriver &cu) {
            {"cuGraphLaunch", reinterpret_cast<void **>(&cu.cuGraphLaunch)},
            {"cuGraphExecDestroy",
             reinterpret_cast<void **>(&cu.cuGraphExecDestroy)},
-           {"cuGraphDestroy", reinterpret_cast<void **>(&cu.cuGraphDestroy)}})
+           {"cuGraphDestroy", reinterpret_cast<void **>(&cu.cuGraphDestroy)},
+           {"cuMemHostAlloc", reinterpret_cast<void **>(&cu.cuMemHostAlloc)},
+           {"cuMemFreeHost", reinterpret_cast<void **>(&cu.cuMemFreeHost)}})
     *slot = dlsym(cu.library, symbol);
   // cuInit fails when there is no device, or only the toolkit's stub
   // library: CUDA is unavailable either way.

@@ -64,6 +64,13 @@ struct CudaDriver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  // Page-locked host memory: optional (copies from pageable memory where
+  // the driver lacks it or refuses).
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
+
+  /// Whether the driver offers page-locked host memory.
+  bool hasPinnedMemory() const { return cuMemHostAlloc && cuMemFreeHost; }
 
   /// Whether the driver offers stream capture into CUDA graphs.
   bool hasGraphs() const {

@@ -3,6 +3,7 @@
 // RUN: %python %S/Inputs/make_linear_data.py %t
 // RUN: env TCC_FAKE_CUDA_REFUSE_CUBIN=1 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
 // RUN: FileCheck %s < %t/log
+// RUN: FileCheck %t/sgemm.check < %t/log
 // RUN: env TCC_CUDA_GRAPHS=0 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-direct tcc-run %t/linear.so --inputs %t --bench 2 --warmup 0
 // RUN: FileCheck %s --check-prefix=DIRECT < %t/log-direct
 // RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-cubin tcc-run %t/linear.so --inputs %t
@@ -19,12 +20,14 @@
 // buffers, once, from the process's CUDA caching allocator (one 2 MiB
 // segment of its small pool, blocks rounded to 512 bytes: the weights at
 // 0, the workspace at 512, x at 1024, w at 1536, y at 2048); the weights
-// uploaded; then per run the inputs copied in, cuBLAS's GEMM
-// (y^T = w^T x^T: 8x4, k 16) into the workspace, the bias-and-ReLU kernel
-// on 32 threads reading the workspace and the weights and writing the
-// output, the output copied back, the stream synchronized; at the end the
-// blocks go back to the allocator's cache (nothing freed: it lives as
-// long as the process) and the module and handle are released.
+// uploaded; page-locked staging for the inputs and the output, once (x at
+// 0, w at 256, y at 768: 256-byte steps); then per run the inputs copied
+// in from the staging, cuBLAS's GEMM (y^T = w^T x^T: 8x4, k 16) into the
+// workspace, the bias-and-ReLU kernel on 32 threads reading the workspace
+// and the weights and writing the output, the output copied back into the
+// staging, the stream synchronized; at the end the staging freed, the
+// blocks back in the allocator's cache (nothing freed: it lives as long as
+// the process) and the module and handle released.
 // (The driver refuses the cubin here, as one for another GPU: the runtime
 // loads the PTX.)
 // CHECK: cuInit
@@ -33,43 +36,70 @@
 // CHECK: cublasCreate
 // CHECK: alloc buffer 0: 2097152 bytes
 // CHECK-NOT: alloc buffer
-// CHECK: copy to device: 32 bytes to buffer 0 + 0
+// CHECK: copy to device: 32 bytes to buffer 0 + 0 from pageable
 // CHECK: synchronize
-// CHECK: copy to device: 256 bytes to buffer 0 + 1024
-// CHECK: copy to device: 512 bytes to buffer 0 + 1536
-// CHECK: sgemm NN m 8 n 4 k 16 alpha 1 beta 0 lda 8 ldb 16 ldc 8 strides 0 0 0 batch 1: A [buffer 0 + 1536] B [buffer 0 + 1024] C [buffer 0 + 512]
+// CHECK-NEXT: alloc pinned 0: 1024 bytes
+// CHECK-NEXT: copy to device: 256 bytes to buffer 0 + 1024 from pinned 0 + 0
+// CHECK-NEXT: copy to device: 512 bytes to buffer 0 + 1536 from pinned 0 + 256
+// CHECK-NEXT: sgemm NN m 8 n 4 k 16 alpha 1 beta 0 lda 8 ldb 16 ldc 8 strides 0 0 0 batch 1: A [buffer 0 + 1536] B [buffer 0 + 1024] C [buffer 0 + 512]
 // CHECK: launch main_kernel grid 1,1,1 block 32,1,1:{{.*}} [buffer 0 + 512]{{.*}} [buffer 0 + 0]{{.*}} [buffer 0 + 2048]
-// CHECK: copy to host: 128 bytes from buffer 0 + 2048
-// CHECK: synchronize
+// CHECK-NEXT: copy to host: 128 bytes from buffer 0 + 2048 to pinned 0 + 768
+// CHECK-NEXT: synchronize
 
-// Tests that the second run is captured into a CUDA graph (the first warms
-// cuBLAS up), which that run and the next launch whole.
-// CHECK: begin capture
+// Tests that the second run, the staging's copies with it, is captured
+// into a CUDA graph (the first warms cuBLAS up), which that run and the
+// next launch whole: the host copies the inputs into the staging before
+// and the output out of it after.
+// CHECK-NEXT: begin capture
+// CHECK-NEXT: captured copy to device: 256 bytes to buffer 0 + 1024 from pinned 0 + 0
+// CHECK-NEXT: captured copy to device: 512 bytes to buffer 0 + 1536 from pinned 0 + 256
 // CHECK-NEXT: captured sgemm NN m 8 n 4 k 16
 // CHECK-NEXT: captured launch main_kernel grid 1,1,1 block 32,1,1
-// CHECK-NEXT: end capture: 2 operations
+// CHECK-NEXT: captured copy to host: 128 bytes from buffer 0 + 2048 to pinned 0 + 768
+// CHECK-NEXT: end capture: 5 operations
 // CHECK-NEXT: instantiate graph
-// CHECK-NEXT: graph launch: 2 operations
-// CHECK: copy to host: 128 bytes from buffer 0 + 2048
-// CHECK: synchronize
-// CHECK: copy to device
-// CHECK: copy to device
-// CHECK-NEXT: graph launch: 2 operations
-// CHECK: copy to host: 128 bytes from buffer 0 + 2048
-// CHECK: synchronize
+// CHECK-NEXT: graph launch: 5 operations
+// CHECK-NEXT: replayed copy to device: 256 bytes
+// CHECK-NEXT: replayed copy to device: 512 bytes
+// CHECK-NEXT: replayed sgemm NN m 8 n 4 k 16
+// CHECK: replayed launch main_kernel
+// CHECK-NEXT: replayed copy to host: 128 bytes
+// CHECK-NEXT: synchronize
+// CHECK-NEXT: graph launch: 5 operations
+// CHECK: replayed copy to host: 128 bytes
+// CHECK-NEXT: synchronize
+// CHECK-NOT: copy to
 // CHECK-NOT: out of bounds
 // CHECK-NOT: error
 // CHECK-NOT: free buffer
 // CHECK: destroy graph
-// CHECK: cublasDestroy
+// CHECK-NEXT: free pinned 0
+// CHECK-NEXT: cublasDestroy
 // CHECK: unload module
 // CHECK: release context
 
+// Tests that the inputs' values reach the device through the staging on
+// every run: cuBLAS's product of them (x @ w, its first and last
+// elements) on the first, direct run and on both replays of the graph
+// (Inputs/make_linear_data.py writes the check lines from the data).
+
 // Tests that TCC_CUDA_GRAPHS=0 launches the work of every run (one, then
-// two timed) directly.
+// two timed) directly, the staging's copies with it.
 // DIRECT-NOT: capture
+// DIRECT: copy to device: 512 bytes to buffer 0 + 1536 from pinned 0 + 256
+// DIRECT-NOT: capture
+// DIRECT: launch main_kernel
+// DIRECT-NEXT: copy to host: 128 bytes from buffer 0 + 2048 to pinned 0 + 768
+// DIRECT: copy to device: 512 bytes to buffer 0 + 1536 from pinned 0 + 256
+// DIRECT-NOT: capture
+// DIRECT: launch main_kernel
+// DIRECT-NEXT: copy to host: 128 bytes from buffer 0 + 2048 to pinned 0 + 768
+// DIRECT: copy to device: 512 bytes to buffer 0 + 1536 from pinned 0 + 256
+// DIRECT-NOT: capture
+// DIRECT: launch main_kernel
+// DIRECT-NEXT: copy to host: 128 bytes from buffer 0 + 2048 to pinned 0 + 768
 // DIRECT-NOT: graph
-// DIRECT-COUNT-3: launch main_kernel
+// DIRECT-NOT: launch main_kernel
 
 // Tests that the artifact carries ptxas's cubin (the CUDA toolkit is on
 // this machine), which the runtime loads where the GPU takes it.
@@ -89,6 +119,7 @@
 // DEVICE-LOG: copy on device: 256 bytes from buffer 1 + 0 to buffer 0 + 1024
 // DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
 // DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16
+// DEVICE-LOG-NEXT: sgemm result:
 // DEVICE-LOG-NEXT: launch main_kernel
 // DEVICE-LOG-NEXT: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
 // DEVICE-LOG-NEXT: synchronize

@@ -37,12 +37,28 @@ static struct {
 } buffers[kMaxBuffers];
 static int numBuffers;
 
-/* "buffer K + OFFSET" for an address inside buffer K (and `bytes` after it
- * inside too), else "out of bounds". */
+/* Page-locked host memory (cuMemHostAlloc), numbered on its own. */
+static struct {
+  char *base;
+  size_t bytes;
+} pinned[kMaxBuffers];
+static int numPinned;
+
+/* "buffer K + OFFSET" for an address inside device buffer K (and `bytes`
+ * after it inside too), "pinned K + OFFSET" inside page-locked host block
+ * K, else "out of bounds". */
 static const char *where(uint64_t address, size_t bytes) {
   static char text[8][64];
   static int next;
   char *t = text[next++ % 8];
+  for (int i = numPinned - 1; i >= 0; --i) {
+    uint64_t b = (uint64_t)(uintptr_t)pinned[i].base;
+    if (pinned[i].base && address >= b &&
+        address + bytes <= b + pinned[i].bytes) {
+      snprintf(t, 64, "pinned %d + %llu", i, (unsigned long long)(address - b));
+      return t;
+    }
+  }
   for (int i = numBuffers - 1; i >= 0; --i) {
     uint64_t b = (uint64_t)(uintptr_t)buffers[i].base;
     if (buffers[i].base && address >= b &&
@@ -111,16 +127,53 @@ int cuMemFree_v2(CUdeviceptr p) {
   LOG("error: free of an unknown address");
   return 1;
 }
+int cuMemHostAlloc(void **p, size_t bytes, unsigned flags) {
+  if (numPinned == kMaxBuffers)
+    return 2;
+  pinned[numPinned].base = aligned_alloc(256, (bytes + 255) / 256 * 256);
+  pinned[numPinned].bytes = bytes;
+  *p = pinned[numPinned].base;
+  LOG("alloc pinned %d: %zu bytes", numPinned, bytes);
+  ++numPinned;
+  return 0;
+}
+int cuMemFreeHost(void *p) {
+  for (int i = 0; i < numPinned; ++i)
+    if (pinned[i].base == p) {
+      LOG("free pinned %d", i);
+      free(pinned[i].base);
+      pinned[i].base = NULL;
+      return 0;
+    }
+  LOG("error: cuMemFreeHost of an unknown address");
+  return 1;
+}
+static int capturing;
+static void recordCopy(int kind, void *dst, const void *src, size_t bytes);
+/* Host addresses show where they lie when page-locked ("pinned K"); any
+ * other host memory is the caller's ("pageable"). */
+static const char *hostWhere(const void *p, size_t bytes) {
+  const char *w = where((uint64_t)(uintptr_t)p, bytes);
+  return strncmp(w, "pinned", 6) ? "pageable" : w;
+}
 int cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
                          void *stream) {
-  LOG("copy to device: %zu bytes to %s", bytes, where(dst, bytes));
-  memcpy((void *)(uintptr_t)dst, src, bytes);
+  LOG("%scopy to device: %zu bytes to %s from %s", capturing ? "captured " : "",
+      bytes, where(dst, bytes), hostWhere(src, bytes));
+  if (capturing)
+    recordCopy(2, (void *)(uintptr_t)dst, src, bytes);
+  else
+    memcpy((void *)(uintptr_t)dst, src, bytes);
   return 0;
 }
 int cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
                          void *stream) {
-  LOG("copy to host: %zu bytes from %s", bytes, where(src, bytes));
-  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  LOG("%scopy to host: %zu bytes from %s to %s", capturing ? "captured " : "",
+      bytes, where(src, bytes), hostWhere(dst, bytes));
+  if (capturing)
+    recordCopy(3, dst, (const void *)(uintptr_t)src, bytes);
+  else
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
   return 0;
 }
 int cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
@@ -226,9 +279,11 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
 /* Stream capture (CUDA graphs): while capturing, launches and GEMMs are
  * recorded, not run; a graph launch replays them. */
 enum { kMaxOps = 4096 };
-static int capturing;
 static struct Op {
-  int kind; /* 0 launch, 1 sgemm */
+  int kind; /* 0 launch, 1 sgemm, 2 copy to device, 3 copy to host */
+  void *dst;
+  const void *src;
+  size_t bytes;
   int function;
   unsigned grid[3], block[3];
   uint64_t params[64];
@@ -297,13 +352,25 @@ int cuGraphExecDestroy(void *exec) {
 }
 
 static void sgemm(const char *prefix, const struct Op *op);
+static void recordCopy(int kind, void *dst, const void *src, size_t bytes) {
+  if (numOps == kMaxOps)
+    return;
+  struct Op op = {kind};
+  op.dst = dst, op.src = src, op.bytes = bytes;
+  ops[numOps++] = op;
+}
 int cuGraphLaunch(void *exec, void *stream) {
   LOG("graph launch: %d operations", numOps);
   for (int i = 0; i < numOps; ++i)
     if (ops[i].kind == 0)
       logLaunch("replayed ", &ops[i]);
-    else
+    else if (ops[i].kind == 1)
       sgemm("replayed ", &ops[i]);
+    else {
+      LOG("replayed copy to %s: %zu bytes",
+          ops[i].kind == 2 ? "device" : "host", ops[i].bytes);
+      memcpy(ops[i].dst, ops[i].src, ops[i].bytes);
+    }
   return 0;
 }
 int cuEventCreate(void **e, unsigned flags) {
@@ -356,6 +423,9 @@ static void sgemm(const char *prefix, const struct Op *op) {
         float *out = &op->c[q * op->sc + i + j * op->ldc];
         *out = op->alpha * sum + (op->beta == 0 ? 0 : op->beta * *out);
       }
+  /* What the copies brought: the product's first and last elements. */
+  LOG("sgemm result: first %.4f last %.4f", op->c[0],
+      op->c[(op->batch - 1) * op->sc + (op->m - 1) + (op->n - 1) * op->ldc]);
 }
 
 int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
