@@ -38,11 +38,18 @@ struct CudaExecutor {
   // the device (tcc_allocator_cuda_default).
   tcc_allocator_t *allocator = nullptr;
   // The run's launches and GEMMs as one CUDA graph, captured on the second
-  // run (the first warms cuBLAS up) and replayed after: every address is
-  // fixed (the executor's buffers), so is the graph. Off with
-  // TCC_CUDA_GRAPHS=0, and for good after a capture that fails.
-  CUgraphExec graph = nullptr;
-  int runs = 0;
+  // run on the same buffers (the first warms cuBLAS up) and replayed
+  // while the run's buffers are those: the executor's own, or a caller's
+  // device buffers that a run reads and writes in place. The last two
+  // such graphs are kept. Off with TCC_CUDA_GRAPHS=0, and for good after
+  // a capture that fails.
+  struct Graph {
+    std::vector<void *> buffers; // the run's inputs, then its outputs
+    CUgraphExec exec = nullptr;
+  };
+  std::vector<Graph> graphCache;
+  std::vector<void *> lastBuffers; // of the last run, and how many in a row
+  int runsOnLast = 0;
   bool graphs = true;
   // Page-locked staging for the host's inputs and outputs (one block, from
   // the driver): a run copies the caller's inputs into it, then the device
@@ -73,8 +80,8 @@ struct CudaExecutor {
     cu.cuCtxPushCurrent_v2(context);
     if (stream)
       cu.cuStreamSynchronize(stream);
-    if (graph)
-      cu.cuGraphExecDestroy(graph);
+    for (Graph &g : graphCache)
+      cu.cuGraphExecDestroy(g.exec);
     if (pinned)
       cu.cuMemFreeHost(pinned);
     // Back to the cache (still on the stream, which is idle now).
@@ -424,38 +431,54 @@ void tcc::destroyCudaExecutor(CudaExecutor *executor) { delete executor; }
 
 /// Queues one run's work on the stream (`work()`: the artifact's launches
 /// and GEMMs, with the copies of staged inputs and outputs around them;
-/// nonzero on a failure): directly, or as the CUDA graph of it (captured
-/// on the second run, replayed after).
+/// nonzero on a failure) on `buffers` (the run's inputs, then outputs):
+/// directly, or as the CUDA graph of it (captured on the second run in a
+/// row on these buffers, replayed while they are the run's).
 template <typename Work>
-static tcc_status_t runGraph(CudaExecutor &e, Work &&work, const char *origin) {
+static tcc_status_t runGraph(CudaExecutor &e, Work &&work,
+                             const std::vector<void *> &buffers,
+                             const char *origin) {
   tcc::CudaDriver &cu = e.cu;
-  if (e.graph) {
-    if (tcc::CUresult r = cu.cuGraphLaunch(e.graph, e.stream))
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
-                        cu.error(r).c_str());
-    return nullptr;
+  for (CudaExecutor::Graph &g : e.graphCache)
+    if (g.buffers == buffers) {
+      if (tcc::CUresult r = cu.cuGraphLaunch(g.exec, e.stream))
+        return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
+                          cu.error(r).c_str());
+      return nullptr;
+    }
+  if (buffers == e.lastBuffers) {
+    ++e.runsOnLast;
+  } else {
+    e.lastBuffers = buffers;
+    e.runsOnLast = 1;
   }
-  bool capture = e.graphs && ++e.runs >= 2 && cu.hasGraphs();
+  bool capture = e.graphs && e.runsOnLast >= 2 && cu.hasGraphs();
   if (capture && cu.cuStreamBeginCapture_v2(
                      e.stream, tcc::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL))
     capture = false;
   int32_t rc = work();
   if (capture) {
     tcc::CUgraph captured = nullptr;
+    tcc::CUgraphExec exec = nullptr;
     tcc::CUresult r = cu.cuStreamEndCapture(e.stream, &captured);
     if (!r && !rc && e.failure.empty())
-      r = cu.cuGraphInstantiateWithFlags(&e.graph, captured, 0);
+      r = cu.cuGraphInstantiateWithFlags(&exec, captured, 0);
     if (captured)
       cu.cuGraphDestroy(captured);
-    if (r || rc || !e.failure.empty() || !e.graph) {
+    if (r || rc || !e.failure.empty() || !exec) {
       // Nothing captured ran: run it as it is, and capture no more.
       e.graphs = false;
-      e.graph = nullptr;
       e.failure.clear();
       rc = work();
-    } else if ((r = cu.cuGraphLaunch(e.graph, e.stream))) {
-      return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
-                        cu.error(r).c_str());
+    } else {
+      if (e.graphCache.size() == 2) {
+        cu.cuGraphExecDestroy(e.graphCache.front().exec);
+        e.graphCache.erase(e.graphCache.begin());
+      }
+      e.graphCache.push_back({buffers, exec});
+      if ((r = cu.cuGraphLaunch(exec, e.stream)))
+        return makeStatus(TCC_STATUS_INTERNAL, "%s: cuGraphLaunch: %s", origin,
+                          cu.error(r).c_str());
     }
   }
   if (rc)
@@ -491,8 +514,9 @@ static Staging<In, Out, Before, After> staging(In in, Out out, Before before,
 /// the host's and so is the run.
 template <typename Stage>
 static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
-                              const char *origin, int64_t *symbols,
-                              Stage &&st) {
+                              const char *origin, int64_t *symbols, Stage &&st,
+                              const void *const *inPlaceInputs = nullptr,
+                              void *const *inPlaceOutputs = nullptr) {
   tcc::CudaDriver &cu = e->cu;
   std::optional<PopContext> pop;
   if (!e->emulated) {
@@ -503,11 +527,16 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
   }
   e->failure.clear();
   st.before();
+  // The buffers the artifact runs on: the executor's, or the caller's.
   std::vector<void *> in, out;
-  for (tcc::CUdeviceptr p : e->inputs)
-    in.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
-  for (tcc::CUdeviceptr p : e->outputs)
-    out.push_back(reinterpret_cast<void *>(static_cast<uintptr_t>(p)));
+  for (size_t i = 0; i < e->inputs.size(); ++i)
+    in.push_back(inPlaceInputs ? const_cast<void *>(inPlaceInputs[i])
+                               : reinterpret_cast<void *>(
+                                     static_cast<uintptr_t>(e->inputs[i])));
+  for (size_t i = 0; i < e->outputs.size(); ++i)
+    out.push_back(inPlaceOutputs ? inPlaceOutputs[i]
+                                 : reinterpret_cast<void *>(
+                                       static_cast<uintptr_t>(e->outputs[i])));
   tcc_run_args_t args{
       in.data(), out.data(),
       reinterpret_cast<void *>(static_cast<uintptr_t>(e->workspace)), &e->host,
@@ -541,7 +570,11 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                               "%s: run failed with code %d", origin, rc)
                  : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
                               e->failure.c_str());
-  } else if (tcc_status_t s = runGraph(*e, work, origin)) {
+  } else if (tcc_status_t s = [&] {
+               std::vector<void *> buffers = in;
+               buffers.insert(buffers.end(), out.begin(), out.end());
+               return runGraph(*e, work, buffers, origin);
+             }()) {
     return s;
   }
   if (!st.inGraph && copies(false))
@@ -621,6 +654,37 @@ tcc_status_t tcc::runCuda(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                        nothing, nothing, false));
 }
 
+/// Whether a run on the caller's device buffers can read and write them
+/// in place: each 256-byte aligned, as the executor's own are (what the
+/// kernels' loads may assume), and no output overlapping an input or
+/// another output (a kernel would read what another had written). Else
+/// the run copies them on the device.
+static bool runsInPlace(const CudaExecutor &e, const void *const *inputs,
+                        void *const *outputs) {
+  struct Span {
+    uintptr_t begin, end;
+    bool output;
+  };
+  std::vector<Span> spans;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(inputs[i]);
+    spans.push_back({p, p + e.inputSizes[i], false});
+  }
+  for (size_t i = 0; i < e.outputs.size(); ++i) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(outputs[i]);
+    spans.push_back({p, p + e.outputSizes[i], true});
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (spans[i].begin % 256)
+      return false;
+    for (size_t j = 0; j < i; ++j)
+      if ((spans[i].output || spans[j].output) &&
+          spans[i].begin < spans[j].end && spans[j].begin < spans[i].end)
+        return false;
+  }
+  return true;
+}
+
 tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
                                   const tcc_artifact_desc_t *desc,
                                   const char *origin, const void *const *inputs,
@@ -633,6 +697,12 @@ tcc_status_t tcc::runCudaOnDevice(CudaExecutor *e,
     return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
   };
   auto nothing = [] {};
+  if (runsInPlace(*e, inputs, outputs)) {
+    auto none = [](size_t) { return CUDA_SUCCESS; };
+    return runStaged(e, desc, origin, nullptr,
+                     staging(none, none, nothing, nothing, false), inputs,
+                     outputs);
+  }
   return runStaged(
       e, desc, origin, nullptr,
       staging(

@@ -108,20 +108,52 @@
 // CUBIN: launch main_kernel grid 1,1,1 block 32,1,1
 
 // Tests tcc_context_run_device on buffers of the process's CUDA allocator
-// (the caller's, on stream 0, in a segment of their own: buffer 1): the
-// inputs copied on the device into the context's buffers, the output
-// copied out, nothing through the host; a NULL output is refused.
+// (the caller's, on stream 0, in a segment of their own: buffer 1, x at 0,
+// w at 512, y at 1024, another output at 1536, a larger block at 2048):
+// the artifact reads the caller's inputs and writes its output where they
+// lie, nothing copied and nothing through the host; the second run on the
+// same buffers is captured into a CUDA graph, which the third replays; a
+// run with another output buffer runs directly; an output over an input,
+// or an input off the 256-byte alignment, is copied on the device through
+// the context's buffers instead; a NULL output is refused.
 // DEVICE: run: ok
-// DEVICE: null output: {{.*}}linear.so: output 0 is NULL
+// DEVICE-NEXT: run: ok
+// DEVICE-NEXT: run: ok
+// DEVICE-NEXT: another output: ok
+// DEVICE-NEXT: output over an input: ok
+// DEVICE-NEXT: unaligned input: ok
+// DEVICE-NEXT: null output: {{.*}}linear.so: output 0 is NULL
 // DEVICE-LOG: alloc buffer 0: 2097152 bytes
 // DEVICE-LOG: alloc buffer 1: 2097152 bytes
-// DEVICE-LOG-NOT: copy to device: {{256|512}}
-// DEVICE-LOG: copy on device: 256 bytes from buffer 1 + 0 to buffer 0 + 1024
-// DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
-// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16
+// DEVICE-LOG-NOT: copy
+// DEVICE-LOG: sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0] C [buffer 0 + 512]
 // DEVICE-LOG-NEXT: sgemm result:
-// DEVICE-LOG-NEXT: launch main_kernel
-// DEVICE-LOG-NEXT: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
+// DEVICE-LOG-NEXT: launch main_kernel {{.*}} [buffer 0 + 512] [buffer 0 + 0] 0 [buffer 1 + 1024]
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: begin capture
+// DEVICE-LOG-NEXT: captured sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0]
+// DEVICE-LOG-NEXT: captured launch main_kernel {{.*}} [buffer 1 + 1024]
+// DEVICE-LOG-NEXT: end capture: 2 operations
+// DEVICE-LOG-NEXT: instantiate graph
+// DEVICE-LOG-NEXT: graph launch: 2 operations
+// DEVICE-LOG: synchronize
+// DEVICE-LOG-NEXT: graph launch: 2 operations
+// DEVICE-LOG: synchronize
+// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0]
+// DEVICE-LOG-NEXT: sgemm result:
+// DEVICE-LOG-NEXT: launch main_kernel {{.*}} [buffer 1 + 1536]
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: copy on device: 256 bytes from buffer 1 + 0 to buffer 0 + 1024
+// DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
+// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 0 + 1536] B [buffer 0 + 1024]
+// DEVICE-LOG-NEXT: sgemm result:
+// DEVICE-LOG-NEXT: launch main_kernel {{.*}} [buffer 0 + 2048]
+// DEVICE-LOG-NEXT: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 0
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: copy on device: 256 bytes from buffer 1 + 2112 to buffer 0 + 1024
+// DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
+// DEVICE-LOG-NEXT: begin capture
+// DEVICE-LOG: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
 // DEVICE-LOG-NEXT: synchronize
 // DEVICE-LOG-NOT: copy to host
 

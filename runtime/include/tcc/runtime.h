@@ -339,11 +339,13 @@ TCC_API tcc_status_t tcc_context_run_buffers(tcc_context_t *context,
 
 /* As tcc_context_run_buffers, for a CUDA artifact (tcc --target=cuda) on
  * buffers in the memory of the GPU it runs on (a framework's CUDA tensors,
- * or blocks of tcc_allocator_cuda_default): the inputs are copied on the
- * device into the context's buffers, the outputs out of them, nothing
- * passes through the host. The caller's work that writes the inputs must
- * be complete (synchronize its stream first); the outputs are complete
- * when the call returns. INVALID_ARGUMENT for a CPU artifact. */
+ * or blocks of tcc_allocator_cuda_default): the artifact reads the inputs
+ * and writes the outputs where they lie when each is 256-byte aligned and
+ * no output overlaps an input or another output; otherwise they are copied
+ * on the device through the context's buffers. Nothing passes through the
+ * host; the inputs are not written. The caller's work that writes the
+ * inputs must be complete (synchronize its stream first); the outputs are
+ * complete when the call returns. INVALID_ARGUMENT for a CPU artifact. */
 TCC_API tcc_status_t tcc_context_run_device(tcc_context_t *context,
                                             const void *const *inputs,
                                             size_t num_inputs,
