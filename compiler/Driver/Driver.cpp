@@ -793,8 +793,15 @@ private:
 
   /// Kernels to PTX, host code to the LLVM dialect (tcc-cuda-pipeline).
   LogicalResult lowerToCuda() {
+    // The architectures, oldest first (sm_80,sm_90): the PTX is the
+    // oldest's, which the newer ones' GPUs also run.
+    SmallVector<StringRef> parts;
+    StringRef(opts.cudaArch).split(parts, ',');
+    std::vector<std::string> archs(parts.begin(), parts.end());
+    llvm::sort(archs);
+    archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
     CudaPipelineOptions pipeline;
-    pipeline.chip = opts.cudaArch;
+    pipeline.chip = archs.front();
     pipeline.emulate = opts.cudaArch == "emulate";
     if (pipeline.emulate && emit == EmitKind::Ptx)
       return fail("--cuda-arch=emulate makes no PTX");
@@ -806,12 +813,13 @@ private:
       info.workspaceBytes = bytes.getInt();
     if (auto ptx = module->getAttrOfType<StringAttr>("tcc.cuda.ptx"))
       info.cudaPtx = ptx.str();
-    // The cubin beside the PTX, when ptxas is here (not for the text
+    // The cubin (or, for several architectures, a fat binary of one for
+    // each) beside the PTX, when the toolkit is here (not for the text
     // stages, which stop before it).
     if (!pipeline.emulate && !isTextStage(emit)) {
       TimingScope scope = rootTiming.nest("ptxas");
       if (failed(
-              assemblePtx(info.cudaPtx, opts.cudaArch, info.cudaCubin, error)))
+              assembleDeviceCode(info.cudaPtx, archs, info.cudaCubin, error)))
         return fail(error);
     }
     if (auto names = module->getAttrOfType<ArrayAttr>("tcc.cuda.kernels"))

@@ -122,17 +122,24 @@ LogicalResult tcc::linkRelocatable(ArrayRef<std::string> objects,
   return runProgram(*objcopy, {"--localize-hidden", output.str()}, error);
 }
 
-LogicalResult tcc::assemblePtx(StringRef ptx, StringRef arch,
-                               std::string &cubin, std::string &error) {
-  cubin.clear();
-  llvm::ErrorOr<std::string> ptxas = llvm::sys::findProgramByName("ptxas");
+/// A CUDA toolkit program: on $PATH, in $CUDA_HOME/bin or in
+/// /usr/local/cuda/bin.
+static llvm::ErrorOr<std::string> findCudaTool(StringRef name) {
+  llvm::ErrorOr<std::string> tool = llvm::sys::findProgramByName(name);
   SmallVector<std::string> places;
   if (const char *home = std::getenv("CUDA_HOME"))
     places.push_back(std::string(home) + "/bin");
   places.push_back("/usr/local/cuda/bin");
   for (const std::string &place : places)
-    if (!ptxas)
-      ptxas = llvm::sys::findProgramByName("ptxas", {place});
+    if (!tool)
+      tool = llvm::sys::findProgramByName(name, {place});
+  return tool;
+}
+
+LogicalResult tcc::assemblePtx(StringRef ptx, StringRef arch,
+                               std::string &cubin, std::string &error) {
+  cubin.clear();
+  llvm::ErrorOr<std::string> ptxas = findCudaTool("ptxas");
   if (!ptxas)
     return success();
   SmallString<128> in, out;
@@ -163,5 +170,68 @@ LogicalResult tcc::assemblePtx(StringRef ptx, StringRef arch,
     return failure();
   }
   cubin = (*bytes)->getBuffer().str();
+  return success();
+}
+
+LogicalResult tcc::assembleDeviceCode(StringRef ptx,
+                                      ArrayRef<std::string> archs,
+                                      std::string &image, std::string &error) {
+  image.clear();
+  if (archs.size() == 1)
+    return assemblePtx(ptx, archs.front(), image, error);
+  llvm::ErrorOr<std::string> fatbinary = findCudaTool("fatbinary");
+  // The parts: a cubin for each architecture, then the PTX, as files.
+  SmallVector<SmallString<128>> files;
+  auto cleanup = llvm::make_scope_exit([&] {
+    for (const SmallString<128> &file : files)
+      llvm::sys::fs::remove(file);
+  });
+  auto write = [&](StringRef bytes, StringRef suffix) -> bool {
+    int fd;
+    files.emplace_back();
+    if (llvm::sys::fs::createTemporaryFile("tcc-kernels", suffix, fd,
+                                           files.back()))
+      return false;
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    return true;
+  };
+  std::vector<std::string> args = {"--create=", "-64"};
+  for (const std::string &arch : archs) {
+    std::string cubin;
+    if (failed(assemblePtx(ptx, arch, cubin, error)))
+      return failure();
+    if (cubin.empty() || !fatbinary)
+      return success(); // no ptxas or no fatbinary: the PTX alone
+    if (!write(cubin, "cubin")) {
+      error = "cannot create temporary files for fatbinary";
+      return failure();
+    }
+    args.push_back("--image3=kind=elf,sm=" + arch.substr(3) +
+                   ",file=" + files.back().str().str());
+  }
+  if (!write(ptx, "ptx")) {
+    error = "cannot create temporary files for fatbinary";
+    return failure();
+  }
+  args.push_back("--image3=kind=ptx,sm=" + archs.front().substr(3) +
+                 ",file=" + files.back().str().str());
+  files.emplace_back();
+  if (llvm::sys::fs::createTemporaryFile("tcc-kernels", "fatbin",
+                                         files.back())) {
+    error = "cannot create temporary files for fatbinary";
+    return failure();
+  }
+  args[0] += files.back().str().str();
+  if (failed(runProgram(*fatbinary, args, error))) {
+    error = "fatbinary could not pack the kernels: " + error;
+    return failure();
+  }
+  auto bytes = llvm::MemoryBuffer::getFile(files.back(), /*IsText=*/false);
+  if (!bytes) {
+    error = "fatbinary wrote nothing";
+    return failure();
+  }
+  image = (*bytes)->getBuffer().str();
   return success();
 }

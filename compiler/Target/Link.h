@@ -36,6 +36,14 @@ LogicalResult linkRelocatable(ArrayRef<std::string> objects, StringRef output,
 LogicalResult assemblePtx(StringRef ptx, StringRef arch, std::string &cubin,
                           std::string &error);
 
+/// The device code of `ptx` for each of `archs` (oldest first; the PTX is
+/// for the first): for one, assemblePtx's cubin; for several, a fat binary
+/// (the toolkit's fatbinary) of a cubin for each and the PTX, from which
+/// the driver loads the cubin of the GPU at hand. Empty, and success,
+/// where ptxas or fatbinary is missing (the driver compiles the PTX).
+LogicalResult assembleDeviceCode(StringRef ptx, ArrayRef<std::string> archs,
+                                 std::string &image, std::string &error);
+
 } // namespace mlir::tcc
 
 #endif // TCC_COMPILER_TARGET_LINK_H

@@ -12,7 +12,14 @@
 // RUN: env TCC_FAKE_CUDA_REFUSE_CUBIN=1 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-device %t/run_on_device %t/linear.so | FileCheck %s --check-prefix=DEVICE
 // RUN: FileCheck %s --check-prefix=DEVICE-LOG < %t/log-device
 // RUN: not tcc-run %t/linear.so --inputs %t 2>&1 | FileCheck %s --check-prefix=NOGPU
-// RUN: not grep -e error -e "out of bounds" %t/log %t/log-direct %t/log-cubin %t/log-device
+// RUN: tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_90,sm_80 -o %t/fat.so
+// RUN: env TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-fat90 tcc-run %t/fat.so --inputs %t
+// RUN: FileCheck %s --check-prefix=FAT90 < %t/log-fat90
+// RUN: env TCC_FAKE_CUDA_ARCH=80 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-fat80 tcc-run %t/fat.so --inputs %t
+// RUN: FileCheck %s --check-prefix=FAT80 < %t/log-fat80
+// RUN: env TCC_FAKE_CUDA_ARCH=86 TCC_CUDA_DRIVER=%fake_cuda TCC_CUBLAS=%fake_cuda TCC_FAKE_CUDA_LOG=%t/log-fat86 tcc-run %t/fat.so --inputs %t
+// RUN: FileCheck %s --check-prefix=FAT86 < %t/log-fat86
+// RUN: not grep -e error -e "out of bounds" %t/log %t/log-direct %t/log-cubin %t/log-device %t/log-fat90 %t/log-fat80 %t/log-fat86
 
 // Tests what the runtime asks of the CUDA driver and cuBLAS to run a CUDA
 // artifact (y = relu(x @ w + b), x 4x16, w 16x8), through a test double of
@@ -156,6 +163,22 @@
 // DEVICE-LOG: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
 // DEVICE-LOG-NEXT: synchronize
 // DEVICE-LOG-NOT: copy to host
+
+// Tests an artifact for two architectures (--cuda-arch=sm_90,sm_80): a fat
+// binary of a cubin for each and the PTX for the older, from which the
+// driver loads the cubin of the GPU at hand (sm_90, sm_80); on a GPU of
+// neither (sm_86) the runtime loads the PTX, compiled for sm_80.
+// FAT90: load module: fat binary of elf sm_80, elf sm_90, ptx sm_80
+// FAT90-NEXT: load module: cubin of {{[0-9]+}} bytes
+// FAT90-NOT: load module
+// FAT90: launch main_kernel
+// FAT80: load module: fat binary of elf sm_80, elf sm_90, ptx sm_80
+// FAT80-NEXT: load module: cubin of {{[0-9]+}} bytes
+// FAT80: launch main_kernel
+// FAT86: load module: fat binary of elf sm_80, elf sm_90, ptx sm_80
+// FAT86-NEXT: load module: no cubin for sm_86
+// FAT86-NEXT: load module: .target sm_80
+// FAT86: launch main_kernel
 
 // (No log holds an error of the fake driver: an out-of-bounds address, a
 // context popped that was not pushed, an unknown entry point.)

@@ -13,11 +13,16 @@
 // RUN: not tcc %S/Inputs/linear.mlir --target=cuda --profile -o %t/p.so 2>&1 | FileCheck %s --check-prefix=PROFILE
 // RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --target=gpu -o %t/g.so | FileCheck %s --check-prefix=TARGET
 // RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_70 -o %t/g.so | FileCheck %s --check-prefix=ARCH
+// RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_80,sm_75 -o %t/g.so | FileCheck %s --check-prefix=ARCHLIST
+// RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_80,emulate -o %t/g.so | FileCheck %s --check-prefix=ARCHEMU
+// RUN: not ls %t/g.so
 // RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --cuda-arch=sm_80 -o %t/g.so | FileCheck %s --check-prefix=ARCHCPU
+// RUN: tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_90,sm_80,sm_90 --emit=ptx -o - | FileCheck %s --check-prefix=PTX80
 // RUN: not tcc %S/Inputs/dynamic-batch.mlir --target=cuda -o %t/d.so 2>&1 | FileCheck %s --check-prefix=DYNAMIC
 
-// Tests that --target=cuda makes PTX for the requested architecture, with
-// the bias and ReLU as a kernel (the matmul goes to cuBLAS).
+// Tests that --target=cuda makes PTX for the requested architecture (of a
+// list, the oldest: its PTX runs on the newer GPUs too), with the bias and
+// ReLU as a kernel (the matmul goes to cuBLAS).
 // PTX80: .target sm_80
 // PTX80: .visible .entry main_kernel(
 // PTX80-NOT: .entry
@@ -40,6 +45,8 @@
 // PTXCPU: error: {{.*}}linear.mlir: --emit=ptx needs --target=cuda
 // PROFILE: error: {{.*}}linear.mlir: --profile is CPU-only (--target=cuda)
 // TARGET: error: unknown --target 'gpu' (available: cpu, cuda)
-// ARCH: error: unknown --cuda-arch 'sm_70' (available: sm_80, sm_86, sm_89, sm_90, emulate)
+// ARCH: error: unknown --cuda-arch 'sm_70' (available: sm_80, sm_86, sm_89, sm_90, a list of them such as sm_80,sm_90, or emulate)
+// ARCHLIST: error: unknown --cuda-arch 'sm_75' (available:
+// ARCHEMU: error: --cuda-arch=emulate takes no other architecture
 // ARCHCPU: error: --cuda-arch needs --target=cuda
 // DYNAMIC: error: {{.*}}dynamic-batch.mlir: symbolic dimensions are CPU-only for now: give --target=cuda models fixed shapes (--input-shape)

@@ -57,9 +57,10 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cudaArch("cuda-arch",
              cl::desc("GPU architecture for --target=cuda: sm_80, sm_86, "
-                      "sm_89 or sm_90 (default sm_90); emulate runs the "
-                      "kernels on this CPU (a check of the CUDA path "
-                      "without a GPU)"),
+                      "sm_89 or sm_90 (default sm_90), or a list of them "
+                      "(sm_80,sm_90: a cubin for each, the PTX for the "
+                      "oldest); emulate runs the kernels on this CPU (a "
+                      "check of the CUDA path without a GPU)"),
              cl::init("sm_90"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu", cl::desc("CPU to generate code for (default: the host)"),
@@ -155,11 +156,20 @@ int main(int argc, char **argv) {
                  "--emit=STAGE");
   if (target != "cpu" && target != "cuda")
     return usage("unknown --target '" + target + "' (available: cpu, cuda)");
-  static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90",
-                                      "emulate"};
-  if (!llvm::is_contained(archs, llvm::StringRef(cudaArch)))
-    return usage("unknown --cuda-arch '" + cudaArch +
-                 "' (available: sm_80, sm_86, sm_89, sm_90, emulate)");
+  // One architecture, or several (sm_80,sm_90): a cubin for each.
+  static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+  if (cudaArch != "emulate") {
+    llvm::SmallVector<llvm::StringRef> list;
+    llvm::StringRef(cudaArch).split(list, ',');
+    for (llvm::StringRef arch : list) {
+      if (arch == "emulate")
+        return usage("--cuda-arch=emulate takes no other architecture");
+      if (!llvm::is_contained(archs, arch))
+        return usage("unknown --cuda-arch '" + arch +
+                     "' (available: sm_80, sm_86, sm_89, sm_90, a list of "
+                     "them such as sm_80,sm_90, or emulate)");
+    }
+  }
   if (cudaArch.getNumOccurrences() && target != "cuda")
     return usage("--cuda-arch needs --target=cuda");
 

@@ -197,6 +197,42 @@ static char *ptx;
 static char *cubin;
 static uint64_t cubinBytes;
 int cuModuleLoadData(void **module, const void *image) {
+  static const unsigned char fatMagic[4] = {0x50, 0xed, 0x55, 0xba};
+  if (!memcmp(image, fatMagic, 4)) {
+    /* A fat binary (the toolkit's fatbinary): its parts listed; the cubin
+     * for this fake GPU's architecture (TCC_FAKE_CUDA_ARCH, default 90)
+     * loaded as below, else refused (the runtime then loads the PTX). */
+    const unsigned char *fat = image;
+    const char *want = getenv("TCC_FAKE_CUDA_ARCH");
+    unsigned arch = want ? (unsigned)atoi(want) : 90;
+    uint16_t headerBytes;
+    uint64_t fatBytes;
+    memcpy(&headerBytes, fat + 6, 2);
+    memcpy(&fatBytes, fat + 8, 8);
+    char parts[512] = "";
+    const unsigned char *mine = NULL;
+    for (uint64_t at = headerBytes; at < headerBytes + fatBytes;) {
+      uint16_t kind;
+      uint32_t entryBytes, entryArch;
+      uint64_t size;
+      memcpy(&kind, fat + at, 2);
+      memcpy(&entryBytes, fat + at + 4, 4);
+      memcpy(&size, fat + at + 8, 8);
+      memcpy(&entryArch, fat + at + 0x1c, 4);
+      size_t used = strlen(parts);
+      snprintf(parts + used, sizeof parts - used, "%s%s sm_%u",
+               used ? ", " : "", kind == 2 ? "elf" : "ptx", entryArch);
+      if (kind == 2 && entryArch == arch)
+        mine = fat + at + entryBytes;
+      at += entryBytes + size;
+    }
+    LOG("load module: fat binary of %s", parts);
+    if (!mine) {
+      LOG("load module: no cubin for sm_%u", arch);
+      return 209; /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+    }
+    return cuModuleLoadData(module, mine);
+  }
   if (!memcmp(image, "\177ELF", 4)) {
     /* A cubin: refused as one for another GPU would be when
      * TCC_FAKE_CUDA_REFUSE_CUBIN is set (the runtime then loads the PTX),
