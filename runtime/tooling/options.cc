@@ -27,6 +27,8 @@ options:
   --bench N        time N runs and print median, min, p90 and mean
   --warmup W       untimed runs before --bench (default 3)
   --threads T      threads per run (default: the number of online CPUs)
+  --device D       cpu or cuda: refuse an artifact compiled for the other
+                   (a CUDA artifact runs on GPU 0, a CPU one here)
   --outputs DIR    write the outputs to DIR/output_K.pb
   --json           print one JSON object on stdout instead of text
   --memory-stats   print the allocator's statistics after the runs
@@ -138,9 +140,9 @@ Options parseArgs(const std::vector<std::string> &args) {
       hasInline = true;
     }
     static const char *const valued[] = {
-        "--inputs",  "--outputs",         "--rtol",
-        "--atol",    "--bench",           "--warmup",
-        "--threads", "--max-input-bytes", "--compare"};
+        "--inputs",  "--outputs", "--rtol",    "--atol",
+        "--bench",   "--warmup",  "--threads", "--max-input-bytes",
+        "--compare", "--device"};
     if (std::find(std::begin(valued), std::end(valued), flag) ==
         std::end(valued))
       throw UsageError("unknown option '" + arg + "'");
@@ -164,7 +166,11 @@ Options parseArgs(const std::vector<std::string> &args) {
       o.maxInputBytes = parseSize(flag, value);
     else if (flag == "--compare")
       o.compare = value;
-    else
+    else if (flag == "--device") {
+      if (value != "cpu" && value != "cuda")
+        throw UsageError("--device expects cpu or cuda, got '" + value + "'");
+      o.device = value;
+    } else
       o.threads = parseCount(flag, value);
   }
   if (o.artifact.empty())

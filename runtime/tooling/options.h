@@ -24,6 +24,9 @@ struct Options {
   std::string outputs;
   /// --compare: the second artifact (empty: none).
   std::string compare;
+  /// --device: "cpu" or "cuda", what the artifact must run on (empty:
+  /// whatever it was compiled for).
+  std::string device;
   bool check = false, json = false, help = false, memoryStats = false,
        profile = false;
   /// --check's tolerances (ONNX's defaults).

@@ -212,8 +212,23 @@ std::vector<tcc::Tensor> makeOutputs(const tcc::Model &model,
   return outputs;
 }
 
+/// Refuses an artifact compiled for another device than --device names.
+void checkDevice(const tcc::Model &model, const Options &o) {
+  if (o.device.empty())
+    return;
+  const std::string target = model.target();
+  const bool cuda = target.rfind("cuda:", 0) == 0;
+  if ((o.device == "cuda") == cuda)
+    return;
+  throw UserError("'" + o.artifact + "' was compiled for the " +
+                  (cuda ? "GPU" : "CPU") + " (target " + target +
+                  "), not --device " + o.device +
+                  (cuda ? "" : " (compile it with tcc --target=cuda)"));
+}
+
 Report execute(const Options &o) {
   tcc::Model model = tcc::Model::load(o.artifact);
+  checkDevice(model, o);
   // Before the context, which calls it, and so destroyed after it.
   Profiler profiler;
   // With --compare each artifact has memory of its own; else the process's

@@ -158,6 +158,7 @@ int main(int argc, char **argv) {
     return usage("unknown --target '" + target + "' (available: cpu, cuda)");
   // One architecture, or several (sm_80,sm_90): a cubin for each.
   static const char *const archs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
+  std::string cudaArchs = cudaArch;
   if (cudaArch != "emulate") {
     llvm::SmallVector<llvm::StringRef> list;
     llvm::StringRef(cudaArch).split(list, ',');
@@ -169,6 +170,10 @@ int main(int argc, char **argv) {
                      "' (available: sm_80, sm_86, sm_89, sm_90, a list of "
                      "them such as sm_80,sm_90, or emulate)");
     }
+    // Oldest first, each once: sm_90,sm_80 is sm_80,sm_90.
+    llvm::sort(list);
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    cudaArchs = llvm::join(list, ",");
   }
   if (cudaArch.getNumOccurrences() && target != "cuda")
     return usage("--cuda-arch needs --target=cuda");
@@ -180,7 +185,7 @@ int main(int argc, char **argv) {
     options.emit = emit;
   options.mcpu = mcpu;
   options.target = target;
-  options.cudaArch = cudaArch;
+  options.cudaArch = cudaArchs;
   options.optLevel = optLevel;
   options.printDebugInfo = printDebugInfo;
   options.stats = kernelStats;

@@ -140,6 +140,23 @@ TEST_F(TccRunTest, BadArtifact) {
   EXPECT_TRUE(contains(o.output, "missing.so")) << o.output;
 }
 
+// --device names what the artifact must run on: the fake artifact is a
+// CPU one (its target x86_64-fake), so --device cpu runs it and --device
+// cuda is one error naming the artifact, its target and the fix.
+TEST_F(TccRunTest, DeviceMustMatchTheArtifact) {
+  Outcome o = tccRun(args("--device cpu"));
+  EXPECT_EQ(o.exitCode, 0) << o.output;
+  o = tccRun(args("--device cuda"));
+  EXPECT_EQ(o.exitCode, 1) << o.output;
+  EXPECT_TRUE(contains(o.output, "tcc-run: error: '" +
+                                     std::string(TCC_FAKE_ARTIFACT) +
+                                     "' was compiled for the CPU (target "
+                                     "x86_64-fake), not --device cuda "
+                                     "(compile it with tcc --target=cuda)"))
+      << o.output;
+  EXPECT_EQ(tccRun(args("--device tpu")).exitCode, 2);
+}
+
 TEST_F(TccRunTest, UsageErrors) {
   EXPECT_EQ(tccRun(args("--frobnicate")).exitCode, 2);
   EXPECT_EQ(tccRun(args("--bench")).exitCode, 2);

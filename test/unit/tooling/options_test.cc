@@ -180,6 +180,17 @@ TEST(OptionsTest, CompareNeedsBenchAndExcludesProfile) {
       "b.so");
 }
 
+TEST(OptionsTest, DeviceIsCpuOrCuda) {
+  EXPECT_EQ(parseArgs({"a.so", "--inputs", "d"}).device, "");
+  EXPECT_EQ(parseArgs({"a.so", "--inputs", "d", "--device", "cuda"}).device,
+            "cuda");
+  EXPECT_EQ(parseArgs({"a.so", "--inputs", "d", "--device=cpu"}).device, "cpu");
+  EXPECT_EQ(usageError({"a.so", "--inputs", "d", "--device", "gpu"}),
+            "--device expects cpu or cuda, got 'gpu'");
+  EXPECT_EQ(usageError({"a.so", "--inputs", "d", "--device"}),
+            "--device needs a value");
+}
+
 TEST(OptionsTest, Sizes) {
   EXPECT_EQ(parseSize("--max-input-bytes", "4096"), 4096u);
   EXPECT_EQ(parseSize("--max-input-bytes", "1K"), 1024u);
@@ -207,7 +218,7 @@ TEST(OptionsTest, UsageTextNamesEveryOption) {
        {"--inputs DIR", "--check", "--rtol R", "--atol A", "--bench N",
         "--warmup W", "--threads T", "--outputs DIR", "--json",
         "--memory-stats", "--profile", "--compare B", "--max-input-bytes N",
-        "--help",
+        "--device D", "--help",
         "exit status: 0 success, 1 error or failed check, 2 usage "
         "error"})
     EXPECT_NE(usage.find(option), std::string::npos) << option;
