@@ -34,8 +34,7 @@ static LogicalResult runProgram(const std::string &program,
   int rc = llvm::sys::ExecuteAndWait(program, argv, std::nullopt, redirects, 0,
                                      0, &execError);
   if (rc != 0) {
-    error = "linking failed (" + program + " exited with " +
-            std::to_string(rc) + ")" +
+    error = program + " exited with " + std::to_string(rc) +
             (execError.empty() ? "" : ": " + execError);
     if (auto text = llvm::MemoryBuffer::getFile(log))
       error += "\n" + (*text)->getBuffer().trim().str();
@@ -53,7 +52,11 @@ static LogicalResult runDriver(ArrayRef<std::string> args, std::string &error) {
     error = "no C compiler driver (cc) found to link with";
     return failure();
   }
-  return runProgram(*cc, args, error);
+  if (failed(runProgram(*cc, args, error))) {
+    error = "linking failed: " + error;
+    return failure();
+  }
+  return success();
 }
 
 /// Segments aligned to 2 MiB in the file as in memory, so that the kernel

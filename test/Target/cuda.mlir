@@ -19,6 +19,13 @@
 // RUN: %python %S/../Frontends/Onnx/Inputs/expect_exit.py 2 tcc %S/Inputs/linear.mlir --cuda-arch=sm_80 -o %t/g.so | FileCheck %s --check-prefix=ARCHCPU
 // RUN: tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_90,sm_80,sm_90 --emit=ptx -o - | FileCheck %s --check-prefix=PTX80
 // RUN: not tcc %S/Inputs/dynamic-batch.mlir --target=cuda -o %t/d.so 2>&1 | FileCheck %s --check-prefix=DYNAMIC
+// RUN: mkdir -p %t/bad-ptxas %t/bad-fatbinary
+// RUN: %python -c "open('%t/bad-ptxas/ptxas.sh', 'w').write('#!/bin/sh\necho \"ptxas fatal : Unsupported .version 8.0\" >&2\nexit 255\n')"
+// RUN: %python -c "open('%t/bad-fatbinary/fatbinary.sh', 'w').write('#!/bin/sh\necho \"fatbinary fatal : out of disk\" >&2\nexit 1\n')"
+// RUN: %python %S/Inputs/with_tools.py %t/bad-ptxas 1 tcc %S/Inputs/linear.mlir --target=cuda -o %t/bad1.so | FileCheck %s --check-prefix=PTXAS
+// RUN: not ls %t/bad1.so
+// RUN: %python %S/Inputs/with_tools.py %t/bad-fatbinary 1 tcc %S/Inputs/linear.mlir --target=cuda --cuda-arch=sm_80,sm_90 -o %t/bad2.so | FileCheck %s --check-prefix=FATBIN
+// RUN: not ls %t/bad2.so
 
 // Tests that --target=cuda makes PTX for the requested architecture (of a
 // list, the oldest: its PTX runs on the newer GPUs too), with the bias and
@@ -40,7 +47,9 @@
 // Tests that running it without CUDA is one clear error, not a crash.
 // NOGPU: tcc-run: error: {{.*}}linear.so: this artifact runs on an NVIDIA GPU (compiled for sm_90): CUDA is not available: cannot load the driver library {{.*}}no-libcuda.so
 
-// Tests the CUDA target's user errors.
+// Tests the CUDA target's user errors; a toolkit whose ptxas refuses the
+// PTX, or whose fatbinary fails, is one error with the tool's own message,
+// and no artifact.
 // EXE: error: {{.*}}linear.mlir: --target=cuda makes a library (-o OUT.so) or an object (-o OUT.o); a standalone executable is CPU-only
 // PTXCPU: error: {{.*}}linear.mlir: --emit=ptx needs --target=cuda
 // PROFILE: error: {{.*}}linear.mlir: --profile is CPU-only (--target=cuda)
@@ -49,4 +58,8 @@
 // ARCHLIST: error: unknown --cuda-arch 'sm_75' (available:
 // ARCHEMU: error: --cuda-arch=emulate takes no other architecture
 // ARCHCPU: error: --cuda-arch needs --target=cuda
+// PTXAS: error: {{.*}}linear.mlir: ptxas refused the kernels' PTX: {{.*}}bad-ptxas/ptxas exited with 255
+// PTXAS-NEXT: ptxas fatal : Unsupported .version 8.0
+// FATBIN: error: {{.*}}linear.mlir: fatbinary could not pack the kernels: {{.*}}bad-fatbinary/fatbinary exited with 1
+// FATBIN-NEXT: fatbinary fatal : out of disk
 // DYNAMIC: error: {{.*}}dynamic-batch.mlir: symbolic dimensions are CPU-only for now: give --target=cuda models fixed shapes (--input-shape)

@@ -30,19 +30,59 @@ static FILE *logFile(void) {
     fflush(logFile());                                                         \
   } while (0)
 
+/* Device buffers (cuMemAlloc) and page-locked host blocks (cuMemHostAlloc),
+ * each numbered in allocation order. */
 enum { kMaxBuffers = 256 };
-static struct {
+struct Block {
   char *base;
   size_t bytes;
-} buffers[kMaxBuffers];
-static int numBuffers;
+};
+static struct Block buffers[kMaxBuffers], pinned[kMaxBuffers];
+static int numBuffers, numPinned;
 
-/* Page-locked host memory (cuMemHostAlloc), numbered on its own. */
-static struct {
-  char *base;
-  size_t bytes;
-} pinned[kMaxBuffers];
-static int numPinned;
+/* A new block of `bytes` in `table`, logged as "alloc WHAT K"; NULL when
+ * the table is full. */
+static void *addBlock(struct Block *table, int *count, size_t bytes,
+                      const char *what) {
+  if (*count == kMaxBuffers)
+    return NULL;
+  size_t rounded = (bytes + 255) / 256 * 256;
+  table[*count].base = aligned_alloc(256, rounded ? rounded : 256);
+  table[*count].bytes = bytes;
+  LOG("alloc %s %d: %zu bytes", what, *count, bytes);
+  return table[(*count)++].base;
+}
+
+/* Frees the block of `table` at `p`: 0, or 1 (logged as an error) for an
+ * address that is none. */
+static int freeBlock(struct Block *table, int count, const void *p,
+                     const char *what) {
+  for (int i = 0; i < count; ++i)
+    if (table[i].base && table[i].base == p) {
+      LOG("free %s %d", what, i);
+      free(table[i].base);
+      table[i].base = NULL;
+      return 0;
+    }
+  LOG("error: free of an unknown address");
+  return 1;
+}
+
+/* "WHAT K + OFFSET" into `t` for an address inside block K of `table` (and
+ * `bytes` after it inside too); 0 when in none. */
+static int findBlock(const struct Block *table, int count, uint64_t address,
+                     size_t bytes, const char *what, char *t) {
+  for (int i = count - 1; i >= 0; --i) {
+    uint64_t b = (uint64_t)(uintptr_t)table[i].base;
+    if (table[i].base && address >= b &&
+        address + bytes <= b + table[i].bytes) {
+      snprintf(t, 64, "%s %d + %llu", what, i,
+               (unsigned long long)(address - b));
+      return 1;
+    }
+  }
+  return 0;
+}
 
 /* "buffer K + OFFSET" for an address inside device buffer K (and `bytes`
  * after it inside too), "pinned K + OFFSET" inside page-locked host block
@@ -51,23 +91,9 @@ static const char *where(uint64_t address, size_t bytes) {
   static char text[8][64];
   static int next;
   char *t = text[next++ % 8];
-  for (int i = numPinned - 1; i >= 0; --i) {
-    uint64_t b = (uint64_t)(uintptr_t)pinned[i].base;
-    if (pinned[i].base && address >= b &&
-        address + bytes <= b + pinned[i].bytes) {
-      snprintf(t, 64, "pinned %d + %llu", i, (unsigned long long)(address - b));
-      return t;
-    }
-  }
-  for (int i = numBuffers - 1; i >= 0; --i) {
-    uint64_t b = (uint64_t)(uintptr_t)buffers[i].base;
-    if (buffers[i].base && address >= b &&
-        address + bytes <= b + buffers[i].bytes) {
-      snprintf(t, 64, "buffer %d + %llu", i, (unsigned long long)(address - b));
-      return t;
-    }
-  }
-  snprintf(t, 64, "out of bounds");
+  if (!findBlock(pinned, numPinned, address, bytes, "pinned", t) &&
+      !findBlock(buffers, numBuffers, address, bytes, "buffer", t))
+    snprintf(t, 64, "out of bounds");
   return t;
 }
 
@@ -106,48 +132,18 @@ int cuCtxPopCurrent_v2(void **c) {
   return 0;
 }
 int cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
-  if (numBuffers == kMaxBuffers)
-    return 2;
-  size_t rounded = (bytes + 255) / 256 * 256;
-  buffers[numBuffers].base = aligned_alloc(256, rounded ? rounded : 256);
-  buffers[numBuffers].bytes = bytes;
-  *p = (CUdeviceptr)(uintptr_t)buffers[numBuffers].base;
-  LOG("alloc buffer %d: %zu bytes", numBuffers, bytes);
-  ++numBuffers;
-  return 0;
+  void *block = addBlock(buffers, &numBuffers, bytes, "buffer");
+  *p = (CUdeviceptr)(uintptr_t)block;
+  return block ? 0 : 2;
 }
 int cuMemFree_v2(CUdeviceptr p) {
-  for (int i = 0; i < numBuffers; ++i)
-    if ((CUdeviceptr)(uintptr_t)buffers[i].base == p) {
-      LOG("free buffer %d", i);
-      free(buffers[i].base);
-      buffers[i].base = NULL;
-      return 0;
-    }
-  LOG("error: free of an unknown address");
-  return 1;
+  return freeBlock(buffers, numBuffers, (const void *)(uintptr_t)p, "buffer");
 }
 int cuMemHostAlloc(void **p, size_t bytes, unsigned flags) {
-  if (numPinned == kMaxBuffers)
-    return 2;
-  pinned[numPinned].base = aligned_alloc(256, (bytes + 255) / 256 * 256);
-  pinned[numPinned].bytes = bytes;
-  *p = pinned[numPinned].base;
-  LOG("alloc pinned %d: %zu bytes", numPinned, bytes);
-  ++numPinned;
-  return 0;
+  *p = addBlock(pinned, &numPinned, bytes, "pinned");
+  return *p ? 0 : 2;
 }
-int cuMemFreeHost(void *p) {
-  for (int i = 0; i < numPinned; ++i)
-    if (pinned[i].base == p) {
-      LOG("free pinned %d", i);
-      free(pinned[i].base);
-      pinned[i].base = NULL;
-      return 0;
-    }
-  LOG("error: cuMemFreeHost of an unknown address");
-  return 1;
-}
+int cuMemFreeHost(void *p) { return freeBlock(pinned, numPinned, p, "pinned"); }
 static int capturing;
 static void recordCopy(int kind, void *dst, const void *src, size_t bytes);
 /* Host addresses show where they lie when page-locked ("pinned K"); any
