@@ -11,7 +11,10 @@
 #       PyTorch and nothing of tcc) runs each artifact against PyTorch's
 #       outputs (rtol 1e-3), times it, times PyTorch eager and
 #       torch.compile beside it when torchvision is there, and prints one
-#       table. Exit status 1 when any check fails.
+#       table; with PyTorch there, it also runs each artifact on torch CUDA
+#       tensors in place (tcc_context_run_device through libtccrt.so, as
+#       the Python binding does), checked and timed. Exit status 1 when
+#       any check fails.
 set -eu
 mode=${1:-}
 dir=${2:-}
@@ -56,6 +59,82 @@ run)
     printf '%-14s %-6s %s\n' "$m" "$check" "$time"
     [ $check = PASS ] || sed 's/^/    /' "$dir/$m.check.txt"
   done
+  # The artifacts on torch CUDA tensors, as a framework runs them
+  # (tcc_context_run_device through libtccrt.so: in place, one CUDA graph
+  # replayed), checked and timed; then PyTorch itself.
+  TCC_CHECK_DIR="$dir" python3 - <<'PY' || status=1
+import ctypes, glob, os, sys, time
+try:
+    import numpy as np, torch
+except ImportError as e:
+    print(f"(no run on torch tensors: {e})")
+    raise SystemExit
+if not torch.cuda.is_available():
+    print("(no run on torch tensors: torch.cuda is not available)")
+    raise SystemExit
+d = os.environ["TCC_CHECK_DIR"]
+lib = ctypes.CDLL(os.path.join(d, "lib", "libtccrt.so"))
+P, S = ctypes.c_void_p, ctypes.c_size_t
+lib.tcc_status_message.restype = ctypes.c_char_p
+lib.tcc_status_message.argtypes = [P]
+for name, args in [("tcc_model_load", [ctypes.c_char_p, ctypes.POINTER(P)]),
+                   ("tcc_context_create", [P, P, ctypes.POINTER(P)]),
+                   ("tcc_context_run_device",
+                    [P, ctypes.POINTER(P), S, ctypes.POINTER(P), S]),
+                   ("tcc_tensor_load_file", [ctypes.c_char_p, ctypes.POINTER(P)])]:
+    getattr(lib, name).restype = P
+    getattr(lib, name).argtypes = args
+lib.tcc_tensor_data.restype = P
+lib.tcc_tensor_data.argtypes = [P]
+lib.tcc_tensor_byte_size.restype = S
+lib.tcc_tensor_byte_size.argtypes = [P]
+lib.tcc_tensor_rank.restype = ctypes.c_int32
+lib.tcc_tensor_rank.argtypes = [P]
+lib.tcc_tensor_shape.restype = ctypes.POINTER(ctypes.c_int64)
+lib.tcc_tensor_shape.argtypes = [P]
+
+def ok(status, what):
+    if status:
+        raise RuntimeError(f"{what}: {lib.tcc_status_message(status).decode()}")
+
+def tensor(path):  # a test data file as a float32 numpy array
+    t = P()
+    ok(lib.tcc_tensor_load_file(path.encode(), ctypes.byref(t)), path)
+    shape = [lib.tcc_tensor_shape(t)[i] for i in range(lib.tcc_tensor_rank(t))]
+    data = ctypes.string_at(lib.tcc_tensor_data(t), lib.tcc_tensor_byte_size(t))
+    return np.frombuffer(data, np.float32).reshape(shape).copy()
+
+failed = False
+print(f"{'model':14s} on torch CUDA tensors (median of 50)")
+for so in sorted(glob.glob(os.path.join(d, "*.so"))):
+    m = os.path.basename(so)[:-3]
+    data = os.path.join(d, m + ".data")
+    ins = [torch.from_numpy(tensor(f)).cuda() for f in
+           sorted(glob.glob(os.path.join(data, "input_*.pb")))]
+    want = [tensor(f) for f in sorted(glob.glob(os.path.join(data, "output_*.pb")))]
+    outs = [torch.empty(w.shape, device="cuda") for w in want]
+    model, ctx = P(), P()
+    try:
+        ok(lib.tcc_model_load(so.encode(), ctypes.byref(model)), so)
+        ok(lib.tcc_context_create(model, None, ctypes.byref(ctx)), so)
+        ip = (P * len(ins))(*[t.data_ptr() for t in ins])
+        op = (P * len(outs))(*[t.data_ptr() for t in outs])
+        run = lambda: ok(lib.tcc_context_run_device(ctx, ip, len(ins), op, len(outs)), so)
+        torch.cuda.synchronize()
+        run()
+        good = all(np.allclose(o.cpu().numpy(), w, rtol=1e-3, atol=1e-4)
+                   for o, w in zip(outs, want))
+        times = []
+        for _ in range(55):
+            t = time.perf_counter(); run(); times.append((time.perf_counter() - t) * 1e3)
+        ms = sorted(times[5:])[25]
+        print(f"{m:14s} {'PASS' if good else 'FAIL'}  {ms:.3f} ms")
+        failed |= not good
+    except RuntimeError as e:
+        print(f"{m:14s} FAIL  {e}")
+        failed = True
+sys.exit(1 if failed else 0)
+PY
   # PyTorch on the same GPU, batch as the artifacts (timing only).
   python3 - <<'PY' || true
 import time
