@@ -126,8 +126,9 @@ typedef struct tcc_host_api_t {
  * the driver compiles for the GPU it runs on) and the size of the device
  * buffer its weights live in. */
 typedef struct tcc_cuda_image_t {
-  const char *arch; /* the architecture it was compiled for, e.g. "sm_90" */
-  const char *ptx;  /* NUL-terminated PTX text */
+  /* the architecture(s) it was compiled for: "sm_90", "sm_80,sm_90" */
+  const char *arch;
+  const char *ptx; /* NUL-terminated PTX text */
   uint64_t ptx_bytes;
   uint32_t num_kernels;
   const char *const *kernel_names; /* entry points of the PTX module */
@@ -137,8 +138,9 @@ typedef struct tcc_cuda_image_t {
    * host has no CUDA services. */
   int32_t (*upload_weights)(const tcc_host_api_t *host, void *device_weights);
   /* The kernels assembled for `arch` by ptxas when the compiling machine
-   * had it (NULL, 0 otherwise): loaded instead of the PTX where the GPU
-   * runs it, so the driver compiles nothing. */
+   * had it (NULL, 0 otherwise; for a list of architectures, a fat binary
+   * of a cubin for each and the PTX): loaded instead of the PTX where the
+   * GPU runs it, so the driver compiles nothing. */
   const void *cubin;
   uint64_t cubin_bytes;
 } tcc_cuda_image_t;
