@@ -447,7 +447,7 @@ static tcc_status_t runGraph(CudaExecutor &e, Work &&work,
       return nullptr;
     }
   if (buffers == e.lastBuffers) {
-    ++e.runsOnLast;
+    e.runsOnLast = std::min(e.runsOnLast + 1, 2); // 2: capture
   } else {
     e.lastBuffers = buffers;
     e.runsOnLast = 1;
