@@ -61,7 +61,7 @@ run)
   done
   # The artifacts on torch CUDA tensors, as a framework runs them
   # (tcc_context_run_device through libtccrt.so: in place, one CUDA graph
-  # replayed), checked and timed; then PyTorch itself.
+  # replayed), checked and timed; then PyTorch itself (timing only).
   TCC_CHECK_DIR="$dir" python3 - <<'PY' || status=1
 import ctypes, glob, os, sys, time
 try:
@@ -133,19 +133,13 @@ for so in sorted(glob.glob(os.path.join(d, "*.so"))):
     except RuntimeError as e:
         print(f"{m:14s} FAIL  {e}")
         failed = True
-sys.exit(1 if failed else 0)
-PY
-  # PyTorch on the same GPU, batch as the artifacts (timing only).
-  python3 - <<'PY' || true
-import time
+
+# PyTorch on the same GPU, batch as the artifacts (timing only).
 try:
-    import torch, torchvision
+    import torchvision
 except ImportError as e:
     print(f"(no PyTorch comparison: {e})")
-    raise SystemExit
-if not torch.cuda.is_available():
-    print("(no PyTorch comparison: torch.cuda is not available)")
-    raise SystemExit
+    sys.exit(1 if failed else 0)
 def bench(f, x, n=50):
     with torch.no_grad():
         for _ in range(5):
@@ -158,11 +152,15 @@ def bench(f, x, n=50):
     return sorted(times)[n // 2]
 for name, make in [("resnet18", torchvision.models.resnet18),
                    ("mobilenet_v2", torchvision.models.mobilenet_v2)]:
-    m = make().eval().cuda()
-    x = torch.randn(1, 3, 224, 224, device="cuda")
-    eager = bench(m, x)
-    compiled = bench(torch.compile(m), x)
-    print(f"{name:14s} torch eager {eager:.3f} ms, torch.compile {compiled:.3f} ms")
+    try:  # a comparison that fails is reported, not a failed check
+        m = make().eval().cuda()
+        x = torch.randn(1, 3, 224, 224, device="cuda")
+        eager = bench(m, x)
+        compiled = bench(torch.compile(m), x)
+        print(f"{name:14s} torch eager {eager:.3f} ms, torch.compile {compiled:.3f} ms")
+    except Exception as e:
+        print(f"{name:14s} (no PyTorch timing: {e})")
+sys.exit(1 if failed else 0)
 PY
   exit $status
   ;;
