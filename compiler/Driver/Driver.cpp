@@ -793,13 +793,11 @@ private:
 
   /// Kernels to PTX, host code to the LLVM dialect (tcc-cuda-pipeline).
   LogicalResult lowerToCuda() {
-    // The architectures, oldest first (sm_80,sm_90): the PTX is the
-    // oldest's, which the newer ones' GPUs also run.
+    // The architectures, oldest first (CompileOptions::cudaArch): the PTX
+    // is the oldest's, which the newer ones' GPUs also run.
     SmallVector<StringRef> parts;
     StringRef(opts.cudaArch).split(parts, ',');
     std::vector<std::string> archs(parts.begin(), parts.end());
-    llvm::sort(archs);
-    archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
     CudaPipelineOptions pipeline;
     pipeline.chip = archs.front();
     pipeline.emulate = opts.cudaArch == "emulate";

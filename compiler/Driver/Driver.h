@@ -45,9 +45,11 @@ struct CompileOptions {
   std::optional<EmitKind> emit;
   std::string mcpu; ///< "" or "native": the host CPU.
   /// "cpu", or "cuda": kernels for an NVIDIA GPU (PTX for `cudaArch`), host
-  /// code for the CPU that launches them. `cudaArch` "emulate" runs the
-  /// kernels as host loops and the runtime emulates the device: the CUDA
-  /// pipeline checked on machines without a GPU.
+  /// code for the CPU that launches them. `cudaArch` is one architecture or
+  /// a comma-separated list, oldest first and each once (sm_80,sm_90: a
+  /// cubin for each, the PTX for the first); "emulate" runs the kernels as
+  /// host loops and the runtime emulates the device: the CUDA pipeline
+  /// checked on machines without a GPU.
   std::string target = "cpu";
   std::string cudaArch = "sm_90";
   int optLevel = 3;

@@ -75,7 +75,8 @@ struct ArtifactInfo {
   /// size. Empty `cudaArch` for a CPU artifact.
   std::string cudaArch;
   std::string cudaPtx;
-  std::string cudaCubin; ///< ptxas's cubin for cudaArch (empty: none)
+  /// ptxas's cubin for cudaArch, a fat binary for a list (empty: none)
+  std::string cudaCubin;
   std::vector<std::string> cudaKernels;
   uint64_t cudaWeightsBytes = 0;
 };

@@ -189,12 +189,16 @@ LogicalResult tcc::assembleDeviceCode(StringRef ptx,
     for (const SmallString<128> &file : files)
       llvm::sys::fs::remove(file);
   });
+  // A new temporary file holding `bytes`; false (the error set) when
+  // none can be made.
   auto write = [&](StringRef bytes, StringRef suffix) -> bool {
     int fd;
     files.emplace_back();
     if (llvm::sys::fs::createTemporaryFile("tcc-kernels", suffix, fd,
-                                           files.back()))
+                                           files.back())) {
+      error = "cannot create temporary files for fatbinary";
       return false;
+    }
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << bytes;
     return true;
@@ -206,25 +210,17 @@ LogicalResult tcc::assembleDeviceCode(StringRef ptx,
       return failure();
     if (cubin.empty() || !fatbinary)
       return success(); // no ptxas or no fatbinary: the PTX alone
-    if (!write(cubin, "cubin")) {
-      error = "cannot create temporary files for fatbinary";
+    if (!write(cubin, "cubin"))
       return failure();
-    }
     args.push_back("--image3=kind=elf,sm=" + arch.substr(3) +
                    ",file=" + files.back().str().str());
   }
-  if (!write(ptx, "ptx")) {
-    error = "cannot create temporary files for fatbinary";
+  if (!write(ptx, "ptx"))
     return failure();
-  }
   args.push_back("--image3=kind=ptx,sm=" + archs.front().substr(3) +
                  ",file=" + files.back().str().str());
-  files.emplace_back();
-  if (llvm::sys::fs::createTemporaryFile("tcc-kernels", "fatbin",
-                                         files.back())) {
-    error = "cannot create temporary files for fatbinary";
+  if (!write("", "fatbin")) // fatbinary's output
     return failure();
-  }
   args[0] += files.back().str().str();
   if (failed(runProgram(*fatbinary, args, error))) {
     error = "fatbinary could not pack the kernels: " + error;

@@ -429,6 +429,17 @@ tcc_status_t tcc::createCudaExecutor(const tcc_artifact_desc_t *desc,
 
 void tcc::destroyCudaExecutor(CudaExecutor *executor) { delete executor; }
 
+/// The status of a run whose work returned `rc` (nonzero): the first CUDA
+/// or cuBLAS failure it met, else the code.
+static tcc_status_t runFailure(const CudaExecutor &e, const char *origin,
+                               int32_t rc) {
+  return e.failure.empty()
+             ? makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
+                          origin, rc)
+             : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
+                          e.failure.c_str());
+}
+
 /// Queues one run's work on the stream (`work()`: the artifact's launches
 /// and GEMMs, with the copies of staged inputs and outputs around them;
 /// nonzero on a failure) on `buffers` (the run's inputs, then outputs):
@@ -481,13 +492,7 @@ static tcc_status_t runGraph(CudaExecutor &e, Work &&work,
                           cu.error(r).c_str());
     }
   }
-  if (rc)
-    return e.failure.empty()
-               ? makeStatus(TCC_STATUS_INTERNAL, "%s: run failed with code %d",
-                            origin, rc)
-               : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
-                            e.failure.c_str());
-  return nullptr;
+  return rc ? runFailure(e, origin, rc) : nullptr;
 }
 
 /// How a run moves its inputs and outputs: `in(i)` and `out(i)` are the
@@ -565,11 +570,7 @@ static tcc_status_t runStaged(CudaExecutor *e, const tcc_artifact_desc_t *desc,
                       e->failure.c_str());
   if (e->emulated) {
     if (int32_t rc = work())
-      return e->failure.empty()
-                 ? makeStatus(TCC_STATUS_INTERNAL,
-                              "%s: run failed with code %d", origin, rc)
-                 : makeStatus(TCC_STATUS_INTERNAL, "%s: %s", origin,
-                              e->failure.c_str());
+      return runFailure(*e, origin, rc);
   } else if (tcc_status_t s = [&] {
                std::vector<void *> buffers = in;
                buffers.insert(buffers.end(), out.begin(), out.end());

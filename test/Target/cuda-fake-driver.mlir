@@ -122,13 +122,21 @@
 // same buffers is captured into a CUDA graph, which the third replays; a
 // run with another output buffer runs directly; an output over an input,
 // or an input off the 256-byte alignment, is copied on the device through
-// the context's buffers instead; a NULL output is refused.
+// the context's buffers instead (whose graph the second such run
+// captures). Two graphs are kept: the first buffers' replays after that;
+// two runs on the other output capture a third, which drops the first
+// buffers' (the oldest), so the run after on them runs directly. A NULL
+// output is refused.
 // DEVICE: run: ok
 // DEVICE-NEXT: run: ok
 // DEVICE-NEXT: run: ok
 // DEVICE-NEXT: another output: ok
 // DEVICE-NEXT: output over an input: ok
 // DEVICE-NEXT: unaligned input: ok
+// DEVICE-NEXT: first buffers again: ok
+// DEVICE-NEXT: another output: ok
+// DEVICE-NEXT: another output: ok
+// DEVICE-NEXT: first buffers again: ok
 // DEVICE-NEXT: null output: {{.*}}linear.so: output 0 is NULL
 // DEVICE-LOG: alloc buffer 0: 2097152 bytes
 // DEVICE-LOG: alloc buffer 1: 2097152 bytes
@@ -161,6 +169,24 @@
 // DEVICE-LOG-NEXT: copy on device: 512 bytes from buffer 1 + 512 to buffer 0 + 1536
 // DEVICE-LOG-NEXT: begin capture
 // DEVICE-LOG: copy on device: 128 bytes from buffer 0 + 2048 to buffer 1 + 1024
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: graph launch: 2 operations
+// DEVICE-LOG-NEXT: replayed sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0]
+// DEVICE-LOG: replayed launch main_kernel {{.*}} [buffer 1 + 1024]
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0]
+// DEVICE-LOG: launch main_kernel {{.*}} [buffer 1 + 1536]
+// DEVICE-LOG-NEXT: synchronize
+// DEVICE-LOG-NEXT: begin capture
+// DEVICE-LOG: captured launch main_kernel {{.*}} [buffer 1 + 1536]
+// DEVICE-LOG-NEXT: end capture: 2 operations
+// DEVICE-LOG-NEXT: instantiate graph
+// DEVICE-LOG-NEXT: destroy graph
+// DEVICE-LOG-NEXT: graph launch: 2 operations
+// DEVICE-LOG: synchronize
+// DEVICE-LOG-NEXT: sgemm NN m 8 n 4 k 16 {{.*}} A [buffer 1 + 512] B [buffer 1 + 0]
+// DEVICE-LOG-NEXT: sgemm result:
+// DEVICE-LOG-NEXT: launch main_kernel {{.*}} [buffer 1 + 1024]
 // DEVICE-LOG-NEXT: synchronize
 // DEVICE-LOG-NOT: copy to host
 

@@ -3,7 +3,8 @@
  * (fake_cuda.c) "device" memory is host memory. Prints the status of each
  * run: three on the same buffers, one with another output buffer, one
  * whose output overlaps an input, one with an input off the 256-byte
- * alignment, and one with a NULL output. */
+ * alignment, then the first buffers again, twice the other output, the
+ * first buffers once more, and one with a NULL output. */
 #include "tcc/runtime.h"
 
 #include <stdio.h>
@@ -43,6 +44,13 @@ int main(int argc, char **argv) {
   const void *unaligned[] = {(const char *)big + 64, w};
   report("unaligned input",
          tcc_context_run_device(context, unaligned, 2, outputs, 1));
+  report("first buffers again",
+         tcc_context_run_device(context, inputs, 2, outputs, 1));
+  for (int i = 0; i < 2; ++i)
+    report("another output",
+           tcc_context_run_device(context, inputs, 2, other, 1));
+  report("first buffers again",
+         tcc_context_run_device(context, inputs, 2, outputs, 1));
   void *none[] = {NULL};
   report("null output", tcc_context_run_device(context, inputs, 2, none, 1));
   tcc_context_free(context);

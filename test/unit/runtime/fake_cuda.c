@@ -308,10 +308,11 @@ int cuModuleGetFunction(void **f, void *module, const char *name) {
   ++numFunctions;
   return 0;
 }
-/* Stream capture (CUDA graphs): while capturing, launches and GEMMs are
- * recorded, not run; a graph launch replays them. */
+/* Stream capture (CUDA graphs): while capturing, launches, GEMMs and
+ * copies are recorded, not run; a graph (captured, then instantiated: each
+ * a list of its own) replays its operations when launched. */
 enum { kMaxOps = 4096 };
-static struct Op {
+struct Op {
   int kind; /* 0 launch, 1 sgemm, 2 copy to device, 3 copy to host */
   void *dst;
   const void *src;
@@ -324,8 +325,18 @@ static struct Op {
   const float *a, *b;
   float *c;
   float alpha, beta;
-} ops[kMaxOps];
-static int numOps;
+};
+struct Graph {
+  int numOps;
+  struct Op ops[kMaxOps];
+};
+static struct Graph *captured; /* while capturing */
+
+/* Adds `op` to the graph being captured. */
+static void record(const struct Op *op) {
+  if (captured->numOps < kMaxOps)
+    captured->ops[captured->numOps++] = *op;
+}
 
 static void logLaunch(const char *prefix, const struct Op *op) {
   char line[4096];
@@ -354,46 +365,54 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   for (int k = 0; k < functions[op.function].params && k < 64; ++k)
     op.params[k] = *(const uint64_t *)params[k];
   logLaunch(capturing ? "captured " : "", &op);
-  if (capturing && numOps < kMaxOps)
-    ops[numOps++] = op;
+  if (capturing)
+    record(&op);
   return 0;
 }
 
 int cuStreamBeginCapture_v2(void *stream, int mode) {
   LOG("begin capture");
   capturing = 1;
-  numOps = 0;
-  return 0;
+  captured = calloc(1, sizeof *captured);
+  return captured ? 0 : 2;
 }
 int cuStreamEndCapture(void *stream, void **graph) {
-  LOG("end capture: %d operations", numOps);
+  LOG("end capture: %d operations", captured->numOps);
   capturing = 0;
-  *graph = (void *)6;
+  *graph = captured;
+  captured = NULL;
   return 0;
 }
 int cuGraphInstantiateWithFlags(void **exec, void *graph,
                                 unsigned long long flags) {
   LOG("instantiate graph");
-  *exec = (void *)7;
+  *exec = malloc(sizeof(struct Graph));
+  if (!*exec)
+    return 2;
+  memcpy(*exec, graph, sizeof(struct Graph));
   return 0;
 }
-int cuGraphDestroy(void *graph) { return 0; }
+int cuGraphDestroy(void *graph) {
+  free(graph);
+  return 0;
+}
 int cuGraphExecDestroy(void *exec) {
   LOG("destroy graph");
+  free(exec);
   return 0;
 }
 
 static void sgemm(const char *prefix, const struct Op *op);
 static void recordCopy(int kind, void *dst, const void *src, size_t bytes) {
-  if (numOps == kMaxOps)
-    return;
   struct Op op = {kind};
   op.dst = dst, op.src = src, op.bytes = bytes;
-  ops[numOps++] = op;
+  record(&op);
 }
 int cuGraphLaunch(void *exec, void *stream) {
-  LOG("graph launch: %d operations", numOps);
-  for (int i = 0; i < numOps; ++i)
+  const struct Graph *graph = exec;
+  const struct Op *ops = graph->ops;
+  LOG("graph launch: %d operations", graph->numOps);
+  for (int i = 0; i < graph->numOps; ++i)
     if (ops[i].kind == 0)
       logLaunch("replayed ", &ops[i]);
     else if (ops[i].kind == 1)
@@ -471,7 +490,7 @@ int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k,
   op.sa = sa, op.sb = sb, op.sc = sc;
   op.a = a, op.b = b, op.c = c, op.alpha = *alpha, op.beta = *beta;
   sgemm(capturing ? "captured " : "", &op);
-  if (capturing && numOps < kMaxOps)
-    ops[numOps++] = op;
+  if (capturing)
+    record(&op);
   return 0;
 }
