@@ -778,6 +778,13 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 1, 1000, 1280, true, "classifier 1280->1000");
     benchGemm(*v, o, pools, 1, 1280, 960, true, "classifier 960->1280");
     benchGemm(*v, o, pools, 1, 1000, 1024, true, "classifier 1024->1000");
+    // Squeeze-and-excitation FCs (1x1 convolutions of one pixel), weights
+    // prepacked: small GEMVs whose time is streaming the weights.
+    benchGemm(*v, o, pools, 1, 168, 672, true, "SE reduce 672->168");
+    benchGemm(*v, o, pools, 1, 672, 168, true, "SE expand 168->672");
+    benchGemm(*v, o, pools, 1, 120, 480, true, "SE reduce 480->120");
+    benchGemm(*v, o, pools, 1, 960, 240, true, "SE expand 240->960");
+    benchGemm(*v, o, pools, 1, 32, 120, true, "SE reduce 120->32");
     // The encoder layer's projections (sequence 128, BERT-base), weights
     // prepacked as the compiler packs constant weights.
     benchGemm(*v, o, pools, 128, 2304, 768, true, "encoder QKV, B prepacked");

@@ -402,6 +402,9 @@ void packRows(void *ctx, int64_t begin, int64_t end) {
 /// (tcc-ukernel-bench); without the quarter, products of 32-128 rows and
 /// 49 columns split as 48 + 1 (docs/ukernels.md, Threads).
 constexpr int64_t kSplitMRowPanels = 4;
+/// Rows a product counts as at least when it picks its tasks: a GEMV's
+/// time is streaming B (planTasks).
+constexpr int64_t kStreamedRows = 4 * kMR;
 
 /// Picks the tm x tn grid of at most one task a thread. Splitting n is
 /// preferred: each task then packs its own columns of B right before using
@@ -416,10 +419,15 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
   job.np = ceilDiv(g.n, kNR);
   job.tm = job.tn = 1;
   const int64_t threads = hostThreads(host);
-  // A row panel streams all of B whatever its rows: for m < MR (a batch-1
-  // Linear, a GEMV) a float of B costs about MR multiply-adds, not m.
-  const int64_t maxTasks = maxI(
-      1, minI(threads, maxI(g.m, kMR) * g.n * maxI(g.k, 1) / kMinTaskWork));
+  // A row panel streams all of B whatever its rows: for few rows (a
+  // batch-1 Linear, a squeeze-and-excitation FC: GEMVs) a float of B costs
+  // what about four row panels' multiply-adds cost, not m: weights used
+  // once a run come from L3, at about 26 GB/s a core (SE FC 672 -> 168,
+  // tcc-ukernel-bench --cold-weights 64: 13 GFLOP/s on one thread, 22 on
+  // two, where one panel's worth kept it on one).
+  const int64_t maxTasks =
+      maxI(1, minI(threads, maxI(g.m, kStreamedRows) * g.n * maxI(g.k, 1) /
+                                kMinTaskWork));
   int64_t best = -1;
   for (int64_t tm = 1; tm <= minI(maxTasks, job.mp); ++tm) {
     for (int64_t tn = 1; tm * tn <= maxTasks && tn <= job.np; ++tn) {

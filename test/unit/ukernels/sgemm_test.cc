@@ -644,19 +644,28 @@ TEST_P(Sgemm, PrepackedWeightsPanelByPanel) {
 }
 
 // A GEMV (a batch-1 Linear: m = 1, B its prepacked weights) streams B:
-// a float of it costs about a row panel's multiply-adds, not one, so 1000
+// a float of it costs several row panels' multiply-adds, not one, so 1000
 // x 1024 is split across two threads (it was one task: under kMinTaskWork
-// a thread counted by m n k), each streaming half of the weights; the
-// bits are the serial run's.
+// a thread counted by m n k), each streaming half of the weights, and so
+// is a squeeze-and-excitation FC (672 -> 168, 450 KB of weights; it was
+// one task at four row panels' worth a float); a 120 -> 32 one (15 KB)
+// stays on the caller. The bits are the serial run's.
 TEST_P(Sgemm, GemvSplitsAcrossThreads) {
-  const GemmCase c{1, 1000, 1024, 0, 0, 0, TCC_UK_PACKED_B};
-  const GemmData d(*v, c, v);
-  const std::vector<float> serial = runGemm(*v, c, d, nullptr);
-  ThreadHost host(2);
-  const std::vector<float> out = runGemm(*v, c, d, host.get());
-  expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
-  EXPECT_EQ(host.parts, std::vector<size_t>({2}));
-  checkGemm(*v, c);
+  for (const GemmCase &c : {GemmCase{1, 1000, 1024, 0, 0, 0, TCC_UK_PACKED_B},
+                            GemmCase{1, 168, 672, 0, 0, 0, TCC_UK_PACKED_B},
+                            GemmCase{1, 32, 120, 0, 0, 0, TCC_UK_PACKED_B}}) {
+    SCOPED_TRACE(describe(c));
+    const GemmData d(*v, c, v);
+    const std::vector<float> serial = runGemm(*v, c, d, nullptr);
+    ThreadHost host(2);
+    const std::vector<float> out = runGemm(*v, c, d, host.get());
+    expectIdentical(serial.data(), out.data(), serial.size(), "2 threads");
+    if (c.k == 120)
+      EXPECT_TRUE(host.parts.empty() || host.parts == std::vector<size_t>({1}));
+    else
+      EXPECT_EQ(host.parts, std::vector<size_t>({2}));
+    checkGemm(*v, c);
+  }
 }
 
 // A small B (at most 784 columns and 160 rows) with a tall A splits the
