@@ -3,7 +3,7 @@
 // resnet18 and mobilenet_v2, with 1 and 2 threads from a pthread pool.
 //
 //   tcc-ukernel-bench [--variant avx512] [--threads 1,2] [--seconds 0.5]
-//                     [--only gemm|shapes|conv|pool] [--match TEXT]
+//                     [--only gemm|shapes|conv|pool|attention] [--match TEXT]
 //                     [--openblas path/to/libopenblas.so] [--cold-weights N]
 //                     [--cold-inputs N] [--dirty BYTES]
 //
@@ -516,6 +516,40 @@ void benchPool(const Variant &v, const Options &o,
   std::fflush(stdout);
 }
 
+/// Attention over `heads` heads of a sequence of s tokens, d = 64, its
+/// operands as a transformer's projections leave them: each head's
+/// columns of a tokens x (heads d) matrix (K used transposed, as K^T's
+/// rows), the output likewise: ms and GFLOP/s (the two products).
+void benchAttention(const Variant &v, const Options &o,
+                    const std::vector<Pool *> &pools, const char *name,
+                    int64_t heads, int64_t s) {
+  const int64_t d = 64, ld = heads * d;
+  tcc_uk_attention_params_t p = {};
+  p.batch = heads;
+  p.sq = p.sk = s;
+  p.d = p.dv = d;
+  p.ldq = p.ldk = p.ldv = p.ldo = ld;
+  p.stride_q = p.stride_k = p.stride_v = p.stride_o = d;
+  p.scale = 0.125f;
+  p.flags = TCC_UK_ATTN_TRANS_K;
+  std::vector<float> q = randomVector(s * ld, 1), k = randomVector(s * ld, 2),
+                     vv = randomVector(s * ld, 3), out(s * ld);
+  std::vector<char> scratch(v.attentionScratchBytes(v.isaFn(), &p) + 1);
+  p.scratch = scratch.data();
+  const double flops = 4.0 * heads * s * s * d;
+  std::printf("  %-34s", name);
+  for (size_t i = 0; i < o.threads.size(); ++i) {
+    const tcc_host_api_t *host = pools[i]->host();
+    auto t = timeIt(o.seconds, [&] {
+      v.attention(host, &p, q.data(), k.data(), vv.data(), nullptr, out.data());
+    });
+    std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
+                flops / t.first / 1e9);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 /// A depthwise convolution (3x3, bias + relu6) and the 1x1 convolution to
 /// f channels after it (bias), as one tcc_uk_dwpw_conv2d_nchw call and,
 /// for comparison, as the two tcc_uk_conv2d_nchw calls a compiler would
@@ -674,11 +708,12 @@ void benchBlock(const Variant &v, const Options &o,
 }
 
 void usage() {
-  std::fprintf(stderr, "usage: tcc-ukernel-bench [--variant NAME] "
-                       "[--threads 1,2] [--seconds S] "
-                       "[--only gemm|shapes|conv|pool] [--match TEXT] "
-                       "[--openblas LIB] [--cold-weights N]\n"
-                       "       [--cold-inputs N] [--dirty BYTES]\n");
+  std::fprintf(stderr,
+               "usage: tcc-ukernel-bench [--variant NAME] "
+               "[--threads 1,2] [--seconds S] "
+               "[--only gemm|shapes|conv|pool|attention] [--match TEXT] "
+               "[--openblas LIB] [--cold-weights N]\n"
+               "       [--cold-inputs N] [--dirty BYTES]\n");
   std::exit(2);
 }
 
@@ -1036,6 +1071,13 @@ int main(int argc, char **argv) {
     for (const auto &d : convPools)
       if (std::strstr(d.name, o.match.c_str()))
         benchConvPool(*v, o, pools, d.name, d.p, d.k, d.stride, d.pad);
+  }
+  if (o.only.empty() || o.only == "attention") {
+    std::printf("\nattention ms (GFLOP/s), d = 64, no mask\n  %-34s%s\n", "",
+                header.c_str());
+    benchAttention(*v, o, pools, "ViT-B/16: 12 heads x 197", 12, 197);
+    benchAttention(*v, o, pools, "encoder: 12 heads x 128", 12, 128);
+    benchAttention(*v, o, pools, "encoder: 12 heads x 512", 12, 512);
   }
   if (o.only.empty() || o.only == "pool") {
     std::printf("\nmax pooling ms (Goutputs/s)\n  %-34s%s\n", "",

@@ -34,9 +34,24 @@ bool valid(const tcc_uk_attention_params_t *p) {
          p->mask_kind <= TCC_UK_MASK_SELECT;
 }
 
+/// The most score rows a block.
+constexpr int64_t kMaxBlockRows = 256;
+
 /// Score rows a block, for a row of sk scores (ld floats apart).
 int64_t blockRows(const tcc_uk_attention_params_t *p, int64_t ld) {
-  return minI(p->sq, minI(256, maxI(8, kScoreFloats / ld / 8 * 8)));
+  return minI(p->sq, minI(kMaxBlockRows, maxI(8, kScoreFloats / ld / 8 * 8)));
+}
+
+/// x[0:n] *= c.
+void scaleRow(float *x, int64_t n, float c) {
+  const vf vc = vset1(c);
+  int64_t j = 0;
+  for (; j + kVL <= n; j += kVL)
+    vstore(x + j, vmul(vload(x + j), vc));
+  if (j < n) {
+    const vmask m = vmaskFirst(static_cast<int>(n - j));
+    vstoreMask(x + j, vmul(vloadMask(x + j, m), vc), m);
+  }
 }
 
 /// The scratch of one slot, each part 64-byte aligned.
@@ -85,45 +100,72 @@ struct AttentionJob {
   int32_t failed;
 };
 
-/// Row i of a block of scores (n of them, ld - n floats of padding after):
-/// scaled and masked, then its softmax in place.
-void softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
-  const tcc_uk_attention_params_t &p = *job.p;
-  const int64_t n = p.sk, ld = job.layout.ldS;
-  const vf scale = vset1(p.scale);
-  int64_t j = 0;
-  for (; j + kVL <= n; j += kVL)
-    vstore(x + j, vmul(vload(x + j), scale));
-  for (; j < n; ++j)
-    x[j] *= p.scale;
-  const int64_t maskRow = b * p.stride_m + i * p.ldm;
-  if (p.mask_kind == TCC_UK_MASK_ADD) {
-    const float *m = static_cast<const float *>(job.mask) + maskRow;
-    for (j = 0; j + kVL <= n; j += kVL)
-      vstore(x + j, vadd(vload(x + j), vload(m + j)));
-    for (; j < n; ++j)
-      x[j] += m[j];
-  } else if (p.mask_kind == TCC_UK_MASK_SELECT) {
-    const uint8_t *m = static_cast<const uint8_t *>(job.mask) + maskRow;
-    for (j = 0; j < n; ++j)
-      x[j] = m[j] ? p.fill : x[j];
-  }
-  // The padding takes no part (-inf, then 0 below); the product with V
-  // reads only the first n.
-  for (j = n; j < ld; ++j)
-    x[j] = -__builtin_inff();
-  vf mx = vload(x);
-  for (j = kVL; j < ld; j += kVL)
-    mx = vmax(mx, vload(x + j));
+/// The largest of a vector's lanes.
+float laneMax(vf x) {
   alignas(64) float lanes[kVL];
-  vstore(lanes, mx);
+  vstore(lanes, x);
   float top = lanes[0];
   for (int l = 1; l < kVL; ++l)
     top = lanes[l] > top ? lanes[l] : top;
-  if (top == -__builtin_inff()) { // every score masked: 0/0, as softmax
+  return top;
+}
+
+/// Row i of a block of scores (n of them, ld - n floats of padding after):
+/// its softmax's numerators in place, exp(scale x + mask - max); returns
+/// the reciprocal of their sum, by which the caller scales the row's
+/// output (dv floats, against sk here: the division's pass over the
+/// scores cost more). With a positive scale and no selecting mask, the
+/// scale goes into the exponentials' argument (the maximum of the scaled
+/// scores is the scaled maximum), so the scores are read twice and
+/// written once; otherwise they are scaled and masked in place first.
+float softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  const int64_t n = p.sk, ld = job.layout.ldS;
+  const int64_t maskRow = b * p.stride_m + i * p.ldm;
+  const float *add = p.mask_kind == TCC_UK_MASK_ADD
+                         ? static_cast<const float *>(job.mask) + maskRow
+                         : NULL;
+  const bool folded = p.scale > 0 && p.mask_kind != TCC_UK_MASK_SELECT;
+  float scale = p.scale;
+  int64_t j = 0;
+  if (!folded) {
+    for (j = 0; j < n; ++j)
+      x[j] *= p.scale;
+    if (p.mask_kind == TCC_UK_MASK_SELECT) {
+      const uint8_t *m = static_cast<const uint8_t *>(job.mask) + maskRow;
+      for (j = 0; j < n; ++j)
+        x[j] = m[j] ? p.fill : x[j];
+    } else if (add) {
+      for (j = 0; j < n; ++j)
+        x[j] += add[j];
+    }
+    scale = 1.0f;
+    add = NULL;
+  }
+  // The padding takes no part (-inf, then 0 below); the product with V
+  // reads only the first n. The mask's padding lanes are not read.
+  const float inf = __builtin_inff();
+  for (j = n; j < ld; ++j)
+    x[j] = -inf;
+  const vf vs = vset1(scale);
+  const int64_t full = n / kVL * kVL;
+  const vmask tailMask = vmaskFirst(static_cast<int>(n - full));
+  // Scaled, masked score of the vector at j (padding -inf).
+  auto score = [&](int64_t at) {
+    const vf v = vmul(vload(x + at), vs);
+    if (!add)
+      return v;
+    // The tail's padding lanes: -inf scaled, plus 0.
+    return vadd(v, at < full ? vload(add + at) : vloadMask(add + at, tailMask));
+  };
+  vf mx = score(0);
+  for (j = kVL; j < ld; j += kVL)
+    mx = vmax(mx, score(j));
+  const float top = laneMax(mx);
+  if (top == -inf) { // every score masked: 0/0, as softmax
     for (j = 0; j < n; ++j)
       x[j] = __builtin_nanf("");
-    return;
+    return 1.0f;
   }
   const vf shift = vset1(top);
   vf sum = vzero();
@@ -133,18 +175,17 @@ void softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
   // e^-75 against the largest, 1, is far below the sum's rounding.
   const vf floor = vset1(75.0f);
   for (j = 0; j < ld; j += kVL) {
-    const vf t = vsub(vload(x + j), shift);
+    const vf t = vsub(score(j), shift);
     const vf e = vselectNegative(vadd(t, floor), vzero(), vexp(t));
     vstore(x + j, e);
     sum = vadd(sum, e);
   }
+  alignas(64) float lanes[kVL];
   vstore(lanes, sum);
   float total = 0;
   for (int l = 0; l < kVL; ++l)
     total += lanes[l];
-  const vf inv = vset1(1.0f / total);
-  for (j = 0; j < ld; j += kVL)
-    vstore(x + j, vmul(vload(x + j), inv));
+  return 1.0f / total;
 }
 
 /// Packs head b's K^T (d x sk) and V (sk x dv) as B panels.
@@ -175,12 +216,15 @@ int32_t runRows(const AttentionJob &job, int64_t b, int64_t i0, int64_t i1,
     if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.sk, p.d, q, p.ldq, kPacked, 0,
                                   s, l.ldS, qFlags, NULL, gemm))
       return rc;
+    float inv[kMaxBlockRows];
     for (int64_t r = 0; r < rows; ++r)
-      softmaxRow(job, b, r0 + r, s + r * l.ldS);
+      inv[r] = softmaxRow(job, b, r0 + r, s + r * l.ldS);
+    float *o = job.out + b * p.stride_o + r0 * p.ldo;
     if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.dv, p.sk, s, l.ldS, vPacked, 0,
-                                  job.out + b * p.stride_o + r0 * p.ldo, p.ldo,
-                                  TCC_UK_PACKED_B, NULL, gemm))
+                                  o, p.ldo, TCC_UK_PACKED_B, NULL, gemm))
       return rc;
+    for (int64_t r = 0; r < rows; ++r)
+      scaleRow(o + r * p.ldo, p.dv, inv[r]);
   }
   return 0;
 }
