@@ -155,7 +155,9 @@ TEST_P(Attention, ShapesAndLayouts) {
 }
 
 // Masks: added (per head, broadcast over heads, one row of key padding for
-// every query), and selected (a decoder's causal mask, fill -inf).
+// every query), and selected (a decoder's causal mask, fill -inf). A
+// positive scale goes into the exponentials' argument with an added mask;
+// a negative or zero one scales and masks the scores in place first.
 TEST_P(Attention, Masks) {
   AttnCase c{4, 21, 37, 16, 16};
   c.mask = TCC_UK_MASK_ADD;
@@ -164,6 +166,10 @@ TEST_P(Attention, Masks) {
   checkAttention(*v, c);
   c.keyMask = true;
   checkAttention(*v, c);
+  for (float scale : {-0.5f, 0.0f}) {
+    c.scale = scale;
+    checkAttention(*v, c);
+  }
   AttnCase causal{12, 128, 128, 64, 64};
   causal.mask = TCC_UK_MASK_SELECT;
   causal.interleaved = true;
