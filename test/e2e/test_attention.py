@@ -1,7 +1,8 @@
 """Attention as one kernel end to end: self-attention modules exported to
 ONNX (the zoo's exporter settings), compiled by tcc, checked to call the
 attention micro-kernel (tcc-fuse-attention took the scores' product, the
-softmax and the product with V) and run against PyTorch: the scale as a
+softmax and the product with V), its Q, K and V projected apart (no copy
+out of the fused projection) and run against PyTorch: the scale as a
 division, split between Q and K (torch's MultiheadAttention), an additive
 mask and a causal mask selecting -inf."""
 
@@ -52,11 +53,15 @@ class SelfAttention(torch.nn.Module):
 
 
 class TorchMha(torch.nn.Module):
-    """torch.nn.MultiheadAttention, whose export scales Q and K apart."""
+    """torch.nn.MultiheadAttention, whose export scales Q and K apart and
+    takes Q, K and V from its fused projection by a transpose and three
+    gathers (biases made nonzero: torch starts them at 0)."""
 
     def __init__(self):
         super().__init__()
         self.mha = torch.nn.MultiheadAttention(DIM, HEADS, batch_first=True)
+        torch.nn.init.normal_(self.mha.in_proj_bias)
+        torch.nn.init.normal_(self.mha.out_proj.bias)
 
     def forward(self, x):
         return self.mha(x, x, x, need_weights=False)[0]
@@ -79,6 +84,13 @@ def test_attention_is_one_call(make, tmp_path):
     assert linalg.returncode == 0, linalg.stderr
     assert linalg.stdout.count('tcc.ukernel "attention"') == 1, \
         "attention was not one kernel call"
+    # Q, K and V as projections of their own (the fused projection's
+    # blocks), not gathered or split out of one product.
+    graph = subprocess.run([TCC, str(path), "--emit=tcc", "-o", "-"],
+                           capture_output=True, text=True)
+    assert graph.returncode == 0, graph.stderr
+    assert "tcc.gather" not in graph.stdout and \
+        "tcc.split" not in graph.stdout, "Q, K, V copied out of one product"
     so = tmp_path / "attention.so"
     r = subprocess.run([TCC, str(path), "-o", str(so)], capture_output=True,
                        text=True)

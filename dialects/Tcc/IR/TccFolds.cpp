@@ -534,6 +534,330 @@ struct SwapTransposedMatmul : OpRewritePattern<TransposeOp> {
     return success();
   }
 };
+/// transpose(x) that moves only dimensions of size 1 (the others keep their
+/// order) -> reshape(x): the same elements in the same order, so a view
+/// instead of a copy (a transformer's [tokens, 1, d] -> [1, tokens, d]
+/// after its output projection, which left the residual add a kernel of
+/// its own).
+struct TransposeOfUnitDimsAsReshape : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    if (!in || !in.hasStaticShape() || !op.getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not static");
+    if (llvm::equal(op.getPerm(), llvm::seq<int64_t>(0, in.getRank())))
+      return rewriter.notifyMatchFailure(op, "the identity");
+    int64_t last = -1;
+    for (int64_t p : op.getPerm()) {
+      if (in.getDimSize(p) == 1)
+        continue;
+      if (p < last)
+        return rewriter.notifyMatchFailure(op, "reorders dimensions");
+      last = p;
+    }
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
+
+/// Whether a reshape from `from` to `to` (static) only adds or drops
+/// dimensions of size 1.
+static bool onlyUnitDims(RankedTensorType from, RankedTensorType to) {
+  auto big = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> dims;
+    for (int64_t d : shape)
+      if (d != 1)
+        dims.push_back(d);
+    return dims;
+  };
+  return from.hasStaticShape() && to.hasStaticShape() &&
+         big(from.getShape()) == big(to.getShape());
+}
+
+/// add(reshape(p), r) -> reshape(add(p, reshape(r))) when p is a product
+/// (a matmul, or a matmul plus its bias), the reshape only adds or drops
+/// dimensions of size 1 and r has the sum's shape: the residual add of a
+/// transformer's output projection ([tokens, d] viewed as [1, tokens, d])
+/// then directly follows the product, whose kernel adds it as it stores
+/// (it ran as a kernel of its own). Only a product's reshape moves, and
+/// not beside another product (or its view), so the rewrite cannot undo
+/// itself.
+struct AddAfterProductView : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto isProduct = [](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (auto add = dyn_cast_or_null<AddOp>(def))
+        def = add.getLhs().getDefiningOp();
+      return isa_and_nonnull<MatmulOp>(def);
+    };
+    for (int i = 0; i < 2; ++i) {
+      auto view = op->getOperand(i).getDefiningOp<ReshapeOp>();
+      Value other = op->getOperand(1 - i);
+      auto otherView = other.getDefiningOp<ReshapeOp>();
+      if (!view || !view->hasOneUse() || !isProduct(view.getInput()) ||
+          other.getType() != op.getType() || view.getType() != op.getType() ||
+          isProduct(other) || (otherView && isProduct(otherView.getInput())))
+        continue;
+      auto from = cast<RankedTensorType>(view.getInput().getType());
+      if (!onlyUnitDims(from, op.getType()))
+        continue;
+      Location loc = op.getLoc();
+      Value r = rewriter.create<ReshapeOp>(loc, from, other);
+      Value sum = i == 0 ? rewriter.create<AddOp>(loc, view.getInput(), r)
+                         : rewriter.create<AddOp>(loc, r, view.getInput());
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), sum);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no product's view to move");
+  }
+};
+
+/// The block of columns of a projection that a gather takes: gather(g, c)
+/// along an axis of g that, through the transposes and reshapes between
+/// them, splits the last dimension N of m = matmul(x, W) (+ b) into S
+/// blocks of w columns (W a constant [K, N], b a constant [N]).
+struct ProjectionBlock {
+  Value m;                        // the projection
+  MatmulOp matmul;                // its product
+  Value bias;                     // its bias, or null
+  SmallVector<Operation *> chain; // the views from m to g, first to last
+  SmallVector<int64_t> axes;      // the split axis in each view's result
+  int64_t blocks = 0, width = 0, index = 0;
+};
+
+/// Whether m = matmul(x, W) or matmul(x, W) + b, W a constant f32 [K, N]
+/// and b a constant [N] (N m's last dimension): its product and bias.
+static bool matchProjection(Value m, MatmulOp &matmul, Value &bias) {
+  auto type = dyn_cast<RankedTensorType>(m.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 1)
+    return false;
+  const int64_t n = type.getShape().back();
+  Value product = m;
+  bias = Value();
+  if (auto add = m.getDefiningOp<AddOp>()) {
+    bias = add.getRhs();
+    product = add.getLhs();
+    auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+    if (!biasType || biasType.getRank() != 1 || biasType.getDimSize(0) != n ||
+        !constantFloats(bias))
+      return false;
+  }
+  matmul = product.getDefiningOp<MatmulOp>();
+  if (!matmul || product.getType() != m.getType())
+    return false;
+  auto wType = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
+  return wType && wType.getRank() == 2 && wType.hasStaticShape() &&
+         wType.getElementType().isF32() && wType.getDimSize(1) == n &&
+         constantFloats(matmul.getRhs());
+}
+
+/// matmul(x, W[:, c0 : c0 + w]) (+ b[c0 : c0 + w]): columns [c0, c0 + w)
+/// of a projection (matchProjection's).
+static Value projectColumns(PatternRewriter &rewriter, Location loc,
+                            MatmulOp matmul, Value bias, int64_t c0,
+                            int64_t w) {
+  auto wType = cast<RankedTensorType>(matmul.getRhs().getType());
+  const int64_t k = wType.getDimSize(0), n = wType.getDimSize(1);
+  std::vector<float> weights = *constantFloats(matmul.getRhs());
+  std::vector<float> columns(k * w);
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < w; ++j)
+      columns[i * w + j] = weights[i * n + c0 + j];
+  Value v = rewriter.create<MatmulOp>(
+      loc, matmul.getLhs(),
+      rewriter.create<ConstantOp>(
+          loc, floatBlob(RankedTensorType::get({k, w}, wType.getElementType()),
+                         columns, "projection_block")));
+  if (!bias)
+    return v;
+  std::vector<float> b = *constantFloats(bias);
+  auto type = RankedTensorType::get({w}, wType.getElementType());
+  return rewriter.create<AddOp>(
+      loc, v,
+      rewriter.create<ConstantOp>(
+          loc, DenseElementsAttr::get(type, ArrayRef<float>(b).slice(c0, w))));
+}
+
+/// The constant scalar index of a gather, if it is one.
+static std::optional<int64_t> scalarIndex(GatherOp op) {
+  DenseIntElementsAttr index;
+  if (!matchPattern(op.getIndices(), m_Constant(&index)) ||
+      index.getType().getRank() != 0)
+    return std::nullopt;
+  return (*index.getValues<APInt>().begin()).getSExtValue();
+}
+
+static std::optional<ProjectionBlock> matchProjectionBlock(GatherOp op) {
+  std::optional<int64_t> index = scalarIndex(op);
+  auto dataType = dyn_cast<RankedTensorType>(op.getData().getType());
+  if (!index || !dataType || !dataType.hasStaticShape())
+    return std::nullopt;
+  ProjectionBlock block;
+  int64_t axis = op.getAxis();
+  if (axis < 0)
+    axis += dataType.getRank();
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  };
+  // From g back to m, the axis in each view's input.
+  Value v = op.getData();
+  SmallVector<int64_t> axes;
+  while (true) {
+    Operation *def = v.getDefiningOp();
+    if (!isa_and_nonnull<TransposeOp, ReshapeOp>(def))
+      return std::nullopt;
+    block.chain.push_back(def);
+    axes.push_back(axis);
+    Value in = def->getOperand(0);
+    auto inType = dyn_cast<RankedTensorType>(in.getType());
+    if (!inType || !inType.hasStaticShape())
+      return std::nullopt;
+    if (auto t = dyn_cast<TransposeOp>(def)) {
+      axis = t.getPerm()[axis];
+      v = in;
+      continue;
+    }
+    ArrayRef<int64_t> out = cast<RankedTensorType>(def->getResult(0).getType())
+                                .getShape(),
+                      inShape = inType.getShape();
+    const int64_t before = product(out.take_front(axis));
+    // The axis kept whole by the reshape.
+    int64_t kept = -1;
+    for (int64_t b = 0; b < inType.getRank() && kept < 0; ++b)
+      if (product(inShape.take_front(b)) == before && inShape[b] == out[axis] &&
+          out[axis] != 1)
+        kept = b;
+    if (kept >= 0) {
+      axis = kept;
+      v = in;
+      continue;
+    }
+    // The reshape splits the last dimension of its input, the projection,
+    // into [.., S, w]: the axis is S.
+    if (inShape.empty() || before != product(inShape.drop_back()) ||
+        product(out.drop_front(axis)) != inShape.back() || out[axis] < 2)
+      return std::nullopt;
+    block.blocks = out[axis];
+    block.width = inShape.back() / out[axis];
+    block.m = in;
+    break;
+  }
+  std::reverse(block.chain.begin(), block.chain.end());
+  block.axes.assign(axes.rbegin(), axes.rend());
+  block.index = *index < 0 ? *index + block.blocks : *index;
+  if (block.index < 0 || block.index >= block.blocks)
+    return std::nullopt;
+  if (!matchProjection(block.m, block.matmul, block.bias))
+    return std::nullopt;
+  return block;
+}
+
+/// Whether every use of `v` reaches, through transposes and reshapes, a
+/// gather of a block of the same projection (so that none keeps the whole
+/// product alive once the gathers take their blocks).
+static bool onlyBlocksTaken(Value v, Value m) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<TransposeOp, ReshapeOp>(user)) {
+      if (!onlyBlocksTaken(user->getResult(0), m))
+        return false;
+      continue;
+    }
+    auto gather = dyn_cast<GatherOp>(user);
+    if (!gather)
+      return false;
+    std::optional<ProjectionBlock> block = matchProjectionBlock(gather);
+    if (!block || block->m != m)
+      return false;
+  }
+  return true;
+}
+
+/// gather(views(matmul(x, W) + b), c) taking block c of w columns ->
+/// views(matmul(x, W[:, c w : (c + 1) w]) + b[c w : (c + 1) w]): the fused
+/// QKV projection of torch's multi-head attention, split by a transpose and
+/// three gathers (two copies of the product), becomes three projections
+/// whose results attention reads where they lie. Only when every use of the
+/// product is such a gather, so that the whole product is not computed too.
+struct GatherOfProjectionBlock : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ProjectionBlock> block = matchProjectionBlock(op);
+    if (!block)
+      return rewriter.notifyMatchFailure(op, "not a block of a projection");
+    if (!onlyBlocksTaken(block->m, block->m))
+      return rewriter.notifyMatchFailure(op, "the product has other uses");
+    Location loc = op.getLoc();
+    Value v = projectColumns(rewriter, loc, block->matmul, block->bias,
+                             block->index * block->width, block->width);
+    // The views again, without the split axis.
+    for (auto [view, axis] : llvm::zip(block->chain, block->axes)) {
+      auto type = cast<RankedTensorType>(view->getResult(0).getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + axis);
+      auto outType = RankedTensorType::get(shape, type.getElementType());
+      if (auto t = dyn_cast<TransposeOp>(view)) {
+        const int64_t from = t.getPerm()[axis];
+        SmallVector<int64_t> perm;
+        for (int64_t p : t.getPerm())
+          if (p != from)
+            perm.push_back(p > from ? p - 1 : p);
+        v = rewriter.create<TransposeOp>(loc, outType, v, perm);
+      } else {
+        v = rewriter.create<ReshapeOp>(loc, outType, v);
+      }
+    }
+    if (v.getType() != op.getType())
+      v = rewriter.create<ReshapeOp>(loc, op.getType(), v);
+    rewriter.replaceOp(op, v);
+    return success();
+  }
+};
+
+/// split(matmul(x, W) + b) along its last axis -> one projection a piece,
+/// each with its columns of W and b: a fused QKV projection cut into Q, K
+/// and V (GPT-2's c_attn) leaves three products whose results attention
+/// reads where they lie, instead of a product and the copies of its
+/// pieces. Only when the split is the product's one use.
+struct SplitOfProjection : OpRewritePattern<SplitOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitOp op,
+                                PatternRewriter &rewriter) const override {
+    Value m = op.getInput();
+    auto type = dyn_cast<RankedTensorType>(m.getType());
+    MatmulOp matmul;
+    Value bias;
+    if (!type || !m.hasOneUse() || !matchProjection(m, matmul, bias))
+      return rewriter.notifyMatchFailure(op, "not a projection's one use");
+    int64_t axis = op.getAxis();
+    if (axis < 0)
+      axis += type.getRank();
+    if (axis != type.getRank() - 1)
+      return rewriter.notifyMatchFailure(op, "not along the columns");
+    SmallVector<Value> pieces;
+    int64_t c0 = 0;
+    for (Value r : op.getResults()) {
+      auto rType = dyn_cast<RankedTensorType>(r.getType());
+      if (!rType || !rType.hasStaticShape())
+        return rewriter.notifyMatchFailure(op, "dynamic pieces");
+      const int64_t w = rType.getShape().back();
+      Value piece = projectColumns(rewriter, op.getLoc(), matmul, bias, c0, w);
+      if (piece.getType() != rType)
+        piece = rewriter.create<ReshapeOp>(op.getLoc(), rType, piece);
+      pieces.push_back(piece);
+      c0 += w;
+    }
+    rewriter.replaceOp(op, pieces);
+    return success();
+  }
+};
+
 /// batch_norm(conv(x, W, b)) -> conv(x, W', b') with constant f32 weights
 /// and statistics: W'[f] = W[f] * s[f] and b'[f] = (b[f] - mean[f]) * s[f]
 /// + beta[f], s = gamma / sqrt(var + eps). The normalization then costs
@@ -753,7 +1077,7 @@ void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                         MLIRContext *context) {
-  results.add<DistributeAddOverConcat>(context);
+  results.add<DistributeAddOverConcat, AddAfterProductView>(context);
 }
 
 void ConvOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -773,7 +1097,18 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<FoldTransposeOfTranspose, SwapTransposedMatmul>(context);
+  results.add<FoldTransposeOfTranspose, SwapTransposedMatmul,
+              TransposeOfUnitDimsAsReshape>(context);
+}
+
+void SplitOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                          MLIRContext *context) {
+  results.add<SplitOfProjection>(context);
+}
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<GatherOfProjectionBlock>(context);
 }
 
 /// Builds `type` from `dense` by reading, for each result element, the input

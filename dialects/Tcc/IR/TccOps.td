@@ -742,6 +742,7 @@ def Tcc_SplitOp : Tcc_Op<"split", [Pure]> {
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_GatherOp : Tcc_Op<"gather", [Pure,
@@ -765,6 +766,7 @@ def Tcc_GatherOp : Tcc_Op<"gather", [Pure,
   }];
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tcc_PadOp : Tcc_Op<"pad", [Pure, AllElementTypesMatch<["input", "result"]>,

@@ -671,3 +671,134 @@ func.func @small_blob_arithmetic() -> tensor<2xf32> {
     }
   }
 #-}
+
+// -----
+
+// Tests that a transpose moving only dimensions of size 1 becomes a reshape
+// (the same elements in the same order), and that one reordering larger
+// dimensions stays.
+// CHECK-LABEL: func @transpose_of_unit_dims
+// CHECK-SAME: (%[[X:.*]]: tensor<5x1x4xf32>)
+func.func @transpose_of_unit_dims(%x: tensor<5x1x4xf32>) -> (tensor<1x5x4xf32>, tensor<4x1x5xf32>) {
+  // CHECK: %[[R:.*]] = tcc.reshape %[[X]] : tensor<5x1x4xf32> -> tensor<1x5x4xf32>
+  %0 = tcc.transpose %x perm = [1, 0, 2] : tensor<5x1x4xf32> -> tensor<1x5x4xf32>
+  // CHECK: %[[T:.*]] = tcc.transpose %[[X]] perm = [2, 1, 0]
+  %1 = tcc.transpose %x perm = [2, 1, 0] : tensor<5x1x4xf32> -> tensor<4x1x5xf32>
+  // CHECK: return %[[R]], %[[T]]
+  return %0, %1 : tensor<1x5x4xf32>, tensor<4x1x5xf32>
+}
+
+// -----
+
+// Tests that gathers taking the blocks of a fused QKV projection (torch's
+// MultiheadAttention: the product's columns viewed as [.., 3, d], that axis
+// moved first by a transpose, one gather a block) become one projection a
+// block, with its columns of the weights and the bias, and the views
+// without the split axis: no gather, no copy of the whole product.
+// CHECK-LABEL: func @gathered_projection_blocks
+// CHECK-SAME: (%[[X:.*]]: tensor<4x1x3xf32>)
+func.func @gathered_projection_blocks(%x: tensor<4x1x3xf32>) -> (tensor<4x1x2xf32>, tensor<4x1x2xf32>, tensor<4x1x2xf32>) {
+  %w = tcc.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0, 11.0, 12.0], [13.0, 14.0, 15.0, 16.0, 17.0, 18.0]]> : tensor<3x6xf32>
+  %b = tcc.constant dense<[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]> : tensor<6xf32>
+  %i0 = tcc.constant dense<0> : tensor<i64>
+  %i1 = tcc.constant dense<1> : tensor<i64>
+  %i2 = tcc.constant dense<-1> : tensor<i64>
+  // CHECK-NOT: tcc.gather
+  // CHECK-DAG: %[[B0:.*]] = tcc.constant dense<[5.000000e-01, 1.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[B1:.*]] = tcc.constant dense<[2.500000e+00, 3.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[B2:.*]] = tcc.constant dense<[4.500000e+00, 5.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[P0:.*]] = tcc.matmul %[[X]], %{{.*}} : (tensor<4x1x3xf32>, tensor<3x2xf32>) -> tensor<4x1x2xf32>
+  // CHECK-DAG: %[[Q:.*]] = tcc.add %[[P0]], %[[B0]]
+  // CHECK-DAG: %[[P1:.*]] = tcc.matmul %[[X]], %{{.*}} : (tensor<4x1x3xf32>, tensor<3x2xf32>) -> tensor<4x1x2xf32>
+  // CHECK-DAG: %[[K:.*]] = tcc.add %[[P1]], %[[B1]]
+  // CHECK-DAG: %[[P2:.*]] = tcc.matmul %[[X]], %{{.*}} : (tensor<4x1x3xf32>, tensor<3x2xf32>) -> tensor<4x1x2xf32>
+  // CHECK-DAG: %[[V:.*]] = tcc.add %[[P2]], %[[B2]]
+  %p = tcc.matmul %x, %w : (tensor<4x1x3xf32>, tensor<3x6xf32>) -> tensor<4x1x6xf32>
+  %m = tcc.add %p, %b : (tensor<4x1x6xf32>, tensor<6xf32>) -> tensor<4x1x6xf32>
+  %r = tcc.reshape %m : tensor<4x1x6xf32> -> tensor<1x4x1x3x2xf32>
+  %t = tcc.transpose %r perm = [3, 1, 2, 0, 4] : tensor<1x4x1x3x2xf32> -> tensor<3x4x1x1x2xf32>
+  %s = tcc.reshape %t : tensor<3x4x1x1x2xf32> -> tensor<3x4x1x2xf32>
+  %q = tcc.gather %s, %i0 axis = 0 : (tensor<3x4x1x2xf32>, tensor<i64>) -> tensor<4x1x2xf32>
+  %k = tcc.gather %s, %i1 axis = 0 : (tensor<3x4x1x2xf32>, tensor<i64>) -> tensor<4x1x2xf32>
+  %v = tcc.gather %s, %i2 axis = 0 : (tensor<3x4x1x2xf32>, tensor<i64>) -> tensor<4x1x2xf32>
+  // CHECK: return %[[Q]], %[[K]], %[[V]]
+  return %q, %k, %v : tensor<4x1x2xf32>, tensor<4x1x2xf32>, tensor<4x1x2xf32>
+}
+
+// -----
+
+// Tests that the gathers stay when the whole product has another use (the
+// blocks would be computed twice), and when the gathered axis is not a
+// block of the projection's columns.
+// CHECK-LABEL: func @gathered_projection_kept
+// CHECK-COUNT-2: tcc.gather
+func.func @gathered_projection_kept(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x6xf32>, tensor<3x2xf32>) {
+  %w = tcc.constant dense<1.0> : tensor<3x6xf32>
+  %i = tcc.constant dense<1> : tensor<i64>
+  %m = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %r = tcc.reshape %m : tensor<4x6xf32> -> tensor<4x3x2xf32>
+  %g = tcc.gather %r, %i axis = 1 : (tensor<4x3x2xf32>, tensor<i64>) -> tensor<4x2xf32>
+  %m2 = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %r2 = tcc.reshape %m2 : tensor<4x6xf32> -> tensor<4x3x2xf32>
+  %g2 = tcc.gather %r2, %i axis = 0 : (tensor<4x3x2xf32>, tensor<i64>) -> tensor<3x2xf32>
+  return %g, %m, %g2 : tensor<4x2xf32>, tensor<4x6xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Tests that a projection split along its columns (GPT-2's c_attn cut into
+// Q, K and V) becomes one projection a piece, with its columns of the
+// weights and the bias; a split along another axis stays.
+// CHECK-LABEL: func @split_projection
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>)
+func.func @split_projection(%x: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x4xf32>, tensor<1x6xf32>, tensor<3x6xf32>) {
+  %w = tcc.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [7.0, 8.0, 9.0, 10.0, 11.0, 12.0], [13.0, 14.0, 15.0, 16.0, 17.0, 18.0]]> : tensor<3x6xf32>
+  %b = tcc.constant dense<[0.5, 1.5, 2.5, 3.5, 4.5, 5.5]> : tensor<6xf32>
+  // CHECK-NOT: tcc.split %{{.*}} axis = 1
+  // CHECK-DAG: %[[B0:.*]] = tcc.constant dense<[5.000000e-01, 1.500000e+00]> : tensor<2xf32>
+  // CHECK-DAG: %[[B1:.*]] = tcc.constant dense<[2.500000e+00, 3.500000e+00, 4.500000e+00, 5.500000e+00]> : tensor<4xf32>
+  // CHECK-DAG: %[[P0:.*]] = tcc.matmul %[[X]], %{{.*}} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  // CHECK-DAG: %[[A:.*]] = tcc.add %[[P0]], %[[B0]]
+  // CHECK-DAG: %[[P1:.*]] = tcc.matmul %[[X]], %{{.*}} : (tensor<4x3xf32>, tensor<3x4xf32>) -> tensor<4x4xf32>
+  // CHECK-DAG: %[[C:.*]] = tcc.add %[[P1]], %[[B1]]
+  %p = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %m = tcc.add %p, %b : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %0:2 = tcc.split %m axis = 1 : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x4xf32>
+  // CHECK: tcc.split %{{.*}} axis = 0
+  %n = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x6xf32>) -> tensor<4x6xf32>
+  %1:2 = tcc.split %n axis = 0 : tensor<4x6xf32> -> tensor<1x6xf32>, tensor<3x6xf32>
+  // CHECK: return %[[A]], %[[C]]
+  return %0#0, %0#1, %1#0, %1#1 : tensor<4x2xf32>, tensor<4x4xf32>, tensor<1x6xf32>, tensor<3x6xf32>
+}
+
+// -----
+
+// Tests that a residual added to a product's view that only adds a unit
+// dimension moves before the view (the product's kernel then adds it), and
+// that a view beside another product's view stays (neither moves: the
+// rewrite must not undo itself).
+// CHECK-LABEL: func @add_after_product_view
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>, %[[W:.*]]: tensor<3x5xf32>, %[[B:.*]]: tensor<5xf32>, %[[R:.*]]: tensor<1x4x5xf32>)
+func.func @add_after_product_view(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>, %b: tensor<5xf32>, %r: tensor<1x4x5xf32>) -> (tensor<1x4x5xf32>, tensor<1x4x5xf32>) {
+  // CHECK: %[[P:.*]] = tcc.matmul %[[X]], %[[W]]
+  // CHECK: %[[PB:.*]] = tcc.add %[[P]], %[[B]]
+  // CHECK: %[[RR:.*]] = tcc.reshape %[[R]] : tensor<1x4x5xf32> -> tensor<4x5xf32>
+  // CHECK: %[[S:.*]] = tcc.add %[[RR]], %[[PB]] : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  // CHECK: %[[V:.*]] = tcc.reshape %[[S]] : tensor<4x5xf32> -> tensor<1x4x5xf32>
+  %p = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %pb = tcc.add %p, %b : (tensor<4x5xf32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %v = tcc.reshape %pb : tensor<4x5xf32> -> tensor<1x4x5xf32>
+  %0 = tcc.add %r, %v : (tensor<1x4x5xf32>, tensor<1x4x5xf32>) -> tensor<1x4x5xf32>
+  // CHECK: %[[Q1:.*]] = tcc.matmul %[[X]], %[[W]]
+  // CHECK: %[[V1:.*]] = tcc.reshape %[[Q1]]
+  // CHECK: %[[Q2:.*]] = tcc.matmul %[[X]], %[[W]]
+  // CHECK: %[[V2:.*]] = tcc.reshape %[[Q2]]
+  // CHECK: %[[T:.*]] = tcc.add %[[V1]], %[[V2]] : (tensor<1x4x5xf32>, tensor<1x4x5xf32>)
+  %q1 = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %v1 = tcc.reshape %q1 : tensor<4x5xf32> -> tensor<1x4x5xf32>
+  %q2 = tcc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x5xf32>) -> tensor<4x5xf32>
+  %v2 = tcc.reshape %q2 : tensor<4x5xf32> -> tensor<1x4x5xf32>
+  %1 = tcc.add %v1, %v2 : (tensor<1x4x5xf32>, tensor<1x4x5xf32>) -> tensor<1x4x5xf32>
+  // CHECK: return %[[V]], %[[T]]
+  return %0, %1 : tensor<1x4x5xf32>, tensor<1x4x5xf32>
+}
