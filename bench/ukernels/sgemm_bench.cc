@@ -295,7 +295,10 @@ struct Options {
 /// as the compiler does for constant weights.
 void benchGemm(const Variant &v, const Options &o,
                const std::vector<Pool *> &pools, int64_t m, int64_t n,
-               int64_t k, bool prepackB, const char *note, uint32_t trans = 0) {
+               int64_t k, bool prepackB, const char *note, uint32_t trans = 0,
+               int32_t activation = TCC_UK_ACT_NONE) {
+  tcc_uk_epilogue_t ep = {};
+  ep.activation = activation;
   std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2);
   std::vector<float> c(m * n);
   uint32_t flags = trans;
@@ -320,7 +323,7 @@ void benchGemm(const Variant &v, const Options &o,
     auto tcc = [&] {
       v.sgemm(host, m, n, k, a.data(), lda,
               bCopies ? bCopies->at(next) : b.data(), ldb, c.data(), n, flags,
-              nullptr, scratch.data());
+              activation ? &ep : nullptr, scratch.data());
       if (prepackB)
         next = (next + 1) % o.coldWeights;
     };
@@ -834,6 +837,14 @@ int main(int argc, char **argv) {
     benchGemm(*v, o, pools, 197, 2304, 768, true, "vit QKV");
     benchGemm(*v, o, pools, 197, 3072, 768, true, "vit FFN up");
     benchGemm(*v, o, pools, 197, 768, 3072, true, "vit FFN down");
+    // GELU in the epilogue: ViT's FFN up, and ConvNeXt-T's first stage
+    // (56x56 pixels, 96 -> 384), whose few K leave the activation a large
+    // share.
+    benchGemm(*v, o, pools, 197, 3072, 768, true, "vit FFN up + GELU", 0,
+              TCC_UK_ACT_GELU);
+    benchGemm(*v, o, pools, 3136, 384, 96, true, "convnext FFN up");
+    benchGemm(*v, o, pools, 3136, 384, 96, true, "convnext FFN up + GELU", 0,
+              TCC_UK_ACT_GELU);
     // Few rows (a small batch) to a few hundred: where taking prepacked
     // weights a panel at a time through every row panel pays and where it
     // stops (sgemm.cc, panelsOuterFits).

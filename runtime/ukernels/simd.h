@@ -224,24 +224,34 @@ TCC_UK_INLINE vf vexp(vf x) {
   return vldexp(p, n);
 }
 
-/// GELU, x * Phi(x): Phi(x) = 1 - q/2 for x >= 0 and q/2 below, where
-/// q = 1 - erf(|x|/sqrt 2) by Abramowitz and Stegun 7.1.26 (absolute error
-/// of erf below 1.5e-7). |x|/sqrt 2 stops at 9, where q/2 is 2e-37: past
-/// it, q/2 times exp's floor e^-87 was a subnormal, which the FPU takes
-/// ~100 cycles for (a product with large pre-activations ran at half its
-/// speed), and x q/2 stays a normal float or 0.
+/// GELU, x Phi(x) = h + h erf(z), h = x/2, z = x/sqrt 2, with erf(z) =
+/// z P(z^2) / Q(z^2) on |z| <= 4 (z clamped there, where erf is 1 in
+/// float), P of degree 6 and Q of degree 4 fitted to erf's relative error
+/// (6.5e-8, 3.8e-7 evaluated in float): 18 vector operations and no exp,
+/// where erfc's form (Abramowitz and Stegun 7.1.26: a division, a
+/// polynomial and an exp) took 33 and gave products with a GELU epilogue
+/// and few K (ConvNeXt's 96 -> 384) a fifth of their time. Below 0, h + h
+/// erf(z) cancels: the error is then absolute, within 2e-7 |x| (PyTorch's
+/// own 0.5 x (1 + erf(x / sqrt 2)) likewise), and no subnormal arises (1 +
+/// erf(z) is 0 or at least 2^-24).
 TCC_UK_INLINE vf vgelu(vf x) {
   const vf z =
-      vclamp(vmul(vabs(x), vset1(0.70710678118654752f)), vzero(), vset1(9.0f));
-  const vf t = vdiv(vset1(1.0f), vfma(vset1(0.3275911f), z, vset1(1.0f)));
-  vf poly = vset1(1.061405429f);
-  poly = vfma(poly, t, vset1(-1.453152027f));
-  poly = vfma(poly, t, vset1(1.421413741f));
-  poly = vfma(poly, t, vset1(-0.284496736f));
-  poly = vfma(poly, t, vset1(0.254829592f));
-  const vf halfQ =
-      vmul(vmul(vmul(poly, t), vexp(vmul(vsub(vzero(), z), z))), vset1(0.5f));
-  return vmul(x, vselectNegative(x, halfQ, vsub(vset1(1.0f), halfQ)));
+      vclamp(vmul(x, vset1(0.70710678118654752f)), vset1(-4.0f), vset1(4.0f));
+  const vf t = vmul(z, z);
+  vf p = vset1(1.911105883e-08f);
+  p = vfma(p, t, vset1(-1.942485619e-06f));
+  p = vfma(p, t, vset1(1.473195489e-04f));
+  p = vfma(p, t, vset1(3.991857056e-03f));
+  p = vfma(p, t, vset1(5.15289295e-02f));
+  p = vfma(p, t, vset1(2.071545107e-01f));
+  p = vfma(p, t, vset1(1.128379094f));
+  vf q = vset1(1.021430708e-03f);
+  q = vfma(q, t, vset1(1.496066536e-02f));
+  q = vfma(q, t, vset1(1.179829923e-01f));
+  q = vfma(q, t, vset1(5.169171513e-01f));
+  q = vfma(q, t, vset1(1.0f));
+  const vf h = vmul(x, vset1(0.5f));
+  return vfma(h, vdiv(vmul(z, p), q), h);
 }
 
 /// GELU's tanh form: 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)),
