@@ -128,8 +128,9 @@ struct ConvertUkernelsToCallsPass
     // Pooling has no epilogue; the contractions say which inputs follow.
     bool pool = op.getName() == "maxpool2d";
     bool attention = op.getName() == "attention";
-    bool hasBias = !pool && !attention && call.flag("has_bias");
-    bool hasResidual = !pool && !attention && call.flag("has_residual");
+    bool plain = pool || attention || op.getName() == "transpose";
+    bool hasBias = !plain && call.flag("has_bias");
+    bool hasResidual = !plain && call.flag("has_residual");
     Value bias = hasBias ? ins[2] : Value();
     Value residual = hasResidual ? ins[2 + hasBias] : Value();
     // A depthwise convolution's plane means (has_means) come before the
@@ -239,6 +240,10 @@ struct ConvertUkernelsToCallsPass
         call.param(p);
       call.floatParam("scale"), call.floatParam("fill");
       call.param("mask_kind"), call.param("flags");
+    } else if (op.getName() == "transpose") {
+      ok = addresses({ins[0], outs[0]});
+      for (StringRef p : {"batch", "rows", "cols"})
+        call.param(p);
     } else if (pool) {
       ok = addresses({ins[0], outs[0]});
       for (StringRef p :

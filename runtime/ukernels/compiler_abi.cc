@@ -280,6 +280,14 @@ int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
                                ptr<float>(output));
 }
 
+/// out[b, c, r] = in[b, r, c]: a batch of rows x cols transposes of 32-bit
+/// elements.
+int32_t tcc_ukabi_transpose(int64_t input, int64_t output, int64_t batch,
+                            int64_t rows, int64_t cols) {
+  return tcc_uk_transpose32(currentHost, batch, rows, cols,
+                            ptr<const void>(input), ptr<void>(output));
+}
+
 } // extern "C"
 
 //===----------------------------------------------------------------------===//

@@ -39,6 +39,7 @@ const Variant TCC_UK_VAR_(kVariant_, TCC_UK_VARIANT_NAME) = {
     &tcc_uk_maxpool2d_nchw,
     &tcc_uk_attention_scratch_bytes,
     &tcc_uk_attention,
+    &tcc_uk_transpose32,
 };
 
 } // namespace ukvariants

@@ -42,6 +42,7 @@ struct Variant {
   decltype(&tcc_uk_maxpool2d_nchw) maxpool2d;
   decltype(&tcc_uk_attention_scratch_bytes) attentionScratchBytes;
   decltype(&tcc_uk_attention) attention;
+  decltype(&tcc_uk_transpose32) transpose32;
 };
 
 /// All variants in the program, lowest ISA first; sets *count.

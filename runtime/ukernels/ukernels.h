@@ -66,6 +66,7 @@
 #define tcc_uk_attention_scratch_bytes                                         \
   TCC_UK_RENAME(tcc_uk_attention_scratch_bytes)
 #define tcc_uk_attention TCC_UK_RENAME(tcc_uk_attention)
+#define tcc_uk_transpose32 TCC_UK_RENAME(tcc_uk_transpose32)
 #endif
 
 #ifdef __cplusplus
@@ -434,6 +435,18 @@ int32_t tcc_uk_attention(const tcc_host_api_t *host,
                          const tcc_uk_attention_params_t *p, const float *q,
                          const float *k, const float *v, const void *mask,
                          float *out);
+
+/*===------------------------------------------------------------------===*
+ * Transposes
+ *===------------------------------------------------------------------===*/
+
+/* out[b, c, r] = in[b, r, c] for `batch` row-major rows x cols matrices of
+ * 32-bit elements (any type: the bits are moved), each problem's output
+ * cols x rows, problems rows * cols elements apart in both. Returns 0, or
+ * -1 (nothing written) for negative sizes or missing buffers. */
+int32_t tcc_uk_transpose32(const tcc_host_api_t *host, int64_t batch,
+                           int64_t rows, int64_t cols, const void *input,
+                           void *output);
 
 #ifdef __cplusplus
 }

@@ -690,3 +690,23 @@ func.func @plane_means_apart(%x: tensor<1x4x7x7xf32>) -> (tensor<1x8x7x7xf32>, t
   }
   return %0#0, %0#1 : tensor<1x8x7x7xf32>, tensor<1x8x1x1xf32>
 }
+
+// -----
+
+// Tests that a transpose moving the innermost dimension is one transpose
+// call once the dimensions staying together merge (NHWC -> NCHW: 1 x 12 x
+// 8 as rows 12, cols 8; [b, r, c] -> [b, c, r] with a batch), and that one
+// keeping the innermost dimension stays linalg's.
+// CHECK-LABEL: func @transpose
+// CHECK: tcc.ukernel "transpose" ins(%{{.*}} : tensor<1x3x4x8xf32>) outs(%{{.*}} : tensor<1x8x3x4xf32>) params {batch = 1 : i64, cols = 8 : i64, rows = 12 : i64}
+// CHECK: tcc.ukernel "transpose" ins(%{{.*}} : tensor<2x5x6xf32>) outs(%{{.*}} : tensor<2x6x5xf32>) params {batch = 2 : i64, cols = 6 : i64, rows = 5 : i64}
+// CHECK-NOT: tcc.ukernel "transpose"
+// CHECK: linalg.transpose
+// AVX2-LABEL: func @transpose
+// AVX2-COUNT-2: tcc.ukernel "transpose"
+func.func @transpose(%x: tensor<1x3x4x8xf32>, %y: tensor<2x5x6xf32>, %z: tensor<2x3x4xf32>) -> (tensor<1x8x3x4xf32>, tensor<2x6x5xf32>, tensor<3x2x4xf32>) {
+  %0 = tcc.transpose %x perm = [0, 3, 1, 2] : tensor<1x3x4x8xf32> -> tensor<1x8x3x4xf32>
+  %1 = tcc.transpose %y perm = [0, 2, 1] : tensor<2x5x6xf32> -> tensor<2x6x5xf32>
+  %2 = tcc.transpose %z perm = [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  return %0, %1, %2 : tensor<1x8x3x4xf32>, tensor<2x6x5xf32>, tensor<3x2x4xf32>
+}

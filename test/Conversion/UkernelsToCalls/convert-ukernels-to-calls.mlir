@@ -185,3 +185,18 @@ func.func @depthwise_plane_means(%x: memref<1x16x5x5xf32>, %w: memref<144xf32>, 
   tcc.ukernel "conv2d" ins(%x, %w : memref<1x16x5x5xf32>, memref<144xf32>) outs(%y, %m, %s : memref<1x16x5x5xf32>, memref<1x16x1x1xf32>, memref<64xi8>) params {n = 1 : i64, c = 16 : i64, h = 5 : i64, w = 5 : i64, f = 16 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 1 : i64, stride_w = 1 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, pad_bottom = 1 : i64, pad_right = 1 : i64, groups = 16 : i64, flags = 0 : i64, has_bias = 0 : i64, has_residual = 0 : i64, has_clamp = 0 : i64, clamp_min = 0.0 : f32, clamp_max = 0.0 : f32, activation = 0 : i64, has_means = 1 : i64}
   return
 }
+
+// -----
+
+// Tests that a transpose passes its input and output, then the batch, rows
+// and columns.
+// CHECK: func.func private @tcc_ukabi_transpose(i64, i64, i64, i64, i64) -> i32
+// CHECK-LABEL: func @transpose
+// CHECK-DAG: %[[B:.*]] = arith.constant 2 : i64
+// CHECK-DAG: %[[R:.*]] = arith.constant 5 : i64
+// CHECK-DAG: %[[C:.*]] = arith.constant 6 : i64
+// CHECK: call @tcc_ukabi_transpose(%{{.*}}, %{{.*}}, %[[B]], %[[R]], %[[C]])
+func.func @transpose(%x: memref<2x5x6xf32>, %y: memref<2x6x5xf32>) {
+  tcc.ukernel "transpose" ins(%x : memref<2x5x6xf32>) outs(%y : memref<2x6x5xf32>) params {batch = 2 : i64, rows = 5 : i64, cols = 6 : i64}
+  return
+}
