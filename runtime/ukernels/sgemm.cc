@@ -422,9 +422,8 @@ void planTasks(const tcc_host_api_t *host, Job &job) {
   // A row panel streams all of B whatever its rows: for few rows (a
   // batch-1 Linear, a squeeze-and-excitation FC: GEMVs) a float of B costs
   // what about four row panels' multiply-adds cost, not m: weights used
-  // once a run come from L3, at about 26 GB/s a core (SE FC 672 -> 168,
-  // tcc-ukernel-bench --cold-weights 64: 13 GFLOP/s on one thread, 22 on
-  // two, where one panel's worth kept it on one).
+  // once a run come from L3, at about 26 GB/s a core (docs/ukernels.md,
+  // "Threads").
   const int64_t maxTasks =
       maxI(1, minI(threads, maxI(g.m, kStreamedRows) * g.n * maxI(g.k, 1) /
                                 kMinTaskWork));

@@ -229,8 +229,8 @@ TCC_UK_INLINE vf vexp(vf x) {
 /// float), P of degree 6 and Q of degree 4 fitted to erf's relative error
 /// (6.5e-8, 3.8e-7 evaluated in float): 18 vector operations and no exp,
 /// where erfc's form (Abramowitz and Stegun 7.1.26: a division, a
-/// polynomial and an exp) took 33 and gave products with a GELU epilogue
-/// and few K (ConvNeXt's 96 -> 384) a fifth of their time. Below 0, h + h
+/// polynomial and an exp) took 33, a large share of a product with a GELU
+/// epilogue and few K (docs/ukernels.md). Below 0, h + h
 /// erf(z) cancels: the error is then absolute, within 2e-7 |x| (PyTorch's
 /// own 0.5 x (1 + erf(x / sqrt 2)) likewise), and no subnormal arises (1 +
 /// erf(z) is 0 or at least 2^-24).

@@ -706,9 +706,9 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
 /// merged (and those of size 1 dropped), is [batch, rows, cols] -> [batch,
 /// cols, rows]: its innermost dimension moves (NHWC <-> NCHW). One call of
 /// the transpose kernel, 16 x 16 blocks in registers, where linalg's loop
-/// moved an element at a time (ConvNeXt's 56 x 56 x 96 back to NCHW: 0.20
-/// ms on 2 threads). Any 32-bit f32 tensor; a permutation that keeps the
-/// innermost dimension (rows of several elements moved) stays linalg's.
+/// moved an element at a time (figures in docs/ukernels.md, "Transposes").
+/// f32 only; a permutation that keeps the innermost dimension (rows of
+/// several elements moved) stays linalg's.
 struct TransposeToUkernel : OpConversionPattern<TransposeOp> {
   TransposeToUkernel(MLIRContext *ctx, int32_t isa)
       : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}

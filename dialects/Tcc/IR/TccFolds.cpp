@@ -625,7 +625,7 @@ struct ProjectionBlock {
   Value bias;                     // its bias, or null
   SmallVector<Operation *> chain; // the views from m to g, first to last
   SmallVector<int64_t> axes;      // the split axis in each view's result
-  int64_t blocks = 0, width = 0, index = 0;
+  int64_t width = 0, index = 0;
 };
 
 /// Whether m = matmul(x, W) or matmul(x, W) + b, W a constant f32 [K, N]
@@ -705,15 +705,15 @@ static std::optional<ProjectionBlock> matchProjectionBlock(GatherOp op) {
       n *= d;
     return n;
   };
-  // From g back to m, the axis in each view's input.
+  // From g back to m, the split axis in each view's result.
   Value v = op.getData();
-  SmallVector<int64_t> axes;
+  int64_t blocks = 0;
   while (true) {
     Operation *def = v.getDefiningOp();
     if (!isa_and_nonnull<TransposeOp, ReshapeOp>(def))
       return std::nullopt;
     block.chain.push_back(def);
-    axes.push_back(axis);
+    block.axes.push_back(axis);
     Value in = def->getOperand(0);
     auto inType = dyn_cast<RankedTensorType>(in.getType());
     if (!inType || !inType.hasStaticShape())
@@ -743,15 +743,15 @@ static std::optional<ProjectionBlock> matchProjectionBlock(GatherOp op) {
     if (inShape.empty() || before != product(inShape.drop_back()) ||
         product(out.drop_front(axis)) != inShape.back() || out[axis] < 2)
       return std::nullopt;
-    block.blocks = out[axis];
+    blocks = out[axis];
     block.width = inShape.back() / out[axis];
     block.m = in;
     break;
   }
   std::reverse(block.chain.begin(), block.chain.end());
-  block.axes.assign(axes.rbegin(), axes.rend());
-  block.index = *index < 0 ? *index + block.blocks : *index;
-  if (block.index < 0 || block.index >= block.blocks)
+  std::reverse(block.axes.begin(), block.axes.end());
+  block.index = *index < 0 ? *index + blocks : *index;
+  if (block.index < 0 || block.index >= blocks)
     return std::nullopt;
   if (!matchProjection(block.m, block.matmul, block.bias))
     return std::nullopt;
@@ -822,7 +822,7 @@ struct GatherOfProjectionBlock : OpRewritePattern<GatherOp> {
 
 /// split(matmul(x, W) + b) along its last axis -> one projection a piece,
 /// each with its columns of W and b: a fused QKV projection cut into Q, K
-/// and V (GPT-2's c_attn) leaves three products whose results attention
+/// and V (a decoder's c_attn) leaves three products whose results attention
 /// reads where they lie, instead of a product and the copies of its
 /// pieces. Only when the split is the product's one use.
 struct SplitOfProjection : OpRewritePattern<SplitOp> {
