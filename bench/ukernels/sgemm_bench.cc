@@ -286,7 +286,7 @@ struct Options {
   std::vector<int> threads = {1, 2};
   double seconds = 0.5;
   std::string only;
-  std::string match;   // only convolutions whose name contains it
+  std::string match;   // only cases whose name (or note) contains it
   int coldWeights = 1; // copies of the packed weights to rotate over
   int coldInputs = 1;  // copies of the input to rotate over
 };
@@ -297,6 +297,8 @@ void benchGemm(const Variant &v, const Options &o,
                const std::vector<Pool *> &pools, int64_t m, int64_t n,
                int64_t k, bool prepackB, const char *note, uint32_t trans = 0,
                int32_t activation = TCC_UK_ACT_NONE) {
+  if (!std::strstr(note, o.match.c_str()))
+    return;
   tcc_uk_epilogue_t ep = {};
   ep.activation = activation;
   std::vector<float> a = randomVector(m * k, 1), b = randomVector(k * n, 2);

@@ -747,7 +747,7 @@ planeFlatDirect(const ConvShape &s, const PlaneArgs &p, const DepthwiseEpi &e,
 // the row paths, and 5x5 taps did not fit the registers beside a row's
 // accumulators). A tap's weights are a vector as well, one per plane. The
 // sums are transposed back and finished a plane row at a time. The
-// transposes cost about 4 shuffles a vector each way (AVX-512), which the
+// transposes cost 2-4 shuffles a vector each way (AVX-512), which the
 // K*K multiply-adds of a vector amortise from K = 5, or from K = 3 where
 // the row paths waste lanes.
 
@@ -859,16 +859,18 @@ void lanesIn(const ConvShape &s, const LaneGroup &g, int64_t iy0, int64_t iy1,
     const int n = static_cast<int>(minI(kVL, end - q));
     vf r[kVL];
     if (n == kVL) {
+      const float *at[kVL];
       TCC_UK_UNROLL
       for (int l = 0; l < kVL; ++l)
-        r[l] = vload(x[l] + q);
+        at[l] = x[l] + q;
+      vtransposeLoad(r, at);
     } else {
       const vmask m = vmaskFirst(n);
       TCC_UK_UNROLL
       for (int l = 0; l < kVL; ++l)
         r[l] = vloadMask(x[l] + q, m);
+      vtranspose(r);
     }
-    vtranspose(r);
     if (n == kVL && ix + kVL <= minI(w, cols)) {
       // The run lies inside one row, in the columns the taps read: its
       // vectors are consecutive there.

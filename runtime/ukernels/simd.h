@@ -457,6 +457,49 @@ TCC_UK_INLINE void vtranspose(vf (&r)[kVL]) {
 #endif
 }
 
+/// Loads and transposes a kVL x kVL block: row i is rows[i][0:kVL], and
+/// r[j] becomes its column j (lane i from row i), as kVL loads and
+/// vtranspose would make it. On AVX-512 the 128-bit lane moves are made by
+/// the loads (each vector gathers a 4-float chunk of four rows, 16 rows
+/// apart in its lanes, as one load and three inserts from memory, which
+/// run beside the shuffles rather than on their port), leaving two rounds
+/// of in-lane shuffles: 32 shuffles instead of 64.
+TCC_UK_INLINE void vtransposeLoad(vf (&r)[kVL], const float *const *rows) {
+#if TCC_UK_NATIVE_ISA == 2
+  TCC_UK_UNROLL
+  for (int c = 0; c < 4; ++c) {
+    // v[i], lane q: floats 4c..4c+3 of row i + 4q.
+    __m512 v[4];
+    TCC_UK_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      __m512 x = _mm512_castps128_ps512(_mm_loadu_ps(rows[i] + 4 * c));
+      x = _mm512_insertf32x4(x, _mm_loadu_ps(rows[i + 4] + 4 * c), 1);
+      x = _mm512_insertf32x4(x, _mm_loadu_ps(rows[i + 8] + 4 * c), 2);
+      v[i] = _mm512_insertf32x4(x, _mm_loadu_ps(rows[i + 12] + 4 * c), 3);
+    }
+    // A 4 x 4 transpose in each lane: lane q of r[4c + k] is column
+    // 4c + k of rows 4q..4q+3.
+    const __m512 t0 = _mm512_unpacklo_ps(v[0], v[1]);
+    const __m512 t1 = _mm512_unpackhi_ps(v[0], v[1]);
+    const __m512 t2 = _mm512_unpacklo_ps(v[2], v[3]);
+    const __m512 t3 = _mm512_unpackhi_ps(v[2], v[3]);
+    r[4 * c] = _mm512_castpd_ps(
+        _mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    r[4 * c + 1] = _mm512_castpd_ps(
+        _mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    r[4 * c + 2] = _mm512_castpd_ps(
+        _mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    r[4 * c + 3] = _mm512_castpd_ps(
+        _mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+  }
+#else
+  TCC_UK_UNROLL
+  for (int i = 0; i < kVL; ++i)
+    r[i] = vload(rows[i]);
+  vtranspose(r);
+#endif
+}
+
 #if TCC_UK_NATIVE_ISA == 2
 /// The lanes l of row[at + l] (16 of them) that lie inside [0, w).
 TCC_UK_INLINE __mmask16 colsMask(int64_t w, int64_t at) {

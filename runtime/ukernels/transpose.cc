@@ -43,6 +43,19 @@ TCC_UK_INLINE void block16(const TransposeJob &job, const uint32_t *in,
   const __mmask16 colMask = static_cast<__mmask16>((1u << nc) - 1u);
   const __mmask16 rowMask = static_cast<__mmask16>((1u << nr) - 1u);
   __m512 r[16], t[16];
+  if (nr == 16 && nc == 16) {
+    // A whole block: its lane moves made by the loads (vtransposeLoad).
+    const float *rows[16];
+    TCC_UK_UNROLL
+    for (int i = 0; i < 16; ++i)
+      rows[i] = reinterpret_cast<const float *>(in + (r0 + i) * job.cols + c0);
+    vtransposeLoad(r, rows);
+    TCC_UK_UNROLL
+    for (int j = 0; j < 16; ++j)
+      _mm512_storeu_ps(
+          reinterpret_cast<float *>(out + (c0 + j) * job.rows + r0), r[j]);
+    return;
+  }
   TCC_UK_UNROLL
   for (int i = 0; i < 16; ++i)
     r[i] = i < nr ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(
