@@ -38,6 +38,7 @@ void mlir::tcc::buildTccGraphPipeline(OpPassManager &pm) {
   fpm.addPass(createTccDecompose());
   fpm.addPass(createCanonicalizerPass());
   fpm.addPass(createCSEPass());
+  fpm.addPass(createTccMergeSiblingConvs());
   fpm.addPass(createTccFuse());
   fpm.addPass(createTccSchedule());
 }

@@ -79,6 +79,43 @@ def TccAutodiff : Pass<"tcc-autodiff", "ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def TccMergeSiblingConvs : Pass<"tcc-merge-sibling-convs", "func::FuncOp"> {
+  let summary = "Merge 1x1 convolutions of one input into one with stacked filters";
+  let description = [{
+    Pointwise convolutions (1x1 windows, stride 1, no padding, one group) of
+    a batch of one that read the same input, with constant f32 weights and
+    the same activation after each (or none), become one convolution of
+    their filters stacked in block order (biases likewise), the activation
+    once, and a `tcc.split` along the filters whose pieces replace the old
+    results (GoogLeNet's inception modules: the 1x1 branch and the two
+    reductions in front of the 3x3 and 5x5 ones). The product is then one
+    GEMM whose input is packed once and whose filters fill the tile
+    kernels' rows, where a branch of 16-48 filters had left them mostly
+    idle; the pieces are contiguous views of the merged output (a batch of
+    one), so the split copies nothing. Convolutions followed by different
+    activations stay apart, as does a batch of more than one, whose pieces
+    would be strided.
+
+    Before:
+    ```mlir
+    %a = tcc.conv %x, %w1, %b1 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+           : (tensor<1x64x28x28xf32>, tensor<32x64x1x1xf32>, tensor<32xf32>) -> tensor<1x32x28x28xf32>
+    %ra = tcc.relu %a : tensor<1x32x28x28xf32>
+    %c = tcc.conv %x, %w2, %b2 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+           : (tensor<1x64x28x28xf32>, tensor<16x64x1x1xf32>, tensor<16xf32>) -> tensor<1x16x28x28xf32>
+    %rc = tcc.relu %c : tensor<1x16x28x28xf32>
+    ```
+    After:
+    ```mlir
+    %m = tcc.conv %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1
+           : (tensor<1x64x28x28xf32>, tensor<48x64x1x1xf32>, tensor<48xf32>) -> tensor<1x48x28x28xf32>
+    %r = tcc.relu %m : tensor<1x48x28x28xf32>
+    %ra, %rc = tcc.split %r axis = 1 : tensor<1x48x28x28xf32> -> tensor<1x32x28x28xf32>, tensor<1x16x28x28xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def TccFuse : Pass<"tcc-fuse", "func::FuncOp"> {
   let summary = "Group producer-consumer chains into tcc.fused kernels";
   let description = [{
