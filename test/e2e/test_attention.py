@@ -6,22 +6,10 @@ out of the fused projection) and run against PyTorch: the scale as a
 division, split between Q and K (torch's MultiheadAttention), an additive
 mask and a causal mask selecting -inf."""
 
-import os
-import subprocess
-import sys
-
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import tcc  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "models"))
-import make_models  # noqa: E402
-
-BIN = os.environ["TCC_BIN_DIR"]
-TCC = os.path.join(BIN, "tcc")
+from torch_module import check_against_torch, emit, export  # noqa: E402
 
 SEQ, DIM, HEADS = 40, 64, 4  # 40 keys: rows of the scores end off a vector
 
@@ -77,27 +65,14 @@ def test_attention_is_one_call(make, tmp_path):
     torch.manual_seed(0)
     model = make().eval()
     x = torch.randn(1, SEQ, DIM)
-    path = tmp_path / "attention.onnx"
-    make_models.export_onnx(model, [x.numpy()], path)
-    linalg = subprocess.run([TCC, str(path), "--emit=linalg", "-o", "-"],
-                            capture_output=True, text=True)
-    assert linalg.returncode == 0, linalg.stderr
-    assert linalg.stdout.count('tcc.ukernel "attention"') == 1, \
+    path = export(model, x, tmp_path)
+    assert emit(path, "linalg").count('tcc.ukernel "attention"') == 1, \
         "attention was not one kernel call"
     # Q, K and V as projections of their own (the fused projection's
     # blocks), not gathered or split out of one product.
-    graph = subprocess.run([TCC, str(path), "--emit=tcc", "-o", "-"],
-                           capture_output=True, text=True)
-    assert graph.returncode == 0, graph.stderr
-    assert "tcc.gather" not in graph.stdout and \
-        "tcc.split" not in graph.stdout, "Q, K, V copied out of one product"
-    so = tmp_path / "attention.so"
-    r = subprocess.run([TCC, str(path), "-o", str(so)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-    got = tcc.load(str(so))(x.numpy())[0]
-    with torch.no_grad():
-        want = model(x).numpy()
+    graph = emit(path, "tcc")
+    assert "tcc.gather" not in graph and "tcc.split" not in graph, \
+        "Q, K, V copied out of one product"
     # Softmax's exp within a few ulp and sums in another order than
     # PyTorch's: 1e-4 relative, as the encoder in test_models.py.
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    check_against_torch(model, x, path, tmp_path, rtol=1e-4, atol=1e-5)

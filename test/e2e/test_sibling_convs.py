@@ -4,22 +4,10 @@ settings), compiled by tcc, checked to hold the merged convolution and its
 split where the branches allow it (and not where they do not), and run
 against PyTorch."""
 
-import os
-import subprocess
-import sys
-
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-import tcc  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "models"))
-import make_models  # noqa: E402
-
-BIN = os.environ["TCC_BIN_DIR"]
-TCC = os.path.join(BIN, "tcc")
+from torch_module import check_against_torch, emit, export  # noqa: E402
 
 C, H = 40, 13  # 13 x 13 planes: the pieces end off a vector
 
@@ -87,21 +75,11 @@ def test_sibling_convs(make, batch, merges, tmp_path):
             torch.nn.init.uniform_(m.running_mean, -0.5, 0.5)
             torch.nn.init.uniform_(m.running_var, 0.5, 1.5)
     x = torch.randn(batch, C, H, H)
-    path = tmp_path / "model.onnx"
-    make_models.export_onnx(model, [x.numpy()], path)
-    graph = subprocess.run([TCC, str(path), "--emit=tcc", "-o", "-"],
-                           capture_output=True, text=True)
-    assert graph.returncode == 0, graph.stderr
+    path = export(model, x, tmp_path)
+    graph = emit(path, "tcc")
     # Each merged convolution's constant is defined once and used once.
-    assert merged_convs(graph.stdout) == 2 * merges, graph.stdout[-4000:]
-    assert ("tcc.split" in graph.stdout) == (merges > 0)
-    so = tmp_path / "model.so"
-    r = subprocess.run([TCC, str(path), "-o", str(so)], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
-    got = tcc.load(str(so))(x.numpy())[0]
-    with torch.no_grad():
-        want = model(x).numpy()
+    assert merged_convs(graph) == 2 * merges, graph[-4000:]
+    assert ("tcc.split" in graph) == (merges > 0)
     # Sums over at most 40 x 9 products in another order than PyTorch's,
     # BatchNorm folded into the weights: 1e-4 relative.
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    check_against_torch(model, x, path, tmp_path, rtol=1e-4, atol=1e-5)
