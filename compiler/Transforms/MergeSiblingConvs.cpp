@@ -89,8 +89,8 @@ bool sameTail(const Member &a, const Member &b) {
 /// convolution of their stacked filters, its activation, and a split of its
 /// result along the filters, one piece a member, right before the first
 /// member.
-void merge(ArrayRef<Member> group) {
-  ConvOp first = group.front().conv;
+void merge(ArrayRef<const Member *> group) {
+  ConvOp first = group.front()->conv;
   OpBuilder b(first);
   Location loc = first.getLoc();
   auto inType = cast<RankedTensorType>(first.getInput().getType());
@@ -99,12 +99,12 @@ void merge(ArrayRef<Member> group) {
   int64_t filters = 0;
   std::vector<float> weight, bias;
   SmallVector<Type> pieces;
-  for (const Member &m : group) {
-    ConvOp conv = m.conv;
+  for (const Member *m : group) {
+    ConvOp conv = m->conv;
     auto type = cast<RankedTensorType>(conv.getType());
     filters += type.getDimSize(1);
-    weight.insert(weight.end(), m.weight.begin(), m.weight.end());
-    bias.insert(bias.end(), m.bias.begin(), m.bias.end());
+    weight.insert(weight.end(), m->weight.begin(), m->weight.end());
+    bias.insert(bias.end(), m->bias.begin(), m->bias.end());
     pieces.push_back(type);
   }
   SmallVector<int64_t> wShape(wType.getShape()), outShape(outType.getShape());
@@ -121,7 +121,7 @@ void merge(ArrayRef<Member> group) {
   Value out = b.create<ConvOp>(loc, mergedOutType, first.getInput(), w, bs,
                                first.getStridesAttr(), first.getPaddingAttr(),
                                first.getDilationsAttr(), first.getGroupsAttr());
-  if (Operation *act = group.front().act) {
+  if (Operation *act = group.front()->act) {
     OperationState state(act->getLoc(), act->getName());
     state.addOperands(out);
     state.addTypes(mergedOutType);
@@ -130,10 +130,10 @@ void merge(ArrayRef<Member> group) {
   }
   auto split = b.create<SplitOp>(loc, pieces, out, b.getI64IntegerAttr(1));
   for (auto [m, piece] : llvm::zip(group, split.getResults())) {
-    ConvOp conv = m.conv;
-    if (m.act) {
-      m.act->getResult(0).replaceAllUsesWith(piece);
-      m.act->erase();
+    ConvOp conv = m->conv;
+    if (m->act) {
+      m->act->getResult(0).replaceAllUsesWith(piece);
+      m->act->erase();
     } else {
       conv.getResult().replaceAllUsesWith(piece);
     }
@@ -144,7 +144,8 @@ void merge(ArrayRef<Member> group) {
 struct TccMergeSiblingConvsPass
     : mlir::tcc::impl::TccMergeSiblingConvsBase<TccMergeSiblingConvsPass> {
   void runOnOperation() override {
-    // Candidates by input, each input's in block order.
+    // Candidates by input; the walk visits a block's ops in order, so each
+    // input's members of one block are in block order.
     llvm::MapVector<Value, SmallVector<Member>> byInput;
     getOperation().walk([&](ConvOp op) {
       if (std::optional<Member> m = memberOf(op))
@@ -158,22 +159,18 @@ struct TccMergeSiblingConvsPass
       for (size_t i = 0; i < members.size(); ++i) {
         if (taken[i])
           continue;
-        SmallVector<Member> group = {members[i]};
+        SmallVector<const Member *> group = {&members[i]};
         for (size_t j = i + 1; j < members.size(); ++j)
           if (!taken[j] &&
               members[j].conv->getBlock() == members[i].conv->getBlock() &&
               members[j].conv.getDilations() ==
                   members[i].conv.getDilations() &&
               sameTail(members[i], members[j])) {
-            group.push_back(members[j]);
+            group.push_back(&members[j]);
             taken[j] = true;
           }
-        if (group.size() < 2)
-          continue;
-        llvm::sort(group, [](const Member &a, const Member &b) {
-          return a.conv->isBeforeInBlock(b.conv);
-        });
-        merge(group);
+        if (group.size() >= 2)
+          merge(group);
       }
     }
   }

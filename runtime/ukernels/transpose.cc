@@ -4,8 +4,9 @@
 //
 // what a permutation of a tensor's dimensions is once the dimensions that
 // stay together are merged, when the innermost one moves (NHWC <-> NCHW,
-// [tokens, heads, d] -> [heads, d, tokens]). On AVX-512 a 16 x 16 block is
-// sixteen row loads, three rounds of shuffles and sixteen row stores; the
+// [tokens, heads, d] -> [heads, d, tokens]). On AVX-512 a whole 16 x 16
+// block is loaded and transposed by vtransposeLoad and stored as sixteen
+// rows, an edge block through masked loads, vtranspose and masked stores; the
 // blocks of a stripe of 16 input columns (16 output rows) go down the
 // rows, so each output row is written front to back. The edges of the
 // matrix take masked loads and stores. Elsewhere 8 rows of scalar moves at
@@ -42,7 +43,7 @@ TCC_UK_INLINE void block16(const TransposeJob &job, const uint32_t *in,
                            int nc) {
   const __mmask16 colMask = static_cast<__mmask16>((1u << nc) - 1u);
   const __mmask16 rowMask = static_cast<__mmask16>((1u << nr) - 1u);
-  __m512 r[16], t[16];
+  __m512 r[16];
   if (nr == 16 && nc == 16) {
     // A whole block: its lane moves made by the loads (vtransposeLoad).
     const float *rows[16];
@@ -61,37 +62,7 @@ TCC_UK_INLINE void block16(const TransposeJob &job, const uint32_t *in,
     r[i] = i < nr ? _mm512_castsi512_ps(_mm512_maskz_loadu_epi32(
                         colMask, in + (r0 + i) * job.cols + c0))
                   : _mm512_setzero_ps();
-  // Pairs of rows interleaved, then pairs of pairs, then the 128-bit
-  // lanes twice: register i ends up holding column i.
-  TCC_UK_UNROLL
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  TCC_UK_UNROLL
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 2]);
-    const __m512d c = _mm512_castps_pd(t[i + 1]),
-                  d = _mm512_castps_pd(t[i + 3]);
-    r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-    r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-    r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
-    r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
-  }
-  TCC_UK_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-    t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-    t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-    t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-  }
-  TCC_UK_UNROLL
-  for (int i = 0; i < 4; ++i) {
-    r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-    r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-    r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
-    r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd);
-  }
+  vtranspose(r); // r[j]: column j
   TCC_UK_UNROLL
   for (int j = 0; j < 16; ++j)
     if (j < nc)
