@@ -185,6 +185,9 @@ int64_t blockScratchBytes(int32_t isa, const tcc_uk_block_params_t *p,
                static_cast<int64_t>(sizeof(float)) +
            2 * g.gemmBytes;
   }
+  if (blockedFits(isa, s, es))
+    return blockedScratchBytes(s, es, p->pair.f, kBlockBandBytes,
+                               kBlockMaxParts);
   return 64 + kBlockMaxParts * blockGeometry(isa, p, s, es).partBytes;
 }
 
@@ -417,6 +420,15 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     free(owned);
     return 0;
   }
+#if TCC_UK_NATIVE_ISA == 2
+  if (blockedFits(TCC_UK_NATIVE_ISA, s, es)) {
+    runBlockedBlock(host, p, s, es, kBlockBandBytes, kBlockMaxParts,
+                    kBlockBandsPerPart, input, expWeight, dwWeight, pwWeight,
+                    output, epilogue, scratch);
+    free(owned);
+    return 0;
+  }
+#endif
   BlockJob job = {};
   job.p = p;
   job.s = &one;

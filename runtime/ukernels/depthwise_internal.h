@@ -237,6 +237,28 @@ void runPairKSplit(const tcc_host_api_t *host, const ConvShape &one,
                    const tcc_uk_epilogue_t *dwEp, float *mid, float *partial,
                    const GemmArgs &pw, const PairExpansion *exp);
 
+/// Whether the kernels of `isa` run the block whose depthwise part is `s`
+/// and first convolution `es` in the channel-blocked layout (blocked.cc):
+/// AVX-512, a 1x1 expansion, a square odd window of 3 to 7, stride 1 or 2,
+/// dilation 1.
+bool blockedFits(int32_t isa, const ConvShape &s, const ConvShape &es);
+
+/// Scratch of a blocked block (f outputs; bands of about bandBytes, one
+/// a part at a time).
+int64_t blockedScratchBytes(const ConvShape &s, const ConvShape &es, int64_t f,
+                            int64_t bandBytes, int64_t parts);
+
+/// The block in the channel-blocked layout (blockedFits on this build's
+/// ISA): s and es as resolved, the epilogue the projection's; bands of
+/// about bandBytes, at most maxParts parts and bandsPerPart bands a part
+/// at least, as the NCHW block shares them out.
+void runBlockedBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
+                     const ConvShape &s, const ConvShape &es, int64_t bandBytes,
+                     int64_t maxParts, int64_t bandsPerPart, const float *input,
+                     const float *expWeight, const float *dwWeight,
+                     const float *pwWeight, float *output,
+                     const tcc_uk_epilogue_t *epilogue, void *scratch);
+
 /// The depthwise part's epilogue of a pair: its bias and clamp.
 tcc_uk_epilogue_t depthwiseEpilogue(const tcc_uk_dwpw_params_t &p);
 

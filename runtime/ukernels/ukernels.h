@@ -360,7 +360,11 @@ int64_t tcc_uk_block_scratch_bytes(int32_t isa, const tcc_uk_block_params_t *p);
  * residual shaped like the output). The results are those of the three
  * convolutions as separate tcc_uk_conv2d_nchw calls, bit for bit, whatever
  * the thread count; in halves of k, those of the expansion and the pair as
- * separate calls (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw). Returns 0, -1
+ * separate calls (tcc_uk_conv2d_nchw, tcc_uk_dwpw_conv2d_nchw). A 1x1
+ * expansion before a square odd window of 3 to 7 (stride 1 or 2) that does
+ * not split k runs on AVX-512 in the channel-blocked layout (16 channels a
+ * vector inside the call), its sums in another order: within rounding of
+ * the three calls, and the same bits whatever the thread count. Returns 0, -1
  * when scratch was NULL and malloc failed, or -2 (writing nothing) when p is
  * not such a block or the epilogue has an activation. */
 int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
