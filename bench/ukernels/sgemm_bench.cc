@@ -657,6 +657,22 @@ void benchBlock(const Variant &v, const Options &o,
   p.exp_has_clamp = 1;
   p.exp_clamp_max = 6.0f;
   std::vector<char> scratch(v.blockScratchBytes(v.isaFn(), &p) + 1);
+  // The block call's weights as a compiler packs them: for the
+  // channel-blocked kernels where they run them, else as the GEMMs read
+  // them.
+  tcc_uk_block_params_t pb = p;
+  std::vector<float> blockExp = expPacked, blockDw = dwW, blockPw = pwPacked;
+  if (v.blockBlocked(v.isaFn(), &p)) {
+    auto packBlocked = [&](int32_t part, const std::vector<float> &w) {
+      std::vector<float> out(v.blockPackWeightsBytes(v.isaFn(), &p, part) / 4);
+      v.blockPackWeights(v.isaFn(), &p, part, w.data(), out.data());
+      return out;
+    };
+    blockExp = packBlocked(TCC_UK_BLOCK_EXPANSION, expW);
+    blockDw = packBlocked(TCC_UK_BLOCK_DEPTHWISE, dwW);
+    blockPw = packBlocked(TCC_UK_BLOCK_PROJECTION, pwW);
+    pb.exp.flags |= TCC_UK_PACKED_BLOCKED;
+  }
   std::vector<char> pairScratch(v.dwpwScratchBytes(v.isaFn(), &p.pair) + 1);
   std::vector<float> mid(e * dw.h * dw.w);
   // --cold-inputs rotates the input and the output, --cold-weights the
@@ -664,6 +680,8 @@ void benchBlock(const Variant &v, const Options &o,
   Copies xs(x, o.coldInputs), ys(std::vector<float>(f * oh * ow), o.coldInputs);
   Copies expWs(expPacked, o.coldWeights), dwWs(dwW, o.coldWeights),
       pwWs(pwPacked, o.coldWeights);
+  Copies blockExpWs(blockExp, o.coldWeights), blockDwWs(blockDw, o.coldWeights),
+      blockPwWs(blockPw, o.coldWeights);
   Turns turn = {o.coldInputs, o.coldWeights};
   tcc_uk_epilogue_t ep = {}, exEp = {};
   ep.bias = pwB.data();
@@ -674,10 +692,11 @@ void benchBlock(const Variant &v, const Options &o,
   std::printf("  %-34s", name);
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
-    p.pair.scratch = scratch.data();
+    pb.pair.scratch = scratch.data();
     auto one = timeIt(o.seconds, [&] {
-      v.blockConv2d(host, &p, xs.at(turn.nx), expWs.at(turn.nw),
-                    dwWs.at(turn.nw), pwWs.at(turn.nw), ys.at(turn.nx), &ep);
+      v.blockConv2d(host, &pb, xs.at(turn.nx), blockExpWs.at(turn.nw),
+                    blockDwWs.at(turn.nw), blockPwWs.at(turn.nw),
+                    ys.at(turn.nx), &ep);
       turn.advance();
     });
     p.pair.scratch = pairScratch.data();
@@ -1066,6 +1085,15 @@ int main(int argc, char **argv) {
         {"mbv2 block 24 -> 144 /2 56 -> 32",
          expand(24, conv(144, 56, 144, 3, 2, 1, 144)),
          conv(144, 56, 144, 3, 2, 1, 144), 32},
+        {"mbv2 block 32 -> 192 28 -> 32",
+         expand(32, conv(192, 28, 192, 3, 1, 1, 192)),
+         conv(192, 28, 192, 3, 1, 1, 192), 32},
+        {"mbv2 block 32 -> 192 /2 28 -> 64",
+         expand(32, conv(192, 28, 192, 3, 2, 1, 192)),
+         conv(192, 28, 192, 3, 2, 1, 192), 64},
+        {"mnas block 96 -> 576 5x5 /2 14 -> 192",
+         expand(96, conv(576, 14, 576, 5, 2, 2, 576)),
+         conv(576, 14, 576, 5, 2, 2, 576), 192},
     };
     for (const auto &d : blocks)
       if (std::strstr(d.name, o.match.c_str()))

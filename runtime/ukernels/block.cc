@@ -55,6 +55,12 @@ constexpr int64_t kBlockBandsPerPart = 4;
 /// expansions of 16-96 channels are blocks, 28x28 ones not).
 constexpr int64_t kBlockMinBytes = int64_t(1) << 20;
 
+/// A channel-blocked block (blocked.cc) whose expansion of one image
+/// takes this much or more runs so rather than in halves of k: at 56x56
+/// (24 -> 72, 0.9 MB) its bands were 12% faster on 2 threads, at 28x28
+/// (0.4 MB, 5x5) level, at 14x14 and 7x7 up to 30% slower.
+constexpr int64_t kBlockedMinBytes = int64_t(512) << 10;
+
 /// Whether a block runs as the pair's halves of k, each computing its
 /// channels of the expansion first (runPairKSplit): a 1x1 expansion whose
 /// output is smaller than kBlockMinBytes (which bands would recompute
@@ -66,8 +72,11 @@ constexpr int64_t kBlockMinBytes = int64_t(1) << 20;
 /// expansions' 56x56 columns the threads no longer share out evenly).
 bool blockSplitsK(int32_t isa, const tcc_uk_block_params_t *p,
                   const ConvShape &s, const ConvShape &es) {
+  const int64_t bytes = static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w;
+  if (blockedFits(isa, s, es) && bytes >= kBlockedMinBytes)
+    return false;
   return isPointwise(es) && s.sh == 1 && pairSplitsK(isa, &p->pair, s) &&
-         static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w < kBlockMinBytes;
+         bytes < kBlockMinBytes;
 }
 
 /// A k-split block's scratch: the expansion of one image, the depthwise
@@ -373,10 +382,51 @@ using namespace tcc::uk;
 extern "C" int32_t tcc_uk_block_fast(int32_t isa,
                                      const tcc_uk_block_params_t *p) {
   ConvShape s, es;
-  return resolveBlock(p, s, es) && tcc_uk_dwpw_fast(isa, &p->pair) &&
-         (static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w >=
-              kBlockMinBytes ||
-          blockSplitsK(isa, p, s, es));
+  if (!resolveBlock(p, s, es))
+    return 0;
+  const int64_t bytes = static_cast<int64_t>(sizeof(float)) * s.c * s.h * s.w;
+  // Channel-blocked, a block pays at stride 2 at every size measured (14x14
+  // to 112x112 inputs, 1.2-1.9x the expansion and the pair as two calls),
+  // and at stride 1 from kBlockedMinBytes.
+  if (blockedFits(isa, s, es))
+    return s.sh == 2 || bytes >= kBlockedMinBytes ||
+           blockSplitsK(isa, p, s, es);
+  return tcc_uk_dwpw_fast(isa, &p->pair) &&
+         (bytes >= kBlockMinBytes || blockSplitsK(isa, p, s, es));
+}
+
+/// Whether the kernels of `isa` run p channel-blocked (blocked.cc).
+static bool runsBlocked(int32_t isa, const tcc_uk_block_params_t *p,
+                        ConvShape &s, ConvShape &es) {
+  return resolveBlock(p, s, es) && blockedFits(isa, s, es) &&
+         !blockSplitsK(isa, p, s, es);
+}
+
+extern "C" int32_t tcc_uk_block_blocked(int32_t isa,
+                                        const tcc_uk_block_params_t *p) {
+  ConvShape s, es;
+  return runsBlocked(isa, p, s, es);
+}
+
+extern "C" int64_t
+tcc_uk_block_pack_weights_bytes(int32_t isa, const tcc_uk_block_params_t *p,
+                                int32_t part) {
+  ConvShape s, es;
+  if (!runsBlocked(isa, p, s, es) || part < TCC_UK_BLOCK_EXPANSION ||
+      part > TCC_UK_BLOCK_PROJECTION)
+    return 0;
+  return static_cast<int64_t>(sizeof(float)) *
+         blockedWeightFloats(s, es, p->pair.f, part);
+}
+
+extern "C" void tcc_uk_block_pack_weights(int32_t isa,
+                                          const tcc_uk_block_params_t *p,
+                                          int32_t part, const float *weight,
+                                          float *out) {
+  ConvShape s, es;
+  if (tcc_uk_block_pack_weights_bytes(isa, p, part) > 0 &&
+      runsBlocked(isa, p, s, es))
+    blockedPackWeights(s, es, p->pair.f, part, weight, false, out);
 }
 
 extern "C" int64_t tcc_uk_block_scratch_bytes(int32_t isa,
@@ -393,6 +443,10 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
     const float *pwWeight, float *output, const tcc_uk_epilogue_t *epilogue) {
   ConvShape s, es;
   if (!resolveBlock(p, s, es) || (epilogue && epilogue->activation))
+    return -2;
+  // Weights packed for the channel-blocked kernels where they do not run.
+  if ((p->exp.flags & TCC_UK_PACKED_BLOCKED) &&
+      !tcc_uk_block_blocked(TCC_UK_NATIVE_ISA, p))
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;

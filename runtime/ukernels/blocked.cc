@@ -1,13 +1,14 @@
 // blocked.cc - the inverted-residual block (a 1x1 expansion, a depthwise
 // convolution and the 1x1 projection after it) in the channel-blocked
 // layout on AVX-512: inside the call, the expanded tensor and the depthwise
-// output of a band of rows are kept as blocks of 16 channels, each pixel's
-// 16 channels one vector ([e/16][rows][columns][16], "NCHW16c"), so that
-// the depthwise convolution is plain vector FMAs, whatever its stride, with
-// no transposes and no shuffles. The block's input and output stay NCHW:
+// output are kept as blocks of 16 channels, each pixel's 16 channels one
+// vector ([e/16][rows][columns][16], "NCHW16c"), so that the depthwise
+// convolution is plain vector FMAs, whatever its stride, with no
+// transposes and no shuffles. The block's input and output stay NCHW:
 //
 //   expansion   x16[b][r][c] = clamp(bias + sum_k W[k][16b..] * in[k][r][c])
-//               a tile of 8 pixels by up to 3 channel vectors, each input
+//               a tile of 8 pixels (consecutive in the input planes, across
+//               the rows' ends) by up to 3 channel vectors, each input
 //               pixel broadcast from its plane (no packing);
 //   depthwise   mid16[b][oy][ox] = clamp(bias + sum_taps w[b][tap] *
 //               x16[b][oy s + ky][ox s + kx]), 8 output pixels a step over
@@ -18,11 +19,18 @@
 //               16 x 16 blocks of y^T transposed into the output planes with
 //               the residual.
 //
-// The weights are laid out for this at the start of the call (a few
-// thousand floats, from the layouts the compiler packed for the GEMMs).
-// Sums run in another order than the three convolutions' (the biases are
-// the accumulators' first values), so the results agree with theirs to
-// rounding, not bit for bit.
+// An image goes in bands of output rows, each band's three steps on one
+// thread in its buffers (as the NCHW block in block.cc), or, where that
+// costs less (small images, whose bands would compute many rows twice),
+// in planes: the threads expand and convolve the whole image's groups of
+// three channel blocks, then project their shares of its pixels.
+//
+// The weights come packed for these kernels (tcc_uk_block_pack_weights, at
+// compile time: W^T in groups of 3 vectors, each group's rows contiguous),
+// or are laid out so at the start of the call. Sums run in another order
+// than the three convolutions' (the biases are the accumulators' first
+// values), so the results agree with theirs to rounding, not bit for bit;
+// each element's sums are the same in either mode and on any thread.
 #include "depthwise_internal.h"
 
 #include <math.h>
@@ -39,6 +47,12 @@ constexpr int64_t kCB = 16;
 /// The widest depthwise window the blocked kernels take (3x3, 5x5, 7x7).
 constexpr int64_t kBlockedMaxWindow = 7;
 
+/// Pixels of y^T a part computes at a time in the planes mode.
+constexpr int64_t kPlanesChunk = 256;
+/// The planes mode's x16 of one image at most (beyond it, or where the
+/// bands cost less, the image goes in bands).
+constexpr int64_t kPlanesMaxBytes = int64_t(4) << 20;
+
 /// A blocked block's sizes, and where a part's buffers lie.
 struct BlockedGeometry {
   int64_t cin;        // the expansion's input channels
@@ -51,6 +65,9 @@ struct BlockedGeometry {
   int64_t midFloats;  // mid16 of a band: ep x band x ow
   int64_t ctFloats;   // y^T of a band: band * ow rounded to 16, x fp
   int64_t partFloats; // the three, 16-float multiples
+  // The whole image at once (planes): x16 of every padded row, mid16 of
+  // every output row, and a part's y^T of kPlanesChunk pixels.
+  int64_t hp, planesX, planesMid, planesCt;
   // The weights as laid out for the call, one after another.
   int64_t wExp, bExp, wDw, bDw, wPw, bPw, weightFloats;
 };
@@ -77,6 +94,10 @@ BlockedGeometry blockedGeometry(const ConvShape &s, const ConvShape &es,
   g.midFloats = round16(g.ep * g.band * s.ow);
   g.ctFloats = round16(g.band * s.ow) * g.fp;
   g.partFloats = g.xFloats + g.midFloats + g.ctFloats;
+  g.hp = (s.oh - 1) * s.sh + s.kh;
+  g.planesX = round16(g.ep * g.hp * g.wp);
+  g.planesMid = round16(g.ep * s.oh * s.ow);
+  g.planesCt = kPlanesChunk * g.fp;
   g.wExp = 0;
   g.bExp = g.wExp + round16(g.cin * g.ep);
   g.wDw = g.bExp + g.ep;
@@ -96,11 +117,73 @@ bool blockedFits(int32_t isa, const ConvShape &s, const ConvShape &es) {
          (s.sh == 1 || s.sh == 2) && s.pl < s.kw && s.pr < s.kw;
 }
 
+namespace {
+
+/// Whether the planes mode may run g: its x16 of one image is at most
+/// kPlanesMaxBytes.
+bool planesAllowed(const BlockedGeometry &g) {
+  return static_cast<int64_t>(sizeof(float)) * g.planesX <= kPlanesMaxBytes;
+}
+
+} // namespace
+
 int64_t blockedScratchBytes(const ConvShape &s, const ConvShape &es, int64_t f,
                             int64_t bandBytes, int64_t parts) {
   const BlockedGeometry g = blockedGeometry(s, es, f, bandBytes);
-  return 64 + static_cast<int64_t>(sizeof(float)) *
-                  (g.weightFloats + parts * g.partFloats);
+  int64_t floats = g.weightFloats + parts * g.partFloats;
+  if (planesAllowed(g))
+    floats = maxI(floats, g.weightFloats + g.planesX + g.planesMid +
+                              parts * g.planesCt);
+  return 64 + static_cast<int64_t>(sizeof(float)) * floats;
+}
+
+namespace {
+
+/// A stored float of a matrix packed as this build's GEMM A (or not):
+/// element (i, k) of an m x kdim matrix.
+float weightAt(const float *w, bool packedA, int64_t kdim, int64_t i,
+               int64_t k) {
+  return packedA ? w[(i / kMR) * kdim * kMR + k * kMR + i % kMR]
+                 : w[i * kdim + k];
+}
+
+} // namespace
+
+int64_t blockedWeightFloats(const ConvShape &s, const ConvShape &es, int64_t f,
+                            int32_t part) {
+  const BlockedGeometry g = blockedGeometry(s, es, f, 0);
+  return part == TCC_UK_BLOCK_EXPANSION   ? g.cin * g.ep
+         : part == TCC_UK_BLOCK_DEPTHWISE ? g.ep * s.kh * s.kw
+                                          : g.ep * g.fp;
+}
+
+void blockedPackWeights(const ConvShape &s, const ConvShape &es, int64_t f,
+                        int32_t part, const float *weight, bool packedA,
+                        float *out) {
+  const BlockedGeometry g = blockedGeometry(s, es, f, 0);
+  const int64_t taps = s.kh * s.kw;
+  zeroShort(out, blockedWeightFloats(s, es, f, part));
+  // W^T in groups of three vectors (as the tiles take them), each group
+  // its rows of up to 48 floats one after another: vector v of row k at
+  // (v / 3) 48 rows + (k nv + v % 3) 16, nv the group's vectors.
+  auto grouped = [](int64_t v, int64_t vectors, int64_t rows, int64_t k) {
+    const int64_t first = v / 3 * 3, nv = minI(3, vectors - first);
+    return first * kCB * rows + (k * nv + v - first) * kCB;
+  };
+  for (int64_t i = 0; i < g.e; ++i) {
+    if (part == TCC_UK_BLOCK_EXPANSION) {
+      for (int64_t k = 0; k < g.cin; ++k)
+        out[grouped(i / kCB, g.eb, g.cin, k) + i % kCB] =
+            weightAt(weight, packedA, g.cin, i, k);
+    } else if (part == TCC_UK_BLOCK_DEPTHWISE) {
+      for (int64_t t = 0; t < taps; ++t)
+        out[((i / kCB) * taps + t) * kCB + i % kCB] = weight[i * taps + t];
+    } else {
+      for (int64_t o = 0; o < g.f; ++o)
+        out[grouped(o / kCB, g.fp / kCB, g.ep, i) + o % kCB] =
+            weightAt(weight, packedA, g.e, o, i);
+    }
+  }
 }
 
 #if TCC_UK_NATIVE_ISA == 2
@@ -112,13 +195,16 @@ namespace {
 struct BlockedJob {
   const ConvShape *s;
   BlockedGeometry g;
-  const float *weights; // g.weightFloats
-  const float *image;   // cin planes of h x w
-  float *out;           // f planes of oh x ow
+  // The weights as the kernels read them (packed so at compile time, or
+  // into the scratch at the start of the call) and the biases padded.
+  const float *wExp, *bExp, *wDw, *bDw, *wPw, *bPw;
+  const float *image; // cin planes of h x w
+  float *out;         // f planes of oh x ow
   const float *residual;
   vf expLo, expHi, dwLo, dwHi, outLo, outHi;
   float *scratch; // parts' buffers, g.partFloats each
-  int64_t bands;
+  int64_t bands;  // of an image, in the bands mode
+  int64_t shares; // of the pixels to project, in the planes mode
   RunClaims claims;
 };
 
@@ -129,49 +215,15 @@ void clampBounds(bool has, float lo, float hi, vf &vlo, vf &vhi) {
   vhi = vset1(has ? hi : INFINITY);
 }
 
-/// A stored float of a matrix the compiler packed as a GEMM's A (or not):
-/// element (i, k) of an m x kdim matrix.
-float weightAt(const float *w, bool packed, int64_t kdim, int64_t i,
-               int64_t k) {
-  return packed ? w[(i / kMR) * kdim * kMR + k * kMR + i % kMR]
-                : w[i * kdim + k];
-}
-
-/// The weights and biases in the layouts of the kernels below: W^T of the
-/// expansion (cin x ep), its bias (ep), the depthwise taps by blocks
-/// ([eb][kh kw][16]), its bias, W^T of the projection (ep x fp) and its
-/// bias (fp); zeros for the padding channels and filters.
-void layoutWeights(const BlockedGeometry &g, const ConvShape &s,
-                   const tcc_uk_block_params_t *p, const float *expWeight,
-                   const float *dwWeight, const float *pwWeight,
-                   const float *pwBias, float *dst) {
-  const bool expPacked = (p->exp.flags & TCC_UK_PACKED_A) != 0;
-  const bool pwPacked = (p->pair.flags & TCC_UK_PACKED_A) != 0;
-  const int64_t taps = s.kh * s.kw;
-  zeroShort(dst, g.weightFloats);
-  for (int64_t i = 0; i < g.e; ++i) {
-    for (int64_t k = 0; k < g.cin; ++k)
-      dst[g.wExp + k * g.ep + i] = weightAt(expWeight, expPacked, g.cin, i, k);
-    dst[g.bExp + i] = p->exp_bias ? p->exp_bias[i] : 0.0f;
-    for (int64_t t = 0; t < taps; ++t)
-      dst[g.wDw + ((i / kCB) * taps + t) * kCB + i % kCB] =
-          dwWeight[i * taps + t];
-    dst[g.bDw + i] = p->pair.dw_bias ? p->pair.dw_bias[i] : 0.0f;
-    for (int64_t o = 0; o < g.f; ++o)
-      dst[g.wPw + i * g.fp + o] = weightAt(pwWeight, pwPacked, g.e, o, i);
-  }
-  for (int64_t o = 0; o < g.f; ++o)
-    dst[g.bPw + o] = pwBias ? pwBias[o] : 0.0f;
-}
-
-/// NP pixels of an input row by NV vectors of expanded channels: x points
-/// at the first pixel of channel 0 (planes `plane` floats apart), w at W^T
-/// (cin rows, `ep` floats apart) and bias at the first channel; the
-/// results go to dst, pixel j at dst + 16 j, vector v at dst + v vstride.
+/// NP pixels by NV vectors of expanded channels: x points at the first
+/// pixel of channel 0 (planes `plane` floats apart, the pixels consecutive
+/// in them), w at W^T of the group (cin rows of NV vectors) and bias at
+/// the group's first channel; pixel j goes to dst[j], vector v of it at
+/// dst[j] + v vstride.
 template <int NP, int NV>
 TCC_UK_INLINE void expandTile(const float *x, int64_t plane, int64_t cin,
-                              const float *w, int64_t ep, const float *bias,
-                              vf lo, vf hi, float *dst, int64_t vstride) {
+                              const float *w, const float *bias, vf lo, vf hi,
+                              float *const *dst, int64_t vstride) {
   vf acc[NP][NV];
   TCC_UK_UNROLL
   for (int v = 0; v < NV; ++v) {
@@ -181,7 +233,7 @@ TCC_UK_INLINE void expandTile(const float *x, int64_t plane, int64_t cin,
       acc[j][v] = b;
   }
   for (int64_t k = 0; k < cin; ++k) {
-    const float *wk = w + k * ep;
+    const float *wk = w + k * NV * kCB;
     const float *xk = x + k * plane;
     vf wv[NV];
     TCC_UK_UNROLL
@@ -199,40 +251,55 @@ TCC_UK_INLINE void expandTile(const float *x, int64_t plane, int64_t cin,
   for (int v = 0; v < NV; ++v)
     TCC_UK_UNROLL
   for (int j = 0; j < NP; ++j)
-    vstore(dst + v * vstride + j * kCB, vclamp(acc[j][v], lo, hi));
+    vstore(dst[j] + v * vstride, vclamp(acc[j][v], lo, hi));
 }
 
-/// One input row's w pixels by NV channel vectors (expandTile a tile of 8
-/// pixels, then the rest).
+/// Where the expansion's pixels go: pixel p (of the image rows from the
+/// first one computed, consecutive in the input planes) at its padded row
+/// and column of x16's block 0.
+struct ExpandTarget {
+  float *x16; // the first computed row's first padded column
+  int64_t w, wp;
+  float *at(int64_t p) const { return x16 + ((p / w) * wp + p % w) * kCB; }
+};
+
+/// Pixels [0, n) of the computed rows by NV channel vectors, tiles of 8
+/// pixels across the rows' ends (then 4, then 1).
 template <int NV>
-void expandRow(const float *x, int64_t plane, int64_t cin, int64_t w,
-               const float *wt, int64_t ep, const float *bias, vf lo, vf hi,
-               float *dst, int64_t vstride) {
-  int64_t c = 0;
-  for (; c + 8 <= w; c += 8)
-    expandTile<8, NV>(x + c, plane, cin, wt, ep, bias, lo, hi, dst + c * kCB,
-                      vstride);
-  if (c + 4 <= w) {
-    expandTile<4, NV>(x + c, plane, cin, wt, ep, bias, lo, hi, dst + c * kCB,
-                      vstride);
-    c += 4;
+void expandPixels(const float *x, int64_t plane, int64_t cin, int64_t n,
+                  const float *w, const float *bias, vf lo, vf hi,
+                  const ExpandTarget &t, int64_t vstride) {
+  float *dst[8];
+  int64_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    for (int j = 0; j < 8; ++j)
+      dst[j] = t.at(p + j);
+    expandTile<8, NV>(x + p, plane, cin, w, bias, lo, hi, dst, vstride);
   }
-  for (; c < w; ++c)
-    expandTile<1, NV>(x + c, plane, cin, wt, ep, bias, lo, hi, dst + c * kCB,
-                      vstride);
+  if (p + 4 <= n) {
+    for (int j = 0; j < 4; ++j)
+      dst[j] = t.at(p + j);
+    expandTile<4, NV>(x + p, plane, cin, w, bias, lo, hi, dst, vstride);
+    p += 4;
+  }
+  for (; p < n; ++p) {
+    dst[0] = t.at(p);
+    expandTile<1, NV>(x + p, plane, cin, w, bias, lo, hi, dst, vstride);
+  }
 }
 
-/// Padded rows [0, rows) of a band's x16, the first image row top (rows
-/// outside the image and the pad columns zero).
-void expandBand(const BlockedJob &job, float *x16, int64_t top, int64_t rows) {
+/// Padded rows [0, rows) of x16's channel blocks [b0, b1) (rows a block;
+/// b0 a multiple of 3, W^T packed in groups of 3 blocks), the first image
+/// row top: rows outside the image and the pad columns zero.
+void expandRows(const BlockedJob &job, float *x16, int64_t top, int64_t rows,
+                int64_t b0, int64_t b1) {
   const ConvShape &s = *job.s;
   const BlockedGeometry &g = job.g;
   const int64_t wp = g.wp, plane = s.h * s.w, vstride = rows * wp * kCB;
-  const float *wt = job.weights + g.wExp, *bias = job.weights + g.bExp;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t iy = top + r;
-    for (int64_t b = 0; b < g.eb; ++b) {
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
       float *row = x16 + (b * rows + r) * wp * kCB;
+      const int64_t iy = top + r;
       if (iy < 0 || iy >= s.h) {
         zeroShort(row, wp * kCB);
         continue;
@@ -240,20 +307,28 @@ void expandBand(const BlockedJob &job, float *x16, int64_t top, int64_t rows) {
       zeroShort(row, s.pl * kCB);
       zeroShort(row + (s.pl + s.w) * kCB, (wp - s.pl - s.w) * kCB);
     }
-    if (iy < 0 || iy >= s.h)
-      continue;
-    const float *x = job.image + iy * s.w;
-    float *dst = x16 + (r * wp + s.pl) * kCB;
-    int64_t b = 0;
-    for (; b + 3 <= g.eb; b += 3)
-      expandRow<3>(x, plane, g.cin, s.w, wt + b * kCB, g.ep, bias + b * kCB,
-                   job.expLo, job.expHi, dst + b * vstride, vstride);
-    if (g.eb - b == 2)
-      expandRow<2>(x, plane, g.cin, s.w, wt + b * kCB, g.ep, bias + b * kCB,
-                   job.expLo, job.expHi, dst + b * vstride, vstride);
-    else if (g.eb - b == 1)
-      expandRow<1>(x, plane, g.cin, s.w, wt + b * kCB, g.ep, bias + b * kCB,
-                   job.expLo, job.expHi, dst + b * vstride, vstride);
+  const int64_t iy0 = maxI(0, top), iy1 = minI(s.h, top + rows);
+  if (iy0 >= iy1)
+    return;
+  const float *x = job.image + iy0 * s.w;
+  const int64_t n = (iy1 - iy0) * s.w;
+  for (int64_t b = b0; b < b1; b += 3) {
+    const ExpandTarget t = {
+        x16 + (b * rows + iy0 - top) * wp * kCB + s.pl * kCB, s.w, wp};
+    const float *w = job.wExp + b * kCB * g.cin, *bias = job.bExp + b * kCB;
+    switch (minI(3, b1 - b)) {
+    case 3:
+      expandPixels<3>(x, plane, g.cin, n, w, bias, job.expLo, job.expHi, t,
+                      vstride);
+      break;
+    case 2:
+      expandPixels<2>(x, plane, g.cin, n, w, bias, job.expLo, job.expHi, t,
+                      vstride);
+      break;
+    default:
+      expandPixels<1>(x, plane, g.cin, n, w, bias, job.expLo, job.expHi, t,
+                      vstride);
+    }
   }
 }
 
@@ -282,17 +357,17 @@ TCC_UK_INLINE void depthwiseTile(const float *in, int64_t pitch, const float *w,
     vstore(dst + j * kCB, vclamp(acc[j], lo, hi));
 }
 
-/// The depthwise output rows [0, rows) of a band from its x16 (xRows
-/// padded rows a block) into mid16.
+/// The depthwise output rows [0, rows) of channel blocks [b0, b1) from
+/// x16 (xRows padded rows a block) into mid16 (rows a block).
 template <int K, int S>
-void depthwiseBand(const BlockedJob &job, const float *x16, int64_t xRows,
-                   float *mid16, int64_t rows) {
+void depthwiseRows(const BlockedJob &job, const float *x16, int64_t xRows,
+                   float *mid16, int64_t rows, int64_t b0, int64_t b1) {
   const ConvShape &s = *job.s;
   const BlockedGeometry &g = job.g;
   const int64_t pitch = g.wp * kCB, ow = s.ow;
-  for (int64_t b = 0; b < g.eb; ++b) {
-    const float *w = job.weights + g.wDw + b * K * K * kCB;
-    const vf bias = vload(job.weights + g.bDw + b * kCB);
+  for (int64_t b = b0; b < b1; ++b) {
+    const float *w = job.wDw + b * K * K * kCB;
+    const vf bias = vload(job.bDw + b * kCB);
     for (int64_t oy = 0; oy < rows; ++oy) {
       const float *in = x16 + (b * xRows + oy * S) * pitch;
       float *dst = mid16 + (b * rows + oy) * ow * kCB;
@@ -305,6 +380,11 @@ void depthwiseBand(const BlockedJob &job, const float *x16, int64_t xRows,
                                job.dwHi, dst + ox * kCB);
         ox += 4;
       }
+      if (ox + 2 <= ow) {
+        depthwiseTile<K, S, 2>(in + ox * S * kCB, pitch, w, bias, job.dwLo,
+                               job.dwHi, dst + ox * kCB);
+        ox += 2;
+      }
       for (; ox < ow; ++ox)
         depthwiseTile<K, S, 1>(in + ox * S * kCB, pitch, w, bias, job.dwLo,
                                job.dwHi, dst + ox * kCB);
@@ -312,20 +392,21 @@ void depthwiseBand(const BlockedJob &job, const float *x16, int64_t xRows,
   }
 }
 
-typedef void (*DepthwiseBandFn)(const BlockedJob &, const float *, int64_t,
-                                float *, int64_t);
+typedef void (*DepthwiseRowsFn)(const BlockedJob &, const float *, int64_t,
+                                float *, int64_t, int64_t, int64_t);
 
-DepthwiseBandFn depthwiseBandFor(int64_t k, int64_t stride) {
-  static const DepthwiseBandFn fns[3][2] = {
-      {depthwiseBand<3, 1>, depthwiseBand<3, 2>},
-      {depthwiseBand<5, 1>, depthwiseBand<5, 2>},
-      {depthwiseBand<7, 1>, depthwiseBand<7, 2>}};
+DepthwiseRowsFn depthwiseRowsFor(int64_t k, int64_t stride) {
+  static const DepthwiseRowsFn fns[3][2] = {
+      {depthwiseRows<3, 1>, depthwiseRows<3, 2>},
+      {depthwiseRows<5, 1>, depthwiseRows<5, 2>},
+      {depthwiseRows<7, 1>, depthwiseRows<7, 2>}};
   return fns[(k - 3) / 2][stride - 1];
 }
 
 /// NQ pixels by NF filter vectors of y^T: mid points at the first pixel
-/// of block 0 (blocks `blockStride` floats apart), w at W^T's first
-/// filter (rows fp floats apart), bias likewise; e channels summed.
+/// of block 0 (blocks `blockStride` floats apart), w at W^T of the group
+/// (e rows of NF vectors), bias at its first filter; e channels summed;
+/// pixel q's sums go to ct + q fp.
 template <int NQ, int NF>
 TCC_UK_INLINE void projectTile(const float *mid, int64_t blockStride, int64_t e,
                                const float *w, int64_t fp, const float *bias,
@@ -342,7 +423,7 @@ TCC_UK_INLINE void projectTile(const float *mid, int64_t blockStride, int64_t e,
     const float *m = mid + (c0 / kCB) * blockStride;
     const int64_t n = minI(kCB, e - c0);
     for (int64_t j = 0; j < n; ++j) {
-      const float *wj = w + (c0 + j) * fp;
+      const float *wj = w + (c0 + j) * NF * kCB;
       vf wv[NF];
       TCC_UK_UNROLL
       for (int v = 0; v < NF; ++v)
@@ -363,39 +444,40 @@ TCC_UK_INLINE void projectTile(const float *mid, int64_t blockStride, int64_t e,
     vstore(ct + q * fp + v * kCB, acc[q][v]);
 }
 
-/// Pixels [0, n) of y^T by NF filter vectors from f0, tiles of NQ pixels
-/// (then 4, then 1).
+/// Pixels [0, n) of y^T by the NF filter vectors from vector f0 / 16 (a
+/// group of W^T), tiles of NQ pixels (then 4, then 1): mid16 points at the
+/// first pixel of block 0, blocks blockStride floats apart.
 template <int NQ, int NF>
-void projectColumns(const BlockedJob &job, const float *mid16, int64_t n,
-                    int64_t f0, float *ct) {
+void projectColumns(const BlockedJob &job, const float *mid16,
+                    int64_t blockStride, int64_t n, int64_t f0, float *ct) {
   const BlockedGeometry &g = job.g;
-  const float *w = job.weights + g.wPw + f0, *bias = job.weights + g.bPw + f0;
-  const int64_t stride = n * kCB;
+  const float *w = job.wPw + f0 * g.ep, *bias = job.bPw + f0;
   int64_t q = 0;
   for (; q + NQ <= n; q += NQ)
-    projectTile<NQ, NF>(mid16 + q * kCB, stride, g.e, w, g.fp, bias,
+    projectTile<NQ, NF>(mid16 + q * kCB, blockStride, g.e, w, g.fp, bias,
                         ct + q * g.fp + f0);
   for (; q + 4 <= n; q += 4)
-    projectTile<4, NF>(mid16 + q * kCB, stride, g.e, w, g.fp, bias,
+    projectTile<4, NF>(mid16 + q * kCB, blockStride, g.e, w, g.fp, bias,
                        ct + q * g.fp + f0);
   for (; q < n; ++q)
-    projectTile<1, NF>(mid16 + q * kCB, stride, g.e, w, g.fp, bias,
+    projectTile<1, NF>(mid16 + q * kCB, blockStride, g.e, w, g.fp, bias,
                        ct + q * g.fp + f0);
 }
 
-/// y^T of a band's n pixels, then its 16 x 16 blocks transposed into the
-/// output planes from pixel q0 of each, with the residual and the clamp.
-void projectBand(const BlockedJob &job, const float *mid16, int64_t n,
-                 float *ct, int64_t q0) {
+/// y^T of n pixels of mid16 (as projectColumns reads them) into ct, then
+/// its 16 x 16 blocks transposed into the output planes from pixel q0 of
+/// each, with the residual and the clamp.
+void projectPixels(const BlockedJob &job, const float *mid16,
+                   int64_t blockStride, int64_t n, float *ct, int64_t q0) {
   const BlockedGeometry &g = job.g;
   const int64_t fv = g.fp / kCB;
   int64_t v = 0;
   for (; v + 3 <= fv; v += 3)
-    projectColumns<8, 3>(job, mid16, n, v * kCB, ct);
+    projectColumns<8, 3>(job, mid16, blockStride, n, v * kCB, ct);
   if (fv - v == 2)
-    projectColumns<12, 2>(job, mid16, n, v * kCB, ct);
+    projectColumns<12, 2>(job, mid16, blockStride, n, v * kCB, ct);
   else if (fv - v == 1)
-    projectColumns<16, 1>(job, mid16, n, v * kCB, ct);
+    projectColumns<16, 1>(job, mid16, blockStride, n, v * kCB, ct);
 
   const int64_t ohw = job.s->oh * job.s->ow;
   for (int64_t q = 0; q < n; q += kCB) {
@@ -428,9 +510,58 @@ void runBlockedBand(const BlockedJob &job, float *buffers, int64_t oy0,
   const int64_t rows = oy1 - oy0;
   const int64_t xRows = (rows - 1) * s.sh + s.kh;
   float *x16 = buffers, *mid16 = x16 + g.xFloats, *ct = mid16 + g.midFloats;
-  expandBand(job, x16, oy0 * s.sh - s.pt, xRows);
-  depthwiseBandFor(s.kh, s.sh)(job, x16, xRows, mid16, rows);
-  projectBand(job, mid16, rows * s.ow, ct, oy0 * s.ow);
+  expandRows(job, x16, oy0 * s.sh - s.pt, xRows, 0, g.eb);
+  depthwiseRowsFor(s.kh, s.sh)(job, x16, xRows, mid16, rows, 0, g.eb);
+  projectPixels(job, mid16, rows * s.ow * kCB, rows * s.ow, ct, oy0 * s.ow);
+}
+
+/// The planes mode's first step, channel-block groups [begin, end) of
+/// the image (three blocks a group, as the expansion's tiles take them):
+/// their x16 over every padded row, then their depthwise output.
+void runPlanesGroups(void *ctx, int64_t begin, int64_t end) {
+  BlockedJob &job = *static_cast<BlockedJob *>(ctx);
+  const ConvShape &s = *job.s;
+  const BlockedGeometry &g = job.g;
+  float *x16 = job.scratch, *mid16 = x16 + g.planesX;
+  for (int64_t i = begin; i < end; ++i) {
+    const int64_t b0 = 3 * i, b1 = minI(g.eb, b0 + 3);
+    expandRows(job, x16, -s.pt, g.hp, b0, b1);
+    depthwiseRowsFor(s.kh, s.sh)(job, x16, g.hp, mid16, s.oh, b0, b1);
+  }
+}
+
+/// The planes mode's second step: part q projects its share of the
+/// image's pixels, kPlanesChunk at a time.
+void runPlanesProjection(void *ctx, int64_t begin, int64_t end) {
+  BlockedJob &job = *static_cast<BlockedJob *>(ctx);
+  const BlockedGeometry &g = job.g;
+  const int64_t ohw = job.s->oh * job.s->ow;
+  const float *mid16 = job.scratch + g.planesX;
+  for (int64_t q = begin; q < end; ++q) {
+    float *ct = job.scratch + g.planesX + g.planesMid + q * g.planesCt;
+    const int64_t p1 = (q + 1) * ohw / job.shares;
+    for (int64_t p0 = q * ohw / job.shares; p0 < p1; p0 += kPlanesChunk)
+      projectPixels(job, mid16 + p0 * kCB, ohw * kCB,
+                    minI(kPlanesChunk, p1 - p0), ct, p0);
+  }
+}
+
+/// Whether the planes mode costs less than `bands` bands on `parts`
+/// parts, by the blocks of x16 rows the busiest part expands: in the
+/// planes mode the groups dealt to the parts in contiguous runs (its
+/// second parallel step and the projection's reads of the depthwise output
+/// the other core computed counted as a tenth more), in bands the rows
+/// shared out, those that two bands read computed by both. Measured at
+/// 56x56 (24 -> 72, stride 1: 1.24 against 1.50 blocks of rows per
+/// padded row, bands 15% faster) and 28x28 to 14x14 at stride 2 (planes
+/// 9-17% faster).
+bool planesCostLess(const BlockedGeometry &g, const ConvShape &s, int64_t parts,
+                    int64_t bands) {
+  if (!planesAllowed(g))
+    return false;
+  const int64_t busiest = minI(g.eb, 3 * ceilDiv(ceilDiv(g.eb, 3), parts));
+  const int64_t bandRows = s.oh * s.sh + bands * (s.kh - s.sh);
+  return 11 * busiest * g.hp * parts <= 10 * g.eb * bandRows;
 }
 
 void runBlockedParts(void *ctx, int64_t begin, int64_t end) {
@@ -455,10 +586,37 @@ void runBlockedBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
   BlockedJob job;
   job.s = &s;
   job.g = blockedGeometry(s, es, p->pair.f, bandBytes);
+  const BlockedGeometry &g = job.g;
   float *weights = alignScratch(scratch);
-  layoutWeights(job.g, s, p, expWeight, dwWeight, pwWeight,
-                epilogue ? epilogue->bias : NULL, weights);
-  job.weights = weights;
+  // Biases padded to whole vectors, and the weights where the compiler did
+  // not pack them for these kernels.
+  zeroShort(weights + g.bExp, g.ep);
+  zeroShort(weights + g.bDw, g.ep);
+  zeroShort(weights + g.bPw, g.fp);
+  if (p->exp_bias)
+    copyShort(weights + g.bExp, p->exp_bias, g.e);
+  if (p->pair.dw_bias)
+    copyShort(weights + g.bDw, p->pair.dw_bias, g.e);
+  if (epilogue && epilogue->bias)
+    copyShort(weights + g.bPw, epilogue->bias, g.f);
+  job.bExp = weights + g.bExp;
+  job.bDw = weights + g.bDw;
+  job.bPw = weights + g.bPw;
+  if (p->exp.flags & TCC_UK_PACKED_BLOCKED) {
+    job.wExp = expWeight;
+    job.wDw = dwWeight;
+    job.wPw = pwWeight;
+  } else {
+    blockedPackWeights(s, es, g.f, TCC_UK_BLOCK_EXPANSION, expWeight,
+                       (p->exp.flags & TCC_UK_PACKED_A) != 0, weights + g.wExp);
+    blockedPackWeights(s, es, g.f, TCC_UK_BLOCK_DEPTHWISE, dwWeight, false,
+                       weights + g.wDw);
+    blockedPackWeights(s, es, g.f, TCC_UK_BLOCK_PROJECTION, pwWeight,
+                       (p->pair.flags & TCC_UK_PACKED_A) != 0, weights + g.wPw);
+    job.wExp = weights + g.wExp;
+    job.wDw = weights + g.wDw;
+    job.wPw = weights + g.wPw;
+  }
   job.scratch = weights + job.g.weightFloats;
   clampBounds(p->exp_has_clamp, p->exp_clamp_min, p->exp_clamp_max, job.expLo,
               job.expHi);
@@ -473,12 +631,19 @@ void runBlockedBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
   job.bands = maxI(ceilDiv(s.oh, job.g.band),
                    parts == 1 ? 1 : minI(s.oh, bandsPerPart * parts));
   const int64_t ohw = s.oh * s.ow;
+  const bool planes = planesCostLess(job.g, s, parts, job.bands);
+  job.shares = parts;
   for (int64_t img = 0; img < s.n; ++img) {
     job.image = input + img * es.c * es.h * es.w;
     job.out = output + img * job.g.f * ohw;
     job.residual = epilogue && epilogue->residual
                        ? epilogue->residual + img * job.g.f * ohw
                        : NULL;
+    if (planes) {
+      parallelFor(host, ceilDiv(job.g.eb, 3), 1, runPlanesGroups, &job);
+      parallelFor(host, parts, 1, runPlanesProjection, &job);
+      continue;
+    }
     job.claims.reset(parts, job.bands);
     parallelFor(host, parts, 1, runBlockedParts, &job);
   }

@@ -248,6 +248,15 @@ bool blockedFits(int32_t isa, const ConvShape &s, const ConvShape &es);
 int64_t blockedScratchBytes(const ConvShape &s, const ConvShape &es, int64_t f,
                             int64_t bandBytes, int64_t parts);
 
+/// Floats of a blocked block's weight `part` (TCC_UK_BLOCK_*) as its
+/// kernels read it, and its packing from the plain layout (or from this
+/// build's packed GEMM A where packedA; never for the depthwise taps).
+int64_t blockedWeightFloats(const ConvShape &s, const ConvShape &es, int64_t f,
+                            int32_t part);
+void blockedPackWeights(const ConvShape &s, const ConvShape &es, int64_t f,
+                        int32_t part, const float *weight, bool packedA,
+                        float *out);
+
 /// The block in the channel-blocked layout (blockedFits on this build's
 /// ISA): s and es as resolved, the epilogue the projection's; bands of
 /// about bandBytes, at most maxParts parts and bandsPerPart bands a part

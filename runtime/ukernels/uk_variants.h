@@ -38,6 +38,9 @@ struct Variant {
   decltype(&tcc_uk_block_fast) blockFast;
   decltype(&tcc_uk_block_scratch_bytes) blockScratchBytes;
   decltype(&tcc_uk_block_conv2d_nchw) blockConv2d;
+  decltype(&tcc_uk_block_blocked) blockBlocked;
+  decltype(&tcc_uk_block_pack_weights_bytes) blockPackWeightsBytes;
+  decltype(&tcc_uk_block_pack_weights) blockPackWeights;
   decltype(&tcc_uk_maxpool2d_fast) maxpoolFast;
   decltype(&tcc_uk_maxpool2d_nchw) maxpool2d;
   decltype(&tcc_uk_attention_scratch_bytes) attentionScratchBytes;

@@ -61,6 +61,10 @@
 #define tcc_uk_block_fast TCC_UK_RENAME(tcc_uk_block_fast)
 #define tcc_uk_block_scratch_bytes TCC_UK_RENAME(tcc_uk_block_scratch_bytes)
 #define tcc_uk_block_conv2d_nchw TCC_UK_RENAME(tcc_uk_block_conv2d_nchw)
+#define tcc_uk_block_blocked TCC_UK_RENAME(tcc_uk_block_blocked)
+#define tcc_uk_block_pack_weights_bytes                                        \
+  TCC_UK_RENAME(tcc_uk_block_pack_weights_bytes)
+#define tcc_uk_block_pack_weights TCC_UK_RENAME(tcc_uk_block_pack_weights)
 #define tcc_uk_maxpool2d_fast TCC_UK_RENAME(tcc_uk_maxpool2d_fast)
 #define tcc_uk_maxpool2d_nchw TCC_UK_RENAME(tcc_uk_maxpool2d_nchw)
 #define tcc_uk_attention_scratch_bytes                                         \
@@ -92,6 +96,9 @@ enum {
   TCC_UK_TRANS_B = 1u << 2,    /* b holds B^T: element (p, j) is b[j*ldb + p] */
   TCC_UK_PACKED_A = 1u << 3,   /* a is tcc_uk_pack_a output (lda ignored) */
   TCC_UK_PACKED_B = 1u << 4,   /* b is tcc_uk_pack_b output (ldb ignored) */
+  TCC_UK_PACKED_BLOCKED = 1u << 5, /* tcc_uk_block_params_t::exp.flags: the
+                                      block's three weights are
+                                      tcc_uk_block_pack_weights output */
 };
 
 /* Activations of the epilogue (tcc_uk_epilogue_t::activation). */
@@ -373,6 +380,30 @@ int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
                                  const float *dw_weight, const float *pw_weight,
                                  float *output,
                                  const tcc_uk_epilogue_t *epilogue);
+
+/* Whether the kernels of `isa` run this block in the channel-blocked layout
+ * (a 1x1 expansion before a square odd window of 3 to 7, stride 1 or 2, on
+ * AVX-512, where it does not run in halves of k). Its three weights may
+ * then come packed for it by tcc_uk_block_pack_weights (all three, with
+ * TCC_UK_PACKED_BLOCKED in exp.flags); otherwise the call lays them out
+ * in its scratch each time. 0 if p is not such a block. */
+int32_t tcc_uk_block_blocked(int32_t isa, const tcc_uk_block_params_t *p);
+
+/* The weights of a block, for tcc_uk_block_pack_weights. */
+enum {
+  TCC_UK_BLOCK_EXPANSION = 0,  /* [e, c] (a 1x1 convolution's weight) */
+  TCC_UK_BLOCK_DEPTHWISE = 1,  /* [e, 1, kh, kw] */
+  TCC_UK_BLOCK_PROJECTION = 2, /* [f, e] */
+};
+
+/* Size and contents of one of a blocked block's weights (`part`, from its
+ * plain layout above) as the kernels of `isa` read it; 0 bytes where
+ * tcc_uk_block_blocked(isa, p) is 0 or part is not a TCC_UK_BLOCK_*. */
+int64_t tcc_uk_block_pack_weights_bytes(int32_t isa,
+                                        const tcc_uk_block_params_t *p,
+                                        int32_t part);
+void tcc_uk_block_pack_weights(int32_t isa, const tcc_uk_block_params_t *p,
+                               int32_t part, const float *weight, float *out);
 
 /*===------------------------------------------------------------------===*
  * 2-D max pooling, NCHW

@@ -343,6 +343,34 @@ struct UkernelBuilder {
     return tcc_uk_block_fast(isa, &p) != 0;
   }
 
+  /// Where the kernels run the block channel-blocked and its three
+  /// weights are constants: the weights packed now as those kernels read
+  /// them (TCC_UK_PACKED_BLOCKED in p.exp.flags); false, changing nothing,
+  /// elsewhere.
+  bool packBlocked(OpBuilder &b, Location loc, tcc_uk_block_params_t &p,
+                   Value &expWeight, Value expSource, Value &dwWeight,
+                   Value dwSource, Value &pwWeight, Value pwSource) const {
+    if (!tcc_uk_block_blocked(isa, &p))
+      return false;
+    std::optional<std::vector<float>> values[] = {constantFloats(expSource),
+                                                  constantFloats(dwSource),
+                                                  constantFloats(pwSource)};
+    if (!values[0] || !values[1] || !values[2])
+      return false;
+    Value *weights[] = {&expWeight, &dwWeight, &pwWeight};
+    const int32_t parts[] = {TCC_UK_BLOCK_EXPANSION, TCC_UK_BLOCK_DEPTHWISE,
+                             TCC_UK_BLOCK_PROJECTION};
+    for (int i = 0; i < 3; ++i) {
+      std::vector<float> packed(
+          tcc_uk_block_pack_weights_bytes(isa, &p, parts[i]) / sizeof(float));
+      tcc_uk_block_pack_weights(isa, &p, parts[i], values[i]->data(),
+                                packed.data());
+      *weights[i] = packedConstant(b, loc, packed);
+    }
+    p.exp.flags |= TCC_UK_PACKED_BLOCKED;
+    return true;
+  }
+
   /// A convolution with one group (an expanding 1x1, or a stem), the
   /// depthwise convolution after it and the 1x1 after that as one call:
   /// the pair's operands as for `pair`, the first convolution's weight (as
@@ -351,15 +379,19 @@ struct UkernelBuilder {
   FailureOr<Value> block(OpBuilder &b, ConvOp exp, ConvOp dw, ConvOp pw,
                          Value input, Value expWeight, Value expWeightSource,
                          Value expBias, const Epilogue &expEpi, Value dwWeight,
-                         Value dwBias, const Epilogue &dwEpi, Value pwWeight,
+                         Value dwWeightSource, Value dwBias,
+                         const Epilogue &dwEpi, Value pwWeight,
                          Value pwWeightSource, Value bias,
                          const Epilogue &epilogue) const {
     Location loc = pw.getLoc();
     tcc_uk_block_params_t p = blockParams(exp, dw, pw);
-    expWeight = packWeights(b, loc, p.exp, expWeight, expWeightSource);
-    tcc_uk_conv2d_params_t pwParams = convParams(pw);
-    pwWeight = packWeights(b, loc, pwParams, pwWeight, pwWeightSource);
-    p.pair.flags = pwParams.flags;
+    if (!packBlocked(b, loc, p, expWeight, expWeightSource, dwWeight,
+                     dwWeightSource, pwWeight, pwWeightSource)) {
+      expWeight = packWeights(b, loc, p.exp, expWeight, expWeightSource);
+      tcc_uk_conv2d_params_t pwParams = convParams(pw);
+      pwWeight = packWeights(b, loc, pwParams, pwWeight, pwWeightSource);
+      p.pair.flags = pwParams.flags;
+    }
     int64_t scratch = tcc_uk_block_scratch_bytes(isa, &p);
     if (scratch <= 0)
       return failure();
@@ -993,9 +1025,9 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
     if (convs[2].epi.activation == Activation::None &&
         builder.blockFast(exp, dw, pw)) {
       r = builder.block(rewriter, exp, dw, pw, input, weight(exp), source(exp),
-                        convs[0].bias, convs[0].epi, weight(dw), convs[1].bias,
-                        convs[1].epi, weight(pw), source(pw), convs[2].bias,
-                        convs[2].epi);
+                        convs[0].bias, convs[0].epi, weight(dw), source(dw),
+                        convs[1].bias, convs[1].epi, weight(pw), source(pw),
+                        convs[2].bias, convs[2].epi);
     } else {
       FailureOr<Value> x =
           builder.conv(rewriter, exp, input, weight(exp), source(exp),

@@ -184,16 +184,19 @@ func.func @depthwise5x5_pointwise(%x: tensor<1x16x9x9xf32>) -> tensor<1x8x5x5xf3
 
 // Tests that an expansion grouped with the depthwise/pointwise pair after
 // it is one block_conv2d call on AVX-512 where its expanded tensor is
-// large (96 x 112 x 112: 4.8 MB): both 1x1 weights packed, each
-// convolution's bias and clamp passed, the pair's window as the
-// depthwise one's. The AVX2 kernels make three conv2d calls.
+// large (96 x 112 x 112: 4.8 MB): its three constant weights packed for
+// the channel-blocked kernels (exp_flags = TCC_UK_PACKED_BLOCKED: W^T of
+// the expansion 16 x 96, the taps 96 x 9, W^T of the projection 96 x 32,
+// its 24 filters padded to two vectors), each convolution's bias and clamp
+// passed, the pair's window as the depthwise one's. The AVX2 kernels make
+// three conv2d calls.
 // CHECK-LABEL: func @expansion_block
-// CHECK: %[[R:.*]]:2 = tcc.ukernel "block_conv2d" ins(%{{.*}} : tensor<1x16x112x112xf32>, tensor<{{[0-9]+}}xf32>, tensor<96xf32>, tensor<96x1x3x3xf32>, tensor<96xf32>, tensor<{{[0-9]+}}xf32>, tensor<24xf32>)
+// CHECK: %[[R:.*]]:2 = tcc.ukernel "block_conv2d" ins(%{{.*}} : tensor<1x16x112x112xf32>, tensor<1536xf32>, tensor<96xf32>, tensor<864xf32>, tensor<96xf32>, tensor<3072xf32>, tensor<24xf32>)
 // CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x24x56x56xf32>, tensor<{{[0-9]+}}xi8>)
 // CHECK-SAME: c = 96 : i64
 // CHECK-SAME: dw_clamp_max = 6.000000e+00 : f32, dw_clamp_min = 0.000000e+00 : f32, dw_has_clamp = 1 : i64
-// CHECK-SAME: exp_c = 16 : i64, exp_clamp_max = 6.000000e+00 : f32, exp_clamp_min = 0.000000e+00 : f32, exp_dilation_h = 1 : i64, exp_dilation_w = 1 : i64, exp_flags = 8 : i64, exp_h = 112 : i64, exp_has_clamp = 1 : i64, exp_kh = 1 : i64, exp_kw = 1 : i64, exp_n = 1 : i64, exp_pad_bottom = 0 : i64, exp_pad_left = 0 : i64, exp_pad_right = 0 : i64, exp_pad_top = 0 : i64, exp_stride_h = 1 : i64, exp_stride_w = 1 : i64, exp_w = 112 : i64
-// CHECK-SAME: f = 24 : i64, flags = 8 : i64, h = 112 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_dw_bias = 1 : i64, has_exp_bias = 1 : i64, has_residual = 0 : i64
+// CHECK-SAME: exp_c = 16 : i64, exp_clamp_max = 6.000000e+00 : f32, exp_clamp_min = 0.000000e+00 : f32, exp_dilation_h = 1 : i64, exp_dilation_w = 1 : i64, exp_flags = 32 : i64, exp_h = 112 : i64, exp_has_clamp = 1 : i64, exp_kh = 1 : i64, exp_kw = 1 : i64, exp_n = 1 : i64, exp_pad_bottom = 0 : i64, exp_pad_left = 0 : i64, exp_pad_right = 0 : i64, exp_pad_top = 0 : i64, exp_stride_h = 1 : i64, exp_stride_w = 1 : i64, exp_w = 112 : i64
+// CHECK-SAME: f = 24 : i64, flags = 0 : i64, h = 112 : i64, has_bias = 1 : i64, has_clamp = 0 : i64, has_dw_bias = 1 : i64, has_exp_bias = 1 : i64, has_residual = 0 : i64
 // CHECK-SAME: stride_h = 2 : i64
 // CHECK: return %[[R]]#0
 // AVX2-LABEL: func @expansion_block
@@ -215,6 +218,31 @@ func.func @expansion_block(%x: tensor<1x16x112x112xf32>) -> tensor<1x24x56x56xf3
     %c = tcc.conv %ek, %a3, %a4 strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 96 : (tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, tensor<96xf32>) -> tensor<1x96x56x56xf32>
     %k = tcc.clamp %c min = 0.0 max = 6.0 : tensor<1x96x56x56xf32>
     %p = tcc.conv %k, %a5, %a6 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x96x56x56xf32>, tensor<24x96x1x1xf32>, tensor<24xf32>) -> tensor<1x24x56x56xf32>
+    tcc.yield %p : tensor<1x24x56x56xf32>
+  }
+  return %0 : tensor<1x24x56x56xf32>
+}
+
+// -----
+
+// Tests that a block whose depthwise weight is not a constant keeps its 1x1
+// weights packed as the GEMMs read them (exp_flags and flags =
+// TCC_UK_PACKED_A) and its taps as they are: the kernels lay the weights
+// out for the channel-blocked layout at each call.
+// CHECK-LABEL: func @expansion_block_weights_unknown
+// CHECK: tcc.ukernel "block_conv2d" ins(%{{.*}} : tensor<1x16x112x112xf32>, tensor<{{[0-9]+}}xf32>, tensor<96x1x3x3xf32>, tensor<{{[0-9]+}}xf32>)
+// CHECK-SAME: exp_flags = 8 : i64
+// CHECK-SAME: flags = 8 : i64
+func.func @expansion_block_weights_unknown(%x: tensor<1x16x112x112xf32>, %dwv: tensor<96x1x3x3xf32>) -> tensor<1x24x56x56xf32> {
+  %ew = tcc.constant dense<0.125> : tensor<96x16x1x1xf32>
+  %pw = tcc.constant dense<0.5> : tensor<24x96x1x1xf32>
+  %0 = tcc.fused "contraction"(%x, %ew, %dwv, %pw : tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, tensor<96x1x3x3xf32>, tensor<24x96x1x1xf32>) -> tensor<1x24x56x56xf32> {
+  ^bb0(%a0: tensor<1x16x112x112xf32>, %a1: tensor<96x16x1x1xf32>, %a3: tensor<96x1x3x3xf32>, %a5: tensor<24x96x1x1xf32>):
+    %e = tcc.conv %a0, %a1 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>) -> tensor<1x96x112x112xf32>
+    %ek = tcc.clamp %e min = 0.0 max = 6.0 : tensor<1x96x112x112xf32>
+    %c = tcc.conv %ek, %a3 strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 96 : (tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>) -> tensor<1x96x56x56xf32>
+    %k = tcc.clamp %c min = 0.0 max = 6.0 : tensor<1x96x56x56xf32>
+    %p = tcc.conv %k, %a5 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 : (tensor<1x96x56x56xf32>, tensor<24x96x1x1xf32>) -> tensor<1x24x56x56xf32>
     tcc.yield %p : tensor<1x24x56x56xf32>
   }
   return %0 : tensor<1x24x56x56xf32>

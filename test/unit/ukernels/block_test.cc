@@ -167,8 +167,13 @@ tcc_uk_epilogue_t biasClamp(const float *bias, bool clamp) {
   return ep;
 }
 
+/// The block as one call. Where the variant runs it channel-blocked, its
+/// weights come packed for that (tcc_uk_block_pack_weights, as a compiler
+/// packs constants) unless packBlocked is false, when the call lays out
+/// the GEMM-packed (or plain) ones itself.
 std::vector<float> runBlock(const Variant &v, const BlockCase &b,
-                            const BlockData &d, const tcc_host_api_t *host) {
+                            const BlockData &d, const tcc_host_api_t *host,
+                            bool packBlocked = true) {
   std::vector<float> out(b.n * b.f * b.oh() * b.ow(), std::nanf(""));
   tcc_uk_block_params_t p = b.params();
   p.exp_bias = b.epilogues ? d.expBias.data() : nullptr;
@@ -179,8 +184,22 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
   p.pair.scratch = scratch.get();
   tcc_uk_epilogue_t ep = biasClamp(d.bias.data(), false);
   ep.residual = b.residual ? d.res.data() : nullptr;
-  EXPECT_EQ(0, v.blockConv2d(host, &p, d.x.data(), d.expPacked.data(),
-                             d.dwW.data(), d.pwPacked.data(), out.data(), &ep));
+  const float *weights[] = {d.expPacked.data(), d.dwW.data(),
+                            d.pwPacked.data()};
+  std::vector<float> blocked[3];
+  if (packBlocked && v.blockBlocked(v.isaFn(), &p)) {
+    const std::vector<float> *plain[] = {&d.expW, &d.dwW, &d.pwW};
+    for (int32_t part = 0; part < 3; ++part) {
+      blocked[part].resize(v.blockPackWeightsBytes(v.isaFn(), &p, part) /
+                           sizeof(float));
+      v.blockPackWeights(v.isaFn(), &p, part, plain[part]->data(),
+                         blocked[part].data());
+      weights[part] = blocked[part].data();
+    }
+    p.exp.flags = p.pair.flags = TCC_UK_PACKED_BLOCKED;
+  }
+  EXPECT_EQ(0, v.blockConv2d(host, &p, d.x.data(), weights[0], weights[1],
+                             weights[2], out.data(), &ep));
   EXPECT_TRUE(scratch.guardIntact())
       << describe(b) << ": wrote past " << need << " bytes of scratch";
   return out;
@@ -217,8 +236,8 @@ std::vector<float> runTwo(const Variant &v, const BlockCase &b,
 /// Whether variant v runs b as two halves of the channels, each expanded,
 /// convolved and multiplied on its own thread: on AVX-512, its pair splits
 /// k (its scratch is the depthwise output and two partial products) and
-/// the expansion, a 1x1 before a stride-1 pair, is under 1 MiB (larger
-/// ones go in bands of rows).
+/// the expansion, a 1x1 before a stride-1 pair, is under 512 KiB (larger
+/// ones go channel-blocked, in bands of rows).
 bool splitsK(const Variant &v, const BlockCase &b) {
   const tcc_uk_block_params_t p = b.params();
   auto round16 = [](int64_t x) { return (x + 15) / 16 * 16; };
@@ -226,7 +245,7 @@ bool splitsK(const Variant &v, const BlockCase &b) {
   return v.isaFn() == TCC_UK_ISA_AVX512 &&
          v.dwpwScratchBytes(v.isaFn(), &p.pair) ==
              64 + 4 * (round16(b.e * ohw) + 2 * round16(b.f * ohw)) &&
-         b.ek == 1 && b.s == 1 && 4 * b.e * b.xh() * b.xw() < (1 << 20);
+         b.ek == 1 && b.s == 1 && 4 * b.e * b.xh() * b.xw() < (512 << 10);
 }
 
 /// The three convolutions as separate calls, on one thread.
@@ -398,13 +417,13 @@ TEST_P(Block, StrideTwoRowsSplitByParity) {
 // multiplied by one task, so the bits are those of the expansion and the
 // pair as two calls, whose partial products differ from one GEMM's in
 // their last bits (so the three calls' bits would show the bands' path).
-// 3x3 and 5x5 (lanes) planes from 56x56 to 7x7; 72 planes cut at 36, inside
+// 3x3 and 5x5 (lanes) planes from 40x40 to 7x7; 72 planes cut at 36, inside
 // a row panel of the packed weights, so the first half's last planes come
 // from the second half's expansion; unpacked weights (cut anywhere); a
 // batch with a residual; 1 to 4 threads, and one task that runs alone.
 TEST_P(Block, HalvesOfKWhereTheExpansionIsSmall) {
   const std::vector<BlockCase> cases = {
-      BlockCase{1, 24, 72, 56, 56, 24}.withResidual(),
+      BlockCase{1, 24, 72, 40, 40, 24}.withResidual(),
       BlockCase{1, 40, 120, 28, 28, 40}.window(5),
       BlockCase{1, 80, 480, 14, 14, 96},
       BlockCase{1, 192, 1152, 7, 7, 192}.window(5).withResidual(),
@@ -447,11 +466,79 @@ TEST_P(Block, EdgesAndLayouts) {
   checkBlock(*v, BlockCase{1, 4, 16, 2, 40, 8}, 5);
 }
 
+// Channel-blocked, an image goes in bands of rows (each band's expansion,
+// depthwise rows and projection on one thread) or, where the busiest
+// thread would expand fewer rows so (small images: no rows computed twice
+// at the bands' edges), as its groups of three channel blocks (expanded
+// and convolved whole) on the threads, then the projection of the
+// threads' shares of its pixels: two parallel loops an image. Either way
+// each element sees the same sums in the same order, so the bits are the
+// same whatever the threads (one thread runs one band), and within
+// rounding of the block in double.
+TEST_P(Block, ChannelBlockedBandsAndPlanes) {
+  if (isa() != TCC_UK_ISA_AVX512)
+    GTEST_SKIP() << "the channel-blocked kernels are AVX-512's";
+  struct ModeCase {
+    BlockCase b;
+    int threads;
+    std::vector<int64_t> counts; // n of each parallel loop
+  };
+  const std::vector<ModeCase> cases = {
+      // 15 blocks, 5 groups at 28x28 (stride 2): planes.
+      {BlockCase{1, 40, 240, 28, 28, 80}.window(5).stride(2), 2, {5, 2}},
+      // Two images, 72 channels (5 blocks, the last padded), 5x5 /2,
+      // residual: planes for each image.
+      {BlockCase{2, 24, 72, 30, 30, 16}.window(5).stride(2).withResidual(),
+       2,
+       {2, 2, 2, 2}},
+      // 4 threads, 7x7 windows, 12 blocks in 4 groups.
+      {BlockCase{1, 8, 192, 20, 20, 40}.window(7).stride(2), 4, {4, 4}},
+      // mobilenet_v2's 112x112 block: bands.
+      {BlockCase{1, 16, 96, 112, 112, 24}.stride(2), 2, {2}},
+  };
+  for (const ModeCase &m : cases) {
+    SCOPED_TRACE(describe(m.b));
+    const BlockData d(*v, m.b);
+    const std::vector<float> one = runBlock(*v, m.b, d, nullptr);
+    expectNearReference(m.b, d, one);
+    ThreadHost host(m.threads);
+    const std::vector<float> got = runBlock(*v, m.b, d, host.get());
+    expectIdentical(one.data(), got.data(), one.size(),
+                    std::to_string(m.threads) + " threads");
+    EXPECT_EQ(host.counts, m.counts);
+  }
+}
+
+// The weights as a compiler packs constants for the channel-blocked
+// kernels, or laid out by the call itself (from the GEMM-packed 1x1
+// weights, or the plain ones): the same bits. Weights packed so where the
+// kernels do not run the block channel-blocked are refused, writing
+// nothing.
+TEST_P(Block, ChannelBlockedWeightsPackedOrLaidOutPerCall) {
+  for (const BlockCase &b :
+       {BlockCase{1, 24, 72, 30, 30, 16}.window(5).stride(2),
+        BlockCase{1, 7, 40, 17, 19, 50}.withResidual().unpacked(),
+        BlockCase{1, 6, 24, 20, 40, 5}.stride(2).pads(0, 0, 1, 1).plain()}) {
+    SCOPED_TRACE(describe(b));
+    const BlockData d(*v, b);
+    ThreadHost host(2);
+    const std::vector<float> packed = runBlock(*v, b, d, host.get(), true);
+    const std::vector<float> perCall = runBlock(*v, b, d, host.get(), false);
+    expectIdentical(packed.data(), perCall.data(), packed.size(), v->name);
+  }
+  tcc_uk_block_params_t p =
+      BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1).params();
+  p.exp.flags = TCC_UK_PACKED_BLOCKED;
+  float x[64] = {}, out = 42.0f;
+  EXPECT_EQ(-2, v->blockConv2d(nullptr, &p, x, x, x, x, &out, nullptr));
+  EXPECT_EQ(out, 42.0f);
+}
+
 // Parts are one a thread (up to four), and claim the bands (four a part at
 // least) as they run, so which part computes which rows moves with the
 // thread count and the timing; the bits do not.
 TEST_P(Block, ThreadCountDoesNotChangeResults) {
-  const BlockCase b = BlockCase{1, 16, 96, 64, 64, 24}.stride(2);
+  const BlockCase b = BlockCase{1, 16, 96, 112, 112, 24}.stride(2);
   const BlockData d(*v, b);
   const std::vector<float> serial = runBlock(*v, b, d, nullptr);
   for (int threads : {2, 3, 4, 6}) {
@@ -469,9 +556,9 @@ TEST_P(Block, ThreadCountDoesNotChangeResults) {
 // the others never start: the host here runs only one of the parts.
 TEST_P(Block, PartsClaimTheBandsAsTheyRun) {
   for (const BlockCase &b :
-       {BlockCase{1, 16, 96, 64, 64, 24}.stride(2),
+       {BlockCase{1, 16, 96, 112, 112, 24}.stride(2),
         BlockCase{1, 3, 32, 96, 96, 16}.first(3, 2, 1),
-        BlockCase{2, 24, 144, 28, 28, 24}.withResidual()}) {
+        BlockCase{2, 24, 144, 56, 56, 24}.stride(2).withResidual()}) {
     SCOPED_TRACE(describe(b));
     const BlockData d(*v, b);
     const std::vector<float> want = runSeparate(*v, b, d);
@@ -571,25 +658,31 @@ TEST_P(Block, FastForLargeExpansionsOrHalvesOfK) {
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_AVX2));
   EXPECT_EQ(0, fast(b2, TCC_UK_ISA_GENERIC));
   // A first convolution's output from 1 MiB: the 56x56 expansions (1.8
-  // MB) and the stem (1.6 MB), not the 28x28 expansions (0.6 MB) nor a stem
-  // of 0.8 MB; 1 MiB exactly (64 x 64 x 64 floats) is one.
+  // MB) and the stem (1.6 MB).
   EXPECT_EQ(1, fast(BlockCase{1, 24, 144, 56, 56, 24}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(
       1, fast(BlockCase{1, 24, 144, 56, 56, 32}.stride(2), TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 96}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(1, fast(BlockCase{1, 8, 64, 64, 64, 24}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(0, fast(BlockCase{1, 8, 63, 64, 64, 24}, TCC_UK_ISA_AVX512));
+  // Channel-blocked (AVX-512, a 1x1 expansion before an odd square window
+  // of 3 to 7, stride 1 or 2): at stride 2 at every size, at stride 1 from
+  // 512 KiB (the 28x28 192-channel expansion, 0.6 MB; 32 x 64 x 64 floats
+  // exactly is one, 31 x 64 x 64 not, its pair keeping one GEMM).
+  EXPECT_EQ(1, fast(BlockCase{1, 40, 240, 28, 28, 80}.window(5).stride(2),
+                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 96, 576, 14, 14, 192}.window(5).stride(2),
+                    TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 32, 192, 28, 28, 96}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 8, 32, 64, 64, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 8, 31, 64, 64, 24}, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, fast(BlockCase{1, 32, 192, 28, 28, 96}, TCC_UK_ISA_AVX2));
   // Smaller 1x1 expansions before a stride-1 pair that splits k (3f <= e,
-  // 32 planes at least): in halves of the channels. Not at stride 2, nor
-  // where the pair keeps one GEMM, nor after a stem's window.
-  EXPECT_EQ(1, fast(BlockCase{1, 32, 192, 28, 28, 32}, TCC_UK_ISA_AVX512));
-  EXPECT_EQ(1, fast(BlockCase{1, 8, 63, 64, 64, 8}, TCC_UK_ISA_AVX512));
+  // 32 planes at least): in halves of the channels. Not where the pair
+  // keeps one GEMM, nor after a stem's window.
   EXPECT_EQ(
       1, fast(BlockCase{1, 40, 120, 28, 28, 40}.window(5), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(1, fast(BlockCase{1, 80, 480, 14, 14, 80}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0,
             fast(BlockCase{1, 40, 120, 28, 28, 40}.window(5), TCC_UK_ISA_AVX2));
-  EXPECT_EQ(0, fast(BlockCase{1, 40, 240, 28, 28, 80}.window(5).stride(2),
-                    TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 8, 30, 20, 20, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0, fast(BlockCase{1, 3, 48, 56, 56, 16}.first(3, 1, 1),
                     TCC_UK_ISA_AVX512));
@@ -600,6 +693,43 @@ TEST_P(Block, FastForLargeExpansionsOrHalvesOfK) {
   EXPECT_EQ(1, fast(BlockCase{1, 8, 128, 96, 96, 8}, TCC_UK_ISA_AVX512));
   EXPECT_EQ(0,
             fast(BlockCase{1, 8, 128, 96, 96, 8}.stride(3), TCC_UK_ISA_AVX512));
+}
+
+// Which blocks run channel-blocked (and so take weights packed for it):
+// on AVX-512 a 1x1 expansion before an odd square window of 3 to 7, stride
+// 1 or 2, where the block does not run in halves of k; any build answers
+// for any ISA, and sizes the packed weights (zero elsewhere).
+TEST_P(Block, ChannelBlockedWhereItFits) {
+  auto blocked = [&](const BlockCase &b, int32_t target) {
+    const tcc_uk_block_params_t p = b.params();
+    return v->blockBlocked(target, &p);
+  };
+  const BlockCase mbv2 = BlockCase{1, 16, 96, 112, 112, 24}.stride(2);
+  EXPECT_EQ(1, blocked(mbv2, TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, blocked(mbv2, TCC_UK_ISA_AVX2));
+  EXPECT_EQ(1, blocked(BlockCase{1, 6, 20, 9, 9, 5}.window(7).stride(2),
+                       TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, blocked(BlockCase{1, 6, 20, 9, 9, 5}.window(9),
+                       TCC_UK_ISA_AVX512)); // wider than 7
+  EXPECT_EQ(0, blocked(BlockCase{1, 6, 20, 9, 9, 5}.window(4),
+                       TCC_UK_ISA_AVX512)); // even
+  EXPECT_EQ(0,
+            blocked(BlockCase{1, 6, 20, 9, 9, 5}.stride(3), TCC_UK_ISA_AVX512));
+  EXPECT_EQ(0, blocked(BlockCase{1, 3, 32, 224, 224, 16}.first(3, 2, 1),
+                       TCC_UK_ISA_AVX512)); // a stem
+  EXPECT_EQ(0, blocked(BlockCase{1, 80, 480, 14, 14, 80}, TCC_UK_ISA_AVX512));
+  const tcc_uk_block_params_t p = mbv2.params();
+  // W^T of the expansion (16 x 96), the taps (96 x 9), W^T of the
+  // projection (96 x 32: 24 filters padded to two vectors).
+  EXPECT_EQ(4 * 16 * 96, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p,
+                                                  TCC_UK_BLOCK_EXPANSION));
+  EXPECT_EQ(4 * 96 * 9, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p,
+                                                 TCC_UK_BLOCK_DEPTHWISE));
+  EXPECT_EQ(4 * 96 * 32, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p,
+                                                  TCC_UK_BLOCK_PROJECTION));
+  EXPECT_EQ(0, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p, 3));
+  EXPECT_EQ(
+      0, v->blockPackWeightsBytes(TCC_UK_ISA_AVX2, &p, TCC_UK_BLOCK_EXPANSION));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Block, ::testing::ValuesIn(variantNames()),
