@@ -196,7 +196,8 @@ int64_t blockScratchBytes(int32_t isa, const tcc_uk_block_params_t *p,
   }
   if (blockedFits(isa, s, es))
     return blockedScratchBytes(s, es, p->pair.f, kBlockBandBytes,
-                               kBlockMaxParts);
+                               kBlockMaxParts,
+                               (p->exp.flags & TCC_UK_PACKED_BLOCKED) != 0);
   return 64 + kBlockMaxParts * blockGeometry(isa, p, s, es).partBytes;
 }
 
@@ -424,7 +425,7 @@ extern "C" void tcc_uk_block_pack_weights(int32_t isa,
                                           int32_t part, const float *weight,
                                           float *out) {
   ConvShape s, es;
-  if (tcc_uk_block_pack_weights_bytes(isa, p, part) > 0 &&
+  if (part >= TCC_UK_BLOCK_EXPANSION && part <= TCC_UK_BLOCK_PROJECTION &&
       runsBlocked(isa, p, s, es))
     blockedPackWeights(s, es, p->pair.f, part, weight, false, out);
 }
@@ -492,11 +493,7 @@ extern "C" int32_t tcc_uk_block_conv2d_nchw(
       runsFlatDirect(one)
           ? 1
           : maxI(1, minI(minI(hostThreads(host), kBlockMaxParts), s.oh));
-  // Bands of at most g.band rows, and kBlockBandsPerPart a part at least
-  // (rows allowing), so that the parts share them out as they run.
-  job.bands =
-      maxI(ceilDiv(s.oh, job.g.band),
-           job.parts == 1 ? 1 : minI(s.oh, kBlockBandsPerPart * job.parts));
+  job.bands = blockBands(s.oh, job.g.band, job.parts, kBlockBandsPerPart);
   job.expWeight = expWeight;
   job.dwWeight = dwWeight;
   job.pwWeight = pwWeight;

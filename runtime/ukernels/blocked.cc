@@ -34,7 +34,6 @@
 #include "depthwise_internal.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 namespace tcc {
 namespace uk {
@@ -73,8 +72,9 @@ struct BlockedGeometry {
   // The whole image at once (planes): x16 of every padded row, mid16 of
   // every output row, and a part's y^T of kPlanesChunk pixels.
   int64_t hp, planesX, planesMid, planesCt;
-  // The weights as laid out for the call, one after another.
-  int64_t wExp, bExp, wDw, bDw, wPw, bPw, weightFloats;
+  // The biases padded to whole vectors, then (where the compiler did not
+  // pack them) the weights as laid out for the call, one after another.
+  int64_t bExp, bDw, bPw, biasFloats, wExp, wDw, wPw, weightFloats;
 };
 
 int64_t round16(int64_t x) { return ceilDiv(x, kCB) * kCB; }
@@ -103,13 +103,14 @@ BlockedGeometry blockedGeometry(const ConvShape &s, const ConvShape &es,
   g.planesX = round16(g.ep * g.hp * g.wp);
   g.planesMid = round16(g.ep * s.oh * s.ow);
   g.planesCt = kPlanesChunk * g.fp;
-  g.wExp = 0;
-  g.bExp = g.wExp + round16(g.cin * g.ep);
-  g.wDw = g.bExp + g.ep;
-  g.bDw = g.wDw + g.ep * s.kh * s.kw;
-  g.wPw = g.bDw + g.ep;
-  g.bPw = g.wPw + g.ep * g.fp;
-  g.weightFloats = g.bPw + g.fp;
+  g.bExp = 0;
+  g.bDw = g.ep;
+  g.bPw = 2 * g.ep;
+  g.biasFloats = round16(2 * g.ep + g.fp);
+  g.wExp = g.biasFloats;
+  g.wDw = g.wExp + round16(g.cin * g.ep);
+  g.wPw = g.wDw + g.ep * s.kh * s.kw;
+  g.weightFloats = g.wPw + g.ep * g.fp;
   return g;
 }
 
@@ -133,12 +134,12 @@ bool planesAllowed(const BlockedGeometry &g) {
 } // namespace
 
 int64_t blockedScratchBytes(const ConvShape &s, const ConvShape &es, int64_t f,
-                            int64_t bandBytes, int64_t parts) {
+                            int64_t bandBytes, int64_t parts, bool packed) {
   const BlockedGeometry g = blockedGeometry(s, es, f, bandBytes);
-  int64_t floats = g.weightFloats + parts * g.partFloats;
+  const int64_t head = packed ? g.biasFloats : g.weightFloats;
+  int64_t floats = head + parts * g.partFloats;
   if (planesAllowed(g))
-    floats = maxI(floats, g.weightFloats + g.planesX + g.planesMid +
-                              parts * g.planesCt);
+    floats = maxI(floats, head + g.planesX + g.planesMid + parts * g.planesCt);
   return 64 + static_cast<int64_t>(sizeof(float)) * floats;
 }
 
@@ -627,7 +628,9 @@ void runBlockedBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
     job.wDw = weights + g.wDw;
     job.wPw = weights + g.wPw;
   }
-  job.scratch = weights + job.g.weightFloats;
+  job.scratch =
+      weights +
+      (p->exp.flags & TCC_UK_PACKED_BLOCKED ? g.biasFloats : g.weightFloats);
   clampBounds(p->exp_has_clamp, p->exp_clamp_min, p->exp_clamp_max, job.expLo,
               job.expHi);
   clampBounds(p->pair.dw_has_clamp, p->pair.dw_clamp_min, p->pair.dw_clamp_max,
@@ -636,10 +639,7 @@ void runBlockedBlock(const tcc_host_api_t *host, const tcc_uk_block_params_t *p,
               epilogue ? epilogue->clamp_min : 0,
               epilogue ? epilogue->clamp_max : 0, job.outLo, job.outHi);
   const int64_t parts = maxI(1, minI(minI(hostThreads(host), maxParts), s.oh));
-  // Bands of at most g.band rows, and bandsPerPart a part at least (rows
-  // allowing), so that the parts share them out as they run.
-  job.bands = maxI(ceilDiv(s.oh, job.g.band),
-                   parts == 1 ? 1 : minI(s.oh, bandsPerPart * parts));
+  job.bands = blockBands(s.oh, g.band, parts, bandsPerPart);
   const int64_t ohw = s.oh * s.ow;
   const bool planes = planesCostLess(job.g, s, parts, job.bands);
   job.shares = parts;

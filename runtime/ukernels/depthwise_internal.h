@@ -244,9 +244,19 @@ void runPairKSplit(const tcc_host_api_t *host, const ConvShape &one,
 bool blockedFits(int32_t isa, const ConvShape &s, const ConvShape &es);
 
 /// Scratch of a blocked block (f outputs; bands of about bandBytes, one
-/// a part at a time).
+/// a part at a time); room for its weights laid out unless `packed` (by
+/// tcc_uk_block_pack_weights).
 int64_t blockedScratchBytes(const ConvShape &s, const ConvShape &es, int64_t f,
-                            int64_t bandBytes, int64_t parts);
+                            int64_t bandBytes, int64_t parts, bool packed);
+
+/// The bands a block's image goes in: of at most `band` rows, and
+/// bandsPerPart a part at least (rows allowing), so that the parts share
+/// them out as they run.
+inline int64_t blockBands(int64_t oh, int64_t band, int64_t parts,
+                          int64_t bandsPerPart) {
+  return maxI(ceilDiv(oh, band),
+              parts == 1 ? 1 : minI(oh, bandsPerPart * parts));
+}
 
 /// Floats of a blocked block's weight `part` (TCC_UK_BLOCK_*) as its
 /// kernels read it, and its packing from the plain layout (or from this

@@ -386,8 +386,9 @@ int32_t tcc_uk_block_conv2d_nchw(const tcc_host_api_t *host,
  * AVX-512, where it does not run in halves of k). Its three weights may
  * then come packed for it by tcc_uk_block_pack_weights (all three, with
  * TCC_UK_PACKED_BLOCKED in exp.flags, p's other flags as asked here);
- * otherwise the call lays them out in its scratch each time. 0 if p is not
- * such a block. */
+ * otherwise the call lays them out in its scratch each time (and
+ * tcc_uk_block_scratch_bytes, asked with the call's flags, makes room for
+ * them only then). 0 if p is not such a block. */
 int32_t tcc_uk_block_blocked(int32_t isa, const tcc_uk_block_params_t *p);
 
 /* The weights of a block, for tcc_uk_block_pack_weights. */

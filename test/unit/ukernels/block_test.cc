@@ -178,12 +178,6 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
   tcc_uk_block_params_t p = b.params();
   p.exp_bias = b.epilogues ? d.expBias.data() : nullptr;
   p.pair.dw_bias = b.epilogues ? d.dwBias.data() : nullptr;
-  const int64_t need = v.blockScratchBytes(v.isaFn(), &p);
-  EXPECT_GT(need, 0);
-  Scratch scratch(need);
-  p.pair.scratch = scratch.get();
-  tcc_uk_epilogue_t ep = biasClamp(d.bias.data(), false);
-  ep.residual = b.residual ? d.res.data() : nullptr;
   const float *weights[] = {d.expPacked.data(), d.dwW.data(),
                             d.pwPacked.data()};
   std::vector<float> blocked[3];
@@ -198,6 +192,14 @@ std::vector<float> runBlock(const Variant &v, const BlockCase &b,
     }
     p.exp.flags = TCC_UK_PACKED_BLOCKED; // the call's flags otherwise as asked
   }
+  // Asked with the call's flags: no room for laying out weights that come
+  // packed for the channel-blocked kernels.
+  const int64_t need = v.blockScratchBytes(v.isaFn(), &p);
+  EXPECT_GT(need, 0);
+  Scratch scratch(need);
+  p.pair.scratch = scratch.get();
+  tcc_uk_epilogue_t ep = biasClamp(d.bias.data(), false);
+  ep.residual = b.residual ? d.res.data() : nullptr;
   EXPECT_EQ(0, v.blockConv2d(host, &p, d.x.data(), weights[0], weights[1],
                              weights[2], out.data(), &ep));
   EXPECT_TRUE(scratch.guardIntact())
@@ -769,6 +771,12 @@ TEST_P(Block, ChannelBlockedWhereItFits) {
   EXPECT_EQ(4 * 96 * 32, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p,
                                                   TCC_UK_BLOCK_PROJECTION));
   EXPECT_EQ(0, v->blockPackWeightsBytes(TCC_UK_ISA_AVX512, &p, 3));
+  // Weights packed so need no room in the scratch to be laid out.
+  tcc_uk_block_params_t packed = p;
+  packed.exp.flags = TCC_UK_PACKED_BLOCKED;
+  EXPECT_EQ(v->blockScratchBytes(TCC_UK_ISA_AVX512, &packed) +
+                4 * (16 * 96 + 96 * 9 + 96 * 32),
+            v->blockScratchBytes(TCC_UK_ISA_AVX512, &p));
   EXPECT_EQ(
       0, v->blockPackWeightsBytes(TCC_UK_ISA_AVX2, &p, TCC_UK_BLOCK_EXPANSION));
 }
