@@ -80,14 +80,19 @@ SlotLayout slotLayout(int32_t isa, const tcc_uk_attention_params_t *p) {
 
 /// Slots for up to kAttentionSlots threads, no more than the tasks, and no
 /// more scratch in all than half the scores tensor the call keeps out of
-/// memory: the call's peak (Q, K, V, the output and the scratch) stays under
-/// the unfused products' (Q, K and the scores; the scores, the
-/// probabilities and V). An encoder at sequence 128 gets 4 slots, at 512 8.
+/// memory, or kSmallSlotBytes where that is more: the call's peak (Q, K, V,
+/// the output and the scratch) stays under the unfused products' (Q, K and
+/// the scores; the scores, the probabilities and V) where the scores are
+/// large. An encoder at sequence 128 gets 4 slots, at 512 8; at 32, whose
+/// scores (48 KB over 12 heads) left it one slot of 25 KB and one thread,
+/// 8 (200 KB).
+constexpr int64_t kSmallSlotBytes = int64_t(256) << 10;
 int64_t slotsFor(int32_t isa, const tcc_uk_attention_params_t *p) {
   const int64_t scores =
       p->batch * p->sq * p->sk * static_cast<int64_t>(sizeof(float));
-  return maxI(1, minI(minI(kAttentionSlots, p->batch * ceilDiv(p->sq, 8)),
-                      scores / 2 / slotLayout(isa, p).total()));
+  return maxI(
+      1, minI(minI(kAttentionSlots, p->batch * ceilDiv(p->sq, 8)),
+              maxI(scores / 2, kSmallSlotBytes) / slotLayout(isa, p).total()));
 }
 
 struct AttentionJob {

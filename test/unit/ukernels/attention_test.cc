@@ -190,6 +190,19 @@ TEST_P(Attention, SplitsAcrossThreads) {
   }
 }
 
+// Short sequences split across the threads too: an encoder's 12 heads at
+// sequence 32 have scores of 48 KB, half of which held one slot's scratch
+// and so one thread; a call's scratch may take up to 256 KB.
+TEST_P(Attention, ShortSequencesUseEveryThread) {
+  ThreadHost host(2);
+  AttnCase c{12, 32, 32, 64, 64};
+  c.interleaved = true;
+  checkAttention(*v, c, host.get());
+  ASSERT_EQ(host.calls, 1);
+  EXPECT_EQ(host.counts.back(), 2) << "one task a thread";
+  EXPECT_EQ(host.lastParts, 2u);
+}
+
 // A row whose every score is masked gives NaN (softmax's 0/0), the others
 // are untouched by it.
 TEST_P(Attention, WholeRowMaskedIsNaN) {
