@@ -163,9 +163,15 @@ float softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
     // The tail's padding lanes: -inf scaled, plus 0.
     return vadd(v, at < full ? vload(add + at) : vloadMask(add + at, tailMask));
   };
-  vf mx = score(0);
-  for (j = kVL; j < ld; j += kVL)
-    mx = vmax(mx, score(j));
+  // Four running maxima: one chain of vmax waited on its latency each
+  // vector (the maximum is exact in any order).
+  vf m[4] = {score(0), vset1(-inf), vset1(-inf), vset1(-inf)};
+  for (j = kVL; j + 4 * kVL <= ld; j += 4 * kVL)
+    for (int u = 0; u < 4; ++u)
+      m[u] = vmax(m[u], score(j + u * kVL));
+  for (; j < ld; j += kVL)
+    m[0] = vmax(m[0], score(j));
+  const vf mx = vmax(vmax(m[0], m[1]), vmax(m[2], m[3]));
   const float top = laneMax(mx);
   if (top == -inf) { // every score masked: 0/0, as softmax
     for (j = 0; j < n; ++j)
