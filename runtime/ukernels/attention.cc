@@ -125,7 +125,7 @@ float laneMax(vf x) {
 /// 1.5 * 2^23, r = t - n ln2 in one FMA (|n| <= 126: within 2.4e-7), e^r
 /// by vsilu's degree-5 polynomial (relative error 7.5e-8): 11 vector
 /// operations where vexp and the floor's select took 17 (the encoder's
-/// heads at sequence 512, one thread, 7.05 -> 6.87 ms).
+/// heads at sequence 512, one thread, 7.05 -> 6.85 ms).
 TCC_UK_INLINE vf softmaxTerm(vf t) {
 #if TCC_UK_NATIVE_ISA == 2
   // NaN stays NaN: not below -75 (unordered), and max returns its second

@@ -2,7 +2,9 @@
  * that the runtime's tests need no compiler: sum = a + b over f32[2x3].
  *
  * Built several times: FAKE_ABI_VERSION makes an artifact from another ABI,
- * FAKE_RUN_RESULT one whose run fails, FAKE_ROWS one over f32[ROWSx3]. */
+ * FAKE_RUN_RESULT one whose run fails, FAKE_ROWS one over f32[ROWSx3],
+ * FAKE_WEIGHT_FLOATS one with that many read-only floats of "weights"
+ * (fake_weights: 1, then zeros, then 2), which its run reads. */
 #include "tcc/abi.h"
 
 #include <stddef.h>
@@ -20,6 +22,19 @@
 enum { kElements = FAKE_ROWS * 3, kWorkspaceAlign = 128 };
 
 static const int64_t shape[2] = {FAKE_ROWS, 3};
+
+#ifdef FAKE_WEIGHT_FLOATS
+const float fake_weights[FAKE_WEIGHT_FLOATS] = {1.0f, [FAKE_WEIGHT_FLOATS - 1] =
+                                                          2.0f};
+/* 0 while the weights' first and last floats are as written (read through
+ * volatile, so that the compiler does not fold them). */
+static float weights_error(void) {
+  const volatile float *w = fake_weights;
+  return (w[0] - 1.0f) + (w[FAKE_WEIGHT_FLOATS - 1] - 2.0f);
+}
+#else
+static float weights_error(void) { return 0.0f; }
+#endif
 static const tcc_tensor_desc_t inputs[2] = {
     {"a", TCC_DTYPE_F32, 2, shape},
     {"b", TCC_DTYPE_F32, 2, shape},
@@ -35,8 +50,9 @@ typedef struct add_ctx_t {
  * each other's results. */
 static void add_range(void *opaque, int64_t begin, int64_t end) {
   add_ctx_t *ctx = (add_ctx_t *)opaque;
+  const float error = weights_error();
   for (int64_t i = begin; i < end; ++i) {
-    ctx->scratch[i] = ctx->a[i] + ctx->b[i];
+    ctx->scratch[i] = ctx->a[i] + ctx->b[i] + error;
     ctx->sum[i] = ctx->scratch[i];
   }
 }

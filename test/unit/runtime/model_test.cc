@@ -1,8 +1,11 @@
 // model_test.cc - loading artifacts and validating their descriptors.
 #include "test_util.h"
 
+#include <cstdint>
+#include <dlfcn.h>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 
 using tcc::testing::Result;
@@ -35,6 +38,64 @@ TEST(Model, LoadRuns) {
   ASSERT_EQ(out.size(), 1u);
   for (int i = 0; i < 6; ++i)
     EXPECT_EQ(out[0].data<float>()[i], 11 + 11 * i);
+}
+
+/// The file /proc/self/maps names for the mapping holding `p` ("" for an
+/// anonymous one), or "?" where no mapping holds it.
+std::string mappedFile(const void *p) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    fields >> range >> perms >> offset >> dev >> inode >> path;
+    const size_t dash = range.find('-');
+    const uintptr_t lo = std::stoull(range.substr(0, dash), nullptr, 16);
+    const uintptr_t hi = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (at >= lo && at < hi)
+      return path;
+  }
+  return "?";
+}
+
+/// Loads `path`, checks that a run reads its weights intact, and returns
+/// the file the middle of its weights is mapped from.
+std::string weightsMapping(const char *path) {
+  tcc::Model model = tcc::Model::load(path);
+  void *handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << "the model's library is loaded";
+  if (!handle)
+    return "?";
+  const auto *w = static_cast<const float *>(dlsym(handle, "fake_weights"));
+  constexpr int64_t n = 3145728;
+  std::string file = "?";
+  EXPECT_NE(w, nullptr);
+  if (w) {
+    EXPECT_EQ(w[0], 1.0f);
+    EXPECT_EQ(w[n / 2], 0.0f);
+    EXPECT_EQ(w[n - 1], 2.0f);
+    file = mappedFile(w + n / 2);
+  }
+  tcc::Context context(model, 2);
+  std::vector<tcc::Tensor> out =
+      context.run({tcc::testing::iota(1), tcc::testing::iota(10, 10)});
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(out[0].data<float>()[i], 11 + 11 * i);
+  dlclose(handle);
+  return file;
+}
+
+// A loaded artifact's read-only segments of 4 MiB or more (its weights)
+// are copied onto anonymous memory offered for huge pages, at the same
+// addresses: the weights read the same, runs see them intact, and the
+// mapping is no longer the file's. TCC_WEIGHT_PAGES=file keeps the file's.
+TEST(Model, WeightsMoveOntoHugePages) {
+  EXPECT_EQ(weightsMapping(TCC_FAKE_ARTIFACT_WEIGHTS), "");
+  ::setenv("TCC_WEIGHT_PAGES", "file", 1);
+  const std::string kept = weightsMapping(TCC_FAKE_ARTIFACT_WEIGHTS_FILE);
+  ::unsetenv("TCC_WEIGHT_PAGES");
+  EXPECT_EQ(std::filesystem::canonical(kept),
+            std::filesystem::canonical(TCC_FAKE_ARTIFACT_WEIGHTS_FILE));
 }
 
 TEST(Model, MissingFileIsNotFound) {
