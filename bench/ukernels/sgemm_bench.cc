@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -527,7 +528,7 @@ void benchPool(const Variant &v, const Options &o,
 /// rows), the output likewise: ms and GFLOP/s (the two products).
 void benchAttention(const Variant &v, const Options &o,
                     const std::vector<Pool *> &pools, const char *name,
-                    int64_t heads, int64_t s) {
+                    int64_t heads, int64_t s, bool causal = false) {
   const int64_t d = 64, ld = heads * d;
   tcc_uk_attention_params_t p = {};
   p.batch = heads;
@@ -537,6 +538,16 @@ void benchAttention(const Variant &v, const Options &o,
   p.stride_q = p.stride_k = p.stride_v = p.stride_o = d;
   p.scale = 0.125f;
   p.flags = TCC_UK_ATTN_TRANS_K;
+  // A decoder's causal mask: bytes, set above the diagonal (fill -inf).
+  std::vector<uint8_t> mask(s * s);
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t j = 0; j < s; ++j)
+      mask[i * s + j] = j > i;
+  if (causal) {
+    p.mask_kind = TCC_UK_MASK_SELECT;
+    p.fill = -std::numeric_limits<float>::infinity();
+    p.ldm = s;
+  }
   std::vector<float> q = randomVector(s * ld, 1), k = randomVector(s * ld, 2),
                      vv = randomVector(s * ld, 3), out(s * ld);
   std::vector<char> scratch(v.attentionScratchBytes(v.isaFn(), &p) + 1);
@@ -546,7 +557,8 @@ void benchAttention(const Variant &v, const Options &o,
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
     auto t = timeIt(o.seconds, [&] {
-      v.attention(host, &p, q.data(), k.data(), vv.data(), nullptr, out.data());
+      v.attention(host, &p, q.data(), k.data(), vv.data(),
+                  causal ? mask.data() : nullptr, out.data());
     });
     std::printf("   %7.3f (%7.3f) %6.1f", t.first * 1e3, t.second * 1e3,
                 flops / t.first / 1e9);
@@ -1119,6 +1131,10 @@ int main(int argc, char **argv) {
     benchAttention(*v, o, pools, "ViT-B/16: 12 heads x 197", 12, 197);
     benchAttention(*v, o, pools, "encoder: 12 heads x 128", 12, 128);
     benchAttention(*v, o, pools, "encoder: 12 heads x 512", 12, 512);
+    benchAttention(*v, o, pools, "decoder: 12 heads x 128, causal", 12, 128,
+                   true);
+    benchAttention(*v, o, pools, "decoder: 12 heads x 512, causal", 12, 512,
+                   true);
   }
   if (o.only.empty() || o.only == "pool") {
     std::printf("\nmax pooling ms (Goutputs/s)\n  %-34s%s\n", "",

@@ -37,9 +37,22 @@ bool valid(const tcc_uk_attention_params_t *p) {
 /// The most score rows a block.
 constexpr int64_t kMaxBlockRows = 256;
 
+/// Score rows a block where a mask can leave a block's last keys out of
+/// all its rows (skipsMaskedKeys): a causal mask over 128 keys in blocks
+/// of 16 rows needs 48, 48, 48, 96, 96, 96, 128 and 128 of them.
+constexpr int64_t kMaskedBlockRows = 16;
+
+/// Whether every key a mask excludes weighs exactly nothing: a selecting
+/// mask whose fill is -inf, or an added one (where it is -inf).
+bool skipsMaskedKeys(const tcc_uk_attention_params_t *p) {
+  return p->mask_kind == TCC_UK_MASK_ADD ||
+         (p->mask_kind == TCC_UK_MASK_SELECT && p->fill == -__builtin_inff());
+}
+
 /// Score rows a block, for a row of sk scores (ld floats apart).
 int64_t blockRows(const tcc_uk_attention_params_t *p, int64_t ld) {
-  return minI(p->sq, minI(kMaxBlockRows, maxI(8, kScoreFloats / ld / 8 * 8)));
+  const int64_t most = skipsMaskedKeys(p) ? kMaskedBlockRows : kMaxBlockRows;
+  return minI(p->sq, minI(most, maxI(8, kScoreFloats / ld / 8 * 8)));
 }
 
 /// x[0:n] *= c.
@@ -147,7 +160,8 @@ TCC_UK_INLINE vf softmaxTerm(vf t) {
 #endif
 }
 
-/// Row i of a block of scores (n of them, ld - n floats of padding after):
+/// Row i of a block of scores (its first n keys', ld - n floats of padding
+/// after; keys from n on are masked out of the row, or n is sk):
 /// its softmax's numerators in place, exp(scale x + mask - max); returns
 /// the reciprocal of their sum, by which the caller scales the row's
 /// output (dv floats, against sk here: the division's pass over the
@@ -155,9 +169,9 @@ TCC_UK_INLINE vf softmaxTerm(vf t) {
 /// scale goes into the exponentials' argument (the maximum of the scaled
 /// scores is the scaled maximum), so the scores are read twice and
 /// written once; otherwise they are scaled and masked in place first.
-float softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x) {
+float softmaxRow(const AttentionJob &job, int64_t b, int64_t i, float *x,
+                 int64_t n, int64_t ld) {
   const tcc_uk_attention_params_t &p = *job.p;
-  const int64_t n = p.sk, ld = job.layout.ldS;
   const int64_t maskRow = b * p.stride_m + i * p.ldm;
   const float *add = p.mask_kind == TCC_UK_MASK_ADD
                          ? static_cast<const float *>(job.mask) + maskRow
@@ -235,6 +249,34 @@ void packHead(const AttentionJob &job, int64_t b, float *kPacked,
                 (p.flags & TCC_UK_ATTN_TRANS_V) != 0, vPacked);
 }
 
+/// Whether row i of head b keeps key j (skipsMaskedKeys' masks).
+bool keeps(const AttentionJob &job, int64_t b, int64_t i, int64_t j) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  const int64_t at = b * p.stride_m + i * p.ldm + j;
+  if (p.mask_kind == TCC_UK_MASK_SELECT)
+    return static_cast<const uint8_t *>(job.mask)[at] == 0;
+  return static_cast<const float *>(job.mask)[at] != -__builtin_inff();
+}
+
+/// Keys of rows [r0, r0 + rows) of head b to compute: all sk, or fewer
+/// (a multiple of nr) where the mask keeps none after them in any row.
+int64_t liveKeys(const AttentionJob &job, int64_t b, int64_t r0, int64_t rows,
+                 int64_t nr) {
+  const tcc_uk_attention_params_t &p = *job.p;
+  if (!skipsMaskedKeys(&p) || p.sk <= nr)
+    return p.sk;
+  int64_t last = -1; // the last key some row keeps
+  for (int64_t r = 0; r < rows && last < p.sk - 1; ++r) {
+    int64_t j = p.sk - 1;
+    while (j > last && !keeps(job, b, r0 + r, j))
+      --j;
+    last = j > last ? j : last;
+  }
+  // No key at all: every row's softmax is 0/0, computed over all of them.
+  const int64_t keys = last < 0 ? p.sk : (last + nr) / nr * nr;
+  return keys < p.sk ? keys : p.sk;
+}
+
 /// Query rows [i0, i1) of head b, with the slot's scratch.
 int32_t runRows(const AttentionJob &job, int64_t b, int64_t i0, int64_t i1,
                 char *slot) {
@@ -247,19 +289,36 @@ int32_t runRows(const AttentionJob &job, int64_t b, int64_t i0, int64_t i1,
   const bool transQ = (p.flags & TCC_UK_ATTN_TRANS_Q) != 0;
   const uint32_t qFlags = TCC_UK_PACKED_B | (transQ ? TCC_UK_TRANS_A : 0);
   packHead(job, b, kPacked, vPacked);
+  const int64_t nr = tilesFor(TCC_UK_NATIVE_ISA).nr;
   for (int64_t r0 = i0; r0 < i1; r0 += l.rows) {
     const int64_t rows = minI(l.rows, i1 - r0);
+    // The keys up to the block's last that some row keeps, in whole panels
+    // of packed K (whose layout does not depend on how many there are);
+    // the others' scores would be -inf and their weights exactly 0.
+    const int64_t keys = liveKeys(job, b, r0, rows, nr);
+    const int64_t ld = keys == p.sk ? l.ldS : keys;
     const float *q = job.q + b * p.stride_q + r0 * (transQ ? 1 : p.ldq);
-    if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.sk, p.d, q, p.ldq, kPacked, 0,
-                                  s, l.ldS, qFlags, NULL, gemm))
+    if (int32_t rc = tcc_uk_sgemm(NULL, rows, keys, p.d, q, p.ldq, kPacked, 0,
+                                  s, ld, qFlags, NULL, gemm))
       return rc;
     float inv[kMaxBlockRows];
     for (int64_t r = 0; r < rows; ++r)
-      inv[r] = softmaxRow(job, b, r0 + r, s + r * l.ldS);
+      inv[r] = softmaxRow(job, b, r0 + r, s + r * ld, keys, ld);
     float *o = job.out + b * p.stride_o + r0 * p.ldo;
-    if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.dv, p.sk, s, l.ldS, vPacked, 0,
-                                  o, p.ldo, TCC_UK_PACKED_B, NULL, gemm))
-      return rc;
+    if (keys == p.sk) {
+      if (int32_t rc = tcc_uk_sgemm(NULL, rows, p.dv, p.sk, s, ld, vPacked, 0,
+                                    o, p.ldo, TCC_UK_PACKED_B, NULL, gemm))
+        return rc;
+    } else {
+      // V's first `keys` rows: a product a panel of packed V (sk rows
+      // each), each element's sum over the keys in the same order.
+      for (int64_t j0 = 0; j0 < p.dv; j0 += nr)
+        if (int32_t rc =
+                tcc_uk_sgemm(NULL, rows, minI(nr, p.dv - j0), keys, s, ld,
+                             vPacked + (j0 / nr) * p.sk * nr, 0, o + j0, p.ldo,
+                             TCC_UK_PACKED_B, NULL, gemm))
+          return rc;
+    }
     for (int64_t r = 0; r < rows; ++r)
       scaleRow(o + r * p.ldo, p.dv, inv[r]);
   }

@@ -2,7 +2,10 @@
 // against a double-precision softmax(scale Q K^T + mask) V.
 #include "uk_test_util.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
+#include <string>
 
 namespace {
 
@@ -239,6 +242,89 @@ TEST_P(Attention, FarScoresWeighNothing) {
   float out[1] = {42.0f};
   ASSERT_EQ(0, v->attention(nullptr, &p, q, k, vals, mask, out));
   EXPECT_EQ(out[0], 0.0f);
+}
+
+// Keys that a mask leaves out of every row of a block of query rows, after
+// the last one some row keeps, are not computed at all (their scores would
+// be -inf and their weights exactly 0): the causal mask of a decoder, a
+// key padding mask. Two heads of 40 queries over 150 keys, the first 110
+// kept for every row, the mask added (-inf) or selecting (fill -inf): a
+// NaN in the last key's row of V, which computing it would spread (0 times
+// NaN), does not reach the output, and the output is the attention over
+// the 110 keys within 1e-5. Masked with -3e38 instead (exactly 0 weights
+// too, but computed), the same V without the NaN gives the same bits as
+// with -inf: skipping changes no sum.
+TEST_P(Attention, KeysMaskedOutOfABlockAreSkipped) {
+  const int64_t heads = 2, sq = 40, sk = 150, d = 16, dv = 64, kept = 110;
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> q = randomVector(heads * sq * d, 1, -2.0f, 2.0f);
+  const std::vector<float> kt = randomVector(heads * d * sk, 2, -2.0f, 2.0f);
+  std::vector<float> vals = randomVector(heads * sk * dv, 3);
+  auto run = [&](int32_t kind, float masked, const std::vector<float> &values,
+                 int threads) {
+    tcc_uk_attention_params_t p = {};
+    p.batch = heads, p.sq = sq, p.sk = sk, p.d = d, p.dv = dv;
+    p.ldq = d, p.stride_q = sq * d;
+    p.ldk = sk, p.stride_k = d * sk; // K^T, d x sk a head
+    p.ldv = dv, p.stride_v = sk * dv;
+    p.ldo = dv, p.stride_o = sq * dv;
+    p.ldm = 0, p.stride_m = 0; // one mask row for every row and head
+    p.scale = 0.25f, p.fill = -inf;
+    p.mask_kind = kind;
+    std::vector<float> add(sk);
+    std::vector<uint8_t> select(sk);
+    for (int64_t j = 0; j < sk; ++j) {
+      add[j] = j < kept ? 0.0f : masked;
+      select[j] = j >= kept;
+    }
+    Scratch scratch(v->attentionScratchBytes(v->isaFn(), &p));
+    p.scratch = scratch.get();
+    std::vector<float> out(heads * sq * dv);
+    ThreadHost host(threads);
+    EXPECT_EQ(0, v->attention(threads > 1 ? host.get() : nullptr, &p, q.data(),
+                              kt.data(), values.data(),
+                              kind == TCC_UK_MASK_ADD
+                                  ? static_cast<const void *>(add.data())
+                                  : select.data(),
+                              out.data()));
+    return out;
+  };
+  const std::vector<float> finite = vals;
+  for (int64_t b = 0; b < heads; ++b)
+    for (int64_t e = 0; e < dv; ++e)
+      vals[(b * sk + sk - 1) * dv + e] = std::nanf("");
+  for (int32_t kind : {TCC_UK_MASK_ADD, TCC_UK_MASK_SELECT})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("mask kind " + std::to_string(kind) + ", " +
+                   std::to_string(threads) + " threads");
+      const std::vector<float> out = run(kind, -inf, vals, threads);
+      int failures = 0;
+      for (int64_t b = 0; b < heads; ++b)
+        for (int64_t i = 0; i < sq; ++i) {
+          std::vector<double> w(kept);
+          double top = -inf, sum = 0;
+          for (int64_t j = 0; j < kept; ++j) {
+            double dot = 0;
+            for (int64_t e = 0; e < d; ++e)
+              dot += double(q[(b * sq + i) * d + e]) * kt[(b * d + e) * sk + j];
+            top = std::max(top, w[j] = 0.25 * dot);
+          }
+          for (double &x : w)
+            sum += (x = std::exp(x - top));
+          for (int64_t e = 0; e < dv; ++e) {
+            double want = 0;
+            for (int64_t j = 0; j < kept; ++j)
+              want += w[j] / sum * finite[(b * sk + j) * dv + e];
+            const float got = out[(b * sq + i) * dv + e];
+            if (!(std::fabs(got - want) <= 1e-5) && failures++ < 5)
+              ADD_FAILURE() << "out[" << b << "," << i << "," << e
+                            << "] = " << got << ", want " << want;
+          }
+        }
+    }
+  expectIdentical(run(TCC_UK_MASK_ADD, -3e38f, finite, 2).data(),
+                  run(TCC_UK_MASK_ADD, -inf, finite, 2).data(), heads * sq * dv,
+                  "masked with -3e38 and with -inf");
 }
 
 TEST_P(Attention, RejectsBadParams) {
