@@ -225,6 +225,18 @@ int moveReadOnlySegments(struct dl_phdr_info *info, size_t, void *base) {
   return 1;
 }
 
+/// Whether the kernel backs memory that asks for it (MADV_HUGEPAGE) with
+/// transparent huge pages: its mode is "always" or "madvise", not "never"
+/// (and it has the setting at all). Elsewhere a copy would gain nothing.
+bool transparentHugePages() {
+  std::unique_ptr<FILE, int (*)(FILE *)> f(
+      std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r"),
+      std::fclose);
+  char line[128] = {};
+  return f && std::fgets(line, sizeof line, f.get()) &&
+         !std::strstr(line, "[never]");
+}
+
 /// A compiled model's weights are its read-only data, mapped from the
 /// file, 2 MiB aligned (tcc links large artifacts so); the kernel backs
 /// them with huge pages only where the page cache holds the file in large
@@ -238,7 +250,7 @@ int moveReadOnlySegments(struct dl_phdr_info *info, size_t, void *base) {
 /// and the page cache's pages are shared between processes).
 void placeWeightsOnHugePages(void *library) {
   const char *mode = std::getenv("TCC_WEIGHT_PAGES");
-  if (mode && std::strcmp(mode, "file") == 0)
+  if ((mode && std::strcmp(mode, "file") == 0) || !transparentHugePages())
     return;
   struct link_map *map = nullptr;
   if (dlinfo(library, RTLD_DI_LINKMAP, &map) != 0 || !map)
