@@ -1,6 +1,7 @@
 // allocator.cc - the tcc_allocator_* C API, the host backend, the process's
 // default allocator and the memory summary.
 #include "caching_allocator.h"
+#include "huge_pages.h"
 #include "status.h"
 
 #include <algorithm>
@@ -39,7 +40,7 @@ constexpr size_t kHostAlignment = 4096;
 // page and are offered to the kernel for transparent huge pages (a hint:
 // nothing changes where THP is off). A model's workspace then takes a few
 // TLB entries instead of one a 4 KiB page; see docs/runtime.md.
-constexpr uint64_t kHugePage = uint64_t(2) << 20;
+using tcc::kHugePage;
 
 static bool mapsHuge(uint64_t bytes) { return bytes >= kHugePage; }
 
@@ -47,7 +48,7 @@ static uint64_t hugeRounded(uint64_t bytes) {
   return (bytes + kHugePage - 1) / kHugePage * kHugePage;
 }
 
-static void *mapHuge(uint64_t bytes) {
+void *tcc::mapHugePages(uint64_t bytes) {
   const uint64_t rounded = hugeRounded(bytes);
   if (rounded < bytes || rounded > SIZE_MAX - kHugePage)
     return nullptr;
@@ -76,7 +77,7 @@ static tcc_status_t hostAllocate(void *, uint64_t bytes, tcc_stream_t,
   void *p = nullptr;
 #if defined(__linux__)
   if (mapsHuge(bytes))
-    p = mapHuge(bytes);
+    p = tcc::mapHugePages(bytes);
   else
 #endif
     p = rounded >= bytes && rounded <= SIZE_MAX

@@ -1,6 +1,7 @@
 // model.cc - loading an artifact and validating its descriptor.
 #include "model.h"
 
+#include "huge_pages.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -11,10 +12,13 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <elf.h>
-#include <link.h>
 #include <memory>
-#include <sys/mman.h>
 #include <sys/stat.h>
+
+#if defined(__linux__)
+#include <link.h>
+#include <sys/mman.h>
+#endif
 
 using tcc::makeStatus;
 
@@ -166,32 +170,23 @@ static tcc_status_t checkElf(const char *path, uint64_t size) {
 }
 
 namespace {
-constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
+#if defined(__linux__)
+using tcc::kHugePage;
 /// Read-only segments of at least this much (a model's weights) move onto
 /// anonymous huge pages at load (placeWeightsOnHugePages), this much at a
 /// time.
 constexpr uintptr_t kMinWeightBytes = 2 * kHugePage;
 constexpr uintptr_t kMoveChunk = 16 * kHugePage;
 
-/// Copies [start, start + len) (2 MiB aligned, read-only) onto anonymous
-/// memory offered for transparent huge pages, then moves that memory over
-/// it (mremap, MREMAP_FIXED): the same addresses and bytes, now in 2 MiB
-/// pages whatever pages the page cache holds the file in. Leaves the range
-/// as it was on any failure.
+/// Copies [start, start + len) (whole huge pages, read-only) onto memory
+/// from mapHugePages, then moves that memory over it (mremap,
+/// MREMAP_FIXED): the same addresses and bytes, now in 2 MiB pages whatever
+/// pages the page cache holds the file in. Leaves the range as it was on
+/// any failure.
 bool moveOntoHugePages(uintptr_t start, size_t len) {
-  char *raw =
-      static_cast<char *>(mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  if (raw == MAP_FAILED)
+  void *copy = tcc::mapHugePages(len);
+  if (!copy)
     return false;
-  // Trimmed to start on a huge page, as the allocator's segments.
-  const uintptr_t at = reinterpret_cast<uintptr_t>(raw);
-  char *copy = raw + ((kHugePage - at % kHugePage) % kHugePage);
-  if (copy > raw)
-    munmap(raw, static_cast<size_t>(copy - raw));
-  if (char *end = copy + len; end != raw + len + kHugePage)
-    munmap(end, static_cast<size_t>(raw + len + kHugePage - end));
-  madvise(copy, len, MADV_HUGEPAGE);
   std::memcpy(copy, reinterpret_cast<const void *>(start), len);
   if (mprotect(copy, len, PROT_READ) != 0 ||
       mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
@@ -237,6 +232,8 @@ bool transparentHugePages() {
          !std::strstr(line, "[never]");
 }
 
+#endif
+
 /// A compiled model's weights are its read-only data, mapped from the
 /// file, 2 MiB aligned (tcc links large artifacts so); the kernel backs
 /// them with huge pages only where the page cache holds the file in large
@@ -249,6 +246,7 @@ bool transparentHugePages() {
 /// same addresses. TCC_WEIGHT_PAGES=file keeps the file's pages (no copy,
 /// and the page cache's pages are shared between processes).
 void placeWeightsOnHugePages(void *library) {
+#if defined(__linux__)
   const char *mode = std::getenv("TCC_WEIGHT_PAGES");
   if ((mode && std::strcmp(mode, "file") == 0) || !transparentHugePages())
     return;
@@ -257,6 +255,9 @@ void placeWeightsOnHugePages(void *library) {
     return;
   ElfW(Addr) base = map->l_addr;
   dl_iterate_phdr(moveReadOnlySegments, &base);
+#else
+  (void)library;
+#endif
 }
 } // namespace
 
