@@ -383,6 +383,16 @@ tcc_uk_conv2d_params_t conv(int64_t c, int64_t hw, int64_t f, int64_t k,
   return p;
 }
 
+/// A kh x kw window (an Inception network's 1x7 and 7x1), "same" pads.
+tcc_uk_conv2d_params_t convKxK(int64_t c, int64_t hw, int64_t f, int64_t kh,
+                               int64_t kw) {
+  tcc_uk_conv2d_params_t p = conv(c, hw, f, 1, 1, 0, 1);
+  p.kh = kh, p.kw = kw;
+  p.pad_top = p.pad_bottom = (kh - 1) / 2;
+  p.pad_left = p.pad_right = (kw - 1) / 2;
+  return p;
+}
+
 void benchConv(const Variant &v, const Options &o,
                const std::vector<Pool *> &pools, const ConvShapeDesc &d) {
   tcc_uk_conv2d_params_t p = d.p;
@@ -489,9 +499,11 @@ struct PoolShapeDesc {
   } s;
 };
 
-/// A max pooling, square window, as the compiler calls it.
+/// A max pooling (or with `avg`, an average pooling counting its pads),
+/// square window, as the compiler calls it.
 void benchPool(const Variant &v, const Options &o,
-               const std::vector<Pool *> &pools, const PoolShapeDesc &d) {
+               const std::vector<Pool *> &pools, const PoolShapeDesc &d,
+               bool avg = false) {
   tcc_uk_pool2d_params_t p = {};
   p.n = d.s.n;
   p.c = d.s.c;
@@ -510,11 +522,19 @@ void benchPool(const Variant &v, const Options &o,
   p.ow = out(p.w);
   std::vector<float> x = randomVector(p.n * p.c * p.h * p.w, 1);
   std::vector<float> y(p.n * p.c * p.oh * p.ow);
+  tcc_uk_avgpool2d_params_t a = {};
+  a.window = p;
+  a.pad_bottom = a.pad_right = d.s.pad;
+  a.count_include_pad = 1;
   std::printf("  %-34s", d.name);
   for (size_t i = 0; i < o.threads.size(); ++i) {
     const tcc_host_api_t *host = pools[i]->host();
-    auto t =
-        timeIt(o.seconds, [&] { v.maxpool2d(host, &p, x.data(), y.data()); });
+    auto t = timeIt(o.seconds, [&] {
+      if (avg)
+        v.avgpool2d(host, &a, x.data(), y.data());
+      else
+        v.maxpool2d(host, &p, x.data(), y.data());
+    });
     std::printf("   %7.3f (%7.3f) %6.2f", t.first * 1e3, t.second * 1e3,
                 double(y.size()) / t.first / 1e9);
   }
@@ -994,6 +1014,12 @@ int main(int argc, char **argv) {
         {"squeezenet 1x1 256->48 13", conv(256, 13, 48, 1, 1, 0, 1)},
         {"squeezenet 1x1 384->64 13", conv(384, 13, 64, 1, 1, 0, 1)},
         {"squeezenet 1x1 512->64 13", conv(512, 13, 64, 1, 1, 0, 1)},
+        {"inception 1x7 192->192 12", convKxK(192, 12, 192, 1, 7)},
+        {"inception 7x1 192->192 12", convKxK(192, 12, 192, 7, 1)},
+        {"inception 1x7 128->128 12", convKxK(128, 12, 128, 1, 7)},
+        {"inception 7x1 160->192 12", convKxK(160, 12, 192, 7, 1)},
+        {"inception 1x3 384->384 5", convKxK(384, 5, 384, 1, 3)},
+        {"inception 3x1 384->384 5", convKxK(384, 5, 384, 3, 1)},
         {"r50 1x1 256->64 56", conv(256, 56, 64, 1, 1, 0, 1)},
         {"r50 1x1 64->256 56", conv(64, 56, 256, 1, 1, 0, 1)},
         {"r50 1x1 512->128 28", conv(512, 28, 128, 1, 1, 0, 1)},
@@ -1156,6 +1182,20 @@ int main(int argc, char **argv) {
     for (const PoolShapeDesc &d : shapes)
       if (std::strstr(d.name, o.match.c_str()))
         benchPool(*v, o, pools, d);
+    std::printf("\naverage pooling (pads counted) ms (Goutputs/s)\n  %-34s%s\n",
+                "", header.c_str());
+    // Inception's 3x3 of stride 1 at 25x25, 12x12 and 5x5; a DenseNet
+    // transition's 2x2 of stride 2.
+    const PoolShapeDesc avgShapes[] = {
+        {"avg 3x3/1 pad 1 288 25", {1, 288, 25, 25, 3, 1, 1, 0}},
+        {"avg 3x3/1 pad 1 768 12", {1, 768, 12, 12, 3, 1, 1, 0}},
+        {"avg 3x3/1 pad 1 1280 5", {1, 1280, 5, 5, 3, 1, 1, 0}},
+        {"avg 2x2/2 256 56", {1, 256, 56, 56, 2, 2, 0, 0}},
+        {"avg 3x3/2 pad 1 128 56", {1, 128, 56, 56, 3, 2, 1, 0}},
+    };
+    for (const PoolShapeDesc &d : avgShapes)
+      if (std::strstr(d.name, o.match.c_str()))
+        benchPool(*v, o, pools, d, /*avg=*/true);
   }
   for (Pool *p : pools)
     delete p;

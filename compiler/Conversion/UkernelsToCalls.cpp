@@ -126,7 +126,7 @@ struct ConvertUkernelsToCallsPass
     CallBuilder call(b, op.getLoc(), op.getParams());
     ValueRange ins = op.getInputs(), outs = op.getOutputs();
     // Pooling has no epilogue; the contractions say which inputs follow.
-    bool pool = op.getName() == "maxpool2d";
+    bool pool = op.getName() == "maxpool2d" || op.getName() == "avgpool2d";
     bool attention = op.getName() == "attention";
     bool plain = pool || attention || op.getName() == "transpose";
     bool hasBias = !plain && call.flag("has_bias");
@@ -250,6 +250,10 @@ struct ConvertUkernelsToCallsPass
            {"n", "c", "h", "w", "kh", "kw", "stride_h", "stride_w",
             "dilation_h", "dilation_w", "pad_top", "pad_left", "oh", "ow"})
         call.param(p);
+      // The average's end pads (its counts) and count_include_pad.
+      if (op.getName() == "avgpool2d")
+        for (StringRef p : {"pad_bottom", "pad_right", "count_include_pad"})
+          call.param(p);
     } else {
       return op.emitOpError()
              << "unknown micro-kernel '" << op.getName() << "'";

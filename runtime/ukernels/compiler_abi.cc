@@ -280,6 +280,25 @@ int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
                                ptr<float>(output));
 }
 
+/// 2-D average pooling (no epilogue).
+int32_t tcc_ukabi_avgpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
+                            int64_t h, int64_t w, int64_t kh, int64_t kw,
+                            int64_t strideH, int64_t strideW, int64_t dilationH,
+                            int64_t dilationW, int64_t padTop, int64_t padLeft,
+                            int64_t oh, int64_t ow, int64_t padBottom,
+                            int64_t padRight, int64_t countIncludePad) {
+  tcc_uk_avgpool2d_params_t p = {};
+  tcc_uk_pool2d_params_t &q = p.window;
+  q.n = n, q.c = c, q.h = h, q.w = w, q.kh = kh, q.kw = kw;
+  q.stride_h = strideH, q.stride_w = strideW;
+  q.dilation_h = dilationH, q.dilation_w = dilationW;
+  q.pad_top = padTop, q.pad_left = padLeft, q.oh = oh, q.ow = ow;
+  p.pad_bottom = padBottom, p.pad_right = padRight;
+  p.count_include_pad = static_cast<int32_t>(countIncludePad);
+  return tcc_uk_avgpool2d_nchw(currentHost, &p, ptr<const float>(input),
+                               ptr<float>(output));
+}
+
 /// out[b, c, r] = in[b, r, c]: a batch of rows x cols transposes of 32-bit
 /// elements.
 int32_t tcc_ukabi_transpose(int64_t input, int64_t output, int64_t batch,

@@ -8,7 +8,13 @@
 // its end. Anything else goes one element at a time.
 // A NaN in a window is the window's result, as with max pooling in PyTorch
 // and ONNX Runtime.
+// Average pooling shares the units and threads: a vector of output columns
+// sums its taps row by row (zeros loaded outside the row; stride 2 the even
+// lanes of two loads), then divides by the windows' counts, a row's times a
+// column's.
 #include "simd.h"
+
+#include <stdlib.h>
 
 #if TCC_UK_NATIVE_ISA != 0
 #include <immintrin.h>
@@ -527,6 +533,175 @@ void runPlanes(void *ctx, int64_t begin, int64_t end) {
   }
 }
 
+/// Taps of a window that count along one dimension at output o: inside
+/// [-pBegin, size + pEnd) with the pads counted, else inside [0, size).
+int64_t avgCount(int64_t o, int64_t k, int64_t stride, int64_t dilation,
+                 int64_t pBegin, int64_t pEnd, int64_t size, bool withPads) {
+  const int64_t lo = withPads ? -pBegin : 0, hi = withPads ? size + pEnd : size;
+  int64_t n = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t at = o * stride - pBegin + t * dilation;
+    n += at >= lo && at < hi;
+  }
+  return n;
+}
+
+struct AvgJob {
+  const PoolShape *s;
+  const float *x;
+  float *y;
+  bool vector;
+  int64_t bands;
+  // Each output row's and column's count (columns padded to whole vectors
+  // with ones); a window's count is their product.
+  const float *rowCount, *colCount;
+  // The flat path (avgFlat): each output's count, and for each vector of
+  // outputs and tap, the lanes whose tap lies inside the plane.
+  const float *flatCount;
+  const uint16_t *flatMask;
+};
+
+/// Planes of at most this many outputs may take the flat path.
+constexpr int64_t kAvgFlatMaxOutputs = 1024, kAvgFlatMaxTaps = 64;
+
+/// Whether an average pooling runs flat (AVX-512): stride 1, dilation 1,
+/// the output plane the input's size ("same" pads), at most
+/// kAvgFlatMaxOutputs outputs and kAvgFlatMaxTaps taps. Output q's tap
+/// (ky, kx) is then input q + (ky - pt) w + (kx - pl), the same offset for
+/// every output: a vector of 16 outputs across rows loads each tap at once,
+/// its lanes outside the plane masked. Row by row, a 12x12 plane (an
+/// Inception module's 3x3) filled 12 of 16 lanes and worked out every
+/// load's mask at the row's two edges.
+bool avgFlat(const PoolShape &s) {
+  return TCC_UK_NATIVE_ISA == 2 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
+         s.dw == 1 && s.oh == s.h && s.ow == s.w &&
+         s.oh * s.ow <= kAvgFlatMaxOutputs && s.kh * s.kw <= kAvgFlatMaxTaps;
+}
+
+/// Output rows [oy0, oy1) of one plane of an average pooling.
+void avgPlane(const AvgJob &job, const float *x, float *y, int64_t oy0,
+              int64_t oy1) {
+  const PoolShape &s = *job.s;
+#if TCC_UK_NATIVE_ISA == 2
+  if (job.flatMask) {
+    // Four vectors of outputs at a time: each one's sum is a chain of taps
+    // adds, which alone waited on every add's latency.
+    constexpr int G = 4;
+    const int64_t taps = s.kh * s.kw, n = s.oh * s.ow;
+    const int64_t q1 = oy1 * s.ow;
+    for (int64_t q0 = oy0 * s.ow; q0 < q1; q0 += G * 16) {
+      const int g = static_cast<int>(minI(G, ceilDiv(q1 - q0, 16)));
+      const uint16_t *mask = job.flatMask + q0 / 16 * taps;
+      __m512 acc[G];
+      TCC_UK_UNROLL
+      for (int i = 0; i < G; ++i)
+        acc[i] = _mm512_setzero_ps();
+      for (int64_t ky = 0, t = 0; ky < s.kh; ++ky)
+        for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
+          const float *at = x + q0 + (ky - s.pt) * s.w + (kx - s.pl);
+          TCC_UK_UNROLL
+          for (int i = 0; i < G; ++i)
+            if (i < g)
+              acc[i] = _mm512_add_ps(
+                  acc[i],
+                  _mm512_maskz_loadu_ps(mask[i * taps + t], at + 16 * i));
+        }
+      for (int i = 0; i < g; ++i) {
+        const int64_t q = q0 + 16 * i;
+        const __m512 r = _mm512_div_ps(acc[i], vload(job.flatCount + q));
+        const int64_t left = minI(16, minI(n, q1) - q);
+        if (left == 16)
+          vstore(y + q, r);
+        else
+          vstoreMask(y + q, r, vmaskFirst(static_cast<int>(left)));
+      }
+    }
+    return;
+  }
+#endif
+#if TCC_UK_NATIVE_ISA != 0
+  if (job.vector) {
+    // The band's vectors of outputs (a row's in turn, then the next row's)
+    // G at a time, each sum a chain of its own that the others' adds
+    // overlap; a tap pair (kx, kx + 1) of stride 2 is the even and odd
+    // lanes of one pair of loads.
+    constexpr int G = 4;
+    const int64_t nv = ceilDiv(s.ow, kVL), total = (oy1 - oy0) * nv;
+    for (int64_t i0 = 0; i0 < total; i0 += G) {
+      const int g = static_cast<int>(minI(G, total - i0));
+      int64_t top[G], base[G];
+      float *out[G];
+      int n[G];
+      vf acc[G], count[G];
+      for (int i = 0; i < g; ++i) {
+        const int64_t oy = oy0 + (i0 + i) / nv, ox = (i0 + i) % nv * kVL;
+        top[i] = oy * s.sh - s.pt;
+        base[i] = ox * s.sw - s.pl;
+        out[i] = y + oy * s.ow + ox;
+        n[i] = static_cast<int>(minI(kVL, s.ow - ox));
+        acc[i] = vzero();
+        count[i] = vmul(vset1(job.rowCount[oy]), vload(job.colCount + ox));
+      }
+      for (int64_t ky = 0; ky < s.kh; ++ky)
+        for (int i = 0; i < g; ++i) {
+          const int64_t iy = top[i] + ky;
+          if (iy < 0 || iy >= s.h)
+            continue;
+          const float *row = x + iy * s.w;
+          if (s.sw == 1) {
+            for (int64_t kx = 0; kx < s.kw; ++kx)
+              acc[i] = vadd(acc[i], loadCols(row, s.w, base[i] + kx));
+            continue;
+          }
+          for (int64_t kx = 0; kx < s.kw; kx += 2) {
+            vf even, odd;
+            loadColsByParity(row, s.w, base[i] + kx, even, odd);
+            acc[i] = vadd(acc[i], even);
+            if (kx + 1 < s.kw)
+              acc[i] = vadd(acc[i], odd);
+          }
+        }
+      for (int i = 0; i < g; ++i) {
+        const vf q = vdiv(acc[i], count[i]);
+        if (n[i] == kVL)
+          vstore(out[i], q);
+        else
+          vstoreMask(out[i], q, vmaskFirst(n[i]));
+      }
+    }
+    return;
+  }
+#endif
+  // The same sums, a tap at a time (the taps outside the input, zeros in
+  // the vector path, change no sum: it starts from +0 and never holds -0).
+  for (int64_t oy = oy0; oy < oy1; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      float sum = 0.0f;
+      for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.sh - s.pt + ky * s.dh;
+        if (iy < 0 || iy >= s.h)
+          continue;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+          const int64_t ix = ox * s.sw - s.pl + kx * s.dw;
+          if (ix >= 0 && ix < s.w)
+            sum += x[iy * s.w + ix];
+        }
+      }
+      y[oy * s.ow + ox] = sum / (job.rowCount[oy] * job.colCount[ox]);
+    }
+}
+
+void runAvgPlanes(void *ctx, int64_t begin, int64_t end) {
+  const AvgJob &job = *static_cast<const AvgJob *>(ctx);
+  const PoolShape &s = *job.s;
+  const int64_t planes = s.n * s.c;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t band = u / planes, plane = u % planes;
+    avgPlane(job, job.x + plane * s.h * s.w, job.y + plane * s.oh * s.ow,
+             band * s.oh / job.bands, (band + 1) * s.oh / job.bands);
+  }
+}
+
 } // namespace
 
 void maxPoolRows(const tcc_uk_pool2d_params_t *p, int64_t planes,
@@ -549,6 +724,35 @@ using namespace tcc::uk;
 /// Output planes up to this size are a task each (see below).
 constexpr int64_t kWholePlaneOutputs = 1024;
 
+/// Bands of output rows a plane is cut into, thread t taking band t of every
+/// plane: the rows a convolution before it that split an image's pixels
+/// left in that thread's cache. But a batch of small images, two or more a
+/// thread, each too small to split (as groupsSideBySide and Winograd's
+/// blocks judge), is split by images, as those convolutions split it: whole
+/// planes, the next convolution's too (the small CNN's 2x2 pooling of
+/// 8x32x28x28 on 2 threads, in bands, read half of each plane from the
+/// other core, and the model took 7% longer). Small planes (up to 32x32
+/// outputs), four or more a thread, are whole units too: a band of a few
+/// rows cost more to set up than to pool (28x28, 14x14 and 7x7 planes;
+/// 56x56 ones as well gained less, see docs/convolutions.md).
+static int64_t poolBands(const tcc_host_api_t *host, const PoolShape &s) {
+  const int threads = hostThreads(host);
+  const bool byImages =
+      threads > 1 && s.n >= 2 * threads &&
+      s.c * s.oh * s.ow * s.kh * s.kw < kMinTaskWork * threads;
+  const bool smallPlanes =
+      s.oh * s.ow <= kWholePlaneOutputs && s.n * s.c >= 4 * threads;
+  return byImages || smallPlanes ? 1 : minI(threads, s.oh);
+}
+
+/// Units of (band, plane) a chunk: a unit's outputs cost about kh*kw loads
+/// each, chunks of units worth handing to another thread, as for depthwise
+/// convolutions.
+static int64_t poolGrain(const PoolShape &s, int64_t bands) {
+  const int64_t unitWork = maxI(1, s.oh / bands * s.ow * s.kh * s.kw);
+  return maxI(1, kMinTaskWork / 16 / unitWork);
+}
+
 extern "C" int32_t tcc_uk_maxpool2d_fast(int32_t isa,
                                          const tcc_uk_pool2d_params_t *p) {
   PoolShape s;
@@ -563,30 +767,82 @@ extern "C" int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
     return -2;
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
-  // Bands of rows, thread t taking band t of every plane: the rows a
-  // convolution before it that split an image's pixels left in that
-  // thread's cache. But a batch of small images, two or more a thread, each
-  // too small to split (as groupsSideBySide and Winograd's blocks judge),
-  // is split by images, as those convolutions split it: whole planes, the
-  // next convolution's too (the small CNN's 2x2 pooling of 8x32x28x28 on 2
-  // threads, in bands, read half of each plane from the other core, and
-  // the model took 7% longer).
-  const int threads = hostThreads(host);
-  const bool byImages =
-      threads > 1 && s.n >= 2 * threads &&
-      s.c * s.oh * s.ow * s.kh * s.kw < kMinTaskWork * threads;
-  // Small planes (up to 32x32 outputs), four or more a thread, are whole
-  // units too: a band of a few rows cost more to set up than to pool
-  // (28x28, 14x14 and 7x7 planes; 56x56 ones as well gained less, see
-  // docs/convolutions.md).
-  const bool smallPlanes =
-      s.oh * s.ow <= kWholePlaneOutputs && s.n * s.c >= 4 * threads;
-  const int64_t bands = byImages || smallPlanes ? 1 : minI(threads, s.oh);
+  const int64_t bands = poolBands(host, s);
   Job job = {&s, input, output, vectorRows(TCC_UK_NATIVE_ISA, s), bands};
-  // A unit's outputs cost about kh*kw loads each: chunks of units worth
-  // handing to another thread, as for depthwise convolutions.
-  const int64_t unitWork = maxI(1, s.oh / bands * s.ow * s.kh * s.kw);
-  parallelFor(host, bands * s.n * s.c, maxI(1, kMinTaskWork / 16 / unitWork),
-              runPlanes, &job);
+  parallelFor(host, bands * s.n * s.c, poolGrain(s, bands), runPlanes, &job);
+  return 0;
+}
+
+extern "C" int32_t tcc_uk_avgpool2d_fast(int32_t isa,
+                                         const tcc_uk_avgpool2d_params_t *p) {
+  PoolShape s;
+  return p && resolvePool(&p->window, s) && vectorRows(isa, s);
+}
+
+extern "C" int32_t tcc_uk_avgpool2d_nchw(const tcc_host_api_t *host,
+                                         const tcc_uk_avgpool2d_params_t *p,
+                                         const float *input, float *output) {
+  PoolShape s;
+  if (!p || !resolvePool(&p->window, s) || p->pad_bottom < 0 ||
+      p->pad_right < 0)
+    return -2;
+  if (s.n == 0 || s.oh == 0 || s.ow == 0)
+    return 0;
+  const bool withPads = p->count_include_pad != 0;
+  const int64_t cols = ceilDiv(s.ow, kVL) * kVL;
+  float *rowCount = static_cast<float *>(
+      malloc(static_cast<size_t>(s.oh + cols) * sizeof(float)));
+  if (!rowCount)
+    return -1;
+  float *colCount = rowCount + s.oh;
+  for (int64_t ox = s.ow; ox < cols; ++ox)
+    colCount[ox] = 1.0f;
+  // A window's count is its row's times its column's, each at least 1 (a
+  // window with none inside sums to 0 whatever it is divided by).
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    rowCount[oy] = static_cast<float>(maxI(
+        1, avgCount(oy, s.kh, s.sh, s.dh, s.pt, p->pad_bottom, s.h, withPads)));
+  for (int64_t ox = 0; ox < s.ow; ++ox)
+    colCount[ox] = static_cast<float>(maxI(
+        1, avgCount(ox, s.kw, s.sw, s.dw, s.pl, p->pad_right, s.w, withPads)));
+  // The flat path's counts and masks, a plane's worth (its outputs padded
+  // to whole vectors).
+  const bool flat = avgFlat(s);
+  const int64_t taps = s.kh * s.kw, flatN = ceilDiv(s.oh * s.ow, 16) * 16;
+  float *flatCount = NULL;
+  uint16_t *flatMask = NULL;
+  if (flat) {
+    flatCount = static_cast<float *>(
+        malloc(static_cast<size_t>(flatN) * sizeof(float) +
+               static_cast<size_t>(flatN / 16 * taps) * sizeof(uint16_t)));
+    if (!flatCount) {
+      free(rowCount);
+      return -1;
+    }
+    flatMask = reinterpret_cast<uint16_t *>(flatCount + flatN);
+    for (int64_t q = 0; q < flatN; ++q)
+      flatCount[q] =
+          q < s.oh * s.ow ? rowCount[q / s.ow] * colCount[q % s.ow] : 1.0f;
+    // Each output's taps inside the plane, output by output.
+    for (int64_t i = 0; i < flatN / 16 * taps; ++i)
+      flatMask[i] = 0;
+    for (int64_t oy = 0, q = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox, ++q)
+        for (int64_t ky = 0, t = 0; ky < s.kh; ++ky)
+          for (int64_t kx = 0; kx < s.kw; ++kx, ++t) {
+            const int64_t iy = oy - s.pt + ky, ix = ox - s.pl + kx;
+            if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)
+              flatMask[q / 16 * taps + t] |=
+                  static_cast<uint16_t>(1u << (q % 16));
+          }
+  }
+  // Flat planes are whole units: a vector of outputs spans rows.
+  const int64_t bands = flat ? 1 : poolBands(host, s);
+  AvgJob job = {&s,      input,    output,   vectorRows(TCC_UK_NATIVE_ISA, s),
+                bands,   rowCount, colCount, flatCount,
+                flatMask};
+  parallelFor(host, bands * s.n * s.c, poolGrain(s, bands), runAvgPlanes, &job);
+  free(flatCount);
+  free(rowCount);
   return 0;
 }

@@ -40,6 +40,8 @@ const Variant TCC_UK_VAR_(kVariant_, TCC_UK_VARIANT_NAME) = {
     &tcc_uk_block_pack_weights,
     &tcc_uk_maxpool2d_fast,
     &tcc_uk_maxpool2d_nchw,
+    &tcc_uk_avgpool2d_fast,
+    &tcc_uk_avgpool2d_nchw,
     &tcc_uk_attention_scratch_bytes,
     &tcc_uk_attention,
     &tcc_uk_transpose32,

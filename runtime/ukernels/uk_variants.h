@@ -43,6 +43,8 @@ struct Variant {
   decltype(&tcc_uk_block_pack_weights) blockPackWeights;
   decltype(&tcc_uk_maxpool2d_fast) maxpoolFast;
   decltype(&tcc_uk_maxpool2d_nchw) maxpool2d;
+  decltype(&tcc_uk_avgpool2d_fast) avgpoolFast;
+  decltype(&tcc_uk_avgpool2d_nchw) avgpool2d;
   decltype(&tcc_uk_attention_scratch_bytes) attentionScratchBytes;
   decltype(&tcc_uk_attention) attention;
   decltype(&tcc_uk_transpose32) transpose32;

@@ -67,6 +67,8 @@
 #define tcc_uk_block_pack_weights TCC_UK_RENAME(tcc_uk_block_pack_weights)
 #define tcc_uk_maxpool2d_fast TCC_UK_RENAME(tcc_uk_maxpool2d_fast)
 #define tcc_uk_maxpool2d_nchw TCC_UK_RENAME(tcc_uk_maxpool2d_nchw)
+#define tcc_uk_avgpool2d_fast TCC_UK_RENAME(tcc_uk_avgpool2d_fast)
+#define tcc_uk_avgpool2d_nchw TCC_UK_RENAME(tcc_uk_avgpool2d_nchw)
 #define tcc_uk_attention_scratch_bytes                                         \
   TCC_UK_RENAME(tcc_uk_attention_scratch_bytes)
 #define tcc_uk_attention TCC_UK_RENAME(tcc_uk_attention)
@@ -421,6 +423,34 @@ int32_t tcc_uk_maxpool2d_fast(int32_t isa, const tcc_uk_pool2d_params_t *p);
 /* Returns 0, or -2 (nothing written) if p is not a valid pooling. */
 int32_t tcc_uk_maxpool2d_nchw(const tcc_host_api_t *host,
                               const tcc_uk_pool2d_params_t *p,
+                              const float *input, float *output);
+
+/*===------------------------------------------------------------------===*
+ * 2-D average pooling, NCHW
+ *===------------------------------------------------------------------===*/
+
+/* output[n, c, oy, ox] = the sum of the window's taps inside the input (as
+ * tcc_uk_pool2d_params_t places it; taps in the padding add nothing),
+ * taken in row-major window order from zero, divided by the window's count:
+ * the taps inside [-pad_top, h + pad_bottom) x [-pad_left, w + pad_right)
+ * with count_include_pad, else inside the input (at least 1). The room ceil
+ * mode adds past the declared end pads never counts. */
+typedef struct tcc_uk_avgpool2d_params_t {
+  tcc_uk_pool2d_params_t window;
+  int64_t pad_bottom, pad_right;
+  int32_t count_include_pad;
+} tcc_uk_avgpool2d_params_t;
+
+/* Whether the kernels of `isa` pool a vector at a time (AVX-512 or AVX2,
+ * dilation 1, stride 1 or 2, the same both ways). */
+int32_t tcc_uk_avgpool2d_fast(int32_t isa, const tcc_uk_avgpool2d_params_t *p);
+
+/* Returns 0, -1 when its buffer of counts (a float an output row and
+ * column) could not be allocated, or -2 (nothing written) if p is not a
+ * valid pooling. The results are the same bits whatever the path and the
+ * thread count. */
+int32_t tcc_uk_avgpool2d_nchw(const tcc_host_api_t *host,
+                              const tcc_uk_avgpool2d_params_t *p,
                               const float *input, float *output);
 
 /*===------------------------------------------------------------------===*

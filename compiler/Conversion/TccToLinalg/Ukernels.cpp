@@ -734,6 +734,49 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
   UkernelBuilder builder;
 };
 
+/// A 2-D f32 average pooling the kernels run a vector at a time (stride 1
+/// or 2, dilation 1): one avgpool2d call, the same bits as the generic
+/// lowering (its sums in window order from zero, then the division by the
+/// count), where that lowering made four kernels (a padded copy, the sums
+/// one element at a time, the division).
+struct AvgPoolToUkernel : OpConversionPattern<AvgPoolOp> {
+  AvgPoolToUkernel(MLIRContext *ctx, int32_t isa)
+      : OpConversionPattern(ctx, /*benefit=*/2), builder{isa} {}
+  LogicalResult
+  matchAndRewrite(AvgPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+    RankedTensorType out = op.getType();
+    if (!in || in.getRank() != 4 || !isF32Static(op.getInput()) ||
+        !out.hasStaticShape() || op.getKernel().size() != 2)
+      return rewriter.notifyMatchFailure(op, "not a 2-D f32 pooling");
+    tcc_uk_avgpool2d_params_t p = {};
+    tcc_uk_pool2d_params_t &w = p.window;
+    w.n = in.getDimSize(0), w.c = in.getDimSize(1);
+    w.h = in.getDimSize(2), w.w = in.getDimSize(3);
+    w.kh = op.getKernel()[0], w.kw = op.getKernel()[1];
+    w.stride_h = op.getStrides()[0], w.stride_w = op.getStrides()[1];
+    w.dilation_h = op.getDilations()[0], w.dilation_w = op.getDilations()[1];
+    w.pad_top = op.getPadding()[0], w.pad_left = op.getPadding()[1];
+    w.oh = out.getDimSize(2), w.ow = out.getDimSize(3);
+    p.pad_bottom = op.getPadding()[2], p.pad_right = op.getPadding()[3];
+    p.count_include_pad = op.getCountIncludePad();
+    if (!tcc_uk_avgpool2d_fast(builder.isa, &p))
+      return rewriter.notifyMatchFailure(op, "no vector kernel for it");
+    ParamList add(rewriter);
+    add.window(w);
+    add("oh", w.oh), add("ow", w.ow);
+    add("pad_bottom", p.pad_bottom), add("pad_right", p.pad_right);
+    add("count_include_pad", p.count_include_pad);
+    FailureOr<Value> r = builder.call(
+        rewriter, op.getLoc(), "avgpool2d", ValueRange{adaptor.getInput()},
+        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, add.list);
+    rewriter.replaceOp(op, *r);
+    return success();
+  }
+  UkernelBuilder builder;
+};
+
 /// A transpose that, once the dimensions staying next to each other are
 /// merged (and those of size 1 dropped), is [batch, rows, cols] -> [batch,
 /// cols, rows]: its innermost dimension moves (NHWC <-> NCHW). One call of
@@ -1047,6 +1090,6 @@ struct ContractionGroupToUkernel : OpConversionPattern<FusedOp> {
 void mlir::tcc::populateUkernelPatterns(RewritePatternSet &patterns,
                                         int32_t isa) {
   patterns.add<ConvToUkernel, MatmulToUkernel, ContractionGroupToUkernel,
-               AttentionGroupToUkernel, MaxPoolToUkernel, TransposeToUkernel>(
-      patterns.getContext(), isa);
+               AttentionGroupToUkernel, MaxPoolToUkernel, AvgPoolToUkernel,
+               TransposeToUkernel>(patterns.getContext(), isa);
 }

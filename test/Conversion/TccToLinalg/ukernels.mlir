@@ -441,6 +441,47 @@ func.func @max_pool_stride3(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x3x3xf32> {
 
 // -----
 
+// Tests that a 2-D average pooling of stride 1 or 2 is one avgpool2d call
+// with either ISA's kernels (its end pads and count_include_pad as
+// parameters, no padded copy, no division of its own), and that one of
+// stride 3 stays linalg's pad, window sum and division.
+// CHECK-LABEL: func @avg_pool
+// CHECK-NOT: tensor.pad
+// CHECK: %[[R:.*]] = tcc.ukernel "avgpool2d" ins(%{{.*}} : tensor<1x8x12x12xf32>) outs(%{{.*}} : tensor<1x8x12x12xf32>)
+// CHECK-SAME: count_include_pad = 1 : i64
+// CHECK-SAME: kh = 3 : i64
+// CHECK-SAME: oh = 12 : i64, ow = 12 : i64, pad_bottom = 1 : i64, pad_left = 1 : i64, pad_right = 1 : i64, pad_top = 1 : i64, stride_h = 1 : i64
+// CHECK-NOT: arith.divf
+// CHECK: return %[[R]]
+// AVX2-LABEL: func @avg_pool
+// AVX2-NOT: tensor.pad
+// AVX2: tcc.ukernel "avgpool2d"
+// CHECK-LABEL: func @avg_pool_stride2_exclusive
+// CHECK: tcc.ukernel "avgpool2d"
+// CHECK-SAME: count_include_pad = 0 : i64
+// CHECK-SAME: stride_h = 2 : i64
+// CHECK-LABEL: func @avg_pool_stride3
+// CHECK: tensor.pad
+// CHECK: linalg.generic
+// CHECK: arith.divf
+// CHECK-NOT: tcc.ukernel
+// AVX2-LABEL: func @avg_pool_stride3
+// AVX2-NOT: tcc.ukernel
+func.func @avg_pool(%x: tensor<1x8x12x12xf32>) -> tensor<1x8x12x12xf32> {
+  %0 = tcc.avg_pool %x kernel = [3, 3] strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] count_include_pad : tensor<1x8x12x12xf32> -> tensor<1x8x12x12xf32>
+  return %0 : tensor<1x8x12x12xf32>
+}
+func.func @avg_pool_stride2_exclusive(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32> {
+  %0 = tcc.avg_pool %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x5x5xf32>
+  return %0 : tensor<1x4x5x5xf32>
+}
+func.func @avg_pool_stride3(%x: tensor<1x4x9x9xf32>) -> tensor<1x4x3x3xf32> {
+  %0 = tcc.avg_pool %x kernel = [3, 3] strides = [3, 3] padding = [1, 1, 1, 1] dilations = [1, 1] : tensor<1x4x9x9xf32> -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
 // Tests that an "attention" group (tcc-fuse-attention) becomes one attention
 // call: Q, K and V addressed where their head views lie (two heads of 4
 // side by side in rows of 8; K as given, transposed), the output written

@@ -130,6 +130,23 @@ func.func @maxpool(%x: memref<1x4x9x9xf32>, %y: memref<1x4x5x5xf32>) {
 
 // -----
 
+// Tests that an average pooling passes its input and output, the max
+// pooling's scalars, then its end pads and count_include_pad.
+// CHECK: func.func private @tcc_ukabi_avgpool2d(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64) -> i32
+// CHECK-LABEL: func @avgpool
+// CHECK: arith.constant 5 : i64
+// CHECK: arith.constant 5 : i64
+// CHECK-NEXT: %[[PB:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: %[[PR:.*]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[INCL:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @tcc_ukabi_avgpool2d({{.*}}, %[[PB]], %[[PR]], %[[INCL]])
+func.func @avgpool(%x: memref<1x4x9x9xf32>, %y: memref<1x4x5x5xf32>) {
+  tcc.ukernel "avgpool2d" ins(%x : memref<1x4x9x9xf32>) outs(%y : memref<1x4x5x5xf32>) params {n = 1 : i64, c = 4 : i64, h = 9 : i64, w = 9 : i64, kh = 3 : i64, kw = 3 : i64, stride_h = 2 : i64, stride_w = 2 : i64, dilation_h = 1 : i64, dilation_w = 1 : i64, pad_top = 1 : i64, pad_left = 1 : i64, oh = 5 : i64, ow = 5 : i64, pad_bottom = 2 : i64, pad_right = 3 : i64, count_include_pad = 1 : i64}
+  return
+}
+
+// -----
+
 // Tests that attention passes Q, K, V, the mask (a boolean one: its byte
 // address), the output and the scratch, then its sizes, strides, the scale
 // and fill as floats, the mask's kind and the flags; without a mask, a null

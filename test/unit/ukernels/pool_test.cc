@@ -1,5 +1,7 @@
-// pool_test.cc - tcc_uk_maxpool2d_nchw in every variant the CPU can run,
-// against a direct reference (max is exact, so results must be equal).
+// pool_test.cc - tcc_uk_maxpool2d_nchw and tcc_uk_avgpool2d_nchw in every
+// variant the CPU can run, against direct references (max is exact, and the
+// average's sums and division are the reference's, so results must be
+// equal).
 #include "uk_test_util.h"
 
 #include <limits>
@@ -293,6 +295,144 @@ TEST_P(MaxPool, RejectsBadParams) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, MaxPool, ::testing::ValuesIn(variantNames()),
+                         [](const auto &info) { return info.param; });
+
+// Average pooling: the taps inside the input summed in row-major window
+// order from zero, divided by the count (ONNX's and PyTorch's: the taps
+// inside the declared pads with count_include_pad, else inside the input;
+// never the room ceil mode adds), as the generic lowering computes it, so
+// the results must be the same bits.
+std::vector<float> avgReference(const PoolCase &c, bool withPads,
+                                const std::vector<float> &x) {
+  const int64_t oh = c.oh(), ow = c.ow();
+  auto count = [](int64_t o, int64_t k, int64_t s, int64_t d, int64_t a,
+                  int64_t b, int64_t size, bool pads) {
+    int64_t n = 0;
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t at = o * s - a + t * d;
+      n += pads ? at >= -a && at < size + b : at >= 0 && at < size;
+    }
+    return n;
+  };
+  std::vector<float> y(c.n * c.c * oh * ow);
+  for (int64_t p = 0; p < c.n * c.c; ++p)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        float sum = 0.0f;
+        for (int64_t ky = 0; ky < c.kh; ++ky)
+          for (int64_t kx = 0; kx < c.kw; ++kx) {
+            const int64_t iy = oy * c.sh - c.pt + ky * c.dh;
+            const int64_t ix = ox * c.sw - c.pl + kx * c.dw;
+            if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w)
+              sum += x[(p * c.h + iy) * c.w + ix];
+          }
+        const int64_t n =
+            count(oy, c.kh, c.sh, c.dh, c.pt, c.pb, c.h, withPads) *
+            count(ox, c.kw, c.sw, c.dw, c.pl, c.pr, c.w, withPads);
+        y[(p * oh + oy) * ow + ox] =
+            sum / static_cast<float>(std::max<int64_t>(n, 1));
+      }
+  return y;
+}
+
+tcc_uk_avgpool2d_params_t avgParams(const PoolCase &c, bool withPads) {
+  tcc_uk_avgpool2d_params_t p = {};
+  p.window = c.params();
+  p.pad_bottom = c.pb;
+  p.pad_right = c.pr;
+  p.count_include_pad = withPads;
+  return p;
+}
+
+void checkAvg(const Variant &v, const PoolCase &c, bool withPads,
+              const tcc_host_api_t *host = nullptr) {
+  SCOPED_TRACE(describe(c) + (withPads ? " counting pads" : ""));
+  const std::vector<float> x =
+      randomVector(c.n * c.c * c.h * c.w, 7, -5.0f, 5.0f);
+  const std::vector<float> want = avgReference(c, withPads, x);
+  std::vector<float> got(want.size() + 1, 42.0f);
+  const tcc_uk_avgpool2d_params_t p = avgParams(c, withPads);
+  ASSERT_EQ(0, v.avgpool2d(host, &p, x.data(), got.data()));
+  expectIdentical(want.data(), got.data(), want.size(), v.name);
+  EXPECT_EQ(got.back(), 42.0f) << "wrote past the output";
+}
+
+using AvgPool = VariantTest;
+
+// An Inception module's 3x3 of stride 1 (pads counted), a DenseNet
+// transition's 2x2 of stride 2, and a 3x3 of stride 2 in ceil mode without
+// the pads counted.
+TEST_P(AvgPool, NetworkShapes) {
+  checkAvg(*v, PoolCase{1, 8, 12, 12, 3, 3}.pad(1), true);
+  checkAvg(*v, PoolCase{1, 8, 12, 12, 3, 3}.pad(1), false);
+  checkAvg(*v, PoolCase{1, 16, 56, 56, 2, 2}.stride(2), true);
+  checkAvg(*v, PoolCase{2, 4, 27, 27, 3, 3}.stride(2).pad(1).ceilMode(), false);
+  checkAvg(*v, PoolCase{2, 4, 27, 27, 3, 3}.stride(2).pad(1).ceilMode(), true);
+}
+
+// Rows around a vector's reach at strides 1 and 2, pads of 0 to 2 (counted
+// or not), windows of 1 to 5, unequal pads, a window wholly in the padding.
+TEST_P(AvgPool, VectorRowsAndTheirEdges) {
+  for (int64_t w : {1, 7, 8, 9, 15, 16, 17, 31, 33, 40, 57})
+    for (int64_t k : {1, 2, 3, 5})
+      for (int64_t s : {1, 2})
+        for (int64_t p : {0, 1, 2}) {
+          if (p >= k || w + 2 * p < k)
+            continue;
+          checkAvg(*v, PoolCase{1, 2, 6, w, k, k}.stride(s).pad(p), p == 1);
+        }
+  checkAvg(*v, PoolCase{1, 3, 9, 37, 3, 3}.stride(2).pads(1, 2, 0, 1), true);
+  checkAvg(*v, PoolCase{1, 3, 9, 37, 3, 3}.stride(2).pads(1, 2, 0, 1), false);
+  checkAvg(*v, PoolCase{1, 2, 4, 6, 3, 3}.pad(3), false);
+  checkAvg(*v, PoolCase{1, 2, 4, 6, 3, 3}.pad(3), true);
+}
+
+// Shapes off the vector path: stride 3, dilation 2, unequal strides.
+TEST_P(AvgPool, OtherShapes) {
+  checkAvg(*v, PoolCase{1, 3, 20, 20, 3, 3}.stride(3).pad(1), true);
+  checkAvg(*v, PoolCase{1, 3, 20, 20, 3, 3}.dilation(2).pad(2), false);
+  PoolCase c{1, 3, 20, 21, 2, 3};
+  c.sh = 1;
+  c.sw = 2;
+  checkAvg(*v, c, true);
+}
+
+// The same bits on 2 and 3 threads, split by bands of rows or by planes.
+TEST_P(AvgPool, Threads) {
+  for (int threads : {2, 3}) {
+    ThreadHost host(threads);
+    checkAvg(*v, PoolCase{1, 5, 61, 50, 3, 3}.pad(1), true, host.get());
+    checkAvg(*v, PoolCase{1, 64, 12, 12, 3, 3}.pad(1), true, host.get());
+    checkAvg(*v, PoolCase{8, 32, 28, 28, 2, 2}.stride(2), false, host.get());
+    EXPECT_GT(host.lastParts, 1u);
+  }
+}
+
+TEST_P(AvgPool, FastOnlyWithVectorRows) {
+  const tcc_uk_avgpool2d_params_t s1 =
+      avgParams(PoolCase{1, 8, 12, 12, 3, 3}.pad(1), true);
+  EXPECT_EQ(1, v->avgpoolFast(TCC_UK_ISA_AVX512, &s1));
+  EXPECT_EQ(1, v->avgpoolFast(TCC_UK_ISA_AVX2, &s1));
+  EXPECT_EQ(0, v->avgpoolFast(TCC_UK_ISA_GENERIC, &s1));
+  const tcc_uk_avgpool2d_params_t s3 =
+      avgParams(PoolCase{1, 8, 16, 16, 3, 3}.stride(3), true);
+  EXPECT_EQ(0, v->avgpoolFast(TCC_UK_ISA_AVX512, &s3));
+  EXPECT_EQ(0, v->avgpoolFast(TCC_UK_ISA_AVX512, nullptr));
+}
+
+TEST_P(AvgPool, RejectsBadParams) {
+  tcc_uk_avgpool2d_params_t p = avgParams(PoolCase{1, 2, 4, 4, 2, 2}, false);
+  p.window.kh = 0;
+  float x[32] = {}, y = 42.0f;
+  EXPECT_EQ(-2, v->avgpool2d(nullptr, &p, x, &y));
+  EXPECT_EQ(-2, v->avgpool2d(nullptr, nullptr, x, &y));
+  p = avgParams(PoolCase{1, 2, 4, 4, 2, 2}, false);
+  p.pad_right = -1;
+  EXPECT_EQ(-2, v->avgpool2d(nullptr, &p, x, &y));
+  EXPECT_EQ(y, 42.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, AvgPool, ::testing::ValuesIn(variantNames()),
                          [](const auto &info) { return info.param; });
 
 } // namespace
