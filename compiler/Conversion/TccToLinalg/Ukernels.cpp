@@ -700,6 +700,26 @@ struct AttentionGroupToUkernel : OpConversionPattern<FusedOp> {
   UkernelBuilder builder;
 };
 
+/// The kernels' window of a 2-D f32 pooling (max or average) over a static
+/// NCHW tensor; nullopt for any other.
+template <typename PoolOp>
+static std::optional<tcc_uk_pool2d_params_t> poolWindow(PoolOp op) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  RankedTensorType out = op.getType();
+  if (!in || in.getRank() != 4 || !isF32Static(op.getInput()) ||
+      !out.hasStaticShape() || op.getKernel().size() != 2)
+    return std::nullopt;
+  tcc_uk_pool2d_params_t p = {};
+  p.n = in.getDimSize(0), p.c = in.getDimSize(1);
+  p.h = in.getDimSize(2), p.w = in.getDimSize(3);
+  p.kh = op.getKernel()[0], p.kw = op.getKernel()[1];
+  p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
+  p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
+  p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
+  p.oh = out.getDimSize(2), p.ow = out.getDimSize(3);
+  return p;
+}
+
 /// A 2-D f32 max pooling the target's kernels do a vector at a time.
 struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
   MaxPoolToUkernel(MLIRContext *ctx, int32_t isa)
@@ -707,19 +727,10 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
   LogicalResult
   matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
-    RankedTensorType out = op.getType();
-    if (!in || in.getRank() != 4 || !isF32Static(op.getInput()) ||
-        !out.hasStaticShape() || op.getKernel().size() != 2)
+    std::optional<tcc_uk_pool2d_params_t> window = poolWindow(op);
+    if (!window)
       return rewriter.notifyMatchFailure(op, "not a 2-D f32 pooling");
-    tcc_uk_pool2d_params_t p = {};
-    p.n = in.getDimSize(0), p.c = in.getDimSize(1);
-    p.h = in.getDimSize(2), p.w = in.getDimSize(3);
-    p.kh = op.getKernel()[0], p.kw = op.getKernel()[1];
-    p.stride_h = op.getStrides()[0], p.stride_w = op.getStrides()[1];
-    p.dilation_h = op.getDilations()[0], p.dilation_w = op.getDilations()[1];
-    p.pad_top = op.getPadding()[0], p.pad_left = op.getPadding()[1];
-    p.oh = out.getDimSize(2), p.ow = out.getDimSize(3);
+    const tcc_uk_pool2d_params_t &p = *window;
     if (!tcc_uk_maxpool2d_fast(builder.isa, &p))
       return rewriter.notifyMatchFailure(op, "no vector kernel for it");
     ParamList add(rewriter);
@@ -727,7 +738,7 @@ struct MaxPoolToUkernel : OpConversionPattern<MaxPoolOp> {
     add("oh", p.oh), add("ow", p.ow);
     FailureOr<Value> r = builder.call(
         rewriter, op.getLoc(), "maxpool2d", ValueRange{adaptor.getInput()},
-        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, add.list);
+        ValueRange{emptyTensor(rewriter, op.getLoc(), op.getType())}, add.list);
     rewriter.replaceOp(op, *r);
     return success();
   }
@@ -745,20 +756,12 @@ struct AvgPoolToUkernel : OpConversionPattern<AvgPoolOp> {
   LogicalResult
   matchAndRewrite(AvgPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
-    RankedTensorType out = op.getType();
-    if (!in || in.getRank() != 4 || !isF32Static(op.getInput()) ||
-        !out.hasStaticShape() || op.getKernel().size() != 2)
+    std::optional<tcc_uk_pool2d_params_t> window = poolWindow(op);
+    if (!window)
       return rewriter.notifyMatchFailure(op, "not a 2-D f32 pooling");
     tcc_uk_avgpool2d_params_t p = {};
-    tcc_uk_pool2d_params_t &w = p.window;
-    w.n = in.getDimSize(0), w.c = in.getDimSize(1);
-    w.h = in.getDimSize(2), w.w = in.getDimSize(3);
-    w.kh = op.getKernel()[0], w.kw = op.getKernel()[1];
-    w.stride_h = op.getStrides()[0], w.stride_w = op.getStrides()[1];
-    w.dilation_h = op.getDilations()[0], w.dilation_w = op.getDilations()[1];
-    w.pad_top = op.getPadding()[0], w.pad_left = op.getPadding()[1];
-    w.oh = out.getDimSize(2), w.ow = out.getDimSize(3);
+    p.window = *window;
+    const tcc_uk_pool2d_params_t &w = p.window;
     p.pad_bottom = op.getPadding()[2], p.pad_right = op.getPadding()[3];
     p.count_include_pad = op.getCountIncludePad();
     if (!tcc_uk_avgpool2d_fast(builder.isa, &p))
@@ -770,7 +773,7 @@ struct AvgPoolToUkernel : OpConversionPattern<AvgPoolOp> {
     add("count_include_pad", p.count_include_pad);
     FailureOr<Value> r = builder.call(
         rewriter, op.getLoc(), "avgpool2d", ValueRange{adaptor.getInput()},
-        ValueRange{emptyTensor(rewriter, op.getLoc(), out)}, add.list);
+        ValueRange{emptyTensor(rewriter, op.getLoc(), op.getType())}, add.list);
     rewriter.replaceOp(op, *r);
     return success();
   }
