@@ -87,6 +87,19 @@ bool splitBatch(const tcc_host_api_t *host, int64_t batch, int64_t work) {
   return batch >= threads && (batch % threads == 0 || batch >= 4 * threads ||
                               work < (int64_t(1) << 22));
 }
+/// A pooling's window as the compiler passes it.
+tcc_uk_pool2d_params_t poolWindow(int64_t n, int64_t c, int64_t h, int64_t w,
+                                  int64_t kh, int64_t kw, int64_t strideH,
+                                  int64_t strideW, int64_t dilationH,
+                                  int64_t dilationW, int64_t padTop,
+                                  int64_t padLeft, int64_t oh, int64_t ow) {
+  tcc_uk_pool2d_params_t p = {};
+  p.n = n, p.c = c, p.h = h, p.w = w, p.kh = kh, p.kw = kw;
+  p.stride_h = strideH, p.stride_w = strideW;
+  p.dilation_h = dilationH, p.dilation_w = dilationW;
+  p.pad_top = padTop, p.pad_left = padLeft, p.oh = oh, p.ow = ow;
+  return p;
+}
 } // namespace
 
 extern "C" {
@@ -271,11 +284,9 @@ int32_t tcc_ukabi_maxpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
                             int64_t strideH, int64_t strideW, int64_t dilationH,
                             int64_t dilationW, int64_t padTop, int64_t padLeft,
                             int64_t oh, int64_t ow) {
-  tcc_uk_pool2d_params_t p = {};
-  p.n = n, p.c = c, p.h = h, p.w = w, p.kh = kh, p.kw = kw;
-  p.stride_h = strideH, p.stride_w = strideW;
-  p.dilation_h = dilationH, p.dilation_w = dilationW;
-  p.pad_top = padTop, p.pad_left = padLeft, p.oh = oh, p.ow = ow;
+  const tcc_uk_pool2d_params_t p =
+      poolWindow(n, c, h, w, kh, kw, strideH, strideW, dilationH, dilationW,
+                 padTop, padLeft, oh, ow);
   return tcc_uk_maxpool2d_nchw(currentHost, &p, ptr<const float>(input),
                                ptr<float>(output));
 }
@@ -288,11 +299,8 @@ int32_t tcc_ukabi_avgpool2d(int64_t input, int64_t output, int64_t n, int64_t c,
                             int64_t oh, int64_t ow, int64_t padBottom,
                             int64_t padRight, int64_t countIncludePad) {
   tcc_uk_avgpool2d_params_t p = {};
-  tcc_uk_pool2d_params_t &q = p.window;
-  q.n = n, q.c = c, q.h = h, q.w = w, q.kh = kh, q.kw = kw;
-  q.stride_h = strideH, q.stride_w = strideW;
-  q.dilation_h = dilationH, q.dilation_w = dilationW;
-  q.pad_top = padTop, q.pad_left = padLeft, q.oh = oh, q.ow = ow;
+  p.window = poolWindow(n, c, h, w, kh, kw, strideH, strideW, dilationH,
+                        dilationW, padTop, padLeft, oh, ow);
   p.pad_bottom = padBottom, p.pad_right = padRight;
   p.count_include_pad = static_cast<int32_t>(countIncludePad);
   return tcc_uk_avgpool2d_nchw(currentHost, &p, ptr<const float>(input),

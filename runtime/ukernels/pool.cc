@@ -10,8 +10,9 @@
 // and ONNX Runtime.
 // Average pooling shares the units and threads: a vector of output columns
 // sums its taps row by row (zeros loaded outside the row; stride 2 the even
-// lanes of two loads), then divides by the windows' counts, a row's times a
-// column's.
+// lanes of two loads), or, on small planes the size of the input, a vector
+// of 16 outputs across rows (avgFlat), then divides by the windows' counts,
+// a row's times a column's.
 #include "simd.h"
 
 #include <stdlib.h>
@@ -789,37 +790,33 @@ extern "C" int32_t tcc_uk_avgpool2d_nchw(const tcc_host_api_t *host,
   if (s.n == 0 || s.oh == 0 || s.ow == 0)
     return 0;
   const bool withPads = p->count_include_pad != 0;
-  const int64_t cols = ceilDiv(s.ow, kVL) * kVL;
+  // One buffer: each output row's and column's count (columns padded to
+  // whole vectors with ones), then for the flat path a plane's outputs'
+  // counts and their taps' masks (outputs padded to whole vectors).
+  const bool flat = avgFlat(s);
+  const int64_t cols = ceilDiv(s.ow, kVL) * kVL, taps = s.kh * s.kw;
+  const int64_t flatN = flat ? ceilDiv(s.oh * s.ow, 16) * 16 : 0;
   float *rowCount = static_cast<float *>(
-      malloc(static_cast<size_t>(s.oh + cols) * sizeof(float)));
+      malloc(static_cast<size_t>(s.oh + cols + flatN) * sizeof(float) +
+             static_cast<size_t>(flatN / 16 * taps) * sizeof(uint16_t)));
   if (!rowCount)
     return -1;
   float *colCount = rowCount + s.oh;
-  for (int64_t ox = s.ow; ox < cols; ++ox)
-    colCount[ox] = 1.0f;
   // A window's count is its row's times its column's, each at least 1 (a
   // window with none inside sums to 0 whatever it is divided by).
   for (int64_t oy = 0; oy < s.oh; ++oy)
     rowCount[oy] = static_cast<float>(maxI(
         1, avgCount(oy, s.kh, s.sh, s.dh, s.pt, p->pad_bottom, s.h, withPads)));
-  for (int64_t ox = 0; ox < s.ow; ++ox)
-    colCount[ox] = static_cast<float>(maxI(
-        1, avgCount(ox, s.kw, s.sw, s.dw, s.pl, p->pad_right, s.w, withPads)));
-  // The flat path's counts and masks, a plane's worth (its outputs padded
-  // to whole vectors).
-  const bool flat = avgFlat(s);
-  const int64_t taps = s.kh * s.kw, flatN = ceilDiv(s.oh * s.ow, 16) * 16;
-  float *flatCount = NULL;
-  uint16_t *flatMask = NULL;
+  for (int64_t ox = 0; ox < cols; ++ox)
+    colCount[ox] =
+        ox < s.ow
+            ? static_cast<float>(maxI(1, avgCount(ox, s.kw, s.sw, s.dw, s.pl,
+                                                  p->pad_right, s.w, withPads)))
+            : 1.0f;
+  float *flatCount = flat ? colCount + cols : NULL;
+  uint16_t *flatMask =
+      flat ? reinterpret_cast<uint16_t *>(flatCount + flatN) : NULL;
   if (flat) {
-    flatCount = static_cast<float *>(
-        malloc(static_cast<size_t>(flatN) * sizeof(float) +
-               static_cast<size_t>(flatN / 16 * taps) * sizeof(uint16_t)));
-    if (!flatCount) {
-      free(rowCount);
-      return -1;
-    }
-    flatMask = reinterpret_cast<uint16_t *>(flatCount + flatN);
     for (int64_t q = 0; q < flatN; ++q)
       flatCount[q] =
           q < s.oh * s.ow ? rowCount[q / s.ow] * colCount[q % s.ow] : 1.0f;
@@ -842,7 +839,6 @@ extern "C" int32_t tcc_uk_avgpool2d_nchw(const tcc_host_api_t *host,
                 bands,   rowCount, colCount, flatCount,
                 flatMask};
   parallelFor(host, bands * s.n * s.c, poolGrain(s, bands), runAvgPlanes, &job);
-  free(flatCount);
   free(rowCount);
   return 0;
 }
